@@ -1,0 +1,201 @@
+"""Command line: `python -m benchmarks {run,validate,list,schema}`.
+
+Only `run` imports torch, and only once it has parsed its arguments, so `--help`,
+`validate`, `list` and `schema` work on a machine without torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from pathlib import Path
+
+from benchmarks.profiles import PROFILES, WORKLOADS
+from benchmarks.results import DEFAULT_RESULTS_DIR, ResultsError, read_run, result_files
+from benchmarks.schema import SCHEMA
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="Measure latency against batch size and write versioned JSON results.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser(
+        "run",
+        help="measure and write one results file",
+        description="Measure the device's ceilings, then every workload of a profile at many batch "
+        "sizes. The results file is rewritten atomically after each curve, so an interrupted run "
+        "keeps what it measured. Progress goes to stderr on a terminal; the last line printed is "
+        "the path of the results file.",
+    )
+    run.add_argument(
+        "--profile",
+        choices=["auto", *PROFILES],
+        default="auto",
+        help="what to measure: "
+        + "; ".join(f"{p.name}: {p.description}" for p in PROFILES.values())
+        + " (default auto: full on a GPU, quick on a CPU)",
+    )
+    run.add_argument(
+        "--device",
+        choices=["auto", "cpu", "cuda"],
+        default="auto",
+        help="where to measure (default auto: CUDA when a GPU is visible, else the CPU)",
+    )
+    run.add_argument(
+        "--only",
+        nargs="+",
+        metavar="WORKLOAD",
+        choices=sorted(WORKLOADS),
+        help=f"measure only these workloads ({', '.join(WORKLOADS)})",
+    )
+    run.add_argument(
+        "--results-dir",
+        type=Path,
+        default=DEFAULT_RESULTS_DIR,
+        metavar="DIR",
+        help="where to write <device-slug>/<run-id>.json (default: benchmarks/results/)",
+    )
+    run.add_argument(
+        "--threads",
+        type=int,
+        metavar="N",
+        help="CPU intra-op threads, fixed for the whole run and recorded (default: all cores)",
+    )
+    run.add_argument(
+        "--cache",
+        choices=["rotated", "resident"],
+        default="rotated",
+        help="rotated (default): cycle through weight copies totalling 3x the last-level cache, so "
+        "every call reads its weights from memory; resident: one copy, reused (measures the cache)",
+    )
+    progress = run.add_mutually_exclusive_group()
+    progress.add_argument(
+        "--progress",
+        dest="progress",
+        action="store_true",
+        default=None,
+        help="show progress even when stderr is not a terminal",
+    )
+    progress.add_argument("--quiet", dest="progress", action="store_false", help="never show progress")
+
+    validate = commands.add_parser(
+        "validate",
+        help="check results files against the schema",
+        description="Exit 0 when every file is valid; otherwise print one line per bad file, naming "
+        "the file and the offending field, and exit 1. Directories are searched for *.json.",
+    )
+    validate.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+
+    commands.add_parser(
+        "list",
+        help="show workloads and what each profile runs",
+        description="Show every workload with its parameters, and what each profile measures.",
+    )
+    commands.add_parser(
+        "schema",
+        help="print the results-file JSON Schema",
+        description="Print the JSON Schema that every results file must satisfy.",
+    )
+    return parser
+
+
+def _run(args: argparse.Namespace) -> int:
+    from benchmarks.measure.backends import DeviceUnavailable
+
+    if args.threads is not None and args.threads < 1:
+        print("error: --threads must be at least 1", file=sys.stderr)
+        return 2
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    profile = args.profile
+    if profile == "auto":
+        import torch
+
+        profile = "full" if args.device != "cpu" and torch.cuda.is_available() else "quick"
+    from benchmarks.measure.runner import start_run
+
+    try:
+        run, measure_all = start_run(
+            profile_name=profile,
+            device=args.device,
+            only=args.only,
+            results_dir=args.results_dir,
+            threads=args.threads,
+            cache=args.cache,
+            command=list(sys.argv),
+            show_progress=show,
+        )
+    except DeviceUnavailable as exc:
+        print(f"error: --device {args.device}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted before any workload was measured; no results file written", file=sys.stderr)
+        return 130
+    try:
+        measure_all()
+    except KeyboardInterrupt:
+        run.finish(complete=False, interrupted="KeyboardInterrupt: stopped by the user")
+        print(f"\ninterrupted; kept {len(run.doc['records'])} records (marked incomplete)", file=sys.stderr)
+        print(run.path)
+        return 130
+    except Exception as exc:
+        run.finish(complete=False, interrupted=f"{type(exc).__name__}: {exc}")
+        traceback.print_exc()
+        print(f"crashed; kept {len(run.doc['records'])} records (marked incomplete)", file=sys.stderr)
+        print(run.path)
+        return 1
+    run.finish(complete=True)
+    bad = sum(r["status"] != "ok" for r in run.doc["records"])
+    note = f", {bad} not ok (see their status and message)" if bad else ""
+    print(f"measured {len(run.doc['records'])} points{note}", file=sys.stderr)
+    print(run.path)
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    files = result_files(args.paths)
+    if not files:
+        print("error: no .json files found under " + ", ".join(map(str, args.paths)), file=sys.stderr)
+        return 1
+    failures = 0
+    for path in files:
+        try:
+            read_run(path)
+        except ResultsError as exc:
+            failures += 1
+            print(exc)
+    if failures == 0:
+        print(f"{len(files)} file(s) valid", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def _list() -> int:
+    print("Workloads:")
+    for name, description in WORKLOADS.items():
+        print(f"  {name:<8} {description}")
+    for profile in PROFILES.values():
+        print(f"\nProfile {profile.name}: {profile.description}")
+        print(f"  {profile.rounds} samples per point, each at least {profile.min_sample_s * 1e3:g} ms")
+        for sweep in profile.sweeps:
+            batches = sweep.batches
+            print(
+                f"  {sweep.label():<24} dtypes {','.join(sweep.dtypes):<17} modes {','.join(sweep.modes)}"
+                f" (graph: CUDA only)  batches {len(batches)} from {batches[0]} to {batches[-1]}"
+            )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "run":
+        return _run(args)
+    if args.command == "validate":
+        return _validate(args)
+    if args.command == "list":
+        return _list()
+    print(json.dumps(SCHEMA, indent=2, ensure_ascii=False))
+    return 0

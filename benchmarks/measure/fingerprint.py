@@ -1,0 +1,120 @@
+"""What machine a run measured: the device fingerprint recorded in every results file."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import subprocess
+from pathlib import Path
+
+import torch
+
+
+def slugify(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "device"
+
+
+def cpu_model() -> str | None:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def cpu_last_level_cache_bytes() -> int | None:
+    """Size of the largest CPU cache level that Linux reports, in bytes."""
+    best: tuple[int, int] | None = None
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            level = int((index / "level").read_text())
+            size = (index / "size").read_text().strip()
+        except (OSError, ValueError):
+            continue
+        match = re.fullmatch(r"(\d+)([KMG]?)", size)
+        if match:
+            scale = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}[match.group(2)]
+            if best is None or level > best[0]:
+                best = (level, int(match.group(1)) * scale)
+    return best[1] if best else None
+
+
+def system_memory_bytes() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _nvidia_smi(index: int) -> dict:
+    """Driver, clocks and power limit from nvidia-smi; empty when it is missing or silent."""
+    fields = "driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.limit"
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", f"--id={index}", f"--query-gpu={fields}", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=15,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    values = [v.strip() for v in out.split(",")]
+    if len(values) != 6:
+        return {}
+
+    def number(text: str) -> float | None:
+        try:
+            return float(text)
+        except ValueError:
+            return None
+
+    names = ("sm", "sm_max", "memory", "memory_max")
+    clocks = {name: number(v) for name, v in zip(names, values[1:5])}
+    return {"driver": values[0], "clocks_mhz": clocks, "power_limit_w": number(values[5])}
+
+
+def fingerprint(backend) -> dict:
+    common = {
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu_model": cpu_model(),
+        "threads": torch.get_num_threads(),
+        "cuda": torch.version.cuda,
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+    }
+    if backend.kind == "cpu":
+        name = common["cpu_model"] or "unknown CPU"
+        return {
+            "kind": "cpu",
+            "name": name,
+            "slug": "cpu-" + slugify(name),
+            "sm_count": None,
+            "l2_bytes": cpu_last_level_cache_bytes(),
+            "memory_bytes": system_memory_bytes(),
+            "compute_capability": None,
+            "driver": None,
+            "clocks_mhz": None,
+            "power_limit_w": None,
+            **common,
+        }
+    index = backend.device.index or 0
+    props = torch.cuda.get_device_properties(index)
+    smi = _nvidia_smi(index)
+    return {
+        "kind": "cuda",
+        "name": props.name,
+        "slug": slugify(props.name),
+        "sm_count": props.multi_processor_count,
+        "l2_bytes": getattr(props, "L2_cache_size", None),
+        "memory_bytes": props.total_memory,
+        "compute_capability": f"{props.major}.{props.minor}",
+        "driver": smi.get("driver"),
+        "clocks_mhz": smi.get("clocks_mhz"),
+        "power_limit_w": smi.get("power_limit_w"),
+        **common,
+    }

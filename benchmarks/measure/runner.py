@@ -1,0 +1,258 @@
+"""A whole benchmark run: ceilings, then every sweep, saved atomically after each curve."""
+
+from __future__ import annotations
+
+import math
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from benchmarks.measure.backends import select_backend
+from benchmarks.measure.ceilings import measure_ceilings
+from benchmarks.measure.fingerprint import fingerprint
+from benchmarks.measure.sampler import Point, measure_points
+from benchmarks.measure.workloads import WORKLOADS
+from benchmarks.profiles import PROFILES, Profile, Sweep, select_sweeps
+from benchmarks.results import write_atomic
+from benchmarks.schema import SCHEMA_VERSION
+
+ROTATE_FACTOR = 3  # rotated weight copies together span at least this many cache sizes
+MAX_COPIES = 64
+FALLBACK_CACHE_BYTES = 256 * 2**20  # when the device does not report its cache size
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _git(*args: str) -> str | None:
+    try:
+        return subprocess.run(
+            ["git", *args],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+            cwd=Path(__file__).resolve().parent,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+class Progress:
+    """One self-rewriting status line on a terminal; silent otherwise."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.started = time.perf_counter()
+
+    def show(self, text: str) -> None:
+        if self.enabled:
+            elapsed = time.perf_counter() - self.started
+            sys.stderr.write(f"\r\033[K{elapsed:5.0f}s  {text}")
+            sys.stderr.flush()
+
+    def curve(self, label: str) -> Callable[[int, int], None]:
+        return lambda done, total: self.show(f"{label}  {100 * done // max(total, 1):3d}%")
+
+    def end_line(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\n")
+
+
+def weight_copies(weight_bytes: int, cache_bytes: int | None, cache: str, memory_bytes: int | None) -> int:
+    """How many weight copies to rotate through so that no call finds its weights cached."""
+    if cache == "resident":
+        return 1
+    wanted = math.ceil(ROTATE_FACTOR * (cache_bytes or FALLBACK_CACHE_BYTES) / max(weight_bytes, 1))
+    if memory_bytes:
+        wanted = min(wanted, max(1, memory_bytes // 4 // max(weight_bytes, 1)))
+    return max(1, min(MAX_COPIES, wanted))
+
+
+class RunFile:
+    """The results document of one run, rewritten atomically whenever it changes."""
+
+    def __init__(self, path: Path, doc: dict[str, Any]):
+        self.path = path
+        self.doc = doc
+
+    def save(self) -> None:
+        write_atomic(self.path, self.doc)
+
+    def finish(self, complete: bool, interrupted: str | None = None) -> None:
+        self.doc["run"]["complete"] = complete
+        self.doc["run"]["interrupted"] = interrupted
+        self.doc["run"]["finished_at"] = _now() if complete else None
+        self.save()
+
+
+def _record(sweep: Sweep, dtype: str, mode: str, cache: str, copies: int, batch: int, outcome) -> dict:
+    flops, bytes_moved = WORKLOADS[sweep.workload].cost(sweep.params, dtype, batch)
+    return {
+        "workload": sweep.workload,
+        "params": dict(sweep.params),
+        "dtype": dtype,
+        "mode": mode,
+        "cache": cache,
+        "weight_copies": copies,
+        "batch": batch,
+        "status": outcome.status,
+        "message": outcome.message,
+        "median_s": outcome.timing["median_s"] if outcome.timing else None,
+        "timing": outcome.timing,
+        "flops": flops,
+        "bytes": bytes_moved,
+    }
+
+
+class _Failed:
+    def __init__(self, status: str, message: str):
+        self.status, self.message, self.timing = status, message, None
+
+
+def run_workload(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cache: str, progress) -> None:
+    """Measure every sweep of one workload, interleaved, saving after every round."""
+    device = run.doc["device"]
+    fixed: list[dict] = []  # records of configurations that could not be measured at all
+    points: list[Point] = []
+    labels: dict[tuple, tuple[Sweep, str, str, str, int]] = {}
+    keep_alive = []
+    for sweep in sweeps:
+        workload = WORKLOADS[sweep.workload]
+        modes = [mode for mode in sweep.modes if mode in backend.modes]
+        for dtype in sweep.dtypes:
+            copies = weight_copies(
+                workload.weight_bytes(sweep.params, dtype),
+                device.get("l2_bytes"),
+                cache,
+                device.get("memory_bytes"),
+            )
+            state = "resident" if cache == "resident" else "rotated"
+
+            def fail_all(status: str, message: str, sweep=sweep, dtype=dtype, modes=modes, state=state, copies=copies):
+                for mode in modes:
+                    for batch in sweep.batches:
+                        fixed.append(_record(sweep, dtype, mode, state, copies, batch, _Failed(status, message)))
+
+            try:
+                error, tolerance = workload.check(dtype, backend.device)
+                run.doc["checks"].append(
+                    {
+                        "workload": sweep.workload,
+                        "dtype": dtype,
+                        "max_rel_error": error,
+                        "tolerance": tolerance,
+                        "passed": True,
+                    }
+                )
+            except Exception as exc:
+                fail_all("error", f"correctness check failed: {exc}")
+                continue
+            try:
+                call_for = workload.setup(sweep.params, dtype, backend.device, copies)
+            except Exception as exc:
+                fail_all("oom" if backend.is_oom(exc) else "error", f"setup failed: {type(exc).__name__}: {exc}")
+                backend.release()
+                continue
+            keep_alive.append(call_for)
+            for mode in modes:
+                curve = (sweep.label(), dtype, mode)
+                labels[curve] = (sweep, dtype, mode, state, copies)
+                for batch in sweep.batches:
+                    points.append(
+                        Point(
+                            curve,
+                            batch,
+                            lambda b=batch, m=mode, c=call_for: backend.for_mode(c(b), m),
+                            copies,
+                        )
+                    )
+
+    existing = list(run.doc["records"])
+
+    def save(outcomes: dict) -> None:
+        measured = [_record(*labels[curve], batch, outcome) for (curve, batch), outcome in outcomes.items()]
+        run.doc["records"] = existing + fixed + measured
+        run.save()
+
+    save({})
+    with torch.no_grad():
+        outcomes = measure_points(
+            backend,
+            points,
+            rounds=profile.rounds,
+            min_sample_s=profile.min_sample_s,
+            warmup_s=profile.warmup_s,
+            progress=progress,
+            after_round=save,
+        )
+    save(outcomes)
+    del keep_alive, points
+    backend.release()
+
+
+def start_run(
+    *,
+    profile_name: str,
+    device: str,
+    only: list[str] | None,
+    results_dir: Path,
+    threads: int | None,
+    cache: str,
+    command: list[str],
+    show_progress: bool,
+) -> tuple[RunFile, Callable[[], None]]:
+    """Measure the device and its ceilings, write the first version of the file, return it
+    with a function that runs every sweep (so the caller can report the path on interrupt)."""
+    profile = PROFILES[profile_name]
+    sweeps = select_sweeps(profile, only)
+    backend = select_backend(device, threads)
+    progress = Progress(show_progress)
+    started = datetime.now(timezone.utc)
+    dirty = _git("status", "--porcelain", "--untracked-files=no")
+    device_info = fingerprint(backend)
+    progress.show("measuring ceilings (copy bandwidth, matmul rate)")
+    dtypes = sorted({d for s in sweeps for d in s.dtypes})
+    ceilings = measure_ceilings(backend, dtypes, rounds=profile.rounds, min_sample_s=profile.min_sample_s)
+    run_id = f"{started:%Y%m%dT%H%M%SZ}-{profile.name}-{secrets.token_hex(3)}"
+    doc = {
+        "schema_version": SCHEMA_VERSION,
+        "run": {
+            "id": run_id,
+            "started_at": started.isoformat(timespec="seconds"),
+            "finished_at": None,
+            "complete": False,
+            "interrupted": None,
+            "git_commit": _git("rev-parse", "HEAD"),
+            "git_dirty": None if dirty is None else bool(dirty),
+            "command": command,
+            "profile": profile.name,
+            "workloads_done": [],
+        },
+        "device": device_info,
+        "ceilings": ceilings,
+        "checks": [],
+        "records": [],
+    }
+    run = RunFile(results_dir / device_info["slug"] / f"{run_id}.json", doc)
+    run.save()
+
+    def measure_all() -> None:
+        names = list(dict.fromkeys(sweep.workload for sweep in sweeps))
+        for index, name in enumerate(names, 1):
+            label = f"[{index}/{len(names)}] {name}"
+            group = [sweep for sweep in sweeps if sweep.workload == name]
+            run_workload(run, backend, group, profile, cache, progress.curve(label))
+            doc["run"]["workloads_done"].append(name)
+            run.save()
+        progress.end_line()
+
+    return run, measure_all

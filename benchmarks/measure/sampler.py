@@ -1,0 +1,155 @@
+"""Warm-up, calibration and interleaved sampling of a curve of points on any backend.
+
+Backend-agnostic and torch-free: a backend supplies `time(fn, inner) -> seconds per call`,
+`is_oom(exc)` and `release()`. Points are sampled in rounds, each round visiting every
+batch size once in a fresh random order, so slow spells on a shared machine spread over all
+points instead of bending one part of the curve.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from benchmarks.stats import summarize
+
+MAX_INNER_LOOPS = 100_000
+
+
+class Backend(Protocol):
+    def time(self, fn: Callable[[], Any], inner: int) -> float: ...
+    def is_oom(self, exc: BaseException) -> bool: ...
+    def release(self) -> None: ...
+
+
+@dataclass
+class Outcome:
+    """Result of one point: a timing summary when status is ok, else a message."""
+
+    status: str
+    timing: dict | None = None
+    message: str | None = None
+
+
+def calibrate(backend: Backend, fn: Callable[[], Any], min_sample_s: float, warmup_s: float) -> int:
+    """Warm the call up, then pick how many calls one sample needs to last min_sample_s."""
+    deadline = time.perf_counter() + warmup_s
+    calls = 0
+    while calls < 2 or time.perf_counter() < deadline:
+        fn()
+        calls += 1
+    inner = 1
+    while True:
+        per_call = backend.time(fn, inner)
+        if per_call * inner >= min_sample_s / 4 or inner >= MAX_INNER_LOOPS:
+            break
+        inner = min(MAX_INNER_LOOPS, inner * 8)
+    return max(1, min(MAX_INNER_LOOPS, math.ceil(min_sample_s / per_call)))
+
+
+def _failure(backend: Backend, exc: BaseException, batch: int) -> Outcome:
+    if backend.is_oom(exc):
+        return Outcome("oom", message=f"out of memory at batch {batch}: {_first_line(exc)}")
+    return Outcome("error", message=f"{type(exc).__name__}: {_first_line(exc)}")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
+
+
+@dataclass
+class Point:
+    """One batch size of one curve, and how to build its timed call."""
+
+    curve: Hashable
+    batch: int
+    prepare: Callable[[], Callable[[], Any]]
+    calls_per_unit: int = 1  # the timed call runs this many units (e.g. weight copies)
+
+
+def measure_points(
+    backend: Backend,
+    points: list[Point],
+    *,
+    rounds: int,
+    min_sample_s: float,
+    warmup_s: float,
+    progress: Callable[[int, int], None] | None = None,
+    after_round: Callable[[dict[tuple[Hashable, int], Outcome]], None] | None = None,
+    seed: int = 0,
+) -> dict[tuple[Hashable, int], Outcome]:
+    """Time every point; return (curve, batch) -> Outcome, seconds per unit.
+
+    Each round visits every point once, in a fresh random order, so that all points share
+    whatever the machine was doing during the whole measurement. An out-of-memory at some
+    batch records `oom` there and `skipped` for every larger batch of the same curve; any
+    other exception records `error` for that point alone. Nothing raised escapes except
+    KeyboardInterrupt and SystemExit. `after_round` receives the outcomes so far (ok points
+    summarised from the samples taken until then), so a caller can save partial results.
+    """
+    outcomes: dict[tuple[Hashable, int], Outcome] = {}
+    ready: dict[tuple[Hashable, int], tuple[Point, Callable[[], Any], int]] = {}
+    points = sorted(points, key=lambda p: (str(p.curve), p.batch))
+    total = len(points) * (rounds + 1)
+    done = 0
+
+    def fail(point: Point, exc: BaseException) -> None:
+        key = (point.curve, point.batch)
+        ready.pop(key, None)
+        outcomes[key] = _failure(backend, exc, point.batch)
+        if outcomes[key].status != "oom":
+            return
+        backend.release()
+        for other in points:
+            other_key = (other.curve, other.batch)
+            if other.curve == point.curve and other.batch > point.batch and other_key not in outcomes:
+                ready.pop(other_key, None)
+                outcomes[other_key] = Outcome("skipped", message=f"not run: batch {point.batch} ran out of memory")
+
+    for point in points:
+        if (point.curve, point.batch) not in outcomes:
+            try:
+                fn = point.prepare()
+                ready[(point.curve, point.batch)] = (
+                    point,
+                    fn,
+                    calibrate(backend, fn, min_sample_s, warmup_s),
+                )
+            except Exception as exc:
+                fail(point, exc)
+        done += 1
+        if progress:
+            progress(done, total)
+
+    samples: dict[tuple[Hashable, int], list[float]] = {key: [] for key in ready}
+
+    def current() -> dict[tuple[Hashable, int], Outcome]:
+        result = dict(outcomes)
+        for key, (_, _, inner) in ready.items():
+            if samples[key]:
+                result[key] = Outcome("ok", timing=summarize(samples[key], inner))
+        return result
+
+    rng = random.Random(seed)
+    for _ in range(rounds):
+        order = list(ready)
+        rng.shuffle(order)
+        for key in order:
+            if key not in ready:
+                continue  # dropped earlier in this round
+            point, fn, inner = ready[key]
+            try:
+                samples[key].append(backend.time(fn, inner) / point.calls_per_unit)
+            except Exception as exc:
+                fail(point, exc)
+            done += 1
+            if progress:
+                progress(min(done, total), total)
+        if after_round:
+            after_round(current())
+    return current()

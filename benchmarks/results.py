@@ -1,0 +1,153 @@
+"""Reading, validating and atomically writing results files (one JSON document per run).
+
+Layout: ``<results dir>/<device slug>/<run id>.json``. Runs never overwrite each other, so
+results from many machines merge by copying directories together.
+
+Pure Python: nothing on this module's import path may import torch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks.schema import validate_document
+
+DEFAULT_RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+class ResultsError(Exception):
+    """A results file that cannot be used, with the file and the offending field."""
+
+    def __init__(self, path: Path | str, field: str, message: str, more: int = 0):
+        self.path = Path(path)
+        self.field = field
+        self.message = message
+        self.more = more
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        tail = f" (and {self.more} more problem{'s' * (self.more > 1)})" if self.more else ""
+        return f"{self.path}: {self.field}: {self.message}{tail}"
+
+
+@dataclass
+class Run:
+    """One validated results document and where it came from."""
+
+    path: Path
+    doc: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return self.doc["run"]["id"]
+
+    @property
+    def device(self) -> dict[str, Any]:
+        return self.doc["device"]
+
+    @property
+    def started_at(self) -> str:
+        return self.doc["run"]["started_at"]
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.doc["run"]["complete"])
+
+    @property
+    def synthetic(self) -> bool:
+        return bool(self.doc["run"].get("synthetic", False))
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        return self.doc["records"]
+
+    @property
+    def ceilings(self) -> dict[str, Any]:
+        return self.doc["ceilings"]
+
+
+@dataclass
+class LoadReport:
+    """Every run that loaded, and every file that did not, so one bad file hides nothing."""
+
+    runs: list[Run] = field(default_factory=list)
+    errors: list[ResultsError] = field(default_factory=list)
+
+
+def read_run(path: Path | str) -> Run:
+    """Parse and validate one results file; raise ResultsError naming the file and field."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultsError(path, "(file)", f"cannot be read: {exc}") from None
+    if not text.strip():
+        raise ResultsError(path, "(file)", "is empty")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultsError(path, "(json)", f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
+    problems = validate_document(doc)
+    if problems:
+        where, message = problems[0]
+        raise ResultsError(path, where, message, more=len(problems) - 1)
+    return Run(path=path, doc=doc)
+
+
+def result_files(paths: Iterable[Path | str]) -> list[Path]:
+    """The .json files named, plus those found (recursively) under directories named."""
+    found: list[Path] = []
+    for item in paths:
+        item = Path(item)
+        if item.is_dir():
+            found.extend(sorted(item.rglob("*.json")))
+        else:
+            found.append(item)
+    return found
+
+
+def load_results(*paths: Path | str) -> LoadReport:
+    """Load every results file under the given files/directories (default: the committed ones)."""
+    report = LoadReport()
+    for path in result_files(paths or (DEFAULT_RESULTS_DIR,)):
+        try:
+            report.runs.append(read_run(path))
+        except ResultsError as exc:
+            report.errors.append(exc)
+    return report
+
+
+def newest_complete_runs(runs: Iterable[Run], include_synthetic: bool = False) -> dict[str, Run]:
+    """Per device slug, the newest complete run (or the newest run if none is complete)."""
+    chosen: dict[str, Run] = {}
+    for run in runs:
+        if run.synthetic and not include_synthetic:
+            continue
+        slug = run.device["slug"]
+        best = chosen.get(slug)
+        if best is None or (run.complete, run.started_at) > (best.complete, best.started_at):
+            chosen[slug] = run
+    return chosen
+
+
+def write_atomic(path: Path | str, doc: dict[str, Any]) -> None:
+    """Write JSON so that readers see the old file or the new one, never half of one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(doc, out, indent=1, allow_nan=False)
+            out.write("\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,166 @@
+"""The roofline model and the knee detector.
+
+A workload's time is at least max(FLOPs / peak FLOP/s, bytes / bandwidth). Predictions use
+the ceilings measured in the same run; the knee detector reads a measured curve and says
+where time stops being flat and starts to grow with the batch.
+
+Pure Python: nothing on this module's import path may import torch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """Peak arithmetic rate (FLOP/s) and memory bandwidth (bytes/s) for one dtype."""
+
+    flops_per_s: float
+    bytes_per_s: float
+
+    @property
+    def ridge_intensity(self) -> float:
+        """FLOP per byte where compute time equals memory time."""
+        return self.flops_per_s / self.bytes_per_s
+
+
+def run_ceilings(ceilings: dict[str, Any], dtype: str) -> Ceilings | None:
+    """The measured ceilings of a run's `ceilings` section for one dtype, if it has them."""
+    matmul = ceilings.get("matmul", {}).get(dtype)
+    copy = ceilings.get("copy")
+    if not matmul or not copy:
+        return None
+    return Ceilings(flops_per_s=matmul["flops_per_s"], bytes_per_s=copy["bytes_per_s"])
+
+
+def predicted_time(flops: float, bytes_moved: float, ceilings: Ceilings) -> float:
+    """Roofline lower bound on the time of one call, in seconds."""
+    return max(flops / ceilings.flops_per_s, bytes_moved / ceilings.bytes_per_s)
+
+
+def bound_by(flops: float, bytes_moved: float, ceilings: Ceilings) -> str:
+    """'compute' or 'memory': which term of the roofline is larger."""
+    return "compute" if flops / ceilings.flops_per_s >= bytes_moved / ceilings.bytes_per_s else "memory"
+
+
+def _affine_fit(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    """Least-squares intercept and slope of y against x."""
+    n = len(xs)
+    mean_x, mean_y = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mean_x) ** 2 for x in xs)
+    if sxx == 0:
+        return mean_y, 0.0
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / sxx
+    return mean_y - slope * mean_x, slope
+
+
+def critical_batch(points: Iterable[tuple[int, float, float]], ceilings: Ceilings) -> float | None:
+    """Batch where compute time equals memory time, from (batch, flops, bytes) points.
+
+    FLOPs and bytes of the workloads here are affine in the batch (a fixed weight term plus
+    a per-row term), so two or more points determine them. Returns None when the workload
+    never becomes compute-bound (its per-row intensity is below the ridge).
+    """
+    points = sorted(set(points))
+    if len({batch for batch, _, _ in points}) < 2:
+        raise ValueError("critical_batch needs points at two or more batch sizes")
+    batches = [float(b) for b, _, _ in points]
+    flops0, flops_per_row = _affine_fit(batches, [f for _, f, _ in points])
+    bytes0, bytes_per_row = _affine_fit(batches, [m for _, _, m in points])
+    # flops0 + a·b = (bytes0 + c·b)·(F/BW)  =>  b = (bytes0·r - flops0) / (a - c·r)
+    ratio = ceilings.ridge_intensity
+    denominator = flops_per_row - bytes_per_row * ratio
+    if denominator <= 0:
+        return None
+    return max((bytes0 * ratio - flops0) / denominator, 0.0)
+
+
+def large_layer_ridge_batch(ceilings: Ceilings, bytes_per_element: int) -> float:
+    """b* = (F / BW) · (s / 2): the critical batch once the weight term dominates the bytes."""
+    return ceilings.ridge_intensity * bytes_per_element / 2
+
+
+@dataclass(frozen=True)
+class Knee:
+    """Where a measured latency curve turns from flat to growing.
+
+    `batch` is the breakpoint of a two-segment fit of log(time) against log(batch);
+    `slope_below` and `slope_above` are the fitted log-log slopes on each side (0 is flat,
+    1 is time proportional to batch).
+    """
+
+    batch: float
+    slope_below: float
+    slope_above: float
+    time_at_knee_s: float
+
+
+def _solve3(a: list[list[float]], b: list[float]) -> list[float] | None:
+    """Solve a 3×3 linear system by Gaussian elimination with pivoting."""
+    m = [[*row, rhs] for row, rhs in zip(a, b)]
+    for col in range(3):
+        pivot = max(range(col, 3), key=lambda r: abs(m[r][col]))
+        if abs(m[pivot][col]) < 1e-12:
+            return None
+        m[col], m[pivot] = m[pivot], m[col]
+        for row in range(3):
+            if row != col:
+                factor = m[row][col] / m[col][col]
+                m[row] = [v - factor * p for v, p in zip(m[row], m[col])]
+    return [m[i][3] / m[i][i] for i in range(3)]
+
+
+def _hinge_fit(xs: list[float], ys: list[float], knee_x: float) -> tuple[float, list[float]] | None:
+    """Fit y = c0 + c1·x + c2·max(0, x - knee_x); return (squared error, coefficients)."""
+    rows = [(1.0, x, max(0.0, x - knee_x)) for x in xs]
+    ata = [[sum(r[i] * r[j] for r in rows) for j in range(3)] for i in range(3)]
+    aty = [sum(r[i] * y for r, y in zip(rows, ys)) for i in range(3)]
+    coef = _solve3(ata, aty)
+    if coef is None:
+        return None
+    sse = sum((coef[0] + coef[1] * r[1] + coef[2] * r[2] - y) ** 2 for r, y in zip(rows, ys))
+    return sse, coef
+
+
+MIN_SLOPE_ABOVE = 0.5  # time must grow at least like batch**0.5 past the knee
+MIN_SLOPE_CHANGE = 0.3  # and bend by at least this much
+
+
+def detect_knee(batches: Sequence[float], times: Sequence[float], grid: int = 400) -> Knee | None:
+    """Find the knee of a latency curve, or None if it has no clear flat-then-growing shape.
+
+    Fits a continuous two-segment line to log(time) against log(batch), trying breakpoints on
+    a fine grid between the second-smallest and second-largest batch (so each side keeps at
+    least two points), and keeps the best. A knee is reported only when the curve grows past
+    it (slope >= MIN_SLOPE_ABOVE) and bends (slope change >= MIN_SLOPE_CHANGE).
+    """
+    pairs = sorted((float(b), float(t)) for b, t in zip(batches, times) if b > 0 and t > 0)
+    if len(pairs) < 4:
+        return None
+    xs = [math.log(b) for b, _ in pairs]
+    ys = [math.log(t) for _, t in pairs]
+    low, high = xs[1], xs[-2]
+    if high <= low:
+        return None
+    best: tuple[float, float, list[float]] | None = None
+    for step in range(grid + 1):
+        knee_x = low + (high - low) * step / grid
+        fit = _hinge_fit(xs, ys, knee_x)
+        if fit is not None and (best is None or fit[0] < best[0]):
+            best = (fit[0], knee_x, fit[1])
+    if best is None:
+        return None
+    _, knee_x, (c0, c1, c2) = best
+    slope_above = c1 + c2
+    if slope_above < MIN_SLOPE_ABOVE or c2 < MIN_SLOPE_CHANGE:
+        return None
+    return Knee(
+        batch=math.exp(knee_x),
+        slope_below=c1,
+        slope_above=slope_above,
+        time_at_knee_s=math.exp(c0 + c1 * knee_x),
+    )

@@ -1,0 +1,322 @@
+"""The results-file contract: a JSON Schema plus the few rules a schema cannot say.
+
+The schema below is the single source of truth. `validate_document` checks a parsed
+document against it (a small interpreter for the subset of JSON Schema used here, so
+the bench path needs nothing beyond the standard library), the docs render their
+schema reference from it, and `python -m benchmarks schema` prints it.
+
+Pure Python: nothing on this module's import path may import torch.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+STATUSES = ("ok", "oom", "skipped", "error")
+MODES = ("eager", "graph")
+CACHE_STATES = ("resident", "rotated", "flushed")
+DEVICE_KINDS = ("cpu", "cuda")
+
+_NUMBER = {"type": "number"}
+_POSITIVE = {"type": "number", "exclusiveMinimum": 0}
+_POSITIVE_OR_NULL = {"type": ["number", "null"], "exclusiveMinimum": 0}
+_STRING_OR_NULL = {"type": ["string", "null"]}
+_INT_OR_NULL = {"type": ["integer", "null"], "minimum": 0}
+
+
+def _obj(properties: dict, required: list[str], description: str, extra: bool = True) -> dict:
+    return {
+        "type": "object",
+        "description": description,
+        "properties": properties,
+        "required": required,
+        "additionalProperties": extra,
+    }
+
+
+def _d(schema: dict, description: str) -> dict:
+    return {**schema, "description": description}
+
+
+TIMING = _obj(
+    {
+        "median_s": _d(_POSITIVE, "Median of the samples, in seconds per call."),
+        "q1_s": _d(_POSITIVE, "First quartile of the samples (s)."),
+        "q3_s": _d(_POSITIVE, "Third quartile of the samples (s)."),
+        "min_s": _d(_POSITIVE, "Fastest sample (s)."),
+        "max_s": _d(_POSITIVE, "Slowest sample (s)."),
+        "samples_s": _d(
+            {"type": "array", "items": _POSITIVE},
+            "Every timed sample, seconds per call, in the order taken.",
+        ),
+        "inner_loops": _d(
+            {"type": "integer", "minimum": 1},
+            "Calls timed back to back inside one sample; a sample is their mean.",
+        ),
+    },
+    ["median_s", "q1_s", "q3_s", "samples_s", "inner_loops"],
+    "Timing statistics of one measurement.",
+)
+
+DEVICE = _obj(
+    {
+        "kind": _d({"type": "string", "enum": list(DEVICE_KINDS)}, "cpu or cuda."),
+        "name": _d({"type": "string", "minLength": 1}, "Device name as the driver reports it."),
+        "slug": _d(
+            {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]*$"},
+            "Directory name under benchmarks/results/ for this device.",
+        ),
+        "sm_count": _d(_INT_OR_NULL, "Streaming multiprocessors (CUDA only)."),
+        "l2_bytes": _d(_INT_OR_NULL, "L2 cache size in bytes (CUDA), or the last-level cache (CPU) where readable."),
+        "memory_bytes": _d(_INT_OR_NULL, "Device memory (CUDA) or system memory (CPU) in bytes."),
+        "compute_capability": _d(_STRING_OR_NULL, "CUDA compute capability, e.g. 9.0."),
+        "driver": _d(_STRING_OR_NULL, "NVIDIA driver version, where nvidia-smi answers."),
+        "cuda": _d(_STRING_OR_NULL, "CUDA version torch was built with."),
+        "torch": _d({"type": "string"}, "torch.__version__."),
+        "python": _d({"type": "string"}, "Python version."),
+        "platform": _d({"type": "string"}, "platform.platform()."),
+        "cpu_model": _d(_STRING_OR_NULL, "Host CPU model name."),
+        "threads": _d({"type": "integer", "minimum": 1}, "torch intra-op threads used for the run (fixed)."),
+        "clocks_mhz": _d({"type": ["object", "null"]}, "SM and memory clocks (current and max) where readable."),
+        "power_limit_w": _d({"type": ["number", "null"]}, "Board power limit where readable."),
+        "float32_matmul_precision": _d(
+            {"type": "string"},
+            "torch.get_float32_matmul_precision(); 'highest' means TF32 is off.",
+        ),
+    },
+    ["kind", "name", "slug", "torch", "python", "threads"],
+    "Fingerprint of the machine the run measured.",
+)
+
+CEILINGS = _obj(
+    {
+        "copy": _obj(
+            {
+                "bytes_per_s": _d(_POSITIVE, "Bytes read plus bytes written per second."),
+                "size_bytes": _d({"type": "integer", "minimum": 1}, "Bytes in the copied buffer."),
+                "timing": TIMING,
+            },
+            ["bytes_per_s", "size_bytes", "timing"],
+            "A large device-to-device (or RAM-to-RAM) copy.",
+        ),
+        "matmul": {
+            "type": "object",
+            "description": "Square matmul rate per dtype, keyed by dtype name.",
+            "additionalProperties": _obj(
+                {
+                    "flops_per_s": _d(_POSITIVE, "2·n³ over the median time."),
+                    "n": _d({"type": "integer", "minimum": 1}, "Matrix size n (n×n by n×n)."),
+                    "timing": TIMING,
+                },
+                ["flops_per_s", "n", "timing"],
+                "One dtype's matmul ceiling.",
+            ),
+        },
+    },
+    ["copy", "matmul"],
+    "Ceilings measured on the same device in the same run; predictions use these.",
+)
+
+RECORD = _obj(
+    {
+        "workload": _d({"type": "string", "minLength": 1}, "Workload name, e.g. mlp."),
+        "params": _d({"type": "object"}, "Workload parameters, e.g. width and depth."),
+        "dtype": _d({"type": "string", "minLength": 1}, "torch dtype name, e.g. bfloat16."),
+        "mode": _d(
+            {"type": "string", "enum": list(MODES)},
+            "eager: the calls user code makes; graph: a captured CUDA graph replayed.",
+        ),
+        "cache": _d(
+            {"type": "string", "enum": list(CACHE_STATES)},
+            "What the cache held: resident (hot loop, weights may stay cached), rotated "
+            "(several weight copies, larger than L2 together, used in turn) or flushed.",
+        ),
+        "weight_copies": _d({"type": "integer", "minimum": 1}, "Weight copies rotated through (1 = none)."),
+        "batch": _d({"type": "integer", "minimum": 1}, "Rows in the batch."),
+        "status": _d({"type": "string", "enum": list(STATUSES)}, "Outcome of this point."),
+        "message": _d(_STRING_OR_NULL, "Why the point is not ok (null when ok)."),
+        "median_s": _d(_POSITIVE_OR_NULL, "Median seconds per call; null unless status is ok."),
+        "timing": {"oneOf": [TIMING, {"type": "null"}]},
+        "flops": _d({"type": "number", "minimum": 0}, "Analytic floating-point operations per call."),
+        "bytes": _d({"type": "number", "minimum": 0}, "Analytic minimum bytes moved per call (memory traffic)."),
+    },
+    ["workload", "params", "dtype", "mode", "cache", "batch", "status", "median_s", "flops", "bytes"],
+    "One measured point: a workload configuration at one batch size.",
+)
+
+RUN = _obj(
+    {
+        "id": _d({"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}, "Run id; also the file name."),
+        "started_at": _d({"type": "string"}, "UTC start time, ISO 8601."),
+        "finished_at": _d(_STRING_OR_NULL, "UTC end time; null while running or if interrupted."),
+        "complete": _d({"type": "boolean"}, "True only when every planned workload finished."),
+        "interrupted": _d(_STRING_OR_NULL, "Why an incomplete run stopped (e.g. KeyboardInterrupt)."),
+        "git_commit": _d(_STRING_OR_NULL, "Commit of the benchmark code, where known."),
+        "git_dirty": _d({"type": ["boolean", "null"]}, "Uncommitted changes present at run time."),
+        "command": _d({"type": "array", "items": {"type": "string"}}, "Command line of the run."),
+        "profile": _d({"type": "string"}, "Profile name: quick or full."),
+        "workloads_done": _d({"type": "array", "items": {"type": "string"}}, "Workloads finished so far."),
+        "synthetic": _d({"type": "boolean"}, "True for test fixtures; such files are never published."),
+    },
+    ["id", "started_at", "complete", "profile"],
+    "Provenance of the run.",
+)
+
+CHECK = _obj(
+    {
+        "workload": {"type": "string"},
+        "dtype": {"type": "string"},
+        "max_rel_error": _d(_NUMBER, "‖out − ref‖ / ‖ref‖ against a float64 reference."),
+        "tolerance": _NUMBER,
+        "passed": {"type": "boolean"},
+    },
+    ["workload", "dtype", "max_rel_error", "tolerance", "passed"],
+    "A correctness check made before timing.",
+)
+
+SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "batching benchmark run",
+    **_obj(
+        {
+            "schema_version": _d(
+                {"type": "integer", "const": SCHEMA_VERSION},
+                f"Version of this contract; this code reads version {SCHEMA_VERSION}.",
+            ),
+            "run": RUN,
+            "device": DEVICE,
+            "ceilings": CEILINGS,
+            "checks": {"type": "array", "items": CHECK, "description": CHECK["description"]},
+            "records": {"type": "array", "items": RECORD, "description": RECORD["description"]},
+        },
+        ["schema_version", "run", "device", "ceilings", "records"],
+        "One benchmark run on one device: provenance, fingerprint, ceilings and records.",
+    ),
+}
+
+_PY_TYPES = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "null": lambda v: v is None,
+}
+
+
+def _check(value: Any, schema: dict, path: str, problems: list[tuple[str, str]]) -> None:
+    """Append (field path, message) for every way `value` breaks `schema`."""
+    if "oneOf" in schema:
+        matching = [s for s in schema["oneOf"] if not _problems(value, s, path)]
+        if len(matching) != 1:
+            options = [_problems(value, s, path) for s in schema["oneOf"]]
+            problems.extend(min(options, key=len) or [(path, "matches no allowed shape")])
+        return
+    types = schema.get("type")
+    if types is not None:
+        types = [types] if isinstance(types, str) else types
+        if not any(_PY_TYPES[t](value) for t in types):
+            problems.append((path, f"must be {' or '.join(types)}, got {_describe(value)}"))
+            return
+    if isinstance(value, float) and not math.isfinite(value):
+        problems.append((path, f"must be a finite number, got {value}"))
+        return
+    if "const" in schema and value != schema["const"]:
+        problems.append((path, f"must be {schema['const']!r}, got {_describe(value)}"))
+    if "enum" in schema and value not in schema["enum"]:
+        allowed = ", ".join(repr(e) for e in schema["enum"])
+        problems.append((path, f"must be one of {allowed}, got {_describe(value)}"))
+    if _PY_TYPES["number"](value):
+        if "exclusiveMinimum" in schema and not value > schema["exclusiveMinimum"]:
+            problems.append((path, f"must be > {schema['exclusiveMinimum']}, got {value}"))
+        if "minimum" in schema and not value >= schema["minimum"]:
+            problems.append((path, f"must be >= {schema['minimum']}, got {value}"))
+    if isinstance(value, str):
+        if len(value) < schema.get("minLength", 0):
+            problems.append((path, "must not be empty"))
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            problems.append((path, f"must match {schema['pattern']}, got {value!r}"))
+    if isinstance(value, dict):
+        for name in schema.get("required", []):
+            if name not in value:
+                problems.append((_join(path, name), "is required but missing"))
+        properties = schema.get("properties", {})
+        extra = schema.get("additionalProperties", True)
+        for name, item in value.items():
+            if name in properties:
+                _check(item, properties[name], _join(path, name), problems)
+            elif isinstance(extra, dict):
+                _check(item, extra, _join(path, name), problems)
+            elif extra is False:
+                problems.append((_join(path, name), "is not an allowed field"))
+    if isinstance(value, list) and "items" in schema:
+        for index, item in enumerate(value):
+            _check(item, schema["items"], f"{path}[{index}]", problems)
+
+
+def _problems(value: Any, schema: dict, path: str) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    _check(value, schema, path, found)
+    return found
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def validate_document(doc: Any) -> list[tuple[str, str]]:
+    """Every problem in a parsed results document, as (field path, message); [] if valid."""
+    if not isinstance(doc, dict):
+        return [("(document)", f"must be a JSON object, got {type(doc).__name__}")]
+    version = doc.get("schema_version")
+    if version != SCHEMA_VERSION:
+        shown = "missing" if "schema_version" not in doc else f"got {_describe(version)}"
+        return [("schema_version", f"must be {SCHEMA_VERSION} ({shown})")]
+    problems = _problems(doc, SCHEMA, "")
+    for index, record in enumerate(doc.get("records") or []):
+        if not isinstance(record, dict):
+            continue
+        path = f"records[{index}]"
+        status = record.get("status")
+        if status == "ok" and record.get("median_s") is None:
+            problems.append((f"{path}.median_s", "must be a positive number when status is ok"))
+        if status in ("oom", "skipped", "error") and not record.get("message"):
+            problems.append((f"{path}.message", f"must explain a {status!r} status"))
+    return problems
+
+
+def describe_fields(schema: dict | None = None, prefix: str = "") -> list[tuple[str, str, bool, str]]:
+    """Flatten the schema into (field path, type, required, description) rows for the docs."""
+    schema = SCHEMA if schema is None else schema
+    rows: list[tuple[str, str, bool, str]] = []
+    required = set(schema.get("required", []))
+    for name, sub in schema.get("properties", {}).items():
+        path = _join(prefix, name)
+        if "oneOf" in sub:
+            sub = next(s for s in sub["oneOf"] if s.get("type") == "object")
+            type_name = "object or null"
+        else:
+            kinds = sub.get("type", "any")
+            type_name = kinds if isinstance(kinds, str) else " or ".join(kinds)
+        if type_name == "array" and isinstance(sub.get("items"), dict):
+            item = sub["items"]
+            rows.append((path, f"array of {item.get('type', 'any')}", name in required, sub.get("description", "")))
+            if item.get("type") == "object":
+                rows.extend(describe_fields(item, path + "[]"))
+            continue
+        rows.append((path, type_name, name in required, sub.get("description", "")))
+        if "properties" in sub:
+            rows.extend(describe_fields(sub, path))
+        elif isinstance(sub.get("additionalProperties"), dict):
+            rows.extend(describe_fields(sub["additionalProperties"], path + ".<dtype>"))
+    return rows

@@ -1,0 +1,59 @@
+"""Sessions: `nox -l` lists them. `nox -s bench docs` measures this machine and builds the site.
+
+Measuring (`bench`) needs only torch; the site (`docs`, `serve`) never installs torch.
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.needs_version = ">=2025.2.9"
+nox.options.default_venv_backend = "venv"
+nox.options.sessions = ["lint", "tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+PYPROJECT = nox.project.load_toml("pyproject.toml")
+
+
+def group(name: str) -> list[str]:
+    return nox.project.dependency_groups(PYPROJECT, name)
+
+
+def _has_torch(session: nox.Session) -> bool:
+    found = session.run(
+        "python",
+        "-c",
+        "import importlib.util; print(importlib.util.find_spec('torch') is not None)",
+        silent=True,
+    )
+    return isinstance(found, str) and found.strip().endswith("True")
+
+
+@nox.session(venv_params=["--system-site-packages"], default=False)
+def bench(session: nox.Session) -> None:
+    """Measure this machine (its GPU when one is visible) into benchmarks/results/<device>/.
+
+    Reuses the interpreter's torch when it has one, so a GPU machine's CUDA build is never
+    downloaded again; otherwise installs the pinned CPU-friendly torch. Arguments after `--`
+    go to `python -m benchmarks run`, e.g. `nox -s bench -- --profile quick --device cpu`.
+    """
+    if _has_torch(session):
+        session.log("using the torch already installed for this interpreter")
+    else:
+        session.install(*group("bench"))
+    session.run("python", "-m", "benchmarks", "run", *session.posargs)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Unit, snippet, end-to-end (a real quick run) and site tests. Args go to pytest."""
+    session.install(*group("test"))
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Ruff lint and format check."""
+    session.install(*group("lint"))
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")

@@ -1,0 +1,1 @@
+"""Workloads exactly as the site shows them: one small runnable file each."""
