@@ -1,0 +1,45 @@
+"""A real quick-profile run on this CPU: the command readers and CI actually run."""
+
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from benchmarks.cli import main
+from benchmarks.profiles import QUICK
+from benchmarks.results import read_run
+from benchmarks.roofline import critical_batch, detect_knee, run_ceilings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_quick_profile_end_to_end(tmp_path):
+    started = time.perf_counter()
+    command = ["run", "--profile", "quick", "--device", "cpu", "--results-dir", str(tmp_path)]
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks", *command], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    elapsed = time.perf_counter() - started
+    assert done.returncode == 0, done.stderr
+    assert "\r" not in done.stderr  # no progress line when stderr is not a terminal
+    path = Path(done.stdout.strip().splitlines()[-1])
+    assert main(["validate", str(path)]) == 0
+    run = read_run(path)
+    assert run.complete and run.doc["run"]["profile"] == "quick"
+    assert len(run.records) == sum(len(s.batches) for s in QUICK.sweeps)
+    assert all(r["status"] == "ok" for r in run.records)
+    curves = defaultdict(list)
+    for record in run.records:
+        curves[record["params"]["width"]].append(record)
+    mlp_1024 = sorted(curves[1024], key=lambda r: r["batch"])
+    knee = detect_knee([r["batch"] for r in mlp_1024], [r["median_s"] for r in mlp_1024])
+    assert knee is not None, "the quick profile must show a knee for the 8×1024 fp32 MLP"
+    predicted = critical_batch(
+        [(r["batch"], r["flops"], r["bytes"]) for r in mlp_1024], run_ceilings(run.ceilings, "float32")
+    )
+    assert predicted is not None and 1 < predicted < 512
+    print(f"quick profile: {elapsed:.0f} s; knee {knee.batch:.1f} measured, {predicted:.1f} predicted")

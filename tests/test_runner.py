@@ -1,0 +1,224 @@
+"""Whole runs on the CPU at tiny sizes, including the fault paths (OOM, Ctrl-C, crash)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from benchmarks import profiles
+from benchmarks.cli import main
+from benchmarks.measure import runner
+from benchmarks.measure.backends import CpuBackend
+from benchmarks.measure.workloads import MLP
+from benchmarks.profiles import Profile, Sweep
+from benchmarks.results import read_run
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = Profile(
+    name="tiny",
+    description="test-only: two tiny MLPs",
+    sweeps=tuple(
+        Sweep("mlp", {"width": w, "depth": 2}, ("float32",), ("graph", "eager"), (1, 4, 8, 16)) for w in (64, 128)
+    ),
+    rounds=3,
+    min_sample_s=0.001,
+    warmup_s=0.0,
+)
+
+
+@pytest.fixture
+def tiny(monkeypatch, tmp_path):
+    monkeypatch.setitem(profiles.PROFILES, "tiny", TINY)
+    monkeypatch.setattr(runner, "PROFILES", profiles.PROFILES)
+
+    def run(*extra):
+        return main(
+            ["run", "--profile", "tiny", "--device", "cpu", "--threads", "1", "--results-dir", str(tmp_path), *extra]
+        )
+
+    return run
+
+
+def written(capsys) -> Path:
+    lines = capsys.readouterr().out.strip().splitlines()
+    return Path(lines[-1])
+
+
+def test_cpu_run_writes_a_valid_complete_file(tiny, capsys, tmp_path):
+    assert tiny() == 0
+    path = written(capsys)
+    assert path.parent.parent == tmp_path
+    run = read_run(path)
+    assert run.complete and run.doc["run"]["interrupted"] is None
+    assert run.device["kind"] == "cpu" and run.device["threads"] == 1
+    assert run.ceilings["copy"]["bytes_per_s"] > 0 and run.ceilings["matmul"]["float32"]["flops_per_s"] > 0
+    assert run.doc["checks"] and all(check["passed"] for check in run.doc["checks"])
+    records = run.records
+    assert len(records) == 2 * 4  # graph needs CUDA, so the CPU runs eager only
+    assert {r["mode"] for r in records} == {"eager"}
+    assert all(r["status"] == "ok" and r["median_s"] > 0 for r in records)
+    assert all(len(r["timing"]["samples_s"]) == TINY.rounds for r in records)
+    assert {r["cache"] for r in records} == {"rotated"}
+    small = next(r for r in records if r["params"]["width"] == 64 and r["batch"] == 4)
+    assert small["flops"] == 2 * 2 * 64 * 64 * 4
+    assert small["weight_copies"] > 1  # 2 layers of 64² floats are far smaller than any cache
+
+
+def test_resident_cache_uses_one_copy(tiny, capsys):
+    assert tiny("--cache", "resident") == 0
+    records = read_run(written(capsys)).records
+    assert {(r["cache"], r["weight_copies"]) for r in records} == {("resident", 1)}
+
+
+def _failing_setup(monkeypatch, should_fail):
+    """Make MLP calls raise `should_fail(width, batch)` (an exception or None) when run."""
+    original = MLP.setup
+
+    def setup(self, params, dtype, device, copies):
+        call_for = original(self, params, dtype, device, copies)
+
+        def wrapped(batch):
+            call = call_for(batch)
+
+            def maybe_fail():
+                exc = should_fail(params["width"], batch)
+                if exc is not None:
+                    raise exc
+                return call()
+
+            return maybe_fail
+
+        return wrapped
+
+    monkeypatch.setattr(MLP, "setup", setup)
+
+
+def test_oom_is_recorded_and_the_run_goes_on(tiny, capsys, monkeypatch):
+    _failing_setup(
+        monkeypatch,
+        lambda width, batch: (
+            torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1 GiB")
+            if width == 64 and batch >= 8
+            else None
+        ),
+    )
+    assert tiny() == 0
+    run = read_run(written(capsys))
+    assert run.complete
+    status = {(r["params"]["width"], r["batch"]): r["status"] for r in run.records}
+    assert [status[(64, b)] for b in (1, 4, 8, 16)] == ["ok", "ok", "oom", "skipped"]
+    assert all(status[(128, b)] == "ok" for b in (1, 4, 8, 16))
+
+
+def test_ctrl_c_keeps_a_valid_incomplete_file(tiny, capsys, monkeypatch):
+    rounds_saved = {"n": 0}
+    original_save = runner.RunFile.save
+
+    def count_saves(self):
+        original_save(self)
+        if self.doc["records"] and self.doc["records"][0]["status"] == "ok":
+            rounds_saved["n"] += 1
+
+    def interrupt_in_second_round(width, batch):
+        return KeyboardInterrupt() if rounds_saved["n"] >= 1 else None
+
+    monkeypatch.setattr(runner.RunFile, "save", count_saves)
+    _failing_setup(monkeypatch, interrupt_in_second_round)
+    assert tiny() == 130
+    run = read_run(written(capsys))
+    assert not run.complete
+    assert run.doc["run"]["interrupted"].startswith("KeyboardInterrupt")
+    assert run.doc["run"]["finished_at"] is None
+    assert run.records and all(r["status"] == "ok" for r in run.records)
+    assert {len(r["timing"]["samples_s"]) for r in run.records} == {1}  # the first round, kept
+
+
+def test_crash_keeps_what_was_saved(tiny, capsys, monkeypatch):
+    original = runner._record
+    calls = {"n": 0}
+
+    def record_then_crash(*args):
+        calls["n"] += 1
+        if calls["n"] > 20:
+            raise RuntimeError("disk on fire")
+        return original(*args)
+
+    monkeypatch.setattr(runner, "_record", record_then_crash)
+    assert tiny() == 1
+    run = read_run(written(capsys))
+    assert not run.complete
+    assert run.doc["run"]["interrupted"] == "RuntimeError: disk on fire"
+
+
+class FakeGraphBackend(CpuBackend):
+    """The CPU backend, pretending graph capture exists, to check how the runner labels modes.
+
+    Only the runner's bookkeeping is under test here; real capture needs a GPU.
+    """
+
+    modes = ("graph", "eager")
+    captured = 0
+
+    def for_mode(self, fn, mode):
+        if mode == "graph":
+            FakeGraphBackend.captured += 1
+            return fn
+        return super().for_mode(fn, mode)
+
+
+def test_graph_and_eager_curves_are_both_recorded(tiny, capsys, monkeypatch):
+    monkeypatch.setattr(runner, "select_backend", lambda name, threads: FakeGraphBackend(threads or 1))
+    assert tiny() == 0
+    records = read_run(written(capsys)).records
+    assert sorted({r["mode"] for r in records}) == ["eager", "graph"]
+    assert len(records) == 2 * 2 * 4
+    assert FakeGraphBackend.captured == 2 * 4
+
+
+@pytest.mark.parametrize(
+    ("weights", "cache", "mode", "memory", "expected"),
+    [
+        (16 * 2**20, 50 * 2**20, "rotated", None, 10),  # 3 × 50 MiB over 16 MiB
+        (2**30, 50 * 2**20, "rotated", None, 1),  # weights alone dwarf the cache
+        (1024, 50 * 2**20, "rotated", None, 64),  # capped
+        (16 * 2**20, 50 * 2**20, "resident", None, 1),
+        (16 * 2**20, 50 * 2**20, "rotated", 128 * 2**20, 2),  # at most a quarter of memory
+    ],
+)
+def test_weight_copies(weights, cache, mode, memory, expected):
+    assert runner.weight_copies(weights, cache, mode, memory) == expected
+
+
+def test_cuda_without_cuda_is_one_clear_line():
+    assert not torch.cuda.is_available()
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "run", "--device", "cuda"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --device cuda: CUDA is not available")
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("command", [[], ["run"], ["validate"], ["list"], ["schema"]])
+def test_every_command_has_help(command):
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks", *command, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and "usage:" in done.stdout
+
+
+def test_list_shows_workloads_and_profiles(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "mlp" in out and "Profile quick" in out and "Profile full" in out and "width=8192" in out
+
+
+def test_schema_command_prints_the_schema(capsys):
+    assert main(["schema"]) == 0
+    assert json.loads(capsys.readouterr().out)["properties"]["schema_version"]["const"] == 1

@@ -1,0 +1,108 @@
+"""The sampler's logic, driven by a fake backend whose clock is a counter (no real timing)."""
+
+import torch
+
+from benchmarks.measure.backends import CpuBackend, is_out_of_memory
+from benchmarks.measure.sampler import Point, calibrate, measure_points
+
+
+class FakeClockBackend:
+    """Each call of a point's function 'takes' a fixed number of seconds."""
+
+    def __init__(self):
+        self.released = 0
+
+    def time(self, fn, inner):
+        return sum(fn() for _ in range(inner)) / inner
+
+    is_oom = staticmethod(is_out_of_memory)
+
+    def release(self):
+        self.released += 1
+
+
+def constant(seconds):
+    return lambda: lambda: seconds
+
+
+def test_calibrate_makes_each_sample_last_long_enough():
+    inner = calibrate(FakeClockBackend(), lambda: 0.001, min_sample_s=0.02, warmup_s=0.0)
+    assert inner == 20
+    assert calibrate(FakeClockBackend(), lambda: 0.5, min_sample_s=0.02, warmup_s=0.0) == 1
+
+
+def test_every_point_gets_every_round_and_per_unit_time():
+    points = [Point("a", b, constant(0.004 * b), calls_per_unit=4) for b in (1, 2, 3)]
+    rounds_seen = []
+    outcomes = measure_points(
+        FakeClockBackend(), points, rounds=5, min_sample_s=0.01, warmup_s=0.0,
+        after_round=lambda partial: rounds_seen.append({k: len(o.timing["samples_s"]) for k, o in partial.items()}),
+    )  # fmt: skip
+    assert [o.status for o in outcomes.values()] == ["ok"] * 3
+    assert outcomes[("a", 2)].timing["median_s"] == 0.002  # 0.008 s per call over 4 units
+    assert len(outcomes[("a", 3)].timing["samples_s"]) == 5
+    assert rounds_seen[0] == {("a", 1): 1, ("a", 2): 1, ("a", 3): 1}
+    assert rounds_seen[-1] == {("a", 1): 5, ("a", 2): 5, ("a", 3): 5}
+
+
+def oom_at(limit, message="CUDA out of memory. Tried to allocate 2.00 GiB"):
+    def prepare_for(batch):
+        def prepare():
+            if batch >= limit:
+                raise torch.OutOfMemoryError(message)
+            return lambda: 0.001
+
+        return prepare
+
+    return prepare_for
+
+
+def test_oom_is_recorded_and_larger_batches_of_that_curve_skipped():
+    prepare = oom_at(8)
+    points = [Point("big", b, prepare(b)) for b in (1, 4, 8, 16, 32)]
+    points += [Point("small", b, constant(0.001)) for b in (1, 4, 8, 16, 32)]
+    backend = FakeClockBackend()
+    outcomes = measure_points(backend, points, rounds=3, min_sample_s=0.005, warmup_s=0.0)
+    status = {key: o.status for key, o in outcomes.items()}
+    assert [status[("big", b)] for b in (1, 4, 8, 16, 32)] == ["ok", "ok", "oom", "skipped", "skipped"]
+    assert all(status[("small", b)] == "ok" for b in (1, 4, 8, 16, 32))
+    assert "out of memory at batch 8" in outcomes[("big", 8)].message
+    assert "batch 8 ran out of memory" in outcomes[("big", 32)].message
+    assert backend.released >= 1
+
+
+def test_oom_during_sampling_keeps_other_points():
+    calls = {"n": 0}
+
+    def flaky():
+        def run():
+            calls["n"] += 1
+            if calls["n"] > 6:  # after warm-up and calibration, the first timed sample fails
+                raise torch.OutOfMemoryError("CUDA out of memory.")
+            return 0.001
+
+        return run
+
+    points = [Point("c", 1, constant(0.001)), Point("c", 2, flaky), Point("c", 3, constant(0.001))]
+    outcomes = measure_points(FakeClockBackend(), points, rounds=4, min_sample_s=0.0005, warmup_s=0.0)
+    assert outcomes[("c", 1)].status == "ok"
+    assert outcomes[("c", 2)].status == "oom"
+    assert outcomes[("c", 3)].status == "skipped"
+
+
+def test_other_errors_stay_local_to_their_point():
+    def broken():
+        raise ValueError("shapes do not match")
+
+    points = [Point("c", 1, constant(0.001)), Point("c", 2, broken), Point("c", 3, constant(0.001))]
+    outcomes = measure_points(FakeClockBackend(), points, rounds=2, min_sample_s=0.001, warmup_s=0.0)
+    assert [outcomes[("c", b)].status for b in (1, 2, 3)] == ["ok", "error", "ok"]
+    assert outcomes[("c", 2)].message == "ValueError: shapes do not match"
+
+
+def test_cpu_backend_times_real_calls():
+    backend = CpuBackend(threads=1)
+    x = torch.randn(64, 64)
+    seconds = backend.time(lambda: x @ x, inner=10)
+    assert 0 < seconds < 1
+    assert torch.get_num_threads() == 1
