@@ -179,13 +179,15 @@ def _list() -> int:
         print(f"  {name:<8} {description}")
     for profile in PROFILES.values():
         print(f"\nProfile {profile.name}: {profile.description}")
-        print(f"  {profile.rounds} samples per point, each at least {profile.min_sample_s * 1e3:g} ms")
         for sweep in profile.sweeps:
             batches = sweep.batches
+            settings = profile.settings(sweep)
             print(
-                f"  {sweep.label():<24} dtypes {','.join(sweep.dtypes):<17} modes {','.join(sweep.modes)}"
-                f" (graph: CUDA only)  batches {len(batches)} from {batches[0]} to {batches[-1]}"
+                f"  {sweep.label():<44} dtypes {','.join(sweep.dtypes):<17} modes {','.join(sweep.modes):<12}"
+                f" {len(batches)} batches from {batches[0]} to {batches[-1]};"
+                f" {settings['rounds']} samples per point of at least {settings['min_sample_s'] * 1e3:g} ms"
             )
+        print("  (graph mode needs CUDA: a CPU run measures eager only)")
     return 0
 
 

@@ -7,18 +7,28 @@ from typing import Any
 
 WORKLOADS: dict[str, str] = {
     "mlp": "depth × width stack of Linear+ReLU layers (snippets/mlp.py); params: width, depth",
+    "linear": "one Linear layer swept one batch size at a time (snippets/linear.py); params: in_features, out_features",
 }
 
 
 @dataclass(frozen=True)
 class Sweep:
-    """One workload configuration measured at many batch sizes, per dtype and mode."""
+    """One workload configuration measured at many batch sizes, per dtype and mode.
+
+    `rounds`, `min_sample_s` and `warmup_s` override the profile's for this workload (all
+    sweeps of one workload are sampled together, so they share the first sweep's settings).
+    `kernel_batches` are the batch sizes at which the library's kernel choice is recorded.
+    """
 
     workload: str
     params: dict[str, Any]
     dtypes: tuple[str, ...]
     modes: tuple[str, ...]
     batches: tuple[int, ...]
+    rounds: int | None = None
+    min_sample_s: float | None = None
+    warmup_s: float | None = None
+    kernel_batches: frozenset[int] = field(default_factory=frozenset)
 
     def label(self) -> str:
         params = " ".join(f"{k}={v}" for k, v in self.params.items())
@@ -30,13 +40,36 @@ class Profile:
     name: str
     description: str
     sweeps: tuple[Sweep, ...]
-    rounds: int  # samples per point, taken in interleaved rounds over the batch sizes
+    rounds: int  # samples per point, taken in interleaved rounds over all points of a workload
     min_sample_s: float  # each sample repeats the call until it lasts at least this long
     warmup_s: float = 0.05  # per point, before calibration
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def dtypes(self) -> list[str]:
         return sorted({d for s in self.sweeps for d in s.dtypes})
+
+    def settings(self, sweep: Sweep) -> dict[str, Any]:
+        """Sampling settings for a sweep: its own where given, else the profile's."""
+        return {
+            "rounds": sweep.rounds or self.rounds,
+            "min_sample_s": sweep.min_sample_s or self.min_sample_s,
+            "warmup_s": self.warmup_s if sweep.warmup_s is None else sweep.warmup_s,
+        }
+
+
+def fine_batches(every_row_to: int, every: int, to: int, odd_near: tuple[int, ...] = ()) -> tuple[int, ...]:
+    """Every batch size up to `every_row_to`, then every `every` rows up to `to`, plus the
+    sizes one row either side of each multiple of `odd_near` beyond that."""
+    batches = set(range(1, every_row_to + 1)) | set(range(every_row_to + every, to + 1, every))
+    for multiple in odd_near:
+        for m in range(multiple, to + 1, multiple):
+            if m > every_row_to:
+                batches |= {m - 1, m, m + 1}
+    return tuple(sorted(b for b in batches if b <= to))
+
+
+def kernel_sample(batches: tuple[int, ...]) -> frozenset[int]:
+    """Batch sizes at which to record the kernel: small ones, and either side of multiples of 16/64."""
+    return frozenset(b for b in batches if b <= 16 or (b % 16 in (0, 1) and b <= 512) or b % 64 in (63, 0, 1))
 
 
 QUICK_BATCHES = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
@@ -44,13 +77,28 @@ FULL_BATCHES = (
     1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512,
     768, 1024, 1536, 2048, 3072, 4096,
 )  # fmt: skip
+QUICK_LINEAR_BATCHES = tuple(range(1, 129)) + tuple(range(132, 257, 4))
+FULL_LINEAR_BATCHES = fine_batches(512, 8, 4096, odd_near=(64, 128))
 
 QUICK = Profile(
     name="quick",
-    description="Any CPU in about a minute on 2 cores: fp32 MLPs of width 256 to 2048, batch 1 to 512.",
-    sweeps=tuple(
-        Sweep("mlp", {"width": width, "depth": 8}, ("float32",), ("graph", "eager"), QUICK_BATCHES)
-        for width in (256, 512, 1024, 2048)
+    description="Any CPU in under 2 minutes on 2 cores: fp32 MLPs of width 256 to 2048 at batch 1 to 512, "
+    "and one 1024-wide Linear layer at every batch size to 128, then every 4 to 256.",
+    sweeps=(
+        *(
+            Sweep("mlp", {"width": width, "depth": 8}, ("float32",), ("graph", "eager"), QUICK_BATCHES)
+            for width in (256, 512, 1024, 2048)
+        ),
+        Sweep(
+            "linear",
+            {"in_features": 1024, "out_features": 1024},
+            ("float32",),
+            ("graph", "eager"),
+            QUICK_LINEAR_BATCHES,
+            rounds=9,
+            min_sample_s=0.003,
+            warmup_s=0.005,
+        ),  # no kernel names on a CPU: the profiler sees only aten::addmm, not the BLAS kernel
     ),
     rounds=15,
     min_sample_s=0.02,
@@ -58,11 +106,25 @@ QUICK = Profile(
 
 FULL = Profile(
     name="full",
-    description="A GPU in about 5 minutes on an H200: bf16 and fp32 MLPs of width 1024 to 8192, "
-    "batch 1 to 4096, CUDA-graph replay and eager.",
-    sweeps=tuple(
-        Sweep("mlp", {"width": width, "depth": 8}, ("bfloat16", "float32"), ("graph", "eager"), FULL_BATCHES)
-        for width in (1024, 2048, 4096, 8192)
+    description="A GPU in about 5 minutes on an H200: bf16 and fp32 MLPs of width 1024 to 8192 at batch 1 to "
+    "4096, CUDA-graph replay and eager; one 8192-wide Linear layer at every batch size to 512, then every 8 "
+    "to 4096 plus the sizes around each multiple of 64, graph replay.",
+    sweeps=(
+        *(
+            Sweep("mlp", {"width": width, "depth": 8}, ("bfloat16", "float32"), ("graph", "eager"), FULL_BATCHES)
+            for width in (1024, 2048, 4096, 8192)
+        ),
+        Sweep(
+            "linear",
+            {"in_features": 8192, "out_features": 8192},
+            ("bfloat16", "float32"),
+            ("graph",),
+            FULL_LINEAR_BATCHES,
+            rounds=10,
+            min_sample_s=0.0005,
+            warmup_s=0.002,
+            kernel_batches=kernel_sample(FULL_LINEAR_BATCHES),
+        ),
     ),
     rounds=20,
     min_sample_s=0.002,

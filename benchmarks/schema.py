@@ -142,6 +142,10 @@ RECORD = _obj(
         "median_s": _d(_POSITIVE_OR_NULL, "Median seconds per call; null unless status is ok."),
         "timing": {"oneOf": [TIMING, {"type": "null"}]},
         "flops": _d({"type": "number", "minimum": 0}, "Analytic floating-point operations per call."),
+        "kernels": _d(
+            {"type": "array", "items": {"type": "string"}},
+            "Kernels the library ran at this batch (CUDA) or the ops (CPU), from torch.profiler; sampled batches only.",
+        ),
         "bytes": _d({"type": "number", "minimum": 0}, "Analytic minimum bytes moved per call (memory traffic)."),
     },
     ["workload", "params", "dtype", "mode", "cache", "batch", "status", "median_s", "flops", "bytes"],

@@ -77,21 +77,23 @@ def _failing_setup(monkeypatch, should_fail):
     """Make MLP calls raise `should_fail(width, batch)` (an exception or None) when run."""
     original = MLP.setup
 
-    def setup(self, params, dtype, device, copies):
-        call_for = original(self, params, dtype, device, copies)
+    def setup(self, params, dtype, device, copies, max_batch):
+        prepared = original(self, params, dtype, device, copies, max_batch)
+        original_call = prepared.call
 
-        def wrapped(batch):
-            call = call_for(batch)
+        def call(batch):
+            run = original_call(batch)
 
             def maybe_fail():
                 exc = should_fail(params["width"], batch)
                 if exc is not None:
                     raise exc
-                return call()
+                return run()
 
             return maybe_fail
 
-        return wrapped
+        prepared.call = call
+        return prepared
 
     monkeypatch.setattr(MLP, "setup", setup)
 
@@ -222,3 +224,19 @@ def test_list_shows_workloads_and_profiles(capsys):
 def test_schema_command_prints_the_schema(capsys):
     assert main(["schema"]) == 0
     assert json.loads(capsys.readouterr().out)["properties"]["schema_version"]["const"] == 1
+
+
+def test_linear_sweep_records_kernels_at_sampled_batches(monkeypatch, tmp_path, capsys):
+    sweep = Sweep(
+        "linear", {"in_features": 32, "out_features": 16}, ("float32",), ("eager",), (1, 2, 3, 4, 5),
+        rounds=2, min_sample_s=0.0005, warmup_s=0.0, kernel_batches=frozenset({2, 4}),
+    )  # fmt: skip
+    profile = Profile(name="tiny-linear", description="test-only", sweeps=(sweep,), rounds=3, min_sample_s=0.001)
+    monkeypatch.setitem(profiles.PROFILES, "tiny-linear", profile)
+    args = ["run", "--profile", "tiny-linear", "--device", "cpu", "--threads", "1", "--results-dir", str(tmp_path)]
+    assert main(args) == 0
+    records = {r["batch"]: r for r in read_run(written(capsys)).records}
+    assert sorted(b for b, r in records.items() if "kernels" in r) == [2, 4]
+    assert "aten::addmm" in records[2]["kernels"]
+    assert len(records[5]["timing"]["samples_s"]) == 2  # the sweep's own rounds, not the profile's
+    assert records[3]["flops"] == 2 * 3 * 32 * 16

@@ -42,9 +42,34 @@ def test_correctness_check_catches_a_wrong_model(monkeypatch):
         mlp.check_correctness(torch.float32, "cpu")
 
 
-def test_mlp_snippet_runs_on_its_own():
-    done = subprocess.run([sys.executable, "snippets/mlp.py"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+@pytest.mark.parametrize("name", ["mlp", "linear"])
+def test_snippet_runs_on_its_own(name):
+    done = subprocess.run(
+        [sys.executable, f"snippets/{name}.py"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     assert lines[0].startswith("relative error against float64:")
-    assert len(lines) == 3 + len(mlp.BATCHES)
+    module = __import__(f"snippets.{name}", fromlist=["BATCHES"])
+    assert len(lines) == 3 + len(module.BATCHES)
+
+
+def test_linear_cost_by_hand():
+    from snippets import linear
+
+    # 3 rows through a 4→5 layer in fp32: 2·3·4·5 FLOPs; 4 bytes × (20 + 5 + 3·(4 + 5)) bytes
+    assert linear.linear_cost(3, 4, 5, 4) == (120, 4 * 52)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_linear_matches_float64(dtype):
+    from snippets import linear
+
+    assert linear.check_correctness(dtype, "cpu") <= linear.TOLERANCE[dtype]
+
+
+def test_linear_kernel_names_on_cpu_name_the_matmul_op():
+    from snippets import linear
+
+    layer = linear.make_linear(16, 8)
+    assert "aten::addmm" in linear.kernel_names(layer, torch.randn(4, 16))

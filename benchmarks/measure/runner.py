@@ -94,8 +94,9 @@ class RunFile:
         self.save()
 
 
-def _record(sweep: Sweep, dtype: str, mode: str, cache: str, copies: int, batch: int, outcome) -> dict:
+def _record(sweep: Sweep, dtype: str, mode: str, cache: str, copies: int, batch: int, outcome, kernels=None) -> dict:
     flops, bytes_moved = WORKLOADS[sweep.workload].cost(sweep.params, dtype, batch)
+    extra = {"kernels": kernels} if kernels is not None else {}
     return {
         "workload": sweep.workload,
         "params": dict(sweep.params),
@@ -110,7 +111,19 @@ def _record(sweep: Sweep, dtype: str, mode: str, cache: str, copies: int, batch:
         "timing": outcome.timing,
         "flops": flops,
         "bytes": bytes_moved,
+        **extra,
     }
+
+
+def _preparer(backend, workload, prepared, batch, mode, curve, kernels, kernel_batches):
+    """The Point.prepare of one batch: note its kernels if sampled, then build the timed call."""
+
+    def prepare():
+        if batch in kernel_batches and hasattr(workload, "kernels"):
+            kernels[(curve, batch)] = workload.kernels(prepared, batch)
+        return backend.for_mode(prepared.call(batch), mode)
+
+    return prepare
 
 
 class _Failed:
@@ -124,6 +137,7 @@ def run_workload(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, c
     fixed: list[dict] = []  # records of configurations that could not be measured at all
     points: list[Point] = []
     labels: dict[tuple, tuple[Sweep, str, str, str, int]] = {}
+    kernels: dict[tuple, list[str]] = {}  # (curve, batch) -> kernel names, for sampled batches
     keep_alive = []
     for sweep in sweeps:
         workload = WORKLOADS[sweep.workload]
@@ -157,43 +171,33 @@ def run_workload(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, c
                 fail_all("error", f"correctness check failed: {exc}")
                 continue
             try:
-                call_for = workload.setup(sweep.params, dtype, backend.device, copies)
+                prepared = workload.setup(sweep.params, dtype, backend.device, copies, max(sweep.batches))
             except Exception as exc:
                 fail_all("oom" if backend.is_oom(exc) else "error", f"setup failed: {type(exc).__name__}: {exc}")
                 backend.release()
                 continue
-            keep_alive.append(call_for)
+            keep_alive.append(prepared)
             for mode in modes:
                 curve = (sweep.label(), dtype, mode)
                 labels[curve] = (sweep, dtype, mode, state, copies)
                 for batch in sweep.batches:
-                    points.append(
-                        Point(
-                            curve,
-                            batch,
-                            lambda b=batch, m=mode, c=call_for: backend.for_mode(c(b), m),
-                            copies,
-                        )
-                    )
+                    prepare = _preparer(backend, workload, prepared, batch, mode, curve, kernels, sweep.kernel_batches)
+                    points.append(Point(curve, batch, prepare, copies))
 
     existing = list(run.doc["records"])
 
     def save(outcomes: dict) -> None:
-        measured = [_record(*labels[curve], batch, outcome) for (curve, batch), outcome in outcomes.items()]
+        measured = [
+            _record(*labels[curve], batch, outcome, kernels.get((curve, batch)))
+            for (curve, batch), outcome in outcomes.items()
+        ]
         run.doc["records"] = existing + fixed + measured
         run.save()
 
     save({})
+    settings = profile.settings(sweeps[0])
     with torch.no_grad():
-        outcomes = measure_points(
-            backend,
-            points,
-            rounds=profile.rounds,
-            min_sample_s=profile.min_sample_s,
-            warmup_s=profile.warmup_s,
-            progress=progress,
-            after_round=save,
-        )
+        outcomes = measure_points(backend, points, progress=progress, after_round=save, **settings)
     save(outcomes)
     del keep_alive, points
     backend.release()

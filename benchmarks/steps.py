@@ -1,0 +1,130 @@
+"""Steps in a fine batch sweep: where one more row costs a jump in time, and which batches are free.
+
+A jump counts only when it stands out from the run's own noise, estimated from the repeated
+samples of each point (the standard error of each median), and from the curve's local trend
+(a compute-bound curve rises a little with every row; that rise is not a step).
+
+Pure Python: nothing on this module's import path may import torch.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+Z = 4.0  # a step must exceed this many combined standard errors
+TREND_WINDOW = 8  # intervals on each side used to estimate the local rise per row
+LEVEL_WINDOW = 3  # points on each side whose median is the level before and after an interval
+MIN_SIDE = 2  # points needed on each side of an interval
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    batch: int
+    median_s: float
+    stderr_s: float  # standard error of the median, from the point's samples
+
+
+@dataclass(frozen=True)
+class Step:
+    before: int  # last batch before the jump
+    after: int  # first batch after it
+    jump_s: float  # rise beyond the local trend
+    relative: float  # jump over the time before it
+    sigmas: float  # jump over its combined standard error
+
+
+def median_stderr(samples: Sequence[float]) -> float:
+    """Standard error of the median of samples: 1.2533·σ/√n, with σ from the IQR (robust)."""
+    ordered = sorted(samples)
+    n = len(ordered)
+    if n < 2:
+        return math.inf
+    q1, q3 = statistics.quantiles(ordered, n=4, method="inclusive")[0::2]
+    sigma = (q3 - q1) / 1.349
+    return 1.2533 * sigma / math.sqrt(n)
+
+
+def curve_from_records(records: Sequence[dict]) -> list[CurvePoint]:
+    """CurvePoints from ok results-file records of one configuration, sorted by batch."""
+    points = [
+        CurvePoint(r["batch"], r["median_s"], median_stderr(r["timing"]["samples_s"]))
+        for r in records
+        if r["status"] == "ok"
+    ]
+    return sorted(points, key=lambda p: p.batch)
+
+
+def noise_level(points: Sequence[CurvePoint]) -> float:
+    """The curve's typical relative standard error (median over its points)."""
+    finite = [p.stderr_s / p.median_s for p in points if math.isfinite(p.stderr_s)]
+    return statistics.median(finite) if finite else math.inf
+
+
+def find_steps(points: Sequence[CurvePoint], z: float = Z) -> list[Step]:
+    """Upward jumps in level, beyond the local trend, larger than z combined standard errors.
+
+    The level on each side of an interval is the median of LEVEL_WINDOW points (after taking
+    out the local trend), so one stray point can neither make nor hide a step.
+    """
+    points = sorted(points, key=lambda p: p.batch)
+    n = len(points)
+    if n < 2 * MIN_SIDE:
+        return []
+    widths = [points[i + 1].batch - points[i].batch for i in range(n - 1)]
+    slopes = [(points[i + 1].median_s - points[i].median_s) / widths[i] for i in range(n - 1)]
+    pooled = noise_level(points)  # a point's own error estimate from few samples is itself noisy
+    candidates: list[tuple[float, Step]] = []  # (rise across this very interval, step)
+    for i in range(MIN_SIDE - 1, n - MIN_SIDE):
+        neighbours = slopes[max(0, i - TREND_WINDOW) : i] + slopes[i + 1 : i + 1 + TREND_WINDOW]
+        slope = statistics.median(neighbours)  # time per row of the smooth part of the curve
+        anchor = points[i].batch
+
+        def level(side: Sequence[CurvePoint], slope: float = slope, anchor: int = anchor) -> float:
+            return statistics.median(p.median_s - slope * (p.batch - anchor) for p in side)
+
+        before = points[max(0, i + 1 - LEVEL_WINDOW) : i + 1]
+        after = points[i + 1 : i + 1 + LEVEL_WINDOW]
+        jump = level(after) - level(before)
+        typical = math.sqrt(2) * pooled * points[i].median_s
+        error = max(math.hypot(points[i].stderr_s, points[i + 1].stderr_s), typical)
+        if math.isfinite(error) and jump > z * error:
+            base = points[i].median_s
+            rise = points[i + 1].median_s - base - slope * widths[i]
+            candidates.append((rise, Step(points[i].batch, points[i + 1].batch, jump, jump / base, jump / error)))
+    # one step shows in the overlapping windows of neighbouring intervals: it sits where the
+    # single-interval rise is largest
+    steps: list[tuple[float, Step]] = []
+    for rise, step in candidates:
+        if steps and _adjacent(points, steps[-1][1], step):
+            if rise > steps[-1][0]:
+                steps[-1] = (rise, step)
+            continue
+        steps.append((rise, step))
+    return [step for _, step in steps]
+
+
+def _adjacent(points: Sequence[CurvePoint], first: Step, second: Step) -> bool:
+    batches = [p.batch for p in points]
+    return batches.index(second.before) - batches.index(first.before) < LEVEL_WINDOW
+
+
+def free_batch_up_to(points: Sequence[CurvePoint], slack: float | None = None) -> dict[int, int]:
+    """For each batch, the largest measured batch that costs no more time (within the noise).
+
+    `slack` is the relative tolerance; by default twice the curve's own noise level.
+    """
+    points = sorted(points, key=lambda p: p.batch)
+    if slack is None:
+        slack = 2 * noise_level(points)
+    free: dict[int, int] = {}
+    for i, point in enumerate(points):
+        limit = point.median_s * (1 + slack)
+        best = point.batch
+        for later in points[i + 1 :]:
+            if later.median_s <= limit:
+                best = later.batch
+        free[point.batch] = best
+    return free

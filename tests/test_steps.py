@@ -1,0 +1,78 @@
+"""The step detector on SYNTHETIC curves with known steps and noise (labelled; not measurements)."""
+
+import random
+
+import pytest
+
+from benchmarks.steps import CurvePoint, find_steps, free_batch_up_to, median_stderr
+
+
+def synthetic_curve(batches, time_of, noise, seed=0, samples=15):
+    """Points whose samples scatter by `noise` (relative) around time_of(batch)."""
+    rng = random.Random(seed)
+    points = []
+    for b in batches:
+        draws = sorted(time_of(b) * (1 + rng.gauss(0, noise)) for _ in range(samples))
+        points.append(CurvePoint(b, draws[samples // 2], median_stderr(draws)))
+    return points
+
+
+def staircase(tile, per_tile, base=10e-6):
+    return lambda b: base + per_tile * -(-b // tile)  # ceil(b / tile) tiles
+
+
+def test_median_stderr():
+    assert median_stderr([1.0]) == float("inf")
+    assert median_stderr([1.0] * 10) == 0.0
+    assert 0 < median_stderr([1.0, 1.1, 0.9, 1.05, 0.95]) < 0.1
+
+
+def test_staircase_steps_are_found_at_tile_boundaries():
+    points = synthetic_curve(range(1, 513), staircase(tile=128, per_tile=5e-6), noise=0.01)
+    steps = find_steps(points)
+    assert [(s.before, s.after) for s in steps] == [(128, 129), (256, 257), (384, 385)]
+    assert all(s.sigmas > 4 for s in steps)
+
+
+def test_a_smooth_rising_curve_has_no_steps():
+    points = synthetic_curve(range(1, 513), lambda b: 10e-6 + 0.2e-6 * b, noise=0.02)
+    assert find_steps(points) == []
+
+
+def test_a_flat_noisy_curve_has_no_steps():
+    points = synthetic_curve(range(8, 1025, 8), lambda b: 50e-6, noise=0.05, seed=3)
+    assert find_steps(points) == []
+
+
+def test_a_noisy_curve_with_one_step():
+    def one_step(b):
+        return 40e-6 + 0.05e-6 * b + (8e-6 if b > 200 else 0)
+
+    points = synthetic_curve(range(1, 400), one_step, noise=0.04, seed=7)
+    steps = find_steps(points)
+    assert len(steps) == 1
+    assert steps[0].before == 200 and steps[0].after == 201
+    assert steps[0].relative == pytest.approx(8 / 50, rel=0.3)
+
+
+def test_a_single_slow_point_is_not_a_step():
+    def spike(b):
+        return 30e-6 * (1.5 if b == 100 else 1)
+
+    points = synthetic_curve(range(1, 200), spike, noise=0.01)
+    assert find_steps(points) == []
+
+
+def test_mixed_spacing_sweep():
+    batches = sorted(set(range(1, 257)) | set(range(264, 1025, 8)) | {383, 385, 511, 513, 639, 641})
+    points = synthetic_curve(batches, staircase(tile=256, per_tile=20e-6), noise=0.01)
+    assert [(s.before, s.after) for s in find_steps(points)] == [(256, 264), (512, 513), (768, 776)]
+
+
+def test_free_batch_up_to_is_the_end_of_each_plateau():
+    points = synthetic_curve(range(1, 513), staircase(tile=128, per_tile=5e-6), noise=0.0)
+    free = free_batch_up_to(points, slack=0.001)
+    assert free[1] == 128 and free[100] == 128 and free[129] == 256 and free[512] == 512
+    noisy = synthetic_curve(range(1, 513), staircase(tile=128, per_tile=5e-6), noise=0.01)
+    free = free_batch_up_to(noisy)
+    assert 120 <= free[1] <= 128 and 250 <= free[200] <= 256
