@@ -10,6 +10,7 @@ Pure Python: nothing on this module's import path may import torch.
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -128,3 +129,68 @@ def free_batch_up_to(points: Sequence[CurvePoint], slack: float | None = None) -
                 best = later.batch
         free[point.batch] = best
     return free
+
+
+TILE_IN_NAME = (
+    re.compile(r"tilesize(\d+)x(\d+)"),  # cuBLAS sm90 kernels: ..._tilesize128x256x64_...
+    re.compile(r"_(\d+)x(\d+)_(?:\d+x\d+_)?"),  # CUTLASS/cuBLAS sm80 style: ..._bf16_128x128_32x3_...
+)
+TILE_MULTIPLES = (256, 128, 64)
+
+
+def tile_shape(kernel: str) -> tuple[int, int] | None:
+    """The output tile (rows, columns) a GEMM kernel's name announces, if it announces one."""
+    for pattern in TILE_IN_NAME:
+        match = pattern.search(kernel)
+        if match:
+            return int(match.group(1)), int(match.group(2))
+    return None
+
+
+def _gemm(kernels: Sequence[str]) -> str | None:
+    names = [k for k in kernels if "gemm" in k.lower() or "gemv" in k.lower() or "matmul" in k.lower()]
+    return names[0] if names else (kernels[0] if kernels else None)
+
+
+def explain_step(
+    step: Step,
+    kernels: dict[int, Sequence[str]],
+    out_features: int,
+    sm_count: int | None,
+) -> list[str]:
+    """Candidate causes of a step, each stated with its evidence; [] when none fits.
+
+    - a kernel switch: the recorded kernels on the two sides differ;
+    - a tile boundary: a multiple of 64, 128 or 256 rows lies in [before, after);
+    - a wave boundary: with the kernel's tile, the number of output tiles crosses a multiple
+      of the SM count (either tile dimension may be the batch's, so both are tried).
+    """
+    causes: list[str] = []
+    known_before = [b for b in kernels if b <= step.before]
+    known_after = [b for b in kernels if b >= step.after]
+    kernel_before = _gemm(kernels[max(known_before)]) if known_before else None
+    kernel_after = _gemm(kernels[min(known_after)]) if known_after else None
+    adjacent = known_before and known_after and max(known_before) == step.before and min(known_after) == step.after
+    if adjacent and kernel_before != kernel_after:
+        causes.append(f"kernel switch: {kernel_before} → {kernel_after}")
+    for multiple in TILE_MULTIPLES:
+        crossed = [m for m in range(multiple, step.after, multiple) if step.before <= m < step.after]
+        if crossed:
+            causes.append(f"tile boundary: batch crosses {crossed[0]} (a multiple of {multiple})")
+            break
+    shape = tile_shape(kernel_after or "") if kernel_after else None
+    if shape and sm_count:
+        for rows, cols in {shape, shape[::-1]}:
+
+            def waves(batch: int, rows: int = rows, cols: int = cols) -> int:
+                tiles = math.ceil(batch / rows) * math.ceil(out_features / cols)
+                return math.ceil(tiles / sm_count)
+
+            if waves(step.after) > waves(step.before):
+                tiles = math.ceil(step.after / rows) * math.ceil(out_features / cols)
+                causes.append(
+                    f"wave boundary: {rows}×{cols} tiles, {tiles} tiles need {waves(step.after)} waves "
+                    f"on {sm_count} SMs (was {waves(step.before)})"
+                )
+                break
+    return causes

@@ -76,3 +76,28 @@ def test_free_batch_up_to_is_the_end_of_each_plateau():
     noisy = synthetic_curve(range(1, 513), staircase(tile=128, per_tile=5e-6), noise=0.01)
     free = free_batch_up_to(noisy)
     assert 120 <= free[1] <= 128 and 250 <= free[200] <= 256
+
+
+def test_tile_shape_from_kernel_names():
+    from benchmarks.steps import tile_shape
+
+    sm90 = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_kernel"
+    assert tile_shape(sm90) == (128, 256)
+    assert tile_shape("ampere_bf16_s16816gemm_bf16_64x64_sliced1x2_ldg8_f2f_tn") == (64, 64)
+    assert tile_shape("aten::addmm") is None
+
+
+def test_explain_step_names_kernel_switch_tile_and_wave():
+    from benchmarks.steps import Step, explain_step
+
+    kernel_a = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x128x64_warpgroupsize1x1x1_kernel"
+    kernel_b = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_kernel"
+    kernels = {128: [kernel_a], 129: [kernel_b], 256: [kernel_b], 257: [kernel_b]}
+    causes = explain_step(Step(128, 129, 1e-6, 0.1, 5), kernels, out_features=8192, sm_count=132)
+    assert causes[0] == f"kernel switch: {kernel_a} → {kernel_b}"
+    assert causes[1] == "tile boundary: batch crosses 128 (a multiple of 128)"
+    # 8192 / 128 = 64 tiles per 128 rows: 256 rows → 128 tiles (1 wave), 257 rows → 192 tiles (2 waves)
+    causes = explain_step(Step(256, 257, 1e-6, 0.1, 5), kernels, out_features=8192, sm_count=132)
+    assert causes[0].startswith("tile boundary: batch crosses 256")
+    assert causes[1] == "wave boundary: 128×128 tiles, 192 tiles need 2 waves on 132 SMs (was 1)"
+    assert explain_step(Step(100, 101, 1e-6, 0.1, 5), {}, out_features=8192, sm_count=132) == []
