@@ -64,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
         "--threads",
         type=int,
         metavar="N",
-        help="CPU intra-op threads, fixed for the whole run and recorded (default: all cores)",
+        help="CPU intra-op threads, fixed for the whole run and recorded (default: all cores but one)",
     )
     run.add_argument(
         "--cache",
@@ -186,6 +186,7 @@ def _list() -> int:
                 f"  {sweep.label():<44} dtypes {','.join(sweep.dtypes):<17} modes {','.join(sweep.modes):<12}"
                 f" {len(batches)} batches from {batches[0]} to {batches[-1]};"
                 f" {settings['rounds']} samples per point of at least {settings['min_sample_s'] * 1e3:g} ms"
+                + (f"; cache {sweep.cache} whatever --cache says" if sweep.cache else "")
             )
         print("  (graph mode needs CUDA: a CPU run measures eager only)")
     return 0

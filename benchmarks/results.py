@@ -142,6 +142,9 @@ def write_atomic(path: Path | str, doc: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temp_name, 0o666 & ~umask)  # mkstemp makes 0600; results are for everyone to read
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             json.dump(doc, out, indent=1, allow_nan=False)
             out.write("\n")

@@ -163,7 +163,10 @@ RUN = _obj(
         "git_dirty": _d({"type": ["boolean", "null"]}, "Uncommitted changes present at run time."),
         "command": _d({"type": "array", "items": {"type": "string"}}, "Command line of the run."),
         "profile": _d({"type": "string"}, "Profile name: quick or full."),
-        "workloads_done": _d({"type": "array", "items": {"type": "string"}}, "Workloads finished so far."),
+        "workloads_done": _d(
+            {"type": "array", "items": {"type": "string"}},
+            "Workloads whose points all finished (every point is sampled in shared rounds, so this fills at the end).",
+        ),
         "synthetic": _d({"type": "boolean"}, "True for test fixtures; such files are never published."),
     },
     ["id", "started_at", "complete", "profile"],

@@ -53,3 +53,16 @@ def test_committed_results_are_valid_and_real():
         assert run.path.parent.name == run.device["slug"]
         assert run.path.stem == run.id
         assert read_run(run.path).doc == run.doc
+
+
+def test_written_files_are_readable_by_others(tmp_path):
+    import os
+    import stat
+
+    path = tmp_path / "run.json"
+    old = os.umask(0o022)
+    try:
+        write_atomic(path, {"a": 1})
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644

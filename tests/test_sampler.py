@@ -106,3 +106,15 @@ def test_cpu_backend_times_real_calls():
     seconds = backend.time(lambda: x @ x, inner=10)
     assert 0 < seconds < 1
     assert torch.get_num_threads() == 1
+
+
+def test_points_wanting_fewer_samples_spread_them_over_the_rounds():
+    from benchmarks.measure.sampler import takes_sample
+
+    assert [r for r in range(10) if takes_sample(r, 5, 10)] == [1, 3, 5, 7, 9]
+    assert all(takes_sample(r, 10, 10) for r in range(10))
+    assert sum(takes_sample(r, 7, 15) for r in range(15)) == 7
+    points = [Point("few", 1, constant(0.001), rounds=3), Point("many", 1, constant(0.001))]
+    outcomes = measure_points(FakeClockBackend(), points, rounds=6, min_sample_s=0.001, warmup_s=0.0)
+    assert len(outcomes[("few", 1)].timing["samples_s"]) == 3
+    assert len(outcomes[("many", 1)].timing["samples_s"]) == 6

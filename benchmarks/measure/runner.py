@@ -131,8 +131,13 @@ class _Failed:
         self.status, self.message, self.timing = status, message, None
 
 
-def run_workload(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cache: str, progress) -> None:
-    """Measure every sweep of one workload, interleaved, saving after every round."""
+def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cache: str, progress) -> None:
+    """Measure every sweep, all points interleaved, saving the file after every round.
+
+    Sampling every point of the run in shared rounds means each point's samples span the
+    whole run, so a spell of contention on a shared machine moves all points a little
+    instead of moving one workload a lot.
+    """
     device = run.doc["device"]
     fixed: list[dict] = []  # records of configurations that could not be measured at all
     points: list[Point] = []
@@ -142,14 +147,15 @@ def run_workload(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, c
     for sweep in sweeps:
         workload = WORKLOADS[sweep.workload]
         modes = [mode for mode in sweep.modes if mode in backend.modes]
+        sweep_cache = sweep.cache or cache
         for dtype in sweep.dtypes:
             copies = weight_copies(
                 workload.weight_bytes(sweep.params, dtype),
                 device.get("l2_bytes"),
-                cache,
+                sweep_cache,
                 device.get("memory_bytes"),
             )
-            state = "resident" if cache == "resident" else "rotated"
+            state = "resident" if sweep_cache == "resident" else "rotated"
 
             def fail_all(status: str, message: str, sweep=sweep, dtype=dtype, modes=modes, state=state, copies=copies):
                 for mode in modes:
@@ -180,9 +186,10 @@ def run_workload(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, c
             for mode in modes:
                 curve = (sweep.label(), dtype, mode)
                 labels[curve] = (sweep, dtype, mode, state, copies)
+                settings = profile.settings(sweep)
                 for batch in sweep.batches:
                     prepare = _preparer(backend, workload, prepared, batch, mode, curve, kernels, sweep.kernel_batches)
-                    points.append(Point(curve, batch, prepare, copies))
+                    points.append(Point(curve, batch, prepare, copies, **settings))
 
     existing = list(run.doc["records"])
 
@@ -195,9 +202,16 @@ def run_workload(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, c
         run.save()
 
     save({})
-    settings = profile.settings(sweeps[0])
     with torch.no_grad():
-        outcomes = measure_points(backend, points, progress=progress, after_round=save, **settings)
+        outcomes = measure_points(
+            backend,
+            points,
+            rounds=profile.rounds,
+            min_sample_s=profile.min_sample_s,
+            warmup_s=profile.warmup_s,
+            progress=progress,
+            after_round=save,
+        )
     save(outcomes)
     del keep_alive, points
     backend.release()
@@ -247,16 +261,13 @@ def start_run(
         "records": [],
     }
     run = RunFile(results_dir / device_info["slug"] / f"{run_id}.json", doc)
+    workloads = list(dict.fromkeys(sweep.workload for sweep in sweeps))
     run.save()
 
     def measure_all() -> None:
-        names = list(dict.fromkeys(sweep.workload for sweep in sweeps))
-        for index, name in enumerate(names, 1):
-            label = f"[{index}/{len(names)}] {name}"
-            group = [sweep for sweep in sweeps if sweep.workload == name]
-            run_workload(run, backend, group, profile, cache, progress.curve(label))
-            doc["run"]["workloads_done"].append(name)
-            run.save()
+        run_sweeps(run, backend, sweeps, profile, cache, progress.curve(" + ".join(dict.fromkeys(workloads))))
+        doc["run"]["workloads_done"] = workloads
+        run.save()
         progress.end_line()
 
     return run, measure_all

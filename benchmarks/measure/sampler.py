@@ -70,6 +70,14 @@ class Point:
     batch: int
     prepare: Callable[[], Callable[[], Any]]
     calls_per_unit: int = 1  # the timed call runs this many units (e.g. weight copies)
+    rounds: int | None = None  # samples to take; default: the measurement's rounds
+    min_sample_s: float | None = None  # default: the measurement's
+    warmup_s: float | None = None  # default: the measurement's
+
+
+def takes_sample(round_index: int, wanted: int, rounds: int) -> bool:
+    """Spread `wanted` samples evenly over `rounds` rounds (every round when wanted >= rounds)."""
+    return (round_index + 1) * wanted // rounds > round_index * wanted // rounds
 
 
 def measure_points(
@@ -86,7 +94,8 @@ def measure_points(
     """Time every point; return (curve, batch) -> Outcome, seconds per unit.
 
     Each round visits every point once, in a fresh random order, so that all points share
-    whatever the machine was doing during the whole measurement. An out-of-memory at some
+    whatever the machine was doing during the whole measurement. A point that wants fewer
+    samples than there are rounds takes them in rounds spread evenly over the measurement. An out-of-memory at some
     batch records `oom` there and `skipped` for every larger batch of the same curve; any
     other exception records `error` for that point alone. Nothing raised escapes except
     KeyboardInterrupt and SystemExit. `after_round` receives the outcomes so far (ok points
@@ -95,7 +104,8 @@ def measure_points(
     outcomes: dict[tuple[Hashable, int], Outcome] = {}
     ready: dict[tuple[Hashable, int], tuple[Point, Callable[[], Any], int]] = {}
     points = sorted(points, key=lambda p: (str(p.curve), p.batch))
-    total = len(points) * (rounds + 1)
+    rounds = max([rounds, *(p.rounds for p in points if p.rounds)])
+    total = len(points) + sum(p.rounds or rounds for p in points)
     done = 0
 
     def fail(point: Point, exc: BaseException) -> None:
@@ -118,7 +128,12 @@ def measure_points(
                 ready[(point.curve, point.batch)] = (
                     point,
                     fn,
-                    calibrate(backend, fn, min_sample_s, warmup_s),
+                    calibrate(
+                        backend,
+                        fn,
+                        min_sample_s if point.min_sample_s is None else point.min_sample_s,
+                        warmup_s if point.warmup_s is None else point.warmup_s,
+                    ),
                 )
             except Exception as exc:
                 fail(point, exc)
@@ -136,13 +151,15 @@ def measure_points(
         return result
 
     rng = random.Random(seed)
-    for _ in range(rounds):
+    for round_index in range(rounds):
         order = list(ready)
         rng.shuffle(order)
         for key in order:
             if key not in ready:
                 continue  # dropped earlier in this round
             point, fn, inner = ready[key]
+            if not takes_sample(round_index, point.rounds or rounds, rounds):
+                continue
             try:
                 samples[key].append(backend.time(fn, inner) / point.calls_per_unit)
             except Exception as exc:
