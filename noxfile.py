@@ -5,6 +5,8 @@ Measuring (`bench`) needs only torch; the site (`docs`, `serve`) never installs 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import nox
 
 nox.needs_version = ">=2025.2.9"
@@ -13,6 +15,7 @@ nox.options.sessions = ["lint", "tests"]
 nox.options.reuse_existing_virtualenvs = True
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
+ROOT = Path(__file__).resolve().parent
 
 
 def group(name: str) -> list[str]:
@@ -57,3 +60,26 @@ def lint(session: nox.Session) -> None:
     session.install(*group("lint"))
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+
+
+def _docs_env(session: nox.Session) -> None:
+    session.install(*group("docs"))
+    session.env["PYTHONPATH"] = str(ROOT)  # the notebooks import benchmarks from the repository
+    session.env.setdefault("NO_MKDOCS_2_WARNING", "1")
+
+
+@nox.session(default=False)
+def docs(session: nox.Session) -> None:
+    """Build the site into site/ from every committed results file (mkdocs --strict; no torch).
+
+    Arguments go to `mkdocs build`. BATCHING_RESULTS_DIR=DIR reads results from DIR instead.
+    """
+    _docs_env(session)
+    session.run("mkdocs", "build", "--strict", *session.posargs)
+
+
+@nox.session(default=False)
+def serve(session: nox.Session) -> None:
+    """Serve the site at http://127.0.0.1:8000, rebuilding when a page, the code or a results file changes."""
+    _docs_env(session)
+    session.run("mkdocs", "serve", *session.posargs)

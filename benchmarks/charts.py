@@ -1,0 +1,496 @@
+"""Every chart on the site: Altair builders plus the figure that embeds and exports them.
+
+Pages call the builders with curves chosen by `benchmarks.report` and show the result with
+`figure(...)`. A figure is a `<figure>` holding the Vega-Lite spec as inert JSON in a <template>; the site's
+own `charts.js` draws it with vega-embed (SVG renderer) on every page load, including
+Material's instant navigation. `figure` also stages the spec and the drawn data under
+$BATCHING_CHART_DIR; the docs hook turns them into site/charts/<id>.{svg,png,csv,json}.
+
+Pure Python (Altair builds JSON only): nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+import math
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+
+from benchmarks import report
+from benchmarks.report import Curve
+
+STAGE_ENV = "BATCHING_CHART_DIR"
+DEFAULT_STAGE = Path(__file__).resolve().parent.parent / ".cache" / "charts"
+SITE_ROOT = "__SITE_ROOT__/"  # replaced by the docs hook with the page's relative path to the site root
+CHART_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+WIDTH, HEIGHT = 520, 300
+KIND_DASH = {"measured": [1, 0], "roofline": [6, 4]}
+KNEE_SHAPES = {"predicted knee": "diamond", "measured knee": "triangle-up"}
+LEGEND = (
+    "solid: measured median (band: q1–q3) · dashed: roofline from this run's measured ceilings"
+    " · ◇ predicted knee · △ measured knee"
+)
+PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+
+
+def stage_dir() -> Path:
+    return Path(os.environ.get(STAGE_ENV) or DEFAULT_STAGE)
+
+
+def _round(value: Any, digits: int = 4) -> Any:
+    if isinstance(value, float) and math.isfinite(value) and value != 0:
+        return round(value, digits - 1 - math.floor(math.log10(abs(value))))
+    return value
+
+
+def _rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: _round(v) for k, v in row.items()} for row in rows]
+
+
+def _batch_axis(batches: Sequence[float]) -> alt.X:
+    low, high = min(batches), max(batches)
+    ticks = [2**i for i in range(0, 16) if low <= 2**i <= high]
+    return alt.X(
+        "batch:Q",
+        title="batch size (rows)",
+        scale=alt.Scale(type="log", base=2, domain=[low, high], nice=False),
+        axis=alt.Axis(values=ticks, format="d"),
+    )
+
+
+def _title(text: str, *subtitle: str) -> alt.TitleParams:
+    return alt.TitleParams(text=text, subtitle=[s for s in subtitle if s], anchor="start", subtitleFontSize=11)
+
+
+def _series_scale(curves: Sequence[Curve]) -> alt.Scale:
+    domain = list(dict.fromkeys(c.label for c in curves))
+    return alt.Scale(domain=domain, range=PALETTE[: len(domain)] or PALETTE)
+
+
+# --------------------------------------------------------------------------- data
+
+
+def curve_rows(curves: Sequence[Curve], series: str = "label") -> list[dict[str, Any]]:
+    """Long-format rows drawn by the latency and throughput charts (also the CSV export)."""
+    rows: list[dict[str, Any]] = []
+    for curve in curves:
+        name = getattr(curve, series)
+        for p in curve.points:
+            rows.append(
+                {
+                    "series": name,
+                    "kind": "measured",
+                    "batch": p.batch,
+                    "ms": p.median_s * 1e3,
+                    "q1_ms": p.q1_s * 1e3,
+                    "q3_ms": p.q3_s * 1e3,
+                    "rows_per_s": p.batch / p.median_s,
+                }
+            )
+            if p.predicted_s:
+                rows.append(
+                    {
+                        "series": name,
+                        "kind": "roofline",
+                        "batch": p.batch,
+                        "ms": p.predicted_s * 1e3,
+                        "rows_per_s": p.batch / p.predicted_s,
+                    }
+                )
+        low, high = curve.batches[0], curve.batches[-1]
+        if curve.predicted_knee and low <= curve.predicted_knee <= high:
+            t = report.predicted_at(curve, curve.predicted_knee)
+            rows.append(
+                {
+                    "series": name,
+                    "kind": "predicted knee",
+                    "batch": curve.predicted_knee,
+                    "ms": t * 1e3,
+                    "rows_per_s": curve.predicted_knee / t,
+                }
+            )
+        if curve.knee:
+            k = curve.knee
+            rows.append(
+                {
+                    "series": name,
+                    "kind": "measured knee",
+                    "batch": k.batch,
+                    "ms": k.time_at_knee_s * 1e3,
+                    "rows_per_s": k.batch / k.time_at_knee_s,
+                }
+            )
+    return _rows(rows)
+
+
+def _curve_layers(
+    rows: list[dict[str, Any]], y: str, y_title: str, color: alt.Color, batches: Sequence[float], band: bool
+) -> alt.LayerChart:
+    base = alt.Chart(alt.Data(values=rows)).encode(x=_batch_axis(batches))
+    y_enc = alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log"))
+    tip = [
+        alt.Tooltip("series:N", title="curve"),
+        alt.Tooltip("kind:N", title="what"),
+        alt.Tooltip("batch:Q", title="batch", format=",.0f"),
+        alt.Tooltip("ms:Q", title="latency (ms)", format=".4~g"),
+        alt.Tooltip("rows_per_s:Q", title="rows/s", format=".4~s"),
+    ]
+    layers = []
+    if band:
+        layers.append(
+            base.transform_filter("datum.kind == 'measured'")
+            .mark_area(opacity=0.18)
+            .encode(y=alt.Y("q1_ms:Q", scale=alt.Scale(type="log")), y2="q3_ms:Q", color=color)
+        )
+    dash = alt.StrokeDash(
+        "kind:N",
+        title="line",
+        scale=alt.Scale(domain=list(KIND_DASH), range=list(KIND_DASH.values())),
+        legend=None,  # explained in the subtitle (LEGEND)
+    )
+    lines = base.transform_filter("datum.kind == 'measured' || datum.kind == 'roofline'")
+    layers.append(lines.mark_line(strokeWidth=1.8).encode(y=y_enc, color=color, strokeDash=dash))
+    layers.append(
+        base.transform_filter("datum.kind == 'measured'")
+        .mark_point(filled=True, size=28)
+        .encode(y=y_enc, color=color, tooltip=[*tip[:4], alt.Tooltip("q1_ms:Q", format=".4~g"), *tip[4:]])
+    )
+    layers.append(
+        base.transform_filter("datum.kind == 'predicted knee' || datum.kind == 'measured knee'")
+        .mark_point(size=150, strokeWidth=2, filled=False)
+        .encode(
+            y=y_enc,
+            color=color,
+            shape=alt.Shape(
+                "kind:N",
+                title="knee",
+                scale=alt.Scale(domain=list(KNEE_SHAPES), range=list(KNEE_SHAPES.values())),
+                legend=None,
+            ),
+            tooltip=tip,
+        )
+    )
+    return alt.layer(*layers)
+
+
+def _subtitle(curves: Sequence[Curve]) -> list[str]:
+    first = curves[0]
+    return [
+        f"{report.device_label(first.run)} · {first.dtype} · {first.mode} · cache: {first.cache}",
+        f"{report.provenance(first.run)}",
+        LEGEND,
+    ]
+
+
+def latency_chart(curves: Sequence[Curve], title: str) -> alt.LayerChart:
+    """Median latency against batch (log-log) per curve, q1–q3 band, roofline dashed, knees marked."""
+    rows = curve_rows(curves)
+    color = alt.Color("series:N", title="configuration", scale=_series_scale(curves))
+    batches = [b for c in curves for b in c.batches]
+    chart = _curve_layers(rows, "ms", "median latency per call (ms)", color, batches, band=True)
+    return chart.properties(width=WIDTH, height=HEIGHT, title=_title(title, *_subtitle(curves)))
+
+
+def throughput_chart(curves: Sequence[Curve], title: str) -> alt.LayerChart:
+    """Rows per second against batch per curve, measured against the roofline."""
+    rows = curve_rows(curves)
+    color = alt.Color("series:N", title="configuration", scale=_series_scale(curves))
+    batches = [b for c in curves for b in c.batches]
+    chart = _curve_layers(rows, "rows_per_s", "throughput (rows per second)", color, batches, band=False)
+    return chart.properties(width=WIDTH, height=HEIGHT, title=_title(title, *_subtitle(curves)))
+
+
+def _knee_rules(curve: Curve, y: str) -> list[alt.Chart]:
+    """Vertical rules with labels at the predicted and measured knee of one curve."""
+    marks = []
+    low, high = curve.batches[0], curve.batches[-1]
+    if curve.predicted_knee and low <= curve.predicted_knee <= high:
+        marks.append(
+            {"batch": curve.predicted_knee, "label": f"predicted knee ≈ {report.fmt_batch(curve.predicted_knee)}"}
+        )
+    if curve.knee:
+        marks.append({"batch": curve.knee.batch, "label": f"measured knee ≈ {report.fmt_batch(curve.knee.batch)}"})
+    if not marks:
+        return []
+    base = alt.Chart(alt.Data(values=_rows(marks))).encode(x="batch:Q")
+    rule = base.mark_rule(strokeDash=[2, 2], color="#888")
+    text = base.mark_text(align="left", dx=4, dy=-4, baseline="bottom", fontSize=11, color="#666", angle=270).encode(
+        text="label:N", y=alt.value(HEIGHT)
+    )
+    return [rule, text]
+
+
+def headline_chart(curve: Curve, title: str) -> alt.HConcatChart:
+    """Latency and throughput of one curve side by side, measured and predicted, knees marked."""
+    rows = curve_rows([curve])
+    color = alt.Color("series:N", title="configuration", scale=_series_scale([curve]), legend=None)
+    panels = []
+    for y, y_title, band, name in (
+        ("ms", "median latency per call (ms)", True, "latency"),
+        ("rows_per_s", "throughput (rows per second)", False, "throughput"),
+    ):
+        layers = _curve_layers(rows, y, y_title, color, curve.batches, band)
+        panels.append(alt.layer(layers, *_knee_rules(curve, y)).properties(width=300, height=HEIGHT, title=name))
+    return alt.hconcat(*panels).properties(title=_title(title, *_subtitle([curve])))
+
+
+def mode_chart(curves: Sequence[Curve], title: str) -> alt.FacetChart:
+    """Eager calls against CUDA-graph replay, one panel per configuration, roofline dashed."""
+    rows = []
+    for curve in curves:
+        for row in curve_rows([curve]):
+            if row["kind"] == "roofline" and curve.mode != curves[0].mode:
+                continue  # the roofline does not depend on the mode: draw it once per panel
+            if row["kind"] == "roofline":
+                rows.append({**row, "panel": curve.label, "series": "roofline"})
+            elif row["kind"] == "measured":
+                rows.append({**row, "panel": curve.label, "series": curve.mode})
+    modes = list(dict.fromkeys(c.mode for c in curves))
+    color = alt.Color(
+        "series:N",
+        title="timed as",
+        scale=alt.Scale(domain=[*modes, "roofline"], range=[*PALETTE[: len(modes)], "#777"]),
+    )
+    batches = [b for c in curves for b in c.batches]
+    y = alt.Y("ms:Q", title="median latency (ms)", scale=alt.Scale(type="log"))
+    base = alt.Chart().encode(x=_batch_axis(batches), y=y, color=color)
+    layer = alt.layer(
+        base.mark_line(strokeWidth=1.8).encode(
+            strokeDash=alt.StrokeDash(
+                "kind:N", scale=alt.Scale(domain=list(KIND_DASH), range=list(KIND_DASH.values())), legend=None
+            )
+        ),
+        base.transform_filter("datum.kind == 'measured'")
+        .mark_point(filled=True, size=22)
+        .encode(
+            tooltip=[
+                alt.Tooltip("panel:N", title="configuration"),
+                alt.Tooltip("series:N", title="timed as"),
+                alt.Tooltip("batch:Q", format=",.0f"),
+                alt.Tooltip("ms:Q", title="latency (ms)", format=".4~g"),
+            ]
+        ),
+        data=alt.Data(values=_rows(rows)),
+    ).properties(width=250, height=180)
+    first = curves[0]
+    subtitle = [
+        f"{report.device_label(first.run)} · {first.dtype} · modes: {', '.join(modes)} · cache: {first.cache}",
+        f"{report.provenance(first.run)} · dashed grey: roofline from this run's measured ceilings",
+    ]
+    return layer.facet(
+        facet=alt.Facet("panel:N", title=None, sort=list(dict.fromkeys(c.label for c in curves))), columns=2
+    ).properties(title=_title(title, *subtitle))
+
+
+def intensity_chart(gpus: Sequence[Any], dtypes: Sequence[str], width: int, title: str) -> alt.LayerChart:
+    """Arithmetic intensity of one width×width Linear layer against batch, with datasheet ridges."""
+    batches = [2**i for i in range(0, 13)]
+    rows = []
+    for dtype, size in (("2-byte weights (bf16/fp16)", 2), ("4-byte weights (fp32)", 4)):
+        for b in batches:
+            flops = 2 * width * width * b
+            moved = size * (width * width + width + 2 * b * width)
+            rows.append({"series": dtype, "batch": b, "intensity": flops / moved})
+    ridges = []
+    for gpu in gpus:
+        for dtype in dtypes:
+            if dtype in gpu.peak_flops:
+                ridges.append({"ridge": f"{gpu.name} {dtype}", "intensity": gpu.ridge_intensity(dtype)})
+    base = alt.Chart(alt.Data(values=_rows(rows))).encode(x=_batch_axis(batches))
+    y = alt.Y("intensity:Q", title="arithmetic intensity (FLOP per byte)", scale=alt.Scale(type="log"))
+    lines = base.mark_line(point=True).encode(
+        y=y,
+        color=alt.Color("series:N", title="Linear layer", scale=alt.Scale(range=PALETTE[:2])),
+        tooltip=[alt.Tooltip("series:N"), alt.Tooltip("batch:Q"), alt.Tooltip("intensity:Q", format=".3~g")],
+    )
+    rule_base = alt.Chart(alt.Data(values=_rows(ridges))).encode(y=alt.Y("intensity:Q", scale=alt.Scale(type="log")))
+    rules = rule_base.mark_rule(strokeDash=[4, 3], color="#888").encode(
+        tooltip=[alt.Tooltip("ridge:N", title="datasheet ridge"), alt.Tooltip("intensity:Q", format=".3~g")]
+    )
+    labels = rule_base.mark_text(align="left", dx=4, dy=-3, baseline="bottom", fontSize=10, color="#666").encode(
+        text="ridge:N", x=alt.value(2)
+    )
+    subtitle = [
+        f"{width}×{width} weight; datasheet ridge points (peak FLOP/s ÷ bandwidth) as dashed lines",
+        "no measurement: figures from benchmarks/datasheet.py, sources on this page",
+    ]
+    return alt.layer(lines, rules, labels).properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
+
+
+def steps_chart(curves: Sequence[Any], steps: dict[str, Sequence[Any]], title: str, subtitle: Sequence[str]):
+    """Latency and latency per row against batch (linear batch axis), detected steps as rules.
+
+    `curves` is a list of (label, list of `steps.CurvePoint`) pairs; `steps` maps a label to
+    the `steps.Step`s detected on that curve. A fine sweep has a thousand points, so each row
+    carries only what is drawn (µs per row is computed in the browser) and both panels share
+    one copy of the data.
+    """
+    several = len(curves) > 1
+    rows, rules = [], []
+    for label, points in curves:
+        for p in points:
+            row = {"batch": p.batch, "us": p.median_s * 1e6}
+            if math.isfinite(p.stderr_s):
+                row["se"] = p.stderr_s * 1e6
+            rows.append({"series": label, **row} if several else row)
+        for step in steps.get(label, ()):
+            rules.append(
+                {
+                    "series": label,
+                    "batch": (step.before + step.after) / 2,
+                    "step": f"{step.before}→{step.after}",
+                    "jump_pct": 100 * step.relative,
+                    "sigmas": step.sigmas,
+                }
+            )
+    labels = list(dict.fromkeys(label for label, _ in curves))
+    color = (
+        alt.Color("series:N", title="curve", scale=alt.Scale(domain=labels, range=PALETTE[: len(labels)]))
+        if several
+        else alt.value(PALETTE[0])
+    )
+    x = alt.X(
+        "batch:Q",
+        title="batch size (rows)",
+        scale=alt.Scale(domain=[0, max(r["batch"] for r in rows)], nice=False),
+        axis=alt.Axis(tickMinStep=1, format="d"),
+    )
+    tip = [
+        alt.Tooltip("batch:Q", title="batch", format=",.0f"),
+        alt.Tooltip("us:Q", title="latency (µs)", format=".4~g"),
+        alt.Tooltip("us_per_row:Q", title="µs per row", format=".4~g"),
+        alt.Tooltip("se:Q", title="std. error (µs)", format=".2~g"),
+    ]
+    if several:
+        tip.insert(0, alt.Tooltip("series:N", title="curve"))
+    panels = []
+    for y, y_title, scale in (
+        ("us", "median latency per call (µs)", alt.Scale(zero=False)),
+        ("us_per_row", "latency per row (µs, log)", alt.Scale(type="log")),
+    ):
+        base = alt.Chart().transform_calculate(us_per_row="datum.us / datum.batch").encode(x=x, color=color)
+        layers = [
+            base.mark_line(strokeWidth=1.2).encode(y=alt.Y(f"{y}:Q", title=y_title, scale=scale)),
+            base.mark_point(filled=True, size=10).encode(y=alt.Y(f"{y}:Q", scale=scale), tooltip=tip),
+        ]
+        if rules:
+            layers.append(
+                alt.Chart(alt.Data(values=_rows(rules)))
+                .mark_rule(strokeDash=[3, 3], opacity=0.7, color="#888")
+                .encode(
+                    x="batch:Q",
+                    tooltip=[
+                        alt.Tooltip("series:N", title="curve"),
+                        alt.Tooltip("step:N", title="step at batch"),
+                        alt.Tooltip("jump_pct:Q", title="jump (%)", format=".3~g"),
+                        alt.Tooltip("sigmas:Q", title="jump ÷ std. error", format=".3~g"),
+                    ],
+                )
+            )
+        panels.append(alt.layer(*layers).properties(width=WIDTH, height=200))
+    return alt.vconcat(*panels, data=alt.Data(values=_rows(rows))).properties(
+        title=_title(title, *subtitle, "dashed rules: detected steps")
+    )
+
+
+# --------------------------------------------------------------------------- figure
+
+
+def _inert_json(spec: dict[str, Any]) -> str:
+    """JSON text that HTML parses as plain text: no '<', '>' or '&' (they become \\u escapes).
+
+    It sits in a <template>, not a <script>: Material's instant navigation re-creates script
+    elements as executable ones, while a template's content is inert.
+    """
+    text = json.dumps(spec, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _chart_rows(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every inline data row of a spec, in the order drawn (the CSV export)."""
+    found: list[dict[str, Any]] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            data = node.get("data")
+            if isinstance(data, dict) and isinstance(data.get("values"), list):
+                found.extend(data["values"])
+            for key, value in node.items():
+                if key != "data":
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(spec)
+    for values in spec.get("datasets", {}).values():
+        found.extend(values)
+    unique, seen = [], set()
+    for row in found:
+        key = json.dumps(row, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            unique.append(row)
+    return unique
+
+
+class Figure:
+    """A chart ready for a page: `_repr_html_` gives the <figure>, staged exports beside it."""
+
+    def __init__(self, chart_id: str, spec: dict[str, Any], caption: str, description: str):
+        self.chart_id, self.spec, self.caption, self.description = chart_id, spec, caption, description
+
+    def _repr_html_(self) -> str:
+        cid = self.chart_id
+        links = " · ".join(
+            f'<a href="{SITE_ROOT}charts/{cid}.{ext}">{label}</a>'
+            for ext, label in (("png", "PNG"), ("svg", "SVG"), ("csv", "data (CSV)"), ("json", "Vega-Lite spec"))
+        )
+        return (
+            f'<figure class="bchart" id="chart-{cid}">'
+            f'<div class="bchart-view" data-chart-id="{cid}" data-search-exclude>'
+            f'<p class="bchart-wait">Drawing the chart… (without JavaScript, open the '
+            f'<a href="{SITE_ROOT}charts/{cid}.svg">SVG</a>)</p></div>'
+            f'<template class="bchart-spec" data-search-exclude>{_inert_json(self.spec)}</template>'
+            f"<figcaption>"
+            f'<a class="bchart-anchor" href="#chart-{cid}" title="Link to this chart">#</a> '
+            f"<strong>{html.escape(self.caption)}</strong> {html.escape(self.description)}"
+            f'<span class="bchart-links">Chart <code>{cid}</code>: {links}</span>'
+            f"</figcaption></figure>"
+        )
+
+
+def figure(chart: alt.TopLevelMixin, chart_id: str, caption: str, description: str) -> Figure:
+    """Embed `chart` under a stable id and stage its spec and data for export.
+
+    `caption` is a short title and `description` the text alternative (plain text: both are
+    escaped). The id must be stable across rebuilds: derive it from the page and what the
+    chart shows, never from data values.
+    """
+    if not CHART_ID.match(chart_id):
+        raise ValueError(f"chart id {chart_id!r} must be lowercase letters, digits and dashes")
+    chart = chart.properties(description=f"{caption}. {description}")
+    spec = chart.to_dict()
+    spec.pop("$schema", None)
+    stage = stage_dir()
+    stage.mkdir(parents=True, exist_ok=True)
+    target = stage / f"{chart_id}.json"
+    if target.exists() and os.environ.get(STAGE_ENV):
+        raise ValueError(f"chart id {chart_id!r} is used twice in this build")
+    full = {"$schema": "https://vega.github.io/schema/vega-lite/v6.json", **spec}
+    target.write_text(json.dumps(full, indent=1, ensure_ascii=False), encoding="utf-8")
+    rows = _chart_rows(spec)
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    with (stage / f"{chart_id}.csv").open("w", newline="", encoding="utf-8") as out:
+        writer = csv.DictWriter(out, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    return Figure(chart_id, spec, caption, description)

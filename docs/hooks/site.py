@@ -1,0 +1,121 @@
+"""MkDocs hooks for the site: results checks, a self-served chart bundle, chart exports.
+
+- on_config: make the repository importable by the notebooks' kernels, check every results
+  file (a bad one stops the build with a message naming the file and the field) and give
+  this build a fresh directory for staged charts.
+- on_files: add the Vega/Vega-Lite/vega-embed bundle (written by vl-convert, cached per
+  vl-convert version) as one site file that every page shares.
+- on_page_content: drop what nbconvert inlines into each notebook page (its 600 KB stylesheet,
+  MathJax and Mermaid loaders that would fetch from another host) and resolve chart links.
+- on_post_build: write every staged chart as site/charts/<id>.{json,csv,svg,png} and copy the
+  published results files to site/results/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import charts, report  # noqa: E402
+
+BUNDLE_PATH = "assets/javascripts/vega-bundle.js"
+_STATE: dict[str, Path] = {}
+
+_STYLE = re.compile(r"<style[^>]*>.*?</style>", re.S | re.I)
+_SCRIPT = re.compile(r"<script(?![^>]*application/json)[^>]*>.*?</script>", re.S | re.I)
+_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
+
+
+def on_config(config):
+    paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    try:
+        data = report.load_site_data()
+    except report.SiteDataError as exc:
+        raise PluginError(str(exc)) from None
+    _STATE["runs"] = data.runs  # type: ignore[assignment]
+    stage = Path(tempfile.mkdtemp(prefix="batching-charts-"))
+    os.environ[charts.STAGE_ENV] = str(stage)
+    _STATE["stage"] = stage
+    return config
+
+
+def _bundle() -> str:
+    import vl_convert
+
+    version = getattr(vl_convert, "__version__", "unknown")
+    cache = ROOT / ".cache" / f"vega-bundle-{version}.js"
+    if cache.exists():
+        return cache.read_text(encoding="utf-8")
+    text = vl_convert.javascript_bundle()
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(text, encoding="utf-8")
+    return text
+
+
+def on_files(files, config):
+    files.append(File.generated(config, BUNDLE_PATH, content=_bundle()))
+    return files
+
+
+def _root_prefix(page) -> str:
+    depth = page.url.count("/") if page.url else 0
+    return "../" * depth
+
+
+def _math(match: re.Match) -> str:
+    import html
+
+    from latex2mathml.converter import convert
+
+    tex = html.unescape(match.group(1)).strip()
+    return f'<div class="eq">{convert(tex, display="block")}</div>'
+
+
+def on_page_content(html_text, page, config, files):
+    if page.file.src_uri.endswith(".py"):
+        html_text = _STYLE.sub("", html_text)
+        html_text = _SCRIPT.sub("", html_text)
+        html_text = _MATH.sub(_math, html_text)
+    return html_text.replace(charts.SITE_ROOT, _root_prefix(page))
+
+
+def _export(spec_path: Path, out_dir: Path) -> None:
+    import vl_convert
+
+    spec = json.loads(spec_path.read_text(encoding="utf-8"))
+    spec.setdefault("config", {})["background"] = "white"
+    chart_id = spec_path.stem
+    (out_dir / f"{chart_id}.svg").write_text(vl_convert.vegalite_to_svg(spec), encoding="utf-8")
+    (out_dir / f"{chart_id}.png").write_bytes(vl_convert.vegalite_to_png(spec, scale=2))
+
+
+def on_post_build(config):
+    site = Path(config["site_dir"])
+    out_dir = site / "charts"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stage = _STATE.get("stage")
+    specs = sorted(stage.glob("*.json")) if stage else []
+    for path in stage.iterdir() if stage else []:
+        shutil.copyfile(path, out_dir / path.name)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(lambda p: _export(p, out_dir), specs))
+    if stage:
+        shutil.rmtree(stage, ignore_errors=True)
+    for run in _STATE.get("runs", []):
+        target = site / "results" / run.device["slug"] / f"{run.id}.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(run.path, target)

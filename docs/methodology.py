@@ -1,0 +1,125 @@
+# %% [markdown]
+# # Methodology: how every number is measured
+#
+# The harness lives in `benchmarks/` (the only part that imports torch is `benchmarks/measure/`).
+# This page describes what it does; the settings quoted are read from the code when the site is
+# built.
+
+# %% tags=["hide-input"]
+from IPython.display import HTML, display
+
+from benchmarks import report
+from benchmarks.profiles import PROFILES
+
+rows = []
+for profile in PROFILES.values():
+    sweeps = profile.sweeps
+    widths = sorted({s.params.get("width") for s in sweeps if "width" in s.params})
+    batches = sorted({b for s in sweeps for b in s.batches})
+    rows.append(
+        [
+            profile.name,
+            profile.description,
+            ", ".join(profile.dtypes()),
+            ", ".join(sorted({m for s in sweeps for m in s.modes})),
+            ", ".join(str(w) for w in widths),
+            f"{batches[0]}–{batches[-1]} ({len(batches)} sizes)",
+            str(profile.rounds),
+            f"{profile.min_sample_s * 1e3:g} ms",
+            f"{profile.warmup_s * 1e3:g} ms",
+        ]
+    )
+display(
+    HTML(
+        report.html_table(
+            [
+                "profile",
+                "what it is for",
+                "dtypes",
+                "modes",
+                "widths",
+                "batches",
+                "samples per point",
+                "minimum sample",
+                "warm-up per point",
+            ],
+            rows,
+            caption="Profiles, from benchmarks/profiles.py",
+        )
+    )
+)
+
+# %% [markdown]
+# ## Timers
+#
+# - **GPU**: CUDA events recorded on the stream around the timed calls, then synchronised; the
+#   host clock never times GPU work. Each point is timed two ways: replaying a captured CUDA
+#   graph (`graph`, close to what the hardware needs) and calling the model normally (`eager`,
+#   what user code sees, including Python dispatch and one launch per kernel).
+# - **CPU**: `time.perf_counter` around the timed calls, with torch's intra-op thread count
+#   fixed for the whole run and recorded in the results file (`device.threads`).
+#
+# ## Warm-up, repeats and the statistic
+#
+# Before a point is timed it runs for the profile's warm-up time (so allocator, kernel selection
+# and caches settle), then the harness calibrates how many calls one *sample* needs to last at
+# least the profile's minimum sample time, and a sample is the mean over those calls. Samples are
+# taken in rounds: each round visits every batch size of a curve once, in a fresh random order, so
+# a slow spell on a shared machine spreads over all points instead of bending one part of the
+# curve. A point reports the **median** of its samples with the first and third quartiles (the
+# band on every chart), and the raw samples are kept in the results file.
+#
+# ## What the cache holds
+#
+# Small weights fit in the last-level cache (an 8×1024 MLP in bf16 is 16 MiB; see
+# [Theory](../theory/)), and a loop that calls the same model again and again would then measure
+# the cache rather than memory. By default the harness builds several copies of the weights,
+# together at least three times the last-level cache, and rotates through them call by call
+# (`cache: rotated`, with the number of copies in `weight_copies`). `--cache resident` measures
+# the hot-cache case on purpose. Every chart states which one it shows.
+#
+# ## Ceilings
+#
+# Predictions use ceilings measured on the same device in the same run, right before the
+# workloads: the **copy bandwidth** of a large buffer copied within device memory (bytes read
+# plus bytes written per second, the buffer far larger than any cache) and the **matmul rate** of
+# a large square matrix product for each dtype (2·n³ FLOPs per call). Datasheet figures appear
+# only on the Theory page, beside these, never instead of them.
+#
+# ## Knees
+#
+# The *predicted knee* is where the roofline's compute time overtakes its memory time, solved from
+# the analytic FLOPs and bytes of each point and the measured ceilings
+# (`benchmarks.roofline.critical_batch`). The *measured knee* is the breakpoint of a continuous
+# two-segment line fitted to log time against log batch (`benchmarks.roofline.detect_knee`),
+# reported only when the curve grows at least like the square root of the batch past it and bends
+# clearly; otherwise the site says that no knee was detected.
+#
+# ## Correctness and failures
+#
+# Before timing, each workload is checked against a float64 reference of the same weights (the
+# `checks` section of the results file). A point that runs out of memory is recorded as `oom` and
+# the run continues; the results file is rewritten atomically after every round, so an interrupted
+# run keeps what it measured and is marked incomplete. The site charts each device's newest
+# complete run and names it under every chart.
+#
+# ## Caveats
+#
+# - The analytic bytes are a lower bound: they count each weight, input and output once, not
+#   re-reads between cache levels or the framework's temporary buffers.
+# - The measured copy bandwidth and matmul rate are what this harness reaches with PyTorch, not
+#   the hardware's absolute peak; a custom kernel may do better.
+# - Clocks and power limits change the ceilings; they are recorded where the driver reports them.
+# - A CPU run shares its cores with everything else on the machine; the interleaved rounds and the
+#   median damp that noise but do not remove it.
+# - The batch sweeps are coarse next to tile sizes, so they show the knee but can miss the steps
+#   that tile and wave quantization cause between the measured sizes.
+
+# %% tags=["hide-input"]
+display(
+    HTML(
+        '<div class="admonition success"><p class="admonition-title">Takeaway</p><p>Every point is a median of '
+        "interleaved samples with its quartiles, timed with the device's own clock, with weights rotated out of "
+        "the cache, and predicted from ceilings measured in the same run.</p></div>"
+    )
+)

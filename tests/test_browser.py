@@ -1,0 +1,145 @@
+"""The built site in headless Chromium: no console errors, no other hosts, charts drawn.
+
+Uses the system's Chromium (Debian's `chromium`, which .ci/run installs) through Playwright's
+Python package; set BATCHING_CHROMIUM to use another binary. Skips, saying why, when either
+is missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+
+import pytest
+
+from tests.test_site import BUNDLE, MAX_PAGE_BYTES, PAGES, served_site
+
+pytestmark = pytest.mark.browser
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+CHROMIUM = os.environ.get("BATCHING_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+if not CHROMIUM:
+    pytest.skip("no Chromium found (install Debian's chromium or set BATCHING_CHROMIUM)", allow_module_level=True)
+
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+DRAWN = """() => [...document.querySelectorAll('figure.bchart')].every(
+    f => f.querySelector('.bchart-view svg'))"""
+MARKS = """() => [...document.querySelectorAll('figure.bchart')].map(f => [f.id,
+    f.querySelectorAll('.bchart-view svg [class*="mark-"] path, .bchart-view svg [class*="mark-"] line').length])"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+class Watch:
+    """Everything a page did that the site forbids: console errors, page errors, other hosts, dialogs."""
+
+    def __init__(self, page, base: str):
+        self.problems: list[str] = []
+        self.bytes: dict[str, int] = {}
+        page.on("console", lambda m: m.type == "error" and self.problems.append(f"console error: {m.text}"))
+        page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
+        page.on("dialog", lambda d: (self.problems.append(f"dialog opened: {d.message}"), d.dismiss()))
+        page.on("response", lambda r: self._sized(r))
+
+        def route(route):
+            url = route.request.url
+            if url.startswith(base) or url.startswith("data:") or url.startswith("blob:"):
+                route.continue_()
+            else:
+                self.problems.append(f"request to another host: {url}")
+                route.abort()
+
+        page.route("**/*", route)
+
+    def _sized(self, response):
+        with contextlib.suppress(Exception):
+            self.bytes[response.url] = len(response.body())
+
+
+@pytest.fixture(params=["committed", "synthetic"])
+def site_url(request):
+    return served_site(request.param)[1]
+
+
+def _open(browser, base, path, scheme="light"):
+    context = browser.new_context(color_scheme=scheme, viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    watch = Watch(page, base)
+    page.goto(base + path, wait_until="load")
+    page.wait_for_function(DRAWN, timeout=20_000)
+    return context, page, watch
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_page_loads_cleanly_with_charts_drawn(browser, site_url, path):
+    context, page, watch = _open(browser, site_url, path)
+    try:
+        marks = page.evaluate(MARKS)
+        assert all(count > 0 for _, count in marks), f"charts without marks: {marks}"
+        labels = page.evaluate(
+            "() => [...document.querySelectorAll('.bchart-view svg')].map(s => s.getAttribute('aria-label') || '')"
+        )
+        assert all(labels), "every chart's SVG carries its text description"
+        page.wait_for_timeout(300)
+        weight = sum(size for url, size in watch.bytes.items() if not url.endswith(BUNDLE))
+        assert weight <= MAX_PAGE_BYTES, f"{path or 'home'} transfers {weight} bytes besides the chart bundle"
+        assert sum(url.endswith(BUNDLE) for url in watch.bytes) <= 1
+        assert not watch.problems, "\n".join(watch.problems)
+    finally:
+        context.close()
+
+
+def test_instant_navigation_keeps_charts_drawn(browser, site_url):
+    context, page, watch = _open(browser, site_url, "")
+    try:
+        page.evaluate("window.__notReloaded = true")
+        page.click("nav.md-nav--primary a.md-nav__link[href$='mlp/']")
+        page.wait_for_url("**/mlp/")
+        page.wait_for_function(DRAWN, timeout=20_000)
+        assert page.evaluate("window.__notReloaded === true"), "the page reloaded: instant navigation is off"
+        assert page.evaluate("document.querySelectorAll('figure.bchart').length") > 0
+        page.go_back()
+        page.wait_for_url(site_url)
+        page.wait_for_function(DRAWN, timeout=20_000)
+        assert all(count > 0 for _, count in page.evaluate(MARKS))
+        assert not watch.problems, "\n".join(watch.problems)
+    finally:
+        context.close()
+
+
+def test_dark_mode_draws_charts(browser, site_url):
+    context, page, watch = _open(browser, site_url, "mlp/", scheme="dark")
+    try:
+        assert page.evaluate("document.body.getAttribute('data-md-color-scheme')") == "slate"
+        assert all(count > 0 for _, count in page.evaluate(MARKS))
+        assert not watch.problems, "\n".join(watch.problems)
+    finally:
+        context.close()
+
+
+def test_html_in_a_device_name_runs_nothing(browser):
+    base = served_site("synthetic")[1]
+    for path in ("", "mlp/", "reproduce/"):
+        context, page, watch = _open(browser, base, path)
+        try:
+            page.wait_for_timeout(300)
+            assert page.evaluate("document.querySelectorAll('img[src=\"x\"]').length") == 0
+            if path == "mlp/":
+                assert "<img src=x onerror=alert(1)>" in page.inner_text("article")
+            assert not watch.problems, "\n".join(watch.problems)
+        finally:
+            context.close()

@@ -1,0 +1,287 @@
+"""The site: strict builds from committed and synthetic results, exports, links, page weight.
+
+Each site is built once per test process (`built_site`), in a temporary directory, and shared
+with tests/test_browser.py.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlparse
+
+import pytest
+
+from tests.synthetic import SYNTHETIC_DEVICE, make_run
+
+ROOT = Path(__file__).resolve().parent.parent
+EVIL = "<img src=x onerror=alert(1)>"
+PAGES = ["", "theory/", "mlp/", "steps/", "methodology/", "reproduce/"]
+BUNDLE = "assets/javascripts/vega-bundle.js"
+MAX_PAGE_BYTES = 1_000_000
+
+pytest.importorskip("mkdocs", reason="the docs dependency group is not installed")
+pytest.importorskip("altair", reason="the docs dependency group is not installed")
+
+
+def _tmp(prefix: str) -> Path:
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
+def write_synthetic_results(directory: Path) -> None:
+    """Two SYNTHETIC devices: a GPU-like fixture and a CPU fixture whose name is an HTML payload."""
+    gpu = make_run()
+    evil = make_run(
+        name=f"{EVIL} (test fixture)",
+        slug="synthetic-evil",
+        kind="cpu",
+        run_id="20260102T000000Z-evil",
+        started_at="2026-01-02T00:00:00+00:00",
+        widths=(512,),
+        dtypes=("float32",),
+        modes=("eager",),
+    )
+    for doc in (gpu, evil):
+        path = directory / doc["device"]["slug"] / f"{doc['run']['id']}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(doc), encoding="utf-8")
+
+
+def build(
+    site_dir: Path, results_dir: Path | None = None, synthetic: bool = False, site_url: str | None = None
+) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BATCHING_") and k != "SITE_URL"}
+    if site_url:
+        env["SITE_URL"] = site_url  # instant navigation works only where the site is served from here
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    env["NO_MKDOCS_2_WARNING"] = "1"
+    if results_dir is not None:
+        env["BATCHING_RESULTS_DIR"] = str(results_dir)
+    if synthetic:
+        env["BATCHING_INCLUDE_SYNTHETIC"] = "1"
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@functools.cache
+def served_site(kind: str) -> tuple[Path, str]:
+    """Build the site once per process, 'committed' (benchmarks/results/) or 'synthetic', and
+    serve it on 127.0.0.1; returns the site directory and its URL."""
+    site = _tmp(f"site-{kind}-")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/"
+    if kind == "synthetic":
+        results = _tmp("results-")
+        write_synthetic_results(results)
+        done = build(site, results, synthetic=True, site_url=url)
+    else:
+        done = build(site, site_url=url)
+    if done.returncode != 0:
+        pytest.fail(f"mkdocs build --strict failed for the {kind} site:\n{done.stdout[-4000:]}\n{done.stderr[-8000:]}")
+    return site, url
+
+
+def built_site(kind: str) -> Path:
+    return served_site(kind)[0]
+
+
+@pytest.fixture(scope="module", params=["committed", "synthetic"])
+def site(request) -> Path:
+    return built_site(request.param)
+
+
+class _Links(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids: set[str] = set()
+        self.links: list[tuple[str, str]] = []  # (attribute, value)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        if tag == "a" and "name" in attrs:
+            self.ids.add(attrs["name"])
+        for name in ("href", "src"):
+            if attrs.get(name) and not (tag == "link" and attrs.get("rel") == "canonical"):
+                self.links.append((f"{tag}.{name}", attrs[name]))
+
+
+@functools.cache
+def _parse(path: Path) -> _Links:
+    parser = _Links()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def _html_pages(site: Path) -> list[Path]:
+    return sorted(p for p in site.rglob("*.html") if "results" not in p.relative_to(site).parts)
+
+
+def _target(site: Path, page: Path, link: str) -> tuple[Path, str] | None:
+    """The file and fragment an internal link points to, or None for an external link."""
+    base = "http://site.invalid/" + page.relative_to(site).as_posix()
+    url = urlparse(urljoin(base, link))
+    if url.netloc != "site.invalid":
+        return None
+    path = site / unquote(url.path).lstrip("/")
+    if path.is_dir() or url.path.endswith("/"):
+        path = path / "index.html"
+    return path, url.fragment
+
+
+def test_build_reads_only_published_results(site):
+    pages = "".join(p.read_text(encoding="utf-8") for p in _html_pages(site))
+    if site == built_site("committed"):
+        assert SYNTHETIC_DEVICE not in pages, "a synthetic fixture leaked into the published site"
+        assert "SYNTHETIC" not in pages and "(test fixture)" not in pages
+        assert not list(site.glob("results/synthetic-*")) and not list(site.glob("charts/*synthetic*"))
+    else:
+        assert SYNTHETIC_DEVICE in pages and "SYNTHETIC test fixture" in pages, "fixtures must be labelled"
+
+
+def test_every_page_and_chart_export_exists(site):
+    for page in PAGES:
+        assert (site / page / "index.html").is_file(), page
+    assert (site / BUNDLE).stat().st_size > 100_000
+    ids = set()
+    for page in _html_pages(site):
+        ids |= {i[len("chart-") :] for i in _parse(page).ids if i.startswith("chart-")}
+    assert "theory-intensity" in ids
+    for chart_id in ids:
+        for ext in ("svg", "png", "csv", "json"):
+            export = site / "charts" / f"{chart_id}.{ext}"
+            assert export.is_file() and export.stat().st_size > 0, export
+        svg = (site / "charts" / f"{chart_id}.svg").read_text(encoding="utf-8")
+        assert "<svg" in svg and "mark-" in svg, chart_id
+
+
+def test_synthetic_site_has_every_kind_of_chart():
+    ids = {p.stem for p in (built_site("synthetic") / "charts").glob("*.json")}
+    assert "home-headline" in ids
+    assert "mlp-synthetic-gpu-bfloat16-graph-rotated-latency" in ids
+    assert "mlp-synthetic-gpu-bfloat16-graph-rotated-throughput" in ids
+    assert "mlp-synthetic-gpu-bfloat16-rotated-modes" in ids
+    assert "mlp-synthetic-evil-float32-eager-rotated-latency" in ids
+    assert "steps-synthetic-gpu-bfloat16-graph-rotated" in ids
+
+
+def test_steps_page_finds_the_synthetic_staircase():
+    """The SYNTHETIC fixture's Linear sweep steps up every 64 rows once compute-bound (from 192)."""
+    text = (built_site("synthetic") / "steps" / "index.html").read_text(encoding="utf-8")
+    assert "192 → 193" in text and "256 → 257" in text
+    assert "tile boundary: batch crosses 256 (a multiple of 256)" in text
+    assert "wave boundary: 64×128 tiles" in text
+
+
+def test_internal_links_and_anchors_resolve(site):
+    broken = []
+    for page in _html_pages(site):
+        for attr, link in _parse(page).links:
+            if link.startswith(("mailto:", "javascript:", "data:")):
+                continue
+            target = _target(site, page, link)
+            if target is None:
+                assert attr == "a.href", f"{page}: {attr}={link} loads from another host"
+                continue
+            path, fragment = target
+            if not path.is_file():
+                broken.append(f"{page.relative_to(site)}: {link} (no file)")
+            elif fragment and path.suffix == ".html" and fragment not in _parse(path).ids:
+                broken.append(f"{page.relative_to(site)}: {link} (no anchor)")
+    assert not broken, "\n".join(broken)
+
+
+def _page_weight(site: Path, page: Path) -> int:
+    """Bytes of a page plus the local CSS/JS/images it loads, without the shared chart bundle."""
+    total = page.stat().st_size
+    for attr, link in set(_parse(page).links):
+        if attr not in ("link.href", "script.src", "img.src"):
+            continue
+        target = _target(site, page, link)
+        if target and target[0].is_file() and not target[0].as_posix().endswith(BUNDLE):
+            total += target[0].stat().st_size
+    return total
+
+
+def test_page_weight(site):
+    for name in PAGES:
+        weight = _page_weight(site, site / name / "index.html")
+        assert weight <= MAX_PAGE_BYTES, f"{name or 'home'}: {weight} bytes"
+
+
+def test_results_strings_are_escaped():
+    site = built_site("synthetic")
+    for page in _html_pages(site):
+        text = page.read_text(encoding="utf-8")
+        assert EVIL not in text, page
+        assert "onerror=alert" not in re.sub(r"&lt;img src=x onerror=alert\(1\)&gt;|\\u003cimg src=x onerror", "", text)
+    assert "&lt;img src=x onerror=alert(1)&gt;" in (site / "mlp" / "index.html").read_text(encoding="utf-8")
+
+
+def test_cpu_run_is_labelled_as_cpu():
+    home = (built_site("synthetic") / "index.html").read_text(encoding="utf-8")
+    assert "These results come from a CPU" not in home  # a GPU-kind run exists: it heads the page
+    committed = built_site("committed")
+    text = (committed / "index.html").read_text(encoding="utf-8")
+    runs = list((ROOT / "benchmarks" / "results").rglob("*.json"))
+    kinds = {json.loads(p.read_text())["device"]["kind"] for p in runs}
+    if kinds == {"cpu"}:
+        assert "These results come from a CPU" in text
+
+
+def test_bad_results_file_fails_the_build_naming_file_and_field():
+    results = _tmp("bad-results-")
+    doc = make_run()
+    doc["records"][3]["batch"] = "many"
+    path = results / "synthetic-gpu" / "broken.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    done = build(_tmp("site-bad-"), results, synthetic=True)
+    assert done.returncode != 0
+    output = done.stdout + done.stderr
+    assert "broken.json" in output and "records[3].batch" in output, output[-3000:]
+
+
+def test_notebooks_always_execute_fresh():
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert re.search(r"^\s+execute: true", config, re.M)
+    assert re.search(r"^\s+allow_errors: false", config, re.M)
+    assert re.search(r"^\s+cache: false", config, re.M)
+    assert re.search(r"^\s+- navigation.instant", config, re.M)
+    assert re.search(r"^\s+font: false", config, re.M)
+
+
+def test_docs_path_never_imports_torch():
+    code = (
+        "import sys; import benchmarks.charts, benchmarks.report, benchmarks.schema, benchmarks.results, "
+        "benchmarks.roofline, benchmarks.datasheet, benchmarks.profiles, benchmarks.stats; "
+        "print('torch' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
