@@ -29,6 +29,40 @@ def _timing(median: float, rng: random.Random, noise: float) -> dict[str, Any]:
     }
 
 
+SYNTHETIC_KERNEL = "synthetic_gemm_tilesize{}x128_fixture"
+
+
+def _linear_records(batches, flops_per_s, bytes_per_s, rng, noise) -> list[dict[str, Any]]:
+    """A 4096→4096 bf16 layer whose time steps up every 64 rows (made-up tiles), kernels named."""
+    records = []
+    features = 4096
+    for batch in batches:
+        flops = 2 * batch * features * features
+        moved = 2 * (features * features + features + batch * 2 * features)
+        tiles = -(-batch // 64)
+        ideal = max(tiles * 64 * 2 * features * features / flops_per_s, moved / bytes_per_s)
+        timing = _timing(ideal, rng, noise / 2)
+        record = {
+            "workload": "linear",
+            "params": {"in_features": features, "out_features": features},
+            "dtype": "bfloat16",
+            "mode": "graph",
+            "cache": "rotated",
+            "weight_copies": 1,
+            "batch": batch,
+            "status": "ok",
+            "message": None,
+            "median_s": timing["median_s"],
+            "timing": timing,
+            "flops": flops,
+            "bytes": moved,
+        }
+        if batch % 16 in (0, 1):
+            record["kernels"] = [SYNTHETIC_KERNEL.format(64)]
+        records.append(record)
+    return records
+
+
 def make_run(
     *,
     name: str = SYNTHETIC_DEVICE,
@@ -46,6 +80,7 @@ def make_run(
     noise: float = 0.02,
     seed: int = 0,
     complete: bool = True,
+    linear_batches: tuple[int, ...] = tuple(range(1, 301)),
 ) -> dict[str, Any]:
     """A valid, clearly labelled synthetic results document."""
     rng = random.Random(seed)
@@ -78,6 +113,8 @@ def make_run(
                             "bytes": bytes_moved,
                         }
                     )
+    if linear_batches:
+        records.extend(_linear_records(linear_batches, rate["bfloat16"], bytes_per_s, rng, noise))
     copy_timing = _timing(2**31 / bytes_per_s, rng, noise / 4)
     return {
         "schema_version": SCHEMA_VERSION,

@@ -34,7 +34,8 @@ def test_quick_profile_end_to_end(tmp_path):
     assert all(r["status"] == "ok" for r in run.records)
     curves = defaultdict(list)
     for record in run.records:
-        curves[record["params"]["width"]].append(record)
+        if record["workload"] == "mlp":
+            curves[record["params"]["width"]].append(record)
     mlp_1024 = sorted(curves[1024], key=lambda r: r["batch"])
     knee = detect_knee([r["batch"] for r in mlp_1024], [r["median_s"] for r in mlp_1024])
     assert knee is not None, "the quick profile must show a knee for the 8×1024 fp32 MLP"
@@ -42,4 +43,5 @@ def test_quick_profile_end_to_end(tmp_path):
         [(r["batch"], r["flops"], r["bytes"]) for r in mlp_1024], run_ceilings(run.ceilings, "float32")
     )
     assert predicted is not None and 1 < predicted < 512
+    assert elapsed < 240, f"the quick profile took {elapsed:.0f} s (budget: 2 minutes on 2 cores)"
     print(f"quick profile: {elapsed:.0f} s; knee {knee.batch:.1f} measured, {predicted:.1f} predicted")
