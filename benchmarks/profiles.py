@@ -69,8 +69,9 @@ def fine_batches(every_row_to: int, every: int, to: int, odd_near: tuple[int, ..
 
 
 def kernel_sample(batches: tuple[int, ...]) -> frozenset[int]:
-    """Batch sizes at which to record the kernel: small ones, and either side of multiples of 16/64."""
-    return frozenset(b for b in batches if b <= 16 or (b % 16 in (0, 1) and b <= 512) or b % 64 in (63, 0, 1))
+    """Batch sizes at which to record the kernel: the smallest, and either side of multiples of 32
+    (to 512) and of 128 (beyond). Each needs one profiled call, so not every size gets one."""
+    return frozenset(b for b in batches if b <= 8 or (b % 32 in (0, 1) and b <= 512) or b % 128 in (0, 1))
 
 
 QUICK_BATCHES = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)

@@ -13,38 +13,38 @@ from benchmarks.profiles import PROFILES
 
 rows = []
 for profile in PROFILES.values():
-    sweeps = profile.sweeps
-    widths = sorted({s.params.get("width") for s in sweeps if "width" in s.params})
-    batches = sorted({b for s in sweeps for b in s.batches})
-    rows.append(
-        [
-            profile.name,
-            profile.description,
-            ", ".join(profile.dtypes()),
-            ", ".join(sorted({m for s in sweeps for m in s.modes})),
-            ", ".join(str(w) for w in widths),
-            f"{batches[0]}–{batches[-1]} ({len(batches)} sizes)",
-            str(profile.rounds),
-            f"{profile.min_sample_s * 1e3:g} ms",
-            f"{profile.warmup_s * 1e3:g} ms",
-        ]
-    )
+    for sweep in profile.sweeps:
+        settings = profile.settings(sweep)
+        batches = sweep.batches
+        rows.append(
+            [
+                profile.name,
+                sweep.label(),
+                ", ".join(sweep.dtypes),
+                ", ".join(sweep.modes),
+                f"{batches[0]}–{batches[-1]} ({len(batches)} sizes)",
+                str(settings["rounds"]),
+                f"{settings['min_sample_s'] * 1e3:g} ms",
+                f"{settings['warmup_s'] * 1e3:g} ms",
+                sweep.cache or "rotated (default)",
+            ]
+        )
 display(
     HTML(
         report.html_table(
             [
                 "profile",
-                "what it is for",
+                "workload",
                 "dtypes",
                 "modes",
-                "widths",
                 "batches",
                 "samples per point",
                 "minimum sample",
                 "warm-up per point",
+                "cache",
             ],
             rows,
-            caption="Profiles, from benchmarks/profiles.py",
+            caption="What each profile measures, from benchmarks/profiles.py (graph mode needs CUDA)",
         )
     )
 )
@@ -57,17 +57,30 @@ display(
 #   graph (`graph`, close to what the hardware needs) and calling the model normally (`eager`,
 #   what user code sees, including Python dispatch and one launch per kernel).
 # - **CPU**: `time.perf_counter` around the timed calls, with torch's intra-op thread count
-#   fixed for the whole run and recorded in the results file (`device.threads`).
+#   fixed for the whole run and recorded in the results file (`device.threads`). The default is
+#   every core but one, which keeps the operating system and the timing loop off the measured
+#   cores. On a small shared machine this matters most: a parallel matmul waits for its slowest
+#   thread, so when the host slows one core every thread waits, and the medians of repeated runs
+#   drift far more with all cores busy than with one spare.
 #
 # ## Warm-up, repeats and the statistic
 #
 # Before a point is timed it runs for the profile's warm-up time (so allocator, kernel selection
 # and caches settle), then the harness calibrates how many calls one *sample* needs to last at
 # least the profile's minimum sample time, and a sample is the mean over those calls. Samples are
-# taken in rounds: each round visits every batch size of a curve once, in a fresh random order, so
-# a slow spell on a shared machine spreads over all points instead of bending one part of the
-# curve. A point reports the **median** of its samples with the first and third quartiles (the
-# band on every chart), and the raw samples are kept in the results file.
+# taken in rounds: each round visits every point of the run (every workload, every curve, every
+# batch size) once, in a fresh random order, so each point's samples span the whole run and a slow
+# spell on a shared machine moves every point a little instead of one curve a lot. A point that
+# needs fewer samples than there are rounds takes them in rounds spread evenly over the run. A
+# point reports the **median** of its samples with the first and third quartiles (the band on
+# every chart), and the raw samples are kept in the results file.
+#
+# ## Kernel names
+#
+# For the fine Linear sweep, `torch.profiler` records which kernels one call runs at a sample of
+# batch sizes (`kernels` in the results file), so a step in the time can be matched to a change
+# of kernel or to the tile shape the kernel's name announces. On a CPU the profiler only sees the
+# operator (`aten::addmm`), not the BLAS kernel, so the quick profile records none.
 #
 # ## What the cache holds
 #
@@ -76,7 +89,9 @@ display(
 # the cache rather than memory. By default the harness builds several copies of the weights,
 # together at least three times the last-level cache, and rotates through them call by call
 # (`cache: rotated`, with the number of copies in `weight_copies`). `--cache resident` measures
-# the hot-cache case on purpose. Every chart states which one it shows.
+# the hot-cache case on purpose. The quick profile's Linear sweep is cache-resident by design (a
+# 4 MiB layer is compute-bound after a few rows on a CPU, and rotating 24 copies would multiply
+# its time by 24). Every chart states which one it shows.
 #
 # ## Ceilings
 #
@@ -112,8 +127,9 @@ display(
 # - Clocks and power limits change the ceilings; they are recorded where the driver reports them.
 # - A CPU run shares its cores with everything else on the machine; the interleaved rounds and the
 #   median damp that noise but do not remove it.
-# - The batch sweeps are coarse next to tile sizes, so they show the knee but can miss the steps
-#   that tile and wave quantization cause between the measured sizes.
+# - The MLP sweeps are coarse next to tile sizes: they show the knee but can miss the steps that
+#   tile and wave quantization cause between the measured sizes. The Linear sweep on the
+#   [Batch-size steps](../steps/) page is the fine one.
 
 # %% tags=["hide-input"]
 display(

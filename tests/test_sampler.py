@@ -118,3 +118,29 @@ def test_points_wanting_fewer_samples_spread_them_over_the_rounds():
     outcomes = measure_points(FakeClockBackend(), points, rounds=6, min_sample_s=0.001, warmup_s=0.0)
     assert len(outcomes[("few", 1)].timing["samples_s"]) == 3
     assert len(outcomes[("many", 1)].timing["samples_s"]) == 6
+
+
+class QueueingBackend(FakeClockBackend):
+    """Like a GPU: calling fn() only queues work; `time` waits for everything queued so far."""
+
+    def __init__(self):
+        super().__init__()
+        self.queued = 0
+
+    def time(self, fn, inner):
+        for _ in range(inner):
+            fn()
+        self.queued = 0  # synchronised
+        return 0.01
+
+
+def test_warm_up_waits_for_the_device():
+    backend = QueueingBackend()
+    most_queued = []
+
+    def enqueue():
+        backend.queued += 1
+        most_queued.append(backend.queued)
+
+    calibrate(backend, enqueue, min_sample_s=0.01, warmup_s=0.05)
+    assert max(most_queued) == 1  # never more than one call in flight during warm-up

@@ -36,11 +36,16 @@ class Outcome:
 
 
 def calibrate(backend: Backend, fn: Callable[[], Any], min_sample_s: float, warmup_s: float) -> int:
-    """Warm the call up, then pick how many calls one sample needs to last min_sample_s."""
+    """Warm the call up, then pick how many calls one sample needs to last min_sample_s.
+
+    Warm-up calls go through `backend.time`, which waits for the device: on a GPU, calls
+    issued in a bare loop return at once, and a wall-clock deadline would queue far more work
+    than it meant to.
+    """
     deadline = time.perf_counter() + warmup_s
     calls = 0
     while calls < 2 or time.perf_counter() < deadline:
-        fn()
+        backend.time(fn, 1)
         calls += 1
     inner = 1
     while True:
