@@ -104,7 +104,7 @@ for run in data.shown:
         detail = (
             f"{device.get('sm_count') or '?'} SMs, {report.fmt_bytes(device['l2_bytes'])} L2"
             if device["kind"] == "cuda" and device.get("l2_bytes")
-            else f"{device['threads']} threads"
+            else f"{device['threads']} thread{'s' * (device['threads'] != 1)}"
         )
         href = f"{charts.SITE_ROOT}results/{device['slug']}/{report.h(each.id)}.json"
         link = f'<a href="{href}">{report.h(each.id)}.json</a>'
