@@ -401,6 +401,31 @@ def steps_chart(curves: Sequence[Any], steps: dict[str, Sequence[Any]], title: s
     )
 
 
+def load_chart(rows: list[dict[str, Any]], title: str, subtitle: Sequence[str]) -> alt.Chart:
+    """Latency against the busiest expert's rows, one point per (curve, batch), log-log.
+
+    `rows` hold series, batch, max_load (rows of the busiest expert) and ms.
+    """
+    labels = list(dict.fromkeys(r["series"] for r in rows))
+    return (
+        alt.Chart(alt.Data(values=_rows(rows)))
+        .mark_point(filled=True, size=40, opacity=0.85)
+        .encode(
+            x=alt.X("max_load:Q", title="rows of the busiest expert", scale=alt.Scale(type="log")),
+            y=alt.Y("ms:Q", title="median latency per call (ms)", scale=alt.Scale(type="log")),
+            color=alt.Color("series:N", title="routing", scale=alt.Scale(domain=labels, range=PALETTE[: len(labels)])),
+            shape=alt.Shape("series:N", legend=None),
+            tooltip=[
+                alt.Tooltip("series:N", title="routing"),
+                alt.Tooltip("batch:Q", title="batch", format=",.0f"),
+                alt.Tooltip("max_load:Q", title="busiest expert's rows", format=",.0f"),
+                alt.Tooltip("ms:Q", title="latency (ms)", format=".4~g"),
+            ],
+        )
+        .properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
+    )
+
+
 # --------------------------------------------------------------------------- figure
 
 

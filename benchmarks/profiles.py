@@ -8,6 +8,8 @@ from typing import Any
 WORKLOADS: dict[str, str] = {
     "mlp": "depth × width stack of Linear+ReLU layers (snippets/mlp.py); params: width, depth",
     "linear": "one Linear layer swept one batch size at a time (snippets/linear.py); params: in_features, out_features",
+    "moe": "mixture-of-experts FFN with top-k routing, and the dense FFN with its active parameters "
+    "(snippets/moe.py); params: variant, experts, top_k, d_model, d_ff, skew, capacity_factor",
 }
 
 
@@ -79,13 +81,31 @@ FULL_BATCHES = (
     1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512,
     768, 1024, 1536, 2048, 3072, 4096,
 )  # fmt: skip
+QUICK_MOE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 QUICK_LINEAR_BATCHES = (1, *range(2, 129, 2), *range(136, 257, 8))
 FULL_LINEAR_BATCHES = fine_batches(512, 8, 4096, odd_near=(64, 128))
+
+
+def moe_sweeps(d_model, d_ff, shapes, skews, dtypes, batches, **settings) -> tuple[Sweep, ...]:
+    """Token choice at each skew (eager only: its dispatch syncs with the host), expert choice and
+    the dense baseline (graph and eager), for each (experts, top_k)."""
+    sweeps = []
+    for experts, top_k in shapes:
+        base = {"experts": experts, "top_k": top_k, "d_model": d_model, "d_ff": d_ff}
+        for skew in skews:
+            params = {"variant": "token-choice", **base, "skew": skew}
+            sweeps.append(Sweep("moe", params, dtypes, ("eager",), batches, **settings))
+        params = {"variant": "expert-choice", **base, "capacity_factor": 1.0}
+        sweeps.append(Sweep("moe", params, dtypes, ("graph", "eager"), batches, **settings))
+        sweeps.append(Sweep("moe", {"variant": "dense", **base}, dtypes, ("graph", "eager"), batches, **settings))
+    return tuple(sweeps)
+
 
 QUICK = Profile(
     name="quick",
     description="Any CPU in under 2 minutes on 2 cores (1 thread): fp32 MLPs of width 256 to 2048 at batch 1 to 512, "
-    "and one 1024-wide Linear layer (cache-resident) at every second batch size to 128, then every 8 to 256.",
+    "one 1024-wide Linear layer (cache-resident) at every second batch size to 128, then every 8 to 256, and an "
+    "8-expert top-2 MoE layer (three routing skews, expert choice, dense baseline) at batch 1 to 256.",
     sweeps=(
         *(
             Sweep("mlp", {"width": width, "depth": 8}, ("float32",), ("graph", "eager"), QUICK_BATCHES)
@@ -104,8 +124,9 @@ QUICK = Profile(
             # show; rotating 24 copies through the cache would multiply the sweep's time by 24.
             cache="resident",
         ),  # no kernel names on a CPU: the profiler sees only aten::addmm, not the BLAS kernel
+        *moe_sweeps(256, 512, [(8, 2)], (0.0, 1.0, 2.0), ("float32",), QUICK_MOE_BATCHES, rounds=7, min_sample_s=0.01),
     ),
-    rounds=15,
+    rounds=13,
     min_sample_s=0.02,
     warmup_s=0.02,
 )
@@ -114,7 +135,8 @@ FULL = Profile(
     name="full",
     description="A GPU in about 5 minutes on an H200: bf16 and fp32 MLPs of width 1024 to 8192 at batch 1 to "
     "4096, CUDA-graph replay and eager; one 8192-wide Linear layer at every batch size to 512, then every 8 "
-    "to 4096 plus the sizes around each multiple of 64, graph replay.",
+    "to 4096 plus the sizes around each multiple of 64, graph replay; MoE layers with 8 and 32 experts (top-2, "
+    "top-4) at three routing skews, expert choice and the dense baseline.",
     sweeps=(
         *(
             Sweep("mlp", {"width": width, "depth": 8}, ("bfloat16", "float32"), ("graph", "eager"), FULL_BATCHES)
@@ -131,6 +153,7 @@ FULL = Profile(
             warmup_s=0.002,
             kernel_batches=kernel_sample(FULL_LINEAR_BATCHES),
         ),
+        *moe_sweeps(2048, 2048, [(8, 2), (32, 4)], (0.0, 1.0, 2.0), ("bfloat16",), FULL_BATCHES, rounds=15),
     ),
     rounds=20,
     min_sample_s=0.002,

@@ -135,12 +135,19 @@ class Curve:
         """Short name of the configuration, e.g. 'width 1024'."""
         if self.workload == "mlp" and "width" in self.params:
             return f"width {self.params['width']}"
+        if self.workload == "moe":  # charts name E and k in their titles
+            variant = self.params.get("variant", "?")
+            if variant == "token-choice":
+                return f"skew {self.params.get('skew', 0):g}"
+            return variant.replace("-", " ")
         return " ".join(f"{k}={v}" for k, v in sorted(self.params.items()))
 
     @property
     def shape(self) -> str:
         if self.workload == "mlp":
             return f"{self.params.get('depth', '?')}×{self.params.get('width', '?')} MLP"
+        if self.workload == "moe":
+            return f"MoE layer (d={self.params.get('d_model')}, f={self.params.get('d_ff')} per expert)"
         return f"{self.workload} {self.label}"
 
     @property

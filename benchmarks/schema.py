@@ -142,6 +142,11 @@ RECORD = _obj(
         "median_s": _d(_POSITIVE_OR_NULL, "Median seconds per call; null unless status is ok."),
         "timing": {"oneOf": [TIMING, {"type": "null"}]},
         "flops": _d({"type": "number", "minimum": 0}, "Analytic floating-point operations per call."),
+        "routing": _d(
+            {"type": "object"},
+            "Routed workloads, for the timed input: max_load and mean_load (rows per expert), touched_experts, "
+            "and for expert choice dropped_tokens (tokens no expert took).",
+        ),
         "kernels": _d(
             {"type": "array", "items": {"type": "string"}},
             "Kernels the library ran at this batch (CUDA) or the ops (CPU), from torch.profiler; sampled batches only.",

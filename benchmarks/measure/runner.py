@@ -94,9 +94,12 @@ class RunFile:
         self.save()
 
 
-def _record(sweep: Sweep, dtype: str, mode: str, cache: str, copies: int, batch: int, outcome, kernels=None) -> dict:
+def _record(sweep: Sweep, dtype: str, mode: str, cache: str, copies: int, batch: int, outcome, extra=None) -> dict:
+    """One results record; `extra` holds what was learnt while preparing the point (kernel
+    names; for routed workloads the routing and the FLOPs and bytes it implies)."""
+    extra = dict(extra or {})
     flops, bytes_moved = WORKLOADS[sweep.workload].cost(sweep.params, dtype, batch)
-    extra = {"kernels": kernels} if kernels is not None else {}
+    flops, bytes_moved = extra.pop("flops", flops), extra.pop("bytes", bytes_moved)
     return {
         "workload": sweep.workload,
         "params": dict(sweep.params),
@@ -115,12 +118,16 @@ def _record(sweep: Sweep, dtype: str, mode: str, cache: str, copies: int, batch:
     }
 
 
-def _preparer(backend, workload, prepared, batch, mode, curve, kernels, kernel_batches):
-    """The Point.prepare of one batch: note its kernels if sampled, then build the timed call."""
+def _preparer(backend, workload, prepared, batch, mode, curve, extras, kernel_batches):
+    """The Point.prepare of one batch: note its kernels (if sampled) and routing, then build the
+    timed call."""
 
     def prepare():
+        extra = extras.setdefault((curve, batch), {})
         if batch in kernel_batches and hasattr(workload, "kernels"):
-            kernels[(curve, batch)] = workload.kernels(prepared, batch)
+            extra["kernels"] = workload.kernels(prepared, batch)
+        if hasattr(workload, "point_info"):
+            extra.update(workload.point_info(prepared, batch))
         return backend.for_mode(prepared.call(batch), mode)
 
     return prepare
@@ -142,7 +149,7 @@ def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cac
     fixed: list[dict] = []  # records of configurations that could not be measured at all
     points: list[Point] = []
     labels: dict[tuple, tuple[Sweep, str, str, str, int]] = {}
-    kernels: dict[tuple, list[str]] = {}  # (curve, batch) -> kernel names, for sampled batches
+    extras: dict[tuple, dict] = {}  # (curve, batch) -> what preparing the point recorded
     keep_alive = []
     for sweep in sweeps:
         workload = WORKLOADS[sweep.workload]
@@ -188,14 +195,14 @@ def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cac
                 labels[curve] = (sweep, dtype, mode, state, copies)
                 settings = profile.settings(sweep)
                 for batch in sweep.batches:
-                    prepare = _preparer(backend, workload, prepared, batch, mode, curve, kernels, sweep.kernel_batches)
+                    prepare = _preparer(backend, workload, prepared, batch, mode, curve, extras, sweep.kernel_batches)
                     points.append(Point(curve, batch, prepare, copies, **settings))
 
     existing = list(run.doc["records"])
 
     def save(outcomes: dict) -> None:
         measured = [
-            _record(*labels[curve], batch, outcome, kernels.get((curve, batch)))
+            _record(*labels[curve], batch, outcome, extras.get((curve, batch)))
             for (curve, batch), outcome in outcomes.items()
         ]
         run.doc["records"] = existing + fixed + measured

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from snippets import linear, mlp
+from snippets import linear, mlp, moe
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -93,4 +94,76 @@ class Linear:
         return linear.kernel_names(prepared.copies[0], prepared.inputs[:batch])
 
 
-WORKLOADS = {workload.name: workload for workload in (MLP(), Linear())}
+class MoE:
+    """snippets/moe.py: token-choice or expert-choice MoE FFN, or the dense FFN it matches.
+
+    params: variant (token-choice, expert-choice or dense), experts, top_k, d_model, d_ff (per
+    expert), skew (router bias), capacity_factor (expert choice). The dense baseline has hidden
+    width top_k·d_ff: the parameters one token uses in the MoE.
+    """
+
+    name = "moe"
+
+    def _expected(self, params: dict, batch: int) -> tuple[float, float]:
+        """(touched experts, expert rows) assuming uniform routing, for points never routed."""
+        e, k = params["experts"], params["top_k"]
+        if params["variant"] == "expert-choice":
+            return e, e * max(1, math.ceil(params.get("capacity_factor", 1.0) * batch * k / e))
+        return e * (1 - (1 - k / e) ** batch), batch * k
+
+    def cost(self, params: dict, dtype: str, batch: int, touched: float | None = None, rows: float | None = None):
+        size = element_size(dtype)
+        d, f = params["d_model"], params["d_ff"]
+        if params["variant"] == "dense":
+            return moe.dense_cost(batch, d, params["top_k"] * f, size)
+        expected_touched, expected_rows = self._expected(params, batch)
+        touched = expected_touched if touched is None else touched
+        rows = expected_rows if rows is None else rows
+        return moe.moe_cost(batch, d, f, params["experts"], params["top_k"], touched, rows, size)
+
+    def weight_bytes(self, params: dict, dtype: str) -> int:
+        d, f = params["d_model"], params["d_ff"]
+        if params["variant"] == "dense":
+            return element_size(dtype) * 2 * d * params["top_k"] * f
+        return element_size(dtype) * (params["experts"] * 2 * d * f + d * params["experts"])
+
+    def check(self, dtype: str, device: torch.device) -> tuple[float, float]:
+        error = max(moe.check_correctness(torch_dtype(dtype), device, variant) for variant in moe.VARIANTS)
+        return error, moe.TOLERANCE[torch_dtype(dtype)]
+
+    def _module(self, params: dict, dtype: str, device: torch.device) -> torch.nn.Module:
+        if params["variant"] == "dense":
+            return moe.ffn(params["d_model"], params["top_k"] * params["d_ff"]).to(device, torch_dtype(dtype))
+        layer = moe.MoE(
+            params["d_model"], params["d_ff"], params["experts"], params["top_k"], skew=params.get("skew", 0.0),
+            variant=params["variant"], capacity_factor=params.get("capacity_factor", 1.0),
+        )  # fmt: skip
+        return layer.to(device, torch_dtype(dtype))
+
+    def setup(self, params: dict, dtype: str, device: torch.device, copies: int, max_batch: int) -> Prepared:
+        layers = [self._module(params, dtype, device) for _ in range(copies)]
+        if params["variant"] != "dense":
+            for layer in layers[1:]:  # one router for all copies: the same input routes the same way
+                layer.router.load_state_dict(layers[0].router.state_dict())
+        return Prepared(layers, params["d_model"], max_batch, dtype, device)
+
+    @torch.no_grad()
+    def point_info(self, prepared: Prepared, batch: int) -> dict:
+        """The routing of this batch's input and the FLOPs and bytes it implies."""
+        layer = prepared.copies[0]
+        if not isinstance(layer, moe.MoE):
+            return {}
+        params = {"experts": layer.w_in.shape[0], "top_k": layer.top_k}
+        max_load, mean_load, touched = moe.load(layer, prepared.inputs[:batch])
+        rows = mean_load * params["experts"]
+        d_model, d_ff = layer.w_in.shape[1], layer.w_in.shape[2]
+        flops, moved = moe.moe_cost(
+            batch, d_model, d_ff, params["experts"], layer.top_k, touched, rows, prepared.inputs.element_size()
+        )
+        routing = {"max_load": max_load, "mean_load": mean_load, "touched_experts": touched}
+        if layer.variant == "expert-choice":
+            routing["dropped_tokens"] = moe.dropped_tokens(layer, prepared.inputs[:batch])
+        return {"flops": flops, "bytes": moved, "routing": routing}
+
+
+WORKLOADS = {workload.name: workload for workload in (MLP(), Linear(), MoE())}
