@@ -240,3 +240,17 @@ def test_linear_sweep_records_kernels_at_sampled_batches(monkeypatch, tmp_path, 
     assert "aten::addmm" in records[2]["kernels"]
     assert len(records[5]["timing"]["samples_s"]) == 2  # the sweep's own rounds, not the profile's
     assert records[3]["flops"] == 2 * 3 * 32 * 16
+
+
+def test_routing_is_the_same_in_every_run(monkeypatch, tmp_path, capsys):
+    params = {"variant": "token-choice", "experts": 4, "top_k": 2, "d_model": 16, "d_ff": 8, "skew": 1.0}
+    sweep = Sweep("moe", params, ("float32",), ("eager",), (3, 17), rounds=1, min_sample_s=0.0005, warmup_s=0.0)
+    profile = Profile(name="tiny-moe", description="test-only", sweeps=(sweep,), rounds=1, min_sample_s=0.001)
+    monkeypatch.setitem(profiles.PROFILES, "tiny-moe", profile)
+    routings = []
+    for _ in range(2):
+        args = ["run", "--profile", "tiny-moe", "--device", "cpu", "--threads", "1", "--results-dir", str(tmp_path)]
+        assert main(args) == 0
+        routings.append([(r["routing"], r["flops"], r["bytes"]) for r in read_run(written(capsys)).records])
+    assert routings[0] == routings[1]
+    assert routings[0][1][0]["mean_load"] == 17 * 2 / 4

@@ -25,6 +25,7 @@ from benchmarks.schema import SCHEMA_VERSION
 
 ROTATE_FACTOR = 3  # rotated weight copies together span at least this many cache sizes
 MAX_COPIES = 64
+SEED = 0
 FALLBACK_CACHE_BYTES = 256 * 2**20  # when the device does not report its cache size
 
 
@@ -184,6 +185,7 @@ def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cac
                 fail_all("error", f"correctness check failed: {exc}")
                 continue
             try:
+                torch.manual_seed(SEED)  # same weights, inputs and so routing in every run of a profile
                 prepared = workload.setup(sweep.params, dtype, backend.device, copies, max(sweep.batches))
             except Exception as exc:
                 fail_all("oom" if backend.is_oom(exc) else "error", f"setup failed: {type(exc).__name__}: {exc}")
