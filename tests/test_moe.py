@@ -18,12 +18,13 @@ def test_dispatch_matches_a_per_token_loop(variant, dtype):
 def test_a_broken_combine_is_caught(monkeypatch):
     original = moe.MoE.token_choice
 
-    def drops_the_last_expert(self, x):
+    def drops_the_busiest_expert(self, x):
         out = original(self, x)
         _, experts = self.route(x)
-        return out * (experts != self.w_in.shape[0] - 1).all(dim=-1, keepdim=True)
+        busiest = torch.bincount(experts.flatten()).argmax()
+        return out * (experts != busiest).all(dim=-1, keepdim=True)
 
-    monkeypatch.setattr(moe.MoE, "token_choice", drops_the_last_expert)
+    monkeypatch.setattr(moe.MoE, "token_choice", drops_the_busiest_expert)
     with pytest.raises(AssertionError, match="off by"):
         moe.check_correctness(torch.float32, "cpu", "token-choice")
 
@@ -56,6 +57,7 @@ def test_touched_experts_under_uniform_routing_match_expectation():
 
 
 def test_uniform_load_is_balanced_and_skew_concentrates_it():
+    torch.manual_seed(1)
     x = torch.randn(4096, 64)
     max_uniform, mean_uniform, touched = moe.load(uniform_layer(), x)
     assert mean_uniform == 4096 * 2 / 8 and touched == 8
