@@ -147,6 +147,9 @@ RECORD = _obj(
             "Routed workloads, for the timed input: max_load and mean_load (rows per expert), touched_experts, "
             "and for expert choice dropped_tokens (tokens no expert took).",
         ),
+        "kernels_error": _d(
+            {"type": "string"}, "Why kernel names could not be recorded at a sampled batch (the point is still timed)."
+        ),
         "kernels": _d(
             {"type": "array", "items": {"type": "string"}},
             "Kernels the library ran at this batch (CUDA) or the ops (CPU), from torch.profiler; sampled batches only.",

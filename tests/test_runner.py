@@ -254,3 +254,24 @@ def test_routing_is_the_same_in_every_run(monkeypatch, tmp_path, capsys):
         routings.append([(r["routing"], r["flops"], r["bytes"]) for r in read_run(written(capsys)).records])
     assert routings[0] == routings[1]
     assert routings[0][1][0]["mean_load"] == 17 * 2 / 4
+
+
+def test_a_profiler_failure_costs_the_kernel_names_not_the_point(monkeypatch, tmp_path, capsys):
+    from benchmarks.measure.workloads import Linear
+
+    def broken(self, prepared, batch):
+        raise RuntimeError("CUPTI_ERROR_NOT_INITIALIZED")
+
+    monkeypatch.setattr(Linear, "kernels", broken)
+    sweep = Sweep(
+        "linear", {"in_features": 16, "out_features": 8}, ("float32",), ("eager",), (1, 2, 3),
+        rounds=2, min_sample_s=0.0005, warmup_s=0.0, kernel_batches=frozenset({2}),
+    )  # fmt: skip
+    profile = Profile(name="tiny-linear", description="test-only", sweeps=(sweep,), rounds=2, min_sample_s=0.001)
+    monkeypatch.setitem(profiles.PROFILES, "tiny-linear", profile)
+    args = ["run", "--profile", "tiny-linear", "--device", "cpu", "--threads", "1", "--results-dir", str(tmp_path)]
+    assert main(args) == 0
+    records = {r["batch"]: r for r in read_run(written(capsys)).records}
+    assert all(r["status"] == "ok" for r in records.values())
+    assert records[2]["kernels_error"] == "RuntimeError: CUPTI_ERROR_NOT_INITIALIZED"
+    assert "kernels" not in records[2]

@@ -26,6 +26,7 @@ from benchmarks.schema import SCHEMA_VERSION
 ROTATE_FACTOR = 3  # rotated weight copies together span at least this many cache sizes
 MAX_COPIES = 64
 SEED = 0
+KERNEL_BUDGET_S = 30.0  # at most this long spent recording kernel names per run
 FALLBACK_CACHE_BYTES = 256 * 2**20  # when the device does not report its cache size
 
 
@@ -119,14 +120,19 @@ def _record(sweep: Sweep, dtype: str, mode: str, cache: str, copies: int, batch:
     }
 
 
-def _preparer(backend, workload, prepared, batch, mode, curve, extras, kernel_batches):
+def _preparer(backend, workload, prepared, batch, mode, curve, extras, kernel_batches, profiling):
     """The Point.prepare of one batch: note its kernels (if sampled) and routing, then build the
     timed call."""
 
     def prepare():
         extra = extras.setdefault((curve, batch), {})
-        if batch in kernel_batches and hasattr(workload, "kernels"):
-            extra["kernels"] = workload.kernels(prepared, batch)
+        if batch in kernel_batches and hasattr(workload, "kernels") and profiling["spent_s"] < KERNEL_BUDGET_S:
+            started = time.perf_counter()
+            try:
+                extra["kernels"] = workload.kernels(prepared, batch)
+            except Exception as exc:  # a profiler that cannot trace here costs the names, not the point
+                extra["kernels_error"] = f"{type(exc).__name__}: {exc}"[:300]
+            profiling["spent_s"] += time.perf_counter() - started
         if hasattr(workload, "point_info"):
             extra.update(workload.point_info(prepared, batch))
         return backend.for_mode(prepared.call(batch), mode)
@@ -151,6 +157,7 @@ def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cac
     points: list[Point] = []
     labels: dict[tuple, tuple[Sweep, str, str, str, int]] = {}
     extras: dict[tuple, dict] = {}  # (curve, batch) -> what preparing the point recorded
+    profiling = {"spent_s": 0.0}  # time spent recording kernel names, against KERNEL_BUDGET_S
     keep_alive = []
     for sweep in sweeps:
         workload = WORKLOADS[sweep.workload]
@@ -197,7 +204,9 @@ def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cac
                 labels[curve] = (sweep, dtype, mode, state, copies)
                 settings = profile.settings(sweep)
                 for batch in sweep.batches:
-                    prepare = _preparer(backend, workload, prepared, batch, mode, curve, extras, sweep.kernel_batches)
+                    prepare = _preparer(
+                        backend, workload, prepared, batch, mode, curve, extras, sweep.kernel_batches, profiling
+                    )
                     points.append(Point(curve, batch, prepare, copies, **settings))
 
     existing = list(run.doc["records"])
