@@ -96,6 +96,13 @@ def _parser() -> argparse.ArgumentParser:
         help="show workloads and what each profile runs",
         description="Show every workload with its parameters, and what each profile measures.",
     )
+    summary = commands.add_parser(
+        "summary",
+        help="print a short table of results files",
+        description="For each results file: device, run, wall time, ceilings, and per curve the number of ok "
+        "points, the time at the smallest and largest batch, and the predicted and measured knee.",
+    )
+    summary.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     commands.add_parser(
         "schema",
         help="print the results-file JSON Schema",
@@ -192,6 +199,21 @@ def _list() -> int:
     return 0
 
 
+def _summary(args: argparse.Namespace) -> int:
+    from benchmarks.summary import summary_lines
+
+    failures = 0
+    for path in result_files(args.paths):
+        try:
+            run = read_run(path)
+        except ResultsError as exc:
+            failures += 1
+            print(exc)
+            continue
+        print("\n".join(summary_lines(run)) + "\n")
+    return 1 if failures else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "run":
@@ -200,5 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         return _validate(args)
     if args.command == "list":
         return _list()
+    if args.command == "summary":
+        return _summary(args)
     print(json.dumps(SCHEMA, indent=2, ensure_ascii=False))
     return 0

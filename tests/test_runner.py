@@ -207,7 +207,7 @@ def test_cuda_without_cuda_is_one_clear_line():
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("command", [[], ["run"], ["validate"], ["list"], ["schema"]])
+@pytest.mark.parametrize("command", [[], ["run"], ["validate"], ["list"], ["summary"], ["schema"]])
 def test_every_command_has_help(command):
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks", *command, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=60
@@ -275,3 +275,13 @@ def test_a_profiler_failure_costs_the_kernel_names_not_the_point(monkeypatch, tm
     assert all(r["status"] == "ok" for r in records.values())
     assert records[2]["kernels_error"] == "RuntimeError: CUPTI_ERROR_NOT_INITIALIZED"
     assert "kernels" not in records[2]
+
+
+def test_summary_tabulates_every_curve(synthetic_doc, write_doc, capsys):
+    path = write_doc(synthetic_doc)
+    assert main(["summary", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "Synthetic GPU (test fixture, not a measurement)" in out and "complete" in out
+    assert "ceilings: copy" in out
+    assert "mlp width 1024" in out and "linear in_features=4096 out_features=4096" in out
+    assert main(["summary", str(write_doc("", name="bad.json"))]) == 1
