@@ -184,8 +184,8 @@ def _curve_layers(
 def _subtitle(curves: Sequence[Curve]) -> list[str]:
     first = curves[0]
     return [
-        f"{report.device_label(first.run)} · {first.dtype} · {first.mode} · cache: {first.cache}",
-        f"{report.provenance(first.run)}",
+        report.describe_curve(first),
+        report.provenance(first.run),
         LEGEND,
     ]
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from benchmarks.roofline import Ceilings, large_layer_ridge_batch
+
 TERA = 1e12
 GIGA = 1e9
 MB = 1_000_000
@@ -37,13 +39,16 @@ class GPU:
     notes: str = ""
     aliases: tuple[str, ...] = field(default=())
 
+    def ceilings(self, dtype: str) -> Ceilings:
+        return Ceilings(flops_per_s=self.peak_flops[dtype], bytes_per_s=self.bandwidth)
+
     def ridge_intensity(self, dtype: str) -> float:
         """FLOP per byte at which compute time equals memory time."""
-        return self.peak_flops[dtype] / self.bandwidth
+        return self.ceilings(dtype).ridge_intensity
 
     def ridge_batch(self, dtype: str) -> float:
         """Critical batch of a large Linear layer: b* = (F / BW) · (s / 2)."""
-        return self.ridge_intensity(dtype) * BYTES_PER_ELEMENT[dtype] / 2
+        return large_layer_ridge_batch(self.ceilings(dtype), BYTES_PER_ELEMENT[dtype])
 
 
 GPUS: tuple[GPU, ...] = (

@@ -47,9 +47,6 @@ class Profile:
     min_sample_s: float  # each sample repeats the call until it lasts at least this long
     warmup_s: float = 0.05  # per point, before calibration
 
-    def dtypes(self) -> list[str]:
-        return sorted({d for s in self.sweeps for d in s.dtypes})
-
     def settings(self, sweep: Sweep) -> dict[str, Any]:
         """Sampling settings for a sweep: its own where given, else the profile's."""
         return {

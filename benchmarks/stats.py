@@ -29,8 +29,3 @@ def summarize(samples: Sequence[float], inner_loops: int) -> dict:
         "samples_s": list(samples),
         "inner_loops": inner_loops,
     }
-
-
-def relative_spread(timing: dict) -> float:
-    """Interquartile range over the median: the noise level of one point."""
-    return (timing["q3_s"] - timing["q1_s"]) / timing["median_s"]

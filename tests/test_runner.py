@@ -226,52 +226,56 @@ def test_schema_command_prints_the_schema(capsys):
     assert json.loads(capsys.readouterr().out)["properties"]["schema_version"]["const"] == 1
 
 
-def test_linear_sweep_records_kernels_at_sampled_batches(monkeypatch, tmp_path, capsys):
-    sweep = Sweep(
-        "linear", {"in_features": 32, "out_features": 16}, ("float32",), ("eager",), (1, 2, 3, 4, 5),
-        rounds=2, min_sample_s=0.0005, warmup_s=0.0, kernel_batches=frozenset({2, 4}),
+@pytest.fixture
+def one_sweep(monkeypatch, tmp_path, capsys):
+    """Run a test-only profile of one sweep on the CPU; return the records by batch."""
+
+    def run(sweep: Sweep) -> dict[int, dict]:
+        profile = Profile(name="one-sweep", description="test-only", sweeps=(sweep,), rounds=3, min_sample_s=0.001)
+        monkeypatch.setitem(profiles.PROFILES, "one-sweep", profile)
+        args = ["run", "--profile", "one-sweep", "--device", "cpu", "--threads", "1", "--results-dir", str(tmp_path)]
+        assert main(args) == 0
+        return {r["batch"]: r for r in read_run(written(capsys)).records}
+
+    return run
+
+
+def test_linear_sweep_records_kernels_at_sampled_batches(one_sweep):
+    records = one_sweep(
+        Sweep(
+            "linear", {"in_features": 32, "out_features": 16}, ("float32",), ("eager",), (1, 2, 3, 4, 5),
+            rounds=2, min_sample_s=0.0005, warmup_s=0.0, kernel_batches=frozenset({2, 4}),
+        )
     )  # fmt: skip
-    profile = Profile(name="tiny-linear", description="test-only", sweeps=(sweep,), rounds=3, min_sample_s=0.001)
-    monkeypatch.setitem(profiles.PROFILES, "tiny-linear", profile)
-    args = ["run", "--profile", "tiny-linear", "--device", "cpu", "--threads", "1", "--results-dir", str(tmp_path)]
-    assert main(args) == 0
-    records = {r["batch"]: r for r in read_run(written(capsys)).records}
     assert sorted(b for b, r in records.items() if "kernels" in r) == [2, 4]
     assert "aten::addmm" in records[2]["kernels"]
     assert len(records[5]["timing"]["samples_s"]) == 2  # the sweep's own rounds, not the profile's
     assert records[3]["flops"] == 2 * 3 * 32 * 16
 
 
-def test_routing_is_the_same_in_every_run(monkeypatch, tmp_path, capsys):
+def test_routing_is_the_same_in_every_run(one_sweep):
     params = {"variant": "token-choice", "experts": 4, "top_k": 2, "d_model": 16, "d_ff": 8, "skew": 1.0}
     sweep = Sweep("moe", params, ("float32",), ("eager",), (3, 17), rounds=1, min_sample_s=0.0005, warmup_s=0.0)
-    profile = Profile(name="tiny-moe", description="test-only", sweeps=(sweep,), rounds=1, min_sample_s=0.001)
-    monkeypatch.setitem(profiles.PROFILES, "tiny-moe", profile)
     routings = []
     for _ in range(2):
-        args = ["run", "--profile", "tiny-moe", "--device", "cpu", "--threads", "1", "--results-dir", str(tmp_path)]
-        assert main(args) == 0
-        routings.append([(r["routing"], r["flops"], r["bytes"]) for r in read_run(written(capsys)).records])
+        routings.append([(r["routing"], r["flops"], r["bytes"]) for r in one_sweep(sweep).values()])
     assert routings[0] == routings[1]
     assert routings[0][1][0]["mean_load"] == 17 * 2 / 4
 
 
-def test_a_profiler_failure_costs_the_kernel_names_not_the_point(monkeypatch, tmp_path, capsys):
+def test_a_profiler_failure_costs_the_kernel_names_not_the_point(monkeypatch, one_sweep):
     from benchmarks.measure.workloads import Linear
 
     def broken(self, prepared, batch):
         raise RuntimeError("CUPTI_ERROR_NOT_INITIALIZED")
 
     monkeypatch.setattr(Linear, "kernels", broken)
-    sweep = Sweep(
-        "linear", {"in_features": 16, "out_features": 8}, ("float32",), ("eager",), (1, 2, 3),
-        rounds=2, min_sample_s=0.0005, warmup_s=0.0, kernel_batches=frozenset({2}),
+    records = one_sweep(
+        Sweep(
+            "linear", {"in_features": 16, "out_features": 8}, ("float32",), ("eager",), (1, 2, 3),
+            rounds=2, min_sample_s=0.0005, warmup_s=0.0, kernel_batches=frozenset({2}),
+        )
     )  # fmt: skip
-    profile = Profile(name="tiny-linear", description="test-only", sweeps=(sweep,), rounds=2, min_sample_s=0.001)
-    monkeypatch.setitem(profiles.PROFILES, "tiny-linear", profile)
-    args = ["run", "--profile", "tiny-linear", "--device", "cpu", "--threads", "1", "--results-dir", str(tmp_path)]
-    assert main(args) == 0
-    records = {r["batch"]: r for r in read_run(written(capsys)).records}
     assert all(r["status"] == "ok" for r in records.values())
     assert records[2]["kernels_error"] == "RuntimeError: CUPTI_ERROR_NOT_INITIALIZED"
     assert "kernels" not in records[2]

@@ -17,7 +17,7 @@ import torch
 from benchmarks.measure.backends import select_backend
 from benchmarks.measure.ceilings import measure_ceilings
 from benchmarks.measure.fingerprint import fingerprint
-from benchmarks.measure.sampler import Point, measure_points
+from benchmarks.measure.sampler import Outcome, Point, measure_points
 from benchmarks.measure.workloads import WORKLOADS
 from benchmarks.profiles import PROFILES, Profile, Sweep, select_sweeps
 from benchmarks.results import write_atomic
@@ -140,11 +140,6 @@ def _preparer(backend, workload, prepared, batch, mode, curve, extras, kernel_ba
     return prepare
 
 
-class _Failed:
-    def __init__(self, status: str, message: str):
-        self.status, self.message, self.timing = status, message, None
-
-
 def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cache: str, progress) -> None:
     """Measure every sweep, all points interleaved, saving the file after every round.
 
@@ -175,7 +170,9 @@ def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cac
             def fail_all(status: str, message: str, sweep=sweep, dtype=dtype, modes=modes, state=state, copies=copies):
                 for mode in modes:
                     for batch in sweep.batches:
-                        fixed.append(_record(sweep, dtype, mode, state, copies, batch, _Failed(status, message)))
+                        fixed.append(
+                            _record(sweep, dtype, mode, state, copies, batch, Outcome(status, message=message))
+                        )
 
             try:
                 error, tolerance = workload.check(dtype, backend.device)
