@@ -98,15 +98,51 @@ def moe_sweeps(d_model, d_ff, shapes, skews, dtypes, batches, **settings) -> tup
     return tuple(sweeps)
 
 
+TINY_WIDTH = 64  # an MLP this narrow does almost no work: its time is the framework's per-op cost
+
+
+def overhead_sweeps(widths, dtypes, modes, batches) -> tuple[Sweep, ...]:
+    """MLPs with resident weights in every execution mode: eager, CUDA graph, torch.compile.
+    Resident so that all modes run the same weights; one of the widths is tiny."""
+    return tuple(
+        Sweep("mlp", {"width": width, "depth": 8}, dtypes, modes, batches, cache="resident") for width in widths
+    )
+
+
+def cache_sweeps(widths, dtypes, modes, covered: dict[str, set[int]], batches=(1,)) -> tuple[Sweep, ...]:
+    """The same MLP at one small batch across widths, with its weights resident and rotated: the
+    weight bandwidth drops where the weights stop fitting in the last cache level. Widths that
+    another sweep already measures in that cache state are left to it (one curve per config)."""
+    return tuple(
+        Sweep("mlp", {"width": width, "depth": 8}, dtypes, modes, batches, cache=cache)
+        for cache in ("resident", "rotated")
+        for width in widths
+        if width not in covered.get(cache, set())
+    )
+
+
+QUICK_MLP_WIDTHS = (256, 512, 1024)
+FULL_MLP_WIDTHS = (1024, 2048, 4096, 8192)
+
 QUICK = Profile(
     name="quick",
-    description="Any CPU in under 2 minutes on 2 cores (1 thread): fp32 MLPs of width 256 to 2048 at batch 1 to 512, "
+    description="Any CPU in about 2 minutes on 2 cores (1 thread): bandwidth and matmul curves; fp32 MLPs of width "
+    "256 to 1024 at batch 1 to 512 with rotated weights, a 64-wide and a 1024-wide one with resident weights (eager "
+    "and torch.compile), widths 128 to 2048 at batch 1 resident and rotated, "
     "one 1024-wide Linear layer (cache-resident) at every second batch size to 128, then every 8 to 256, and an "
     "8-expert top-2 MoE layer (three routing skews, expert choice, dense baseline) at batch 1 to 256.",
     sweeps=(
         *(
             Sweep("mlp", {"width": width, "depth": 8}, ("float32",), ("graph", "eager"), QUICK_BATCHES)
-            for width in (256, 512, 1024, 2048)
+            for width in QUICK_MLP_WIDTHS
+        ),
+        *overhead_sweeps((TINY_WIDTH,), ("float32",), ("eager", "compile"), QUICK_BATCHES),
+        *overhead_sweeps((1024,), ("float32",), ("eager",), QUICK_BATCHES),
+        *cache_sweeps(
+            (128, 256, 384, 512, 768, 1024, 1536, 2048),
+            ("float32",),
+            ("eager",),
+            covered={"rotated": set(QUICK_MLP_WIDTHS), "resident": {TINY_WIDTH, 1024}},
         ),
         Sweep(
             "linear",
@@ -130,14 +166,23 @@ QUICK = Profile(
 
 FULL = Profile(
     name="full",
-    description="A GPU in about 5 minutes on an H200: bf16 and fp32 MLPs of width 1024 to 8192 at batch 1 to "
-    "4096, CUDA-graph replay and eager; one 8192-wide Linear layer at every batch size to 512, then every 8 "
+    description="A GPU in about 5 minutes on an H200: bandwidth and matmul curves (every dtype the GPU has); bf16 "
+    "and fp32 MLPs of width 1024 to 8192 at batch 1 to 4096, CUDA-graph replay and eager; 64- and 1024-wide bf16 "
+    "MLPs with resident weights in graph, eager and torch.compile; widths 256 to 8192 at batch 1 resident and "
+    "rotated; one 8192-wide Linear layer at every batch size to 512, then every 8 "
     "to 4096 plus the sizes around each multiple of 64, graph replay; MoE layers with 8 and 32 experts (top-2, "
     "top-4) at three routing skews, expert choice and the dense baseline.",
     sweeps=(
         *(
             Sweep("mlp", {"width": width, "depth": 8}, ("bfloat16", "float32"), ("graph", "eager"), FULL_BATCHES)
-            for width in (1024, 2048, 4096, 8192)
+            for width in FULL_MLP_WIDTHS
+        ),
+        *overhead_sweeps((TINY_WIDTH, 1024), ("bfloat16",), ("graph", "eager", "compile"), FULL_BATCHES),
+        *cache_sweeps(
+            (256, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192),
+            ("bfloat16",),
+            ("graph",),
+            covered={"rotated": set(FULL_MLP_WIDTHS), "resident": {TINY_WIDTH, 1024}},
         ),
         Sweep(
             "linear",

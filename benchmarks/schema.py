@@ -17,7 +17,7 @@ from typing import Any
 SCHEMA_VERSION = 1
 
 STATUSES = ("ok", "oom", "skipped", "error")
-MODES = ("eager", "graph")
+MODES = ("eager", "graph", "compile")
 CACHE_STATES = ("resident", "rotated", "flushed")
 DEVICE_KINDS = ("cpu", "cuda")
 
@@ -83,6 +83,21 @@ DEVICE = _obj(
         "threads": _d({"type": "integer", "minimum": 1}, "torch intra-op threads used for the run (fixed)."),
         "clocks_mhz": _d({"type": ["object", "null"]}, "SM and memory clocks (current and max) where readable."),
         "power_limit_w": _d({"type": ["number", "null"]}, "Board power limit where readable."),
+        "cache_levels": _d(
+            {
+                "type": "array",
+                "items": _obj(
+                    {
+                        "level": {"type": "integer", "minimum": 1},
+                        "type": {"type": "string"},
+                        "bytes": {"type": "integer", "minimum": 1},
+                    },
+                    ["level", "bytes"],
+                    "One cache level.",
+                ),
+            },
+            "Data cache levels the device reports (per core for a CPU's private levels).",
+        ),
         "float32_matmul_precision": _d(
             {"type": "string"},
             "torch.get_float32_matmul_precision(); 'highest' means TF32 is off.",
@@ -116,6 +131,51 @@ CEILINGS = _obj(
                 "One dtype's matmul ceiling.",
             ),
         },
+        "curves": _obj(
+            {
+                "bandwidth": {
+                    "type": "array",
+                    "description": "Bandwidth against working-set size.",
+                    "items": _obj(
+                        {
+                            "kind": _d(
+                                {"type": "string", "enum": ["copy", "read"]},
+                                "copy: dst.copy_(src), bytes read + written; read: a row sum over a stride-0 view "
+                                "that reads one buffer many times in one kernel.",
+                            ),
+                            "working_set_bytes": _d({"type": "integer", "minimum": 1}, "Bytes touched per pass."),
+                            "bytes_per_s": _POSITIVE,
+                            "timing": TIMING,
+                            "status": {"type": "string", "enum": list(STATUSES)},
+                            "message": _STRING_OR_NULL,
+                        },
+                        ["kind", "working_set_bytes"],
+                        "One working-set size; bytes_per_s and timing when measured, else status and message.",
+                    ),
+                },
+                "matmul": {
+                    "type": "array",
+                    "description": "Square matmul rate against size, per dtype.",
+                    "items": _obj(
+                        {
+                            "dtype": _d(
+                                {"type": "string"},
+                                "float32 (TF32 off), tfloat32, bfloat16, float16 or float8 (e4m3, scaled matmul).",
+                            ),
+                            "n": {"type": "integer", "minimum": 1},
+                            "flops_per_s": _POSITIVE,
+                            "timing": TIMING,
+                            "status": {"type": "string", "enum": list(STATUSES)},
+                            "message": _STRING_OR_NULL,
+                        },
+                        ["dtype", "n"],
+                        "One matmul size; flops_per_s and timing when measured, else status and message.",
+                    ),
+                },
+            },
+            ["bandwidth", "matmul"],
+            "The curves the ceilings are points of (absent in runs before they were measured).",
+        ),
     },
     ["copy", "matmul"],
     "Ceilings measured on the same device in the same run; predictions use these.",
@@ -128,7 +188,8 @@ RECORD = _obj(
         "dtype": _d({"type": "string", "minLength": 1}, "torch dtype name, e.g. bfloat16."),
         "mode": _d(
             {"type": "string", "enum": list(MODES)},
-            "eager: the calls user code makes; graph: a captured CUDA graph replayed.",
+            "eager: the calls user code makes; graph: a captured CUDA graph replayed; "
+            "compile: the model wrapped in torch.compile (default mode, dynamic shapes), called eagerly.",
         ),
         "cache": _d(
             {"type": "string", "enum": list(CACHE_STATES)},

@@ -10,7 +10,7 @@ import torch
 
 from benchmarks import profiles
 from benchmarks.cli import main
-from benchmarks.measure import runner
+from benchmarks.measure import ceilings, runner
 from benchmarks.measure.backends import CpuBackend
 from benchmarks.measure.workloads import MLP
 from benchmarks.profiles import Profile, Sweep
@@ -29,10 +29,20 @@ TINY = Profile(
 )
 
 
+def small_ceilings(monkeypatch):
+    """Ceiling curves at a few small sizes: the fault paths do not need the real ones."""
+    monkeypatch.setitem(ceilings.COPY_BYTES, "cpu", 2**20)
+    monkeypatch.setitem(ceilings.WORKING_SETS, "cpu", [2**14, 2**17])
+    monkeypatch.setitem(ceilings.MATMUL_N, "cpu", 128)
+    monkeypatch.setitem(ceilings.MATMUL_SIZES, "cpu", [32, 128])
+    monkeypatch.setattr(ceilings, "WARMUP_S", 0.0)
+
+
 @pytest.fixture
 def tiny(monkeypatch, tmp_path):
     monkeypatch.setitem(profiles.PROFILES, "tiny", TINY)
     monkeypatch.setattr(runner, "PROFILES", profiles.PROFILES)
+    small_ceilings(monkeypatch)
 
     def run(*extra):
         return main(
@@ -55,6 +65,15 @@ def test_cpu_run_writes_a_valid_complete_file(tiny, capsys, tmp_path):
     assert run.complete and run.doc["run"]["interrupted"] is None
     assert run.device["kind"] == "cpu" and run.device["threads"] == 1
     assert run.ceilings["copy"]["bytes_per_s"] > 0 and run.ceilings["matmul"]["float32"]["flops_per_s"] > 0
+    curves = run.ceilings["curves"]
+    # copy: each working set's half, plus the ceiling's 1 MiB buffer (working set 2 MiB)
+    assert sorted((e["kind"], e["working_set_bytes"]) for e in curves["bandwidth"]) == [
+        ("copy", 2**14), ("copy", 2**17), ("copy", 2**21), ("read", 2**14), ("read", 2**17)
+    ]  # fmt: skip
+    assert all(e["bytes_per_s"] > 0 and e["timing"]["samples_s"] for e in curves["bandwidth"])
+    assert [(e["dtype"], e["n"]) for e in curves["matmul"]] == [("float32", 32), ("float32", 128)]
+    ceiling = next(e for e in curves["matmul"] if e["n"] == 128)
+    assert ceiling["flops_per_s"] == run.ceilings["matmul"]["float32"]["flops_per_s"]
     assert run.doc["checks"] and all(check["passed"] for check in run.doc["checks"])
     records = run.records
     assert len(records) == 2 * 4  # graph needs CUDA, so the CPU runs eager only
@@ -81,8 +100,8 @@ def _failing_setup(monkeypatch, should_fail):
         prepared = original(self, params, dtype, device, copies, max_batch)
         original_call = prepared.call
 
-        def call(batch):
-            run = original_call(batch)
+        def call(batch, mode="eager"):
+            run = original_call(batch, mode)
 
             def maybe_fail():
                 exc = should_fail(params["width"], batch)
@@ -178,6 +197,64 @@ def test_graph_and_eager_curves_are_both_recorded(tiny, capsys, monkeypatch):
     assert sorted({r["mode"] for r in records}) == ["eager", "graph"]
     assert len(records) == 2 * 2 * 4
     assert FakeGraphBackend.captured == 2 * 4
+
+
+def _one_sweep_profile(monkeypatch, *sweeps):
+    profile = Profile(name="tiny", description="test-only", sweeps=sweeps, rounds=3, min_sample_s=0.001, warmup_s=0.0)
+    monkeypatch.setitem(profiles.PROFILES, "tiny", profile)
+
+
+def test_resident_and_rotated_twins_are_separate_curves(tiny, capsys, monkeypatch):
+    _one_sweep_profile(
+        monkeypatch,
+        *(
+            Sweep("mlp", {"width": 64, "depth": 2}, ("float32",), ("eager",), (1, 2), cache=c)
+            for c in ("resident", "rotated")
+        ),
+    )
+    assert tiny() == 0
+    records = read_run(written(capsys)).records
+    assert sorted((r["cache"], r["batch"]) for r in records) == [
+        ("resident", 1), ("resident", 2), ("rotated", 1), ("rotated", 2)
+    ]  # fmt: skip
+    assert {r["weight_copies"] for r in records if r["cache"] == "resident"} == {1}
+
+
+def test_compile_mode_times_the_compiled_model(tiny, capsys, monkeypatch):
+    compiled = []
+
+    def fake_compile(module, dynamic):
+        compiled.append(dynamic)
+        return module  # the plumbing under test; a real compile takes tens of seconds here
+
+    monkeypatch.setattr(torch, "compile", fake_compile)
+    _one_sweep_profile(monkeypatch, Sweep("mlp", {"width": 64, "depth": 2}, ("float32",), ("eager", "compile"), (1, 2)))
+    assert tiny("--cache", "resident") == 0
+    records = read_run(written(capsys)).records
+    assert sorted((r["mode"], r["status"]) for r in records) == [("compile", "ok")] * 2 + [("eager", "ok")] * 2
+    assert compiled == [True]  # one compilation, dynamic shapes, shared by every batch
+
+
+def test_a_compile_failure_fails_its_points_once(tiny, capsys, monkeypatch):
+    attempts = []
+
+    def broken_compile(module, dynamic):
+        def call(x):
+            attempts.append(x.shape[0])
+            raise RuntimeError("no C++ compiler")
+
+        return call
+
+    monkeypatch.setattr(torch, "compile", broken_compile)
+    _one_sweep_profile(
+        monkeypatch, Sweep("mlp", {"width": 64, "depth": 2}, ("float32",), ("eager", "compile"), (1, 2, 4))
+    )
+    assert tiny("--cache", "resident") == 0
+    records = read_run(written(capsys)).records
+    failed = [r for r in records if r["mode"] == "compile"]
+    assert {r["status"] for r in failed} == {"error"} and all("no C++ compiler" in r["message"] for r in failed)
+    assert {r["status"] for r in records if r["mode"] == "eager"} == {"ok"}
+    assert len(attempts) == 1  # the other batches fail at once, not after a compile each
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,9 @@
-"""Measured ceilings: copy bandwidth and square-matmul rate, on the device being benchmarked."""
+"""Measured ceilings, as curves: bandwidth against working-set size, matmul rate against size.
+
+The single numbers that predictions use (a large copy; a large matmul per dtype) are points of
+these curves. Every point is sampled in shared rounds like the workloads, so the curves and the
+ceilings come from the same minutes of the same device.
+"""
 
 from __future__ import annotations
 
@@ -7,50 +12,200 @@ import torch
 from benchmarks.measure.sampler import Point, measure_points
 from benchmarks.measure.workloads import torch_dtype
 
-COPY_BYTES = {"cpu": 256 * 2**20, "cuda": 2**30}  # far larger than any last-level cache
-MATMUL_N = {"cpu": 2048, "cuda": 8192}
+COPY_BYTES = {"cpu": 256 * 2**20, "cuda": 2**30}  # the ceiling's buffer: far larger than any last-level cache
+MATMUL_N = {"cpu": 2048, "cuda": 8192}  # the ceiling's matmul size
 CPU_LOW_PRECISION_MATMUL_N = 1024  # bf16/fp16 matmul is slow on most CPUs
+WARMUP_S = 0.05
+
+# Working sets from well inside L1/L2 to far beyond the last-level cache, in bytes.
+WORKING_SETS = {
+    "cpu": [2**e for e in range(14, 30)],  # 16 KiB .. 512 MiB
+    "cuda": [round(2 ** (e / 2)) // 256 * 256 for e in range(34, 67)],  # 128 KiB .. 8 GiB, steps of √2
+}
+# Bytes each timed call moves, so that small working sets are not timed as launch overhead.
+BYTES_PER_CALL = {"cpu": 64 * 2**20, "cuda": 512 * 2**20}
+MAX_REPEATS = {"cpu": 4096, "cuda": 256}  # copies per call (a CUDA graph of that many nodes)
+MATMUL_SIZES = {"cpu": [64, 128, 256, 512, 1024, 2048], "cuda": [256, 512, 1024, 2048, 4096, 8192, 16384]}
+SLOW_MATMUL_MAX_N = {"cpu": 1024, "cuda": 8192}  # fp32, TF32 and CPU bf16 stop here: the next size costs seconds
+
+# The matmul dtypes a CUDA device is measured in. float32 runs with TF32 off (torch's default);
+# tfloat32 is the same fp32 tensors with TF32 allowed; float8 is e4m3 through torch._scaled_mm.
+CUDA_MATMUL_DTYPES = ("float32", "tfloat32", "bfloat16", "float16", "float8")
 
 
 class CeilingError(RuntimeError):
     pass
 
 
-@torch.no_grad()
-def measure_ceilings(backend, dtypes: list[str], rounds: int, min_sample_s: float) -> dict:
-    """Copy bandwidth (bytes read + written per second) and matmul FLOP/s for each dtype."""
-    size = COPY_BYTES[backend.kind]
-    if backend.kind == "cuda":
-        size = min(size, torch.cuda.mem_get_info()[0] // 8)
-    src = torch.randn(size // 4, device=backend.device)
+def matmul_dtypes(backend, sweep_dtypes: list[str]) -> list[str]:
+    """Every dtype the device's matmul curve covers: all that a CUDA device supports, and on a
+    CPU the run's own dtypes (always including float32)."""
+    if backend.kind != "cuda":
+        return sorted({"float32", *sweep_dtypes}, key=("float32", "bfloat16", "float16").index)
+    major, minor = torch.cuda.get_device_capability(backend.device)
+    found = ["float32"]
+    if major >= 8:
+        found += ["tfloat32", "bfloat16"]
+    found.append("float16")
+    if (major, minor) >= (8, 9):
+        found.append("float8")
+    return found
+
+
+def _copy_call(size: int, kind: str, device):
+    """A call that copies a buffer of `size` bytes `repeats` times; working set 2·size."""
+    src = torch.randn(size // 4, device=device)
     dst = torch.empty_like(src)
-    points = [Point("copy", 1, lambda src=src, dst=dst: lambda: dst.copy_(src))]
+    repeats = max(1, min(MAX_REPEATS[kind], BYTES_PER_CALL[kind] // (2 * size)))
 
-    sizes = {}
-    for name in dtypes:
-        n = MATMUL_N[backend.kind]
-        if backend.kind == "cpu" and name != "float32":
-            n = CPU_LOW_PRECISION_MATMUL_N
-        a, b, out = (torch.randn(n, n, device=backend.device, dtype=torch_dtype(name)) for _ in range(3))
-        sizes[name] = n
-        points.append(Point(name, 1, lambda a=a, b=b, out=out: lambda: torch.matmul(a, b, out=out)))
+    def copy_repeatedly():
+        for _ in range(repeats):
+            dst.copy_(src)
 
-    outcomes = measure_points(backend, points, rounds=rounds, min_sample_s=min_sample_s, warmup_s=0.05)
-    failed = [f"{curve}: {o.message}" for (curve, _), o in outcomes.items() if o.status != "ok"]
-    if failed:
-        raise CeilingError("could not measure the ceilings: " + "; ".join(failed))
-    copy_timing = outcomes[("copy", 1)].timing
+    return copy_repeatedly, 2 * size * repeats
+
+
+def _read_call(size: int, kind: str, device):
+    """A single kernel that reads one buffer of `size` bytes `repeats` times (a row sum over a
+    stride-0 view), so even a buffer that fits in L1 is read for long enough to time."""
+    x = torch.randn(size // 4, device=device)
+    repeats = max(1, BYTES_PER_CALL[kind] // size)
+    view = x.expand(repeats, x.numel())
+    out = torch.empty(repeats, device=device)
+    return (lambda: torch.sum(view, dim=1, out=out)), size * repeats
+
+
+def _matmul_call(dtype: str, n: int, device):
+    if dtype == "float8":
+        a = torch.randn(n, n, device=device).to(torch.float8_e4m3fn)
+        b = torch.randn(n, n, device=device).to(torch.float8_e4m3fn).t()  # column-major, as _scaled_mm wants
+        one = torch.ones((), device=device)
+        return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    storage = torch.float32 if dtype == "tfloat32" else torch_dtype(dtype)
+    a, b, out = (torch.randn(n, n, device=device, dtype=storage) for _ in range(3))
+    if dtype != "tfloat32":
+        return lambda: torch.matmul(a, b, out=out)
+
+    def tf32_matmul():  # the flag is read when the kernel is chosen, so a graph capture keeps it
+        previous = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = True
+        try:
+            torch.matmul(a, b, out=out)
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = previous
+
+    return tf32_matmul
+
+
+def _in_mode(backend, make):
+    """Point.prepare: build the call, then (on CUDA) capture it in a graph to drop launch gaps."""
+
+    def prepare():
+        fn = make()
+        return backend.for_mode(fn, "graph" if backend.kind == "cuda" else "eager")
+
+    return prepare
+
+
+@torch.no_grad()
+def measure_ceilings(backend, dtypes: list[str], rounds: int, min_sample_s: float, progress=None) -> dict:
+    """The bandwidth and matmul curves, and from them the ceilings that predictions use: copy
+    bandwidth (bytes read + written per second) at the largest buffer and matmul FLOP/s at
+    MATMUL_N for each dtype."""
+    kind = backend.kind
+    free = torch.cuda.mem_get_info()[0] if kind == "cuda" else None
+    ceiling_copy = COPY_BYTES[kind] if free is None else min(COPY_BYTES[kind], free // 8)
+    # Every point is prepared before sampling starts, so all buffers are held at once: about
+    # 3.4 times the largest working set for the copy and read curves together.
+    working_sets = [w for w in WORKING_SETS[kind] if free is None or w <= free // 16]
+    copy_sizes = sorted({w // 2 for w in working_sets} | {ceiling_copy})
+    moved: dict[tuple, int] = {}
+    alive = []  # a captured graph does not keep its tensors alive; these references do
+    points = []
+
+    def settings(is_ceiling: bool) -> dict:  # curve points take fewer, shorter samples than the ceilings
+        return {} if is_ceiling else {"rounds": max(5, rounds // 2), "min_sample_s": min_sample_s / 2}
+
+    def add(curve, size, build):
+        def make(build=build, key=(curve, size)):
+            fn, bytes_per_call = build()
+            moved[key] = bytes_per_call
+            alive.append(fn)
+            return fn
+
+        points.append(Point(curve, size, _in_mode(backend, make), **settings(curve == "copy" and size == ceiling_copy)))
+
+    def matmul(name, n):
+        fn = _matmul_call(name, n, backend.device)
+        alive.append(fn)
+        return fn
+
+    for size in copy_sizes:
+        add("copy", size, lambda size=size: _copy_call(size, kind, backend.device))
+    for size in working_sets:
+        add("read", size, lambda size=size: _read_call(size, kind, backend.device))
+    measured_dtypes = matmul_dtypes(backend, dtypes)
+    for name in measured_dtypes:
+        ceiling_n = CPU_LOW_PRECISION_MATMUL_N if kind == "cpu" and name != "float32" else MATMUL_N[kind]
+        slow = name in ("float32", "tfloat32") or kind == "cpu"
+        sizes = [n for n in MATMUL_SIZES[kind] if not slow or n <= max(SLOW_MATMUL_MAX_N[kind], ceiling_n)]
+        sizes = [n for n in sizes if kind != "cpu" or name == "float32" or n <= ceiling_n]
+        for n in sorted(set(sizes) | {ceiling_n}):
+            build = _in_mode(backend, lambda name=name, n=n: matmul(name, n))
+            points.append(Point(("matmul", name), n, build, **settings(n == ceiling_n)))
+
+    outcomes = measure_points(
+        backend, points, rounds=rounds, min_sample_s=min_sample_s, warmup_s=WARMUP_S, progress=progress
+    )
+
+    def timing(curve, size):
+        outcome = outcomes[(curve, size)]
+        return outcome.timing if outcome.status == "ok" else None
+
+    bandwidth = []
+    for curve, sizes in (("copy", copy_sizes), ("read", working_sets)):
+        for size in sizes:
+            outcome = outcomes[(curve, size)]
+            entry = {"kind": curve, "working_set_bytes": 2 * size if curve == "copy" else size}
+            if outcome.status == "ok":
+                entry.update(bytes_per_s=moved[(curve, size)] / outcome.timing["median_s"], timing=outcome.timing)
+            else:
+                entry.update(status=outcome.status, message=outcome.message)
+            bandwidth.append(entry)
+    matmul_curve = []
+    for point in points:
+        if not (isinstance(point.curve, tuple) and point.curve[0] == "matmul"):
+            continue
+        name, n = point.curve[1], point.batch
+        outcome = outcomes[(point.curve, n)]
+        entry = {"dtype": name, "n": n}
+        if outcome.status == "ok":
+            entry.update(flops_per_s=2 * n**3 / outcome.timing["median_s"], timing=outcome.timing)
+        else:
+            entry.update(status=outcome.status, message=outcome.message)
+        matmul_curve.append(entry)
+
+    copy_timing = timing("copy", ceiling_copy)
+    if copy_timing is None:
+        raise CeilingError(f"could not measure the copy ceiling: {outcomes[('copy', ceiling_copy)].message}")
     ceilings = {
         "copy": {
-            "bytes_per_s": 2 * size / copy_timing["median_s"],
-            "size_bytes": size,
+            "bytes_per_s": moved[("copy", ceiling_copy)] / copy_timing["median_s"],
+            "size_bytes": ceiling_copy,
             "timing": copy_timing,
         },
         "matmul": {},
+        "curves": {"bandwidth": bandwidth, "matmul": matmul_curve},
     }
-    for name, n in sizes.items():
-        timing = outcomes[(name, 1)].timing
-        ceilings["matmul"][name] = {"flops_per_s": 2 * n**3 / timing["median_s"], "n": n, "timing": timing}
-    del points, src, dst
+    for name in measured_dtypes:
+        n = CPU_LOW_PRECISION_MATMUL_N if kind == "cpu" and name != "float32" else MATMUL_N[kind]
+        found = timing(("matmul", name), n)
+        if found is None:
+            if name in dtypes:
+                message = outcomes[(("matmul", name), n)].message
+                raise CeilingError(f"could not measure the {name} matmul ceiling: {message}")
+            continue  # a dtype only the curve wanted (e.g. float8 without a working kernel)
+        ceilings["matmul"][name] = {"flops_per_s": 2 * n**3 / found["median_s"], "n": n, "timing": found}
+    del points, alive
     backend.release()
     return ceilings

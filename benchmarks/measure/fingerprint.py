@@ -42,6 +42,23 @@ def cpu_last_level_cache_bytes() -> int | None:
     return best[1] if best else None
 
 
+def cpu_cache_levels() -> list[dict]:
+    """Data and unified cache levels of cpu0 as Linux reports them (private levels are per core)."""
+    levels = []
+    for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
+        try:
+            level = int((index / "level").read_text())
+            kind = (index / "type").read_text().strip()
+            size = (index / "size").read_text().strip()
+        except (OSError, ValueError):
+            continue
+        match = re.fullmatch(r"(\d+)([KMG]?)", size)
+        if match and kind != "Instruction":
+            scale = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}[match.group(2)]
+            levels.append({"level": level, "type": kind, "bytes": int(match.group(1)) * scale})
+    return sorted(levels, key=lambda entry: entry["level"])
+
+
 def system_memory_bytes() -> int | None:
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -95,6 +112,7 @@ def fingerprint(backend) -> dict:
             "slug": "cpu-" + slugify(name),
             "sm_count": None,
             "l2_bytes": cpu_last_level_cache_bytes(),
+            "cache_levels": cpu_cache_levels(),
             "memory_bytes": system_memory_bytes(),
             "compute_capability": None,
             "driver": None,
@@ -111,6 +129,9 @@ def fingerprint(backend) -> dict:
         "slug": slugify(props.name),
         "sm_count": props.multi_processor_count,
         "l2_bytes": getattr(props, "L2_cache_size", None),
+        "cache_levels": [{"level": 2, "type": "Unified", "bytes": props.L2_cache_size}]
+        if getattr(props, "L2_cache_size", None)
+        else [],
         "memory_bytes": props.total_memory,
         "compute_capability": f"{props.major}.{props.minor}",
         "driver": smi.get("driver"),

@@ -135,7 +135,7 @@ def _preparer(backend, workload, prepared, batch, mode, curve, extras, kernel_ba
             profiling["spent_s"] += time.perf_counter() - started
         if hasattr(workload, "point_info"):
             extra.update(workload.point_info(prepared, batch))
-        return backend.for_mode(prepared.call(batch), mode)
+        return backend.for_mode(prepared.call(batch, mode), mode)
 
     return prepare
 
@@ -197,7 +197,7 @@ def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cac
                 continue
             keep_alive.append(prepared)
             for mode in modes:
-                curve = (sweep.label(), dtype, mode)
+                curve = (sweep.label(), dtype, mode, state)
                 labels[curve] = (sweep, dtype, mode, state, copies)
                 settings = profile.settings(sweep)
                 for batch in sweep.batches:
@@ -254,7 +254,13 @@ def start_run(
     device_info = fingerprint(backend)
     progress.show("measuring ceilings (copy bandwidth, matmul rate)")
     dtypes = sorted({d for s in sweeps for d in s.dtypes})
-    ceilings = measure_ceilings(backend, dtypes, rounds=profile.rounds, min_sample_s=profile.min_sample_s)
+    ceilings = measure_ceilings(
+        backend,
+        dtypes,
+        rounds=profile.rounds,
+        min_sample_s=profile.min_sample_s,
+        progress=progress.curve("ceilings: bandwidth and matmul curves"),
+    )
     run_id = f"{started:%Y%m%dT%H%M%SZ}-{profile.name}-{secrets.token_hex(3)}"
     doc = {
         "schema_version": SCHEMA_VERSION,

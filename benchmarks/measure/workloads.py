@@ -25,25 +25,48 @@ def element_size(name: str) -> int:
 
 
 class Prepared:
-    """Weight copies built once for a configuration; `call(batch)` runs every copy once.
+    """Weight copies built once for a configuration; `call(batch, mode)` runs every copy once.
 
     Inputs are row prefixes of one buffer sized for the largest batch, so a sweep over
-    thousands of batch sizes holds one input, not thousands.
+    thousands of batch sizes holds one input, not thousands. In mode "compile" the copies are
+    wrapped in torch.compile (default mode, dynamic shapes, so one compilation serves every
+    batch size); the first call compiles, inside the point's warm-up.
     """
 
     def __init__(self, copies: list[torch.nn.Module], features: int, max_batch: int, dtype, device):
         self.copies = copies
         self.inputs = torch.randn(max_batch, features, device=device, dtype=torch_dtype(dtype))
+        self._compiled: list[Callable] | None = None
+        self._compile_error: Exception | None = None
 
-    def call(self, batch: int) -> Callable[[], Any]:
+    def modules(self, mode: str) -> list[Callable]:
+        if mode != "compile":
+            return self.copies
+        if self._compiled is None:
+            self._compiled = [torch.compile(module, dynamic=True) for module in self.copies]
+        return self._compiled
+
+    def call(self, batch: int, mode: str = "eager") -> Callable[[], Any]:
         x = self.inputs[:batch]
-        copies = self.copies
+        modules = self.modules(mode)
 
         def forward_every_copy() -> None:
-            for module in copies:
+            for module in modules:
                 module(x)
 
-        return forward_every_copy
+        if mode != "compile":
+            return forward_every_copy
+
+        def compiled_forward() -> None:
+            if self._compile_error is not None:  # fail every batch at once, not one slow compile each
+                raise self._compile_error
+            try:
+                forward_every_copy()
+            except Exception as exc:
+                self._compile_error = RuntimeError(f"torch.compile failed: {type(exc).__name__}: {exc}"[:400])
+                raise self._compile_error from exc
+
+        return compiled_forward
 
 
 class MLP:
