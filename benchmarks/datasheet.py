@@ -1,8 +1,15 @@
 """Vendor datasheet figures for common GPUs, each with its source.
 
 Rates are dense (no structured sparsity), in FLOP/s; bandwidth is HBM/GDDR bytes per second.
+NVIDIA datasheets print tensor-core rates with 2:4 structured sparsity marked by an asterisk
+(from Hopper on, often only those); the figures here are half of them. Each dtype key is a name from
+BYTES_PER_ELEMENT, and a GPU lists only the dtypes its hardware runs: "float32" is the plain
+(non-tensor) FP32 rate, "tfloat32" the TF32 tensor-core rate.
+
 These are leads for a reader without the hardware: the site's predictions for a measured
-device always use that run's own measured ceilings, and show these beside them.
+device always use that run's own measured ceilings, and show these beside them. Aliases are
+the strings `torch.cuda.get_device_name()` returns; a name that already equals that string
+needs no alias, since find_gpu matches names too.
 
 Pure Python: nothing on this module's import path may import torch.
 """
@@ -16,6 +23,9 @@ from benchmarks.roofline import Ceilings, large_layer_ridge_batch
 TERA = 1e12
 GIGA = 1e9
 MB = 1_000_000
+# Vendors' "MB" of cache and "GB" of GPU memory are binary: an A100 reports L2_cache_size = 40 MiB.
+MIB = 2**20
+GIB = 2**30
 
 BYTES_PER_ELEMENT = {
     "float64": 8,
@@ -57,12 +67,45 @@ GPUS: tuple[GPU, ...] = (
         peak_flops={"float32": 8.1 * TERA, "float16": 65 * TERA},
         bandwidth=320 * GIGA,
         sm_count=40,
-        l2_bytes=4 * 2**20,
-        memory_bytes=16 * 2**30,
+        l2_bytes=4 * MIB,
+        memory_bytes=16 * GIB,
         source="NVIDIA T4 Tensor Core GPU datasheet (https://www.nvidia.com/en-us/data-center/tesla-t4/); "
         "SM count and L2 from the NVIDIA Turing GPU Architecture whitepaper",
         notes="65 TFLOP/s is the fp16 tensor-core rate (mixed precision); plain fp32 is 8.1. Turing has no bf16.",
         aliases=("Tesla T4",),
+    ),
+    GPU(
+        name="NVIDIA V100 SXM2 32GB",
+        peak_flops={"float32": 15.7 * TERA, "float16": 125 * TERA},
+        bandwidth=900 * GIGA,
+        sm_count=80,
+        l2_bytes=6 * MIB,
+        memory_bytes=32 * GIB,
+        source="NVIDIA Tesla V100 Tensor Core GPU datasheet (https://www.nvidia.com/en-us/data-center/v100/), "
+        "SXM2 column; 80 SMs and 6 MB (6144 KB) of L2 from the NVIDIA Tesla V100 GPU Architecture whitepaper "
+        "(https://images.nvidia.com/content/volta-architecture/pdf/volta-architecture-whitepaper.pdf)",
+        notes="125 TFLOP/s is the fp16 tensor-core rate (mixed precision, no sparsity on Volta); plain fp32 is "
+        "15.7. Volta has no bf16 and no TF32, so fp32 matmuls run at the plain fp32 rate.",
+        aliases=("Tesla V100-SXM2-32GB",),
+    ),
+    GPU(
+        name="NVIDIA A10",
+        peak_flops={
+            "float32": 31.2 * TERA,
+            "tfloat32": 62.5 * TERA,
+            "bfloat16": 125 * TERA,
+            "float16": 125 * TERA,
+        },
+        bandwidth=600 * GIGA,
+        sm_count=72,
+        l2_bytes=6 * MIB,
+        memory_bytes=24 * GIB,
+        source="NVIDIA A10 Tensor Core GPU datasheet (https://www.nvidia.com/en-us/data-center/products/a10-gpu/), "
+        "dense rates (the datasheet prints 125 TF32 and 250 bf16/fp16 with sparsity); 72 SMs (the datasheet's "
+        "9,216 CUDA cores at 128 per SM); 6 MB of L2, the GA102's, from the NVIDIA Ampere GA102 GPU "
+        "Architecture whitepaper (https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-"
+        "whitepaper-v2.pdf)",
+        notes="GDDR6, PCIe. No fp8 (Ampere). AWS's A10G is a different part with other tensor rates: not this entry.",
     ),
     GPU(
         name="NVIDIA A100 SXM4 80GB",
@@ -74,8 +117,8 @@ GPUS: tuple[GPU, ...] = (
         },
         bandwidth=2039 * GIGA,
         sm_count=108,
-        l2_bytes=40 * MB,
-        memory_bytes=80 * 2**30,
+        l2_bytes=40 * MIB,
+        memory_bytes=80 * GIB,
         source="NVIDIA A100 Tensor Core GPU datasheet (https://www.nvidia.com/en-us/data-center/a100/); "
         "SM count, 40 MB L2 and 192 KB of L1/shared memory per SM from the NVIDIA A100 Tensor Core "
         "GPU Architecture whitepaper",
@@ -91,10 +134,54 @@ GPUS: tuple[GPU, ...] = (
         },
         bandwidth=1555 * GIGA,
         sm_count=108,
-        l2_bytes=40 * MB,
-        memory_bytes=40 * 2**30,
-        source="NVIDIA A100 Tensor Core GPU datasheet (https://www.nvidia.com/en-us/data-center/a100/)",
+        l2_bytes=40 * MIB,
+        memory_bytes=40 * GIB,
+        source="NVIDIA A100 Tensor Core GPU datasheet (https://www.nvidia.com/en-us/data-center/a100/); "
+        "SM count and L2 from the NVIDIA A100 Tensor Core GPU Architecture whitepaper",
+        notes="Same GA100 compute as the 80 GB part, with HBM2 instead of HBM2e: same rates, lower bandwidth.",
         aliases=("A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB"),
+    ),
+    GPU(
+        name="NVIDIA L4",
+        peak_flops={
+            "float32": 30.3 * TERA,
+            "tfloat32": 60 * TERA,
+            "bfloat16": 121 * TERA,
+            "float16": 121 * TERA,
+            "float8": 242.5 * TERA,
+        },
+        bandwidth=300 * GIGA,
+        sm_count=58,
+        l2_bytes=48 * MIB,
+        memory_bytes=24 * GIB,
+        source="NVIDIA L4 Tensor Core GPU datasheet (https://resources.nvidia.com/en-us-gpu-resources/l4-tensor-"
+        "datasheet), dense rates: half the datasheet's 120 TF32, 242 bf16/fp16 and 485 fp8 figures, which are "
+        "with sparsity; 48 MB of L2, the AD104's, from the NVIDIA Ada GPU Architecture whitepaper "
+        "(https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf)",
+        notes="72 W, GDDR6, PCIe. NVIDIA's datasheet gives no SM count: 58 SMs (7,424 CUDA cores, of the AD104's "
+        "60) is the count third-party spec databases list. Its low bandwidth gives it one of the highest ridges "
+        "here.",
+    ),
+    GPU(
+        name="NVIDIA L40S",
+        peak_flops={
+            "float32": 91.6 * TERA,
+            "tfloat32": 183 * TERA,
+            "bfloat16": 362.05 * TERA,
+            "float16": 362.05 * TERA,
+            "float8": 733 * TERA,
+        },
+        bandwidth=864 * GIGA,
+        sm_count=142,
+        l2_bytes=96 * MIB,
+        memory_bytes=48 * GIB,
+        source="NVIDIA L40S GPU datasheet (https://www.nvidia.com/en-us/data-center/l40s/), dense rates: the "
+        "datasheet prints 183 | 366* TF32, 362.05 | 733* bf16/fp16 and 733 | 1,466* fp8 (* with sparsity); "
+        "142 SMs (the datasheet's 18,176 CUDA cores at 128 per SM); 96 MB of L2, the AD102's, from the NVIDIA "
+        "Ada GPU Architecture whitepaper (https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-"
+        "gpu-architecture.pdf)",
+        notes="GDDR6 with ECC, PCIe. Contested L2: some third-party spec listings give the L40S 48 MB; a study "
+        "of the L40, the same 142-SM AD102 configuration, measures a 96 MiB L2 (https://arxiv.org/abs/2606.22588).",
     ),
     GPU(
         name="NVIDIA H100 SXM",
@@ -107,12 +194,33 @@ GPUS: tuple[GPU, ...] = (
         },
         bandwidth=3.35 * TERA,
         sm_count=132,
-        l2_bytes=50 * MB,
-        memory_bytes=80 * 2**30,
+        l2_bytes=50 * MIB,
+        memory_bytes=80 * GIB,
         source="NVIDIA H100 Tensor Core GPU datasheet (https://www.nvidia.com/en-us/data-center/h100/), "
         "dense rates (the datasheet's headline tensor figures are with sparsity, twice these); "
         "SM count and L2 from the NVIDIA H100 Tensor Core GPU Architecture whitepaper",
         aliases=("NVIDIA H100 80GB HBM3", "H100 SXM5"),
+    ),
+    GPU(
+        name="NVIDIA H100 PCIe",
+        peak_flops={
+            "float32": 51 * TERA,
+            "tfloat32": 378 * TERA,
+            "bfloat16": 756 * TERA,
+            "float16": 756 * TERA,
+            "float8": 1513 * TERA,
+        },
+        bandwidth=2.0 * TERA,
+        sm_count=114,
+        l2_bytes=50 * MIB,
+        memory_bytes=80 * GIB,
+        source="NVIDIA H100 Tensor Core GPU datasheet (https://www.nvidia.com/en-us/data-center/h100/), PCIe "
+        "column of its 2022-23 editions, dense rates: half the datasheet's 756 TF32, 1,513 bf16/fp16 and "
+        "3,026 fp8 figures, which are with sparsity; 114 SMs, 50 MB L2 and 80 GB HBM2e from the NVIDIA H100 "
+        "Tensor Core GPU Architecture whitepaper (https://resources.nvidia.com/en-us-tensor-core/gtc22-"
+        "whitepaper-hopper) and the H100 PCIe product brief PB-11133-001",
+        notes="Same GH100 die as the SXM part with fewer SMs enabled (114 of 144), lower clocks and HBM2e. "
+        "NVIDIA's current H100 datasheet shows the H100 NVL (94 GB, 3.9 TB/s) in place of this card: not this entry.",
     ),
     GPU(
         name="NVIDIA H200",
@@ -125,11 +233,68 @@ GPUS: tuple[GPU, ...] = (
         },
         bandwidth=4.8 * TERA,
         sm_count=132,
+        l2_bytes=50 * MIB,
         memory_bytes=141 * 10**9,
         source="NVIDIA H200 Tensor Core GPU datasheet (https://www.nvidia.com/en-us/data-center/h200/), "
-        "SXM form factor, dense rates (the headline tensor figures are with sparsity, twice these)",
-        notes="Same GH100 compute as the H100 SXM with faster, larger HBM3e, so its ridge point is lower.",
+        "SXM form factor, dense rates (the headline tensor figures are with sparsity, twice these); "
+        "the datasheet gives no L2 size: 50 MB is the GH100's, from the NVIDIA H100 Tensor Core GPU "
+        "Architecture whitepaper (https://resources.nvidia.com/en-us-tensor-core/gtc22-whitepaper-hopper)",
+        notes="Same GH100 compute as the H100 SXM with faster, larger HBM3e, so its ridge point is lower. "
+        "L2 is inferred from the shared die (50 MB, as on the H100), not printed on the H200 datasheet.",
         aliases=("H200 SXM", "NVIDIA H200 SXM"),
+    ),
+    GPU(
+        name="NVIDIA B200",
+        peak_flops={
+            "float32": 75 * TERA,
+            "tfloat32": 1100 * TERA,
+            "bfloat16": 2250 * TERA,
+            "float16": 2250 * TERA,
+            "float8": 4500 * TERA,
+        },
+        bandwidth=7.7 * TERA,
+        sm_count=148,
+        l2_bytes=126 * MIB,
+        memory_bytes=180 * GIB,
+        source="NVIDIA HGX B200 specifications (https://www.nvidia.com/en-us/data-center/hgx/), per-GPU "
+        "column, dense rates: half the 2.2 PFLOP/s TF32, 4.5 bf16/fp16 and 9 fp8 figures, which are with "
+        "sparsity; 180 GB HBM3e and 7.7 TB/s from the same table, and 1,440 GB and 64 TB/s for eight GPUs "
+        "from the NVIDIA DGX B200 datasheet (https://www.nvidia.com/en-us/data-center/dgx-b200/); NVIDIA's "
+        "datasheets give no SM count or L2 size: 148 SMs (74 of 80 on each of two dies) and 126 MB of L2 "
+        "from Chips and Cheese (https://chipsandcheese.com/p/nvidias-b200-keeping-the-cuda-juggernaut)",
+        notes="HGX B200 at up to 1,000 W. Contested figures: NVIDIA's per-GPU table gives 7.7 TB/s and 75 "
+        "TFLOP/s fp32, while the DGX B200 datasheet's 64 TB/s over eight GPUs and earlier launch material "
+        "give 8 TB/s and 80 TFLOP/s fp32 (the current table's fp32 rate for a GB200 GPU, at up to 1,200 W); "
+        "at 8 TB/s the bf16 ridge is 281, not 292. "
+        "Two dies appear to software as one GPU; the L2 is split between them. Its fp4/fp6 rates have no dtype "
+        "key here.",
+    ),
+    GPU(
+        name="AMD Instinct MI300X",
+        peak_flops={
+            "float32": 163.4 * TERA,
+            "tfloat32": 653.7 * TERA,
+            "bfloat16": 1307.4 * TERA,
+            "float16": 1307.4 * TERA,
+            "float8": 2614.9 * TERA,
+        },
+        bandwidth=5.3 * TERA,
+        sm_count=304,
+        l2_bytes=32 * MIB,
+        memory_bytes=192 * GIB,
+        source="AMD Instinct MI300X GPU datasheet (https://www.amd.com/content/dam/amd/en/documents/instinct-"
+        "tech-docs/data-sheets/amd-instinct-mi300x-data-sheet.pdf), dense rates (AMD prints the sparse "
+        "figures separately, twice these); compute units and caches from the AMD CDNA 3 architecture "
+        "whitepaper (https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/white-papers/amd-cdna-3-"
+        "white-paper.pdf) and the ROCm GPU specifications table "
+        "(https://rocm.docs.amd.com/en/latest/reference/gpu-specs.html)",
+        notes="sm_count is compute units (CUs), AMD's counterpart of an SM: 304 = 8 XCDs × 38. l2_bytes is the "
+        "total L2, 4 MB on each of the 8 XCDs; behind it sits a 256 MB Infinity Cache (last-level cache) in "
+        "front of the HBM3, which this table does not count. fp32 163.4 is the datasheet's vector rate, which "
+        "counts packed FP32 (two FMAs per lane per clock: 19,456 lanes × 4 FLOP × 2.1 GHz); unpacked FP32 runs "
+        "at half that, 81.7, the same figure as the FP64 vector rate, and the fp32 matrix rate is 163.4 too. "
+        "float8 is the CDNA 3 FNUZ formats (e4m3fnuz, e5m2fnuz). ROCm builds of PyTorch sometimes report a generic "
+        "'AMD Radeon Graphics' name, which cannot be told apart and is not an alias.",
     ),
 )
 

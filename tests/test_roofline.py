@@ -3,7 +3,6 @@ import random
 
 import pytest
 
-from benchmarks.datasheet import GPUS, find_gpu
 from benchmarks.roofline import (
     Ceilings,
     bound_by,
@@ -42,31 +41,6 @@ def test_critical_batch_is_none_when_never_compute_bound():
     assert critical_batch(mlp_points(64, 2, 4, [1, 8]), ceilings) is None
     with pytest.raises(ValueError):
         critical_batch(mlp_points(64, 2, 4, [8]), ceilings)
-
-
-@pytest.mark.parametrize(
-    ("gpu", "dtype", "ridge"),
-    [
-        ("NVIDIA T4", "float16", 203),
-        ("NVIDIA T4", "float32", 51),
-        ("NVIDIA H100 SXM", "bfloat16", 295),
-        ("NVIDIA H200", "bfloat16", 206),
-        ("NVIDIA A100 SXM4 80GB", "bfloat16", 153),
-    ],
-)
-def test_datasheet_ridge_batches(gpu, dtype, ridge):
-    assert find_gpu(gpu).ridge_batch(dtype) == pytest.approx(ridge, abs=1)
-
-
-def test_datasheet_entries_are_complete_and_sourced():
-    names = {gpu.name for gpu in GPUS}
-    for wanted in ["NVIDIA T4", "NVIDIA A100 SXM4 80GB", "NVIDIA H100 SXM", "NVIDIA H200"]:
-        assert wanted in names
-    for gpu in GPUS:
-        assert gpu.bandwidth > 0 and gpu.peak_flops and all(v > 0 for v in gpu.peak_flops.values())
-        assert "datasheet" in gpu.source.lower() and "https://" in gpu.source
-    assert find_gpu("nvidia h200") is find_gpu("NVIDIA H200 SXM")
-    assert find_gpu("Synthetic GPU") is None
 
 
 def test_run_ceilings_reads_the_measured_section(synthetic_doc):
