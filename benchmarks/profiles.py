@@ -8,6 +8,12 @@ from typing import Any
 WORKLOADS: dict[str, str] = {
     "mlp": "depth × width stack of Linear+ReLU layers (snippets/mlp.py); params: width, depth",
     "linear": "one Linear layer swept one batch size at a time (snippets/linear.py); params: in_features, out_features",
+    "conv": "one same-padded k×k Conv2d over square images, channels-last (snippets/cnn.py); params: c_in, c_out, "
+    "kernel, resolution",
+    "resnet50": "ResNet-50 v1.5 in eval mode, channels-last (snippets/cnn.py); params: resolution",
+    "decode": "decoder-only Transformer stack with a KV cache (snippets/decode.py): one decode step of `batch` "
+    "sequences holding `context` tokens each, or a prefill of `batch` prompts of `context` tokens; params: layers, "
+    "d_model, heads, kv_heads, d_ff, context, phase",
     "moe": "mixture-of-experts FFN with top-k routing, and the dense FFN with its active parameters "
     "(snippets/moe.py); params: variant, experts, top_k, d_model, d_ff, skew, capacity_factor",
 }
@@ -121,6 +127,24 @@ def cache_sweeps(widths, dtypes, modes, covered: dict[str, set[int]], batches=(1
     )
 
 
+def decode_sweeps(
+    model: dict, contexts, gqa_kv_heads: int, dtypes, modes, batches, prefill_context, prefill_max_batch, **settings
+):
+    """Decode steps at each context with full multi-head attention (kv_heads = heads) and with
+    grouped-query attention, and a prefill at one prompt length for comparison."""
+    sweeps = []
+    for kv_heads in (model["heads"], gqa_kv_heads):
+        for context in contexts:
+            params = {**model, "kv_heads": kv_heads, "context": context, "phase": "decode"}
+            sweeps.append(Sweep("decode", params, dtypes, modes, batches, **settings))
+    # Prefill is compute-bound from the first prompt on, so its weights need no rotation (copies
+    # would only multiply its long calls); it runs to `prefill_max_batch` prompts.
+    params = {**model, "kv_heads": gqa_kv_heads, "context": prefill_context, "phase": "prefill"}
+    prefill_batches = tuple(b for b in batches if b <= prefill_max_batch)
+    sweeps.append(Sweep("decode", params, dtypes, modes, prefill_batches, cache="resident", **settings))
+    return tuple(sweeps)
+
+
 QUICK_MLP_WIDTHS = (256, 512, 1024)
 FULL_MLP_WIDTHS = (1024, 2048, 4096, 8192)
 
@@ -129,8 +153,10 @@ QUICK = Profile(
     description="Any CPU in about 2 minutes on 2 cores (1 thread): bandwidth and matmul curves; fp32 MLPs of width "
     "256 to 1024 at batch 1 to 512 with rotated weights, a 64-wide and a 1024-wide one with resident weights (eager "
     "and torch.compile), widths 128 to 2048 at batch 1 resident and rotated, "
-    "one 1024-wide Linear layer (cache-resident) at every second batch size to 128, then every 8 to 256, and an "
-    "8-expert top-2 MoE layer (three routing skews, expert choice, dense baseline) at batch 1 to 256.",
+    "one 1024-wide Linear layer (cache-resident) at every second batch size to 128, then every 8 to 256, an "
+    "8-expert top-2 MoE layer (three routing skews, expert choice, dense baseline) at batch 1 to 256, three Conv2d "
+    "layers and ResNet-50 at 64×64 pixels to batch 32 and 16, and decode steps of a 2-layer, 512-wide Transformer "
+    "at contexts 128 and 2048 (MHA and GQA) with a prefill, to batch 32.",
     sweeps=(
         *(
             Sweep("mlp", {"width": width, "depth": 8}, ("float32",), ("graph", "eager"), QUICK_BATCHES)
@@ -158,6 +184,33 @@ QUICK = Profile(
             cache="resident",
         ),  # no kernel names on a CPU: the profiler sees only aten::addmm, not the BLAS kernel
         *moe_sweeps(256, 512, [(8, 2)], (0.0, 1.0, 2.0), ("float32",), QUICK_MOE_BATCHES, rounds=7, min_sample_s=0.01),
+        *(
+            # resident: 64 rotated copies of a 0.1–4 MiB filter would make each call 64 layers long on a CPU
+            Sweep(
+                "conv",
+                dict(zip(("c_in", "c_out", "kernel", "resolution"), shape)),
+                ("float32",),
+                ("eager",),
+                (1, 2, 4, 8, 16, 32),
+                rounds=7,
+                min_sample_s=0.01,
+                cache="resident",
+            )
+            for shape in ((64, 64, 3, 56), (256, 256, 3, 14), (2048, 512, 1, 7))
+        ),
+        Sweep("resnet50", {"resolution": 64}, ("float32",), ("eager",), (1, 2, 4, 8, 16), rounds=5, min_sample_s=0.01),
+        *decode_sweeps(
+            {"layers": 2, "d_model": 512, "heads": 8, "d_ff": 2048},
+            (128, 2048),
+            2,
+            ("float32",),
+            ("eager",),
+            (1, 2, 4, 8, 16, 32),
+            prefill_context=128,
+            prefill_max_batch=8,
+            rounds=7,
+            min_sample_s=0.01,
+        ),
     ),
     rounds=13,
     min_sample_s=0.02,
@@ -171,7 +224,10 @@ FULL = Profile(
     "MLPs with resident weights in graph, eager and torch.compile; widths 256 to 8192 at batch 1 resident and "
     "rotated; one 8192-wide Linear layer at every batch size to 512, then every 8 "
     "to 4096 plus the sizes around each multiple of 64, graph replay; MoE layers with 8 and 32 experts (top-2, "
-    "top-4) at three routing skews, expert choice and the dense baseline.",
+    "top-4) at three routing skews, expert choice and the dense baseline; five Conv2d layers to batch 1024 and "
+    "ResNet-50 at 224×224 to batch 512; decode steps of a 4-layer, 4096-wide Transformer (d_ff 14336) at contexts "
+    "128 to 32768, MHA and 8 KV heads, to batch 512 (skipping batches whose KV cache exceeds half the memory), "
+    "and a 512-token prefill.",
     sweeps=(
         *(
             Sweep("mlp", {"width": width, "depth": 8}, ("bfloat16", "float32"), ("graph", "eager"), FULL_BATCHES)
@@ -196,6 +252,36 @@ FULL = Profile(
             kernel_batches=kernel_sample(FULL_LINEAR_BATCHES),
         ),
         *moe_sweeps(2048, 2048, [(8, 2), (32, 4)], (0.0, 1.0, 2.0), ("bfloat16",), FULL_BATCHES, rounds=15),
+        *(
+            Sweep(
+                "conv",
+                dict(zip(("c_in", "c_out", "kernel", "resolution"), shape)),
+                ("bfloat16",),
+                ("graph",),
+                tuple(b for b in FULL_BATCHES if b <= 1024),
+                rounds=15,
+            )
+            for shape in ((64, 64, 3, 56), (128, 128, 3, 28), (256, 256, 3, 14), (512, 512, 3, 7), (1024, 256, 1, 14))
+        ),
+        Sweep(
+            "resnet50",
+            {"resolution": 224},
+            ("bfloat16",),
+            ("graph", "eager"),
+            tuple(b for b in FULL_BATCHES if b <= 512),
+            rounds=15,
+        ),
+        *decode_sweeps(
+            {"layers": 4, "d_model": 4096, "heads": 32, "d_ff": 14336},
+            (128, 2048, 8192, 32768),
+            8,
+            ("bfloat16",),
+            ("graph",),
+            (1, 2, 4, 8, 16, 32, 64, 128, 256, 512),
+            prefill_context=512,
+            prefill_max_batch=64,
+            rounds=15,
+        ),
     ),
     rounds=20,
     min_sample_s=0.002,

@@ -208,6 +208,10 @@ RECORD = _obj(
             "Routed workloads, for the timed input: max_load and mean_load (rows per expert), touched_experts, "
             "and for expert choice dropped_tokens (tokens no expert took).",
         ),
+        "bytes_split": _d(
+            {"type": "object", "additionalProperties": {"type": "number", "minimum": 0}},
+            "Workloads whose bytes have parts (decode): weight_bytes, kv_bytes and activation_bytes, summing to bytes.",
+        ),
         "kernels_error": _d(
             {"type": "string"}, "Why kernel names could not be recorded at a sampled batch (the point is still timed)."
         ),

@@ -30,11 +30,13 @@ def test_quick_profile_end_to_end(tmp_path):
     assert main(["validate", str(path)]) == 0
     run = read_run(path)
     assert run.complete and run.doc["run"]["profile"] == "quick"
-    assert len(run.records) == sum(len(s.batches) for s in QUICK.sweeps)
-    assert all(r["status"] == "ok" for r in run.records)
+    cpu_modes = ("eager", "compile")  # graph replay needs CUDA
+    assert len(run.records) == sum(len(s.batches) * len(set(s.modes) & set(cpu_modes)) for s in QUICK.sweeps)
+    assert all(r["status"] == "ok" for r in run.records), [r["message"] for r in run.records if r["status"] != "ok"]
+    assert {e["kind"] for e in run.ceilings["curves"]["bandwidth"]} == {"copy", "read"}
     curves = defaultdict(list)
     for record in run.records:
-        if record["workload"] == "mlp":
+        if record["workload"] == "mlp" and record["cache"] == "rotated" and record["mode"] == "eager":
             curves[record["params"]["width"]].append(record)
     mlp_1024 = sorted(curves[1024], key=lambda r: r["batch"])
     knee = detect_knee([r["batch"] for r in mlp_1024], [r["median_s"] for r in mlp_1024])
@@ -43,5 +45,5 @@ def test_quick_profile_end_to_end(tmp_path):
         [(r["batch"], r["flops"], r["bytes"]) for r in mlp_1024], run_ceilings(run.ceilings, "float32")
     )
     assert predicted is not None and 1 < predicted < 512
-    assert elapsed < 240, f"the quick profile took {elapsed:.0f} s (budget: 2 minutes on 2 cores)"
+    assert elapsed < 300, f"the quick profile took {elapsed:.0f} s (budget: about 2½ minutes on 2 cores)"
     print(f"quick profile: {elapsed:.0f} s; knee {knee.batch:.1f} measured, {predicted:.1f} predicted")

@@ -366,3 +366,40 @@ def test_summary_tabulates_every_curve(synthetic_doc, write_doc, capsys):
     assert "ceilings: copy" in out
     assert "mlp width 1024" in out and "linear in_features=4096 out_features=4096" in out
     assert main(["summary", str(write_doc("", name="bad.json"))]) == 1
+
+
+DECODE_TINY = {"layers": 1, "d_model": 32, "heads": 4, "kv_heads": 2, "d_ff": 64, "context": 16, "phase": "decode"}
+
+
+def test_decode_batches_whose_kv_cache_cannot_fit_are_skipped(tiny, capsys, monkeypatch):
+    from benchmarks.measure.fingerprint import system_memory_bytes
+    from benchmarks.measure.workloads import Decode
+
+    needed = Decode().memory_needed(DECODE_TINY, "float32", 2)
+    monkeypatch.setattr(Decode, "MEMORY_SHARE", needed / system_memory_bytes())  # room for batch 2, not 4
+    _one_sweep_profile(monkeypatch, Sweep("decode", DECODE_TINY, ("float32",), ("eager",), (1, 2, 4)))
+    assert tiny() == 0
+    run = read_run(written(capsys))
+    status = {r["batch"]: r for r in run.records}
+    assert status[1]["status"] == status[2]["status"] == "ok"
+    assert status[4]["status"] == "skipped" and "KV cache" in status[4]["message"]
+    split = status[2]["bytes_split"]
+    assert split["kv_bytes"] == 2 * 1 * 2 * 2 * 8 * 17 * 4  # K and V, 1 layer, batch 2, 2 heads of 8, 17 positions
+    assert sum(split.values()) == status[2]["bytes"]
+    assert [c["workload"] for c in run.doc["checks"]] == ["decode"]
+
+
+def test_conv_and_resnet50_run_with_their_analytic_costs(tiny, capsys, monkeypatch):
+    from snippets import cnn
+
+    conv = {"c_in": 8, "c_out": 16, "kernel": 3, "resolution": 8}
+    _one_sweep_profile(
+        monkeypatch,
+        Sweep("conv", conv, ("float32",), ("eager",), (1, 2)),
+        Sweep("resnet50", {"resolution": 32}, ("float32",), ("eager",), (1,)),
+    )
+    assert tiny("--cache", "resident") == 0
+    records = {(r["workload"], r["batch"]): r for r in read_run(written(capsys)).records}
+    assert all(r["status"] == "ok" for r in records.values())
+    assert records[("conv", 2)]["flops"] == 2 * 9 * 8 * 16 * 8 * 8 * 2
+    assert records[("resnet50", 1)]["flops"] == cnn.resnet50_cost(1, 4, 32)[0]

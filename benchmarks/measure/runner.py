@@ -167,9 +167,36 @@ def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cac
             )
             state = "resident" if sweep_cache == "resident" else "rotated"
 
-            def fail_all(status: str, message: str, sweep=sweep, dtype=dtype, modes=modes, state=state, copies=copies):
+            batches = list(sweep.batches)
+            if hasattr(workload, "memory_needed") and device.get("memory_bytes"):
+                budget = workload.MEMORY_SHARE * device["memory_bytes"]
+                too_big = [b for b in batches if workload.memory_needed(sweep.params, dtype, b) > budget]
                 for mode in modes:
-                    for batch in sweep.batches:
+                    for batch in too_big:
+                        need = workload.memory_needed(sweep.params, dtype, batch)
+                        message = (
+                            f"not run: needs {need / 2**30:.1f} GiB of KV cache, over the "
+                            f"{budget / 2**30:.1f} GiB budget ({workload.MEMORY_SHARE:.0%} of device memory)"
+                        )
+                        fixed.append(
+                            _record(sweep, dtype, mode, state, copies, batch, Outcome("skipped", message=message))
+                        )
+                batches = [b for b in batches if b not in too_big]
+                if not batches:
+                    continue
+
+            def fail_all(
+                status: str,
+                message: str,
+                sweep=sweep,
+                dtype=dtype,
+                modes=modes,
+                state=state,
+                copies=copies,
+                batches=batches,
+            ):
+                for mode in modes:
+                    for batch in batches:
                         fixed.append(
                             _record(sweep, dtype, mode, state, copies, batch, Outcome(status, message=message))
                         )
@@ -190,7 +217,7 @@ def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cac
                 continue
             try:
                 torch.manual_seed(SEED)  # same weights, inputs and so routing in every run of a profile
-                prepared = workload.setup(sweep.params, dtype, backend.device, copies, max(sweep.batches))
+                prepared = workload.setup(sweep.params, dtype, backend.device, copies, max(batches))
             except Exception as exc:
                 fail_all("oom" if backend.is_oom(exc) else "error", f"setup failed: {type(exc).__name__}: {exc}")
                 backend.release()
@@ -200,7 +227,7 @@ def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cac
                 curve = (sweep.label(), dtype, mode, state)
                 labels[curve] = (sweep, dtype, mode, state, copies)
                 settings = profile.settings(sweep)
-                for batch in sweep.batches:
+                for batch in batches:
                     prepare = _preparer(
                         backend, workload, prepared, batch, mode, curve, extras, sweep.kernel_batches, profiling
                     )

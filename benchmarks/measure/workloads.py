@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from snippets import linear, mlp, moe
+from snippets import cnn, decode, linear, mlp, moe
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -33,9 +33,12 @@ class Prepared:
     batch size); the first call compiles, inside the point's warm-up.
     """
 
-    def __init__(self, copies: list[torch.nn.Module], features: int, max_batch: int, dtype, device):
+    def __init__(self, copies: list[torch.nn.Module], features: int | tuple[int, ...], max_batch: int, dtype, device):
         self.copies = copies
-        self.inputs = torch.randn(max_batch, features, device=device, dtype=torch_dtype(dtype))
+        shape = (features,) if isinstance(features, int) else tuple(features)
+        self.inputs = torch.randn(max_batch, *shape, device=device, dtype=torch_dtype(dtype))
+        if len(shape) == 3:  # images: NHWC, the layout the convolutions are in
+            self.inputs = self.inputs.contiguous(memory_format=torch.channels_last)
         self._compiled: list[Callable] | None = None
         self._compile_error: Exception | None = None
 
@@ -189,4 +192,124 @@ class MoE:
         return {"flops": flops, "bytes": moved, "routing": routing}
 
 
-WORKLOADS = {workload.name: workload for workload in (MLP(), Linear(), MoE())}
+class Conv:
+    """snippets/cnn.py: one same-padded k×k Conv2d over square images, channels-last."""
+
+    name = "conv"
+
+    def cost(self, params: dict, dtype: str, batch: int) -> tuple[int, int]:
+        p = params
+        return cnn.conv_cost(batch, p["c_in"], p["c_out"], p["kernel"], p["resolution"], element_size(dtype))
+
+    def weight_bytes(self, params: dict, dtype: str) -> int:
+        return element_size(dtype) * params["kernel"] ** 2 * params["c_in"] * params["c_out"]
+
+    def check(self, dtype: str, device: torch.device) -> tuple[float, float]:
+        return cnn.check_correctness(torch_dtype(dtype), device), cnn.TOLERANCE[torch_dtype(dtype)]
+
+    def setup(self, params: dict, dtype: str, device: torch.device, copies: int, max_batch: int) -> Prepared:
+        p = params
+        layers = [cnn.make_conv(p["c_in"], p["c_out"], p["kernel"], torch_dtype(dtype), device) for _ in range(copies)]
+        return Prepared(layers, (p["c_in"], p["resolution"], p["resolution"]), max_batch, dtype, device)
+
+
+class ResNet50:
+    """snippets/cnn.py: ResNet-50 (v1.5) in eval mode, channels-last, at a square input resolution."""
+
+    name = "resnet50"
+
+    def cost(self, params: dict, dtype: str, batch: int) -> tuple[int, int]:
+        return cnn.resnet50_cost(batch, element_size(dtype), params["resolution"])
+
+    def weight_bytes(self, params: dict, dtype: str) -> int:
+        return element_size(dtype) * cnn.RESNET50_PARAMETERS
+
+    def check(self, dtype: str, device: torch.device) -> tuple[float, float]:
+        """The convolution against float64, then the model's parameter count against 25,557,032."""
+        error = cnn.check_correctness(torch_dtype(dtype), device)
+        cnn.check_resnet50(torch_dtype(dtype), device)
+        return error, cnn.TOLERANCE[torch_dtype(dtype)]
+
+    def setup(self, params: dict, dtype: str, device: torch.device, copies: int, max_batch: int) -> Prepared:
+        models = [cnn.make_resnet50(torch_dtype(dtype), device) for _ in range(copies)]
+        side = params["resolution"]
+        return Prepared(models, (3, side, side), max_batch, dtype, device)
+
+
+class DecodePrepared(Prepared):
+    """Decoder copies sharing one KV cache, filled with random keys and values for `context`
+    positions (the values do not change the cost; zeros are never timed)."""
+
+    def __init__(self, copies, params: dict, max_batch: int, dtype, device):
+        d_model, context = params["d_model"], params["context"]
+        self.phase = params.get("phase", "decode")
+        tokens = context if self.phase == "prefill" else 1
+        super().__init__(copies, (tokens, d_model), max_batch, dtype, device)
+        positions = context if self.phase == "prefill" else context + 1
+        self.cache = copies[0].new_cache(max_batch, positions)
+        self.cache.normal_()
+        self.context = context
+
+    def call(self, batch: int, mode: str = "eager") -> Callable[[], Any]:
+        if mode == "compile":
+            raise ValueError("the decode workload has no compile mode")
+        x, cache, copies, context = self.inputs[:batch], self.cache, self.copies, self.context
+        if self.phase == "prefill":
+            return lambda: [model.prefill(x, cache) for model in copies]
+        return lambda: [model.decode_step(x, cache, context) for model in copies]
+
+
+class Decode:
+    """snippets/decode.py: a decoder-only Transformer stack with a KV cache.
+
+    params: layers, d_model, heads, kv_heads, d_ff, context, phase. decode: one step of `batch`
+    sequences that each hold `context` tokens in the cache. prefill: `batch` prompts of `context`
+    tokens. The batch is the number of sequences either way.
+    """
+
+    name = "decode"
+    MEMORY_SHARE = 0.5  # the KV cache may take at most this share of device memory
+
+    @staticmethod
+    def config(params: dict) -> decode.Config:
+        return decode.Config(params["layers"], params["d_model"], params["heads"], params["kv_heads"], params["d_ff"])
+
+    def split(self, params: dict, dtype: str, batch: int) -> dict:
+        """FLOPs and the bytes split into weights, KV cache and activations."""
+        cost = decode.prefill_cost if params.get("phase") == "prefill" else decode.decode_cost
+        return cost(batch, params["context"], self.config(params), element_size(dtype))
+
+    def cost(self, params: dict, dtype: str, batch: int) -> tuple[int, int]:
+        split = self.split(params, dtype, batch)
+        return split["flops"], split["bytes"]
+
+    def weight_bytes(self, params: dict, dtype: str) -> int:
+        return element_size(dtype) * decode.weight_elements(self.config(params))
+
+    def memory_needed(self, params: dict, dtype: str, batch: int) -> int:
+        """Bytes the KV cache of this batch takes (the harness skips a batch that cannot fit)."""
+        positions = params["context"] + (0 if params.get("phase") == "prefill" else 1)
+        return decode.kv_cache_bytes(self.config(params), batch, positions, element_size(dtype))
+
+    def check(self, dtype: str, device: torch.device) -> tuple[float, float]:
+        return decode.check_correctness(torch_dtype(dtype), device), decode.TOLERANCE[torch_dtype(dtype)]
+
+    def setup(self, params: dict, dtype: str, device: torch.device, copies: int, max_batch: int) -> Prepared:
+        config = self.config(params)
+        models = [decode.make_decoder(config, torch_dtype(dtype), device) for _ in range(copies)]
+        return DecodePrepared(models, params, max_batch, dtype, device)
+
+    def point_info(self, prepared: Prepared, batch: int) -> dict:
+        split = self.split(self._params(prepared), str(prepared.inputs.dtype).removeprefix("torch."), batch)
+        return {"bytes_split": {k: split[k] for k in ("weight_bytes", "kv_bytes", "activation_bytes")}}
+
+    @staticmethod
+    def _params(prepared: Prepared) -> dict:
+        c = prepared.copies[0].config
+        return {
+            "layers": c.layers, "d_model": c.d_model, "heads": c.heads, "kv_heads": c.kv_heads, "d_ff": c.d_ff,
+            "context": prepared.context, "phase": prepared.phase,
+        }  # fmt: skip
+
+
+WORKLOADS = {workload.name: workload for workload in (MLP(), Linear(), MoE(), Conv(), ResNet50(), Decode())}
