@@ -63,6 +63,77 @@ def _linear_records(batches, flops_per_s, bytes_per_s, rng, noise) -> list[dict[
     return records
 
 
+def _mlp_record(width, dtype, mode, cache, batch, seconds, rng, noise, copies=1) -> dict[str, Any]:
+    size = {"float32": 4, "bfloat16": 2, "float16": 2}[dtype]
+    timing = _timing(seconds, rng, noise)
+    return {
+        "workload": "mlp",
+        "params": {"width": width, "depth": 8},
+        "dtype": dtype,
+        "mode": mode,
+        "cache": cache,
+        "weight_copies": copies,
+        "batch": batch,
+        "status": "ok",
+        "message": None,
+        "median_s": timing["median_s"],
+        "timing": timing,
+        "flops": 8 * 2 * width * width * batch,
+        "bytes": 8 * size * (width * width + width + 2 * batch * width),
+    }
+
+
+def _hardware_records(flops_per_s, bytes_per_s, l2_bytes, overhead_s, batches, covered, rng, noise):
+    """Resident bf16 MLPs in three modes (a tiny one and a 1024-wide one), and a batch-1 width
+    sweep resident and rotated. Resident weights that fit in L2 read at 3× the memory bandwidth."""
+    records = []
+    launch = {"graph": overhead_s, "compile": 2 * overhead_s, "eager": 4 * overhead_s}
+
+    def seconds(width, batch, mode, cache):
+        weights = 8 * 2 * (width * width + width)
+        bandwidth = 3 * bytes_per_s if cache == "resident" and weights < l2_bytes else bytes_per_s
+        ideal = max(8 * 2 * width * width * batch / flops_per_s, (weights + 8 * 2 * 2 * batch * width) / bandwidth)
+        return max(ideal, launch[mode]) + 0.1 * min(ideal, launch[mode])
+
+    for width in (64, 1024):
+        for mode in ("graph", "eager", "compile"):
+            for batch in batches:
+                records.append(
+                    _mlp_record(width, "bfloat16", mode, "resident", batch, seconds(width, batch, mode, "resident"),
+                                rng, noise)
+                )  # fmt: skip
+    for cache in ("resident", "rotated"):
+        for width in (256, 512, 1024, 2048, 4096, 8192):
+            if (cache, width) in covered:
+                continue
+            copies = 1 if cache == "resident" else 4
+            records.append(
+                _mlp_record(width, "bfloat16", "graph", cache, 1, seconds(width, 1, "graph", cache), rng, noise, copies)
+            )
+    return records
+
+
+def _ceiling_curves(flops_per_s, bytes_per_s, l2_bytes, rng, noise) -> dict[str, Any]:
+    """Made-up bandwidth (3× inside L2) and matmul (rising to the peak with n) curves."""
+    bandwidth = []
+    for kind in ("copy", "read"):
+        for exponent in range(17, 33):
+            working_set = 2**exponent
+            per_s = (3 if working_set <= l2_bytes // 2 else 1) * bytes_per_s * (1 + rng.gauss(0, noise))
+            moved = 2**30
+            bandwidth.append(
+                {"kind": kind, "working_set_bytes": working_set, "bytes_per_s": per_s,
+                 "timing": _timing(moved / per_s, rng, 0.0)}
+            )  # fmt: skip
+    matmul = []
+    for dtype, peak in (("float32", flops_per_s / 8), ("bfloat16", flops_per_s)):
+        for n in (256, 1024, 4096, 8192):
+            rate = peak * n / (n + 1024)
+            matmul.append({"dtype": dtype, "n": n, "flops_per_s": rate, "timing": _timing(2 * n**3 / rate, rng, 0.0)})
+    matmul.append({"dtype": "float8", "n": 256, "status": "error", "message": "synthetic: no fp8 kernel"})
+    return {"bandwidth": bandwidth, "matmul": matmul}
+
+
 def make_run(
     *,
     name: str = SYNTHETIC_DEVICE,
@@ -81,6 +152,7 @@ def make_run(
     seed: int = 0,
     complete: bool = True,
     linear_batches: tuple[int, ...] = tuple(range(1, 301)),
+    hardware: bool = True,
 ) -> dict[str, Any]:
     """A valid, clearly labelled synthetic results document."""
     rng = random.Random(seed)
@@ -115,6 +187,13 @@ def make_run(
                     )
     if linear_batches:
         records.extend(_linear_records(linear_batches, rate["bfloat16"], bytes_per_s, rng, noise))
+    l2_bytes = 40 * 2**20
+    if hardware:
+        covered = {("rotated", w) for w in widths if "bfloat16" in dtypes and "graph" in modes and 1 in batches}
+        covered |= {("resident", 64), ("resident", 1024)}
+        records.extend(
+            _hardware_records(rate["bfloat16"], bytes_per_s, l2_bytes, overhead_s, batches, covered, rng, noise)
+        )
     copy_timing = _timing(2**31 / bytes_per_s, rng, noise / 4)
     return {
         "schema_version": SCHEMA_VERSION,
@@ -136,7 +215,7 @@ def make_run(
             "name": name,
             "slug": slug,
             "sm_count": 100 if kind == "cuda" else None,
-            "l2_bytes": 40 * 2**20,
+            "l2_bytes": l2_bytes,
             "memory_bytes": 80 * 2**30,
             "compute_capability": "9.0" if kind == "cuda" else None,
             "driver": None,
@@ -164,6 +243,7 @@ def make_run(
                 }
                 for dtype in dtypes
             },
+            **({"curves": _ceiling_curves(flops_per_s, bytes_per_s, l2_bytes, rng, noise)} if hardware else {}),
         },
         "checks": [],
         "records": records,

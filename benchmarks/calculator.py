@@ -1,0 +1,77 @@
+"""The batch-size calculator: roofline predictions for an MLP on any GPU in the datasheet.
+
+An MLP of `depth` Linear layers of `width`×`width` at batch b, with s-byte elements, on a GPU
+with peak rate F (FLOP/s) and bandwidth BW (bytes/s):
+
+    FLOPs  = depth · 2·w²·b
+    bytes  = depth · s·(w² + w + 2·b·w)           (weights and bias once, activations in and out)
+    time   = max(FLOPs / F, bytes / BW)
+
+The layer turns compute-bound where the two terms meet:
+
+    b* = s·(w² + w) / BW  ÷  (2·w² / F − 2·s·w / BW)
+
+which tends to (F / BW)·(s / 2) for wide layers (the datasheet ridge batch). The same formulas
+are written once more as Vega expressions for the interactive chart, which runs them in the
+reader's browser; `vega_expressions` builds those from the names here and the tests evaluate
+them against the Python.
+
+Pure Python: nothing on this module's import path may import torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from benchmarks.datasheet import BYTES_PER_ELEMENT, GPU
+
+
+@dataclass(frozen=True)
+class Prediction:
+    batch: float
+    seconds: float
+    flops: float
+    bytes: float
+    bound: str  # "memory" or "compute"
+
+    @property
+    def rows_per_s(self) -> float:
+        return self.batch / self.seconds
+
+
+def mlp_flops_bytes(width: int, depth: int, batch: float, bytes_per_element: int) -> tuple[float, float]:
+    flops = depth * 2 * width * width * batch
+    moved = depth * bytes_per_element * (width * width + width + 2 * batch * width)
+    return flops, moved
+
+
+def predict(gpu: GPU, dtype: str, width: int, depth: int, batch: float) -> Prediction:
+    """Roofline time of one forward pass from the GPU's datasheet rate for `dtype`."""
+    flops, moved = mlp_flops_bytes(width, depth, batch, BYTES_PER_ELEMENT[dtype])
+    compute, memory = flops / gpu.peak_flops[dtype], moved / gpu.bandwidth
+    return Prediction(batch, max(compute, memory), flops, moved, "compute" if compute > memory else "memory")
+
+
+def ridge_batch(peak_flops: float, bandwidth: float, bytes_per_element: int, width: int) -> float | None:
+    """Batch where a width×width layer's compute time equals its memory time (None: never)."""
+    s = bytes_per_element
+    denominator = 2 * width * width / peak_flops - 2 * s * width / bandwidth
+    if denominator <= 0:
+        return None
+    return s * (width * width + width) / bandwidth / denominator
+
+
+def gpu_ridge_batch(gpu: GPU, dtype: str, width: int) -> float | None:
+    return ridge_batch(gpu.peak_flops[dtype], gpu.bandwidth, BYTES_PER_ELEMENT[dtype], width)
+
+
+def vega_expressions(width: str, depth: str) -> dict[str, str]:
+    """Vega expressions over a datum with fields peak, bandwidth, size and batch, and the
+    parameters named `width` and `depth`: the same formulas as `predict` and `ridge_batch`."""
+    w, d = width, depth
+    flops = f"{d} * 2 * {w} * {w} * datum.batch"
+    moved = f"{d} * datum.size * ({w} * {w} + {w} + 2 * datum.batch * {w})"
+    seconds = f"max(({flops}) / datum.peak, ({moved}) / datum.bandwidth)"
+    denominator = f"(2 * {w} * {w} / datum.peak - 2 * datum.size * {w} / datum.bandwidth)"
+    ridge = f"{denominator} > 0 ? datum.size * ({w} * {w} + {w}) / datum.bandwidth / {denominator} : null"
+    return {"seconds": seconds, "ridge": ridge}

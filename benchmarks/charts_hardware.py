@@ -1,0 +1,329 @@
+"""Charts of the hardware itself: ceiling curves, the cache trap, and the batch-size calculator.
+
+Built like every chart in `benchmarks.charts` (same palette, titles and `figure` export); the
+data comes from `benchmarks.regimes` (measured) and `benchmarks.datasheet` (cited).
+
+Pure Python (Altair builds JSON only): nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import altair as alt
+
+from benchmarks import calculator, report
+from benchmarks.charts import HEIGHT, LEGEND, PALETTE, WIDTH, _batch_axis, _curve_layers, _rows, _title, curve_rows
+from benchmarks.datasheet import BYTES_PER_ELEMENT, GPU
+from benchmarks.regimes import WeightBandwidth, bandwidth_points, cache_levels, matmul_points
+from benchmarks.report import Curve
+from benchmarks.results import Run
+
+BYTE_LABELS = (
+    "datum.value >= 1073741824 ? format(datum.value / 1073741824, '~g') + ' GiB' : "
+    "datum.value >= 1048576 ? format(datum.value / 1048576, '~g') + ' MiB' : "
+    "datum.value >= 1024 ? format(datum.value / 1024, '~g') + ' KiB' : datum.value + ' B'"
+)
+DTYPE_COLORS = {"float32": PALETTE[0], "tfloat32": PALETTE[4], "bfloat16": PALETTE[1], "float16": PALETTE[2]}
+DTYPE_COLORS["float8"] = PALETTE[3]
+
+
+def _bytes_axis(field: str, title: str, values: Sequence[float]) -> alt.X:
+    low, high = min(values), max(values)
+    ticks = [4**i for i in range(5, 20) if low <= 4**i <= high]
+    return alt.X(
+        f"{field}:Q",
+        title=title,
+        scale=alt.Scale(type="log", base=2, domain=[low, high], nice=False),
+        axis=alt.Axis(values=ticks, labelExpr=BYTE_LABELS),
+    )
+
+
+def _cache_rules(levels: list[dict[str, Any]], low: float, high: float) -> list[alt.Chart]:
+    marks = [
+        {"bytes": level["bytes"], "label": f"{level['name']} {report.fmt_bytes(level['bytes'])}"}
+        for level in levels
+        if low <= level["bytes"] <= high
+    ]
+    if not marks:
+        return []
+    base = alt.Chart(alt.Data(values=marks)).encode(x="bytes:Q")
+    return [
+        base.mark_rule(strokeDash=[2, 2], color="#888"),
+        base.mark_text(align="left", dx=4, dy=-4, baseline="bottom", fontSize=11, color="#666", angle=270).encode(
+            text="label:N", y=alt.value(HEIGHT)
+        ),
+    ]
+
+
+def _hline(rows: list[dict[str, Any]], y_field: str, color: alt.Color | None = None) -> list[alt.Chart]:
+    if not rows:
+        return []
+    base = alt.Chart(alt.Data(values=_rows(rows))).encode(y=alt.Y(f"{y_field}:Q", scale=alt.Scale(type="log")))
+    rule = base.mark_rule(strokeDash=[6, 4], strokeWidth=1.2)
+    rule = rule.encode(color=color) if color else rule.encode(color=alt.value("#777"))
+    text = base.mark_text(align="right", dx=-2, dy=-3, baseline="bottom", fontSize=10, color="#666").encode(
+        text="label:N", x=alt.value(WIDTH)
+    )
+    return [rule, text]
+
+
+def bandwidth_chart(run: Run, gpu: GPU | None, title: str) -> alt.LayerChart:
+    """Copy and read bandwidth against working-set size, cache sizes marked, datasheet bandwidth dashed."""
+    rows = []
+    for kind, name in (("copy", "copy (bytes read + written)"), ("read", "read (one kernel, many passes)")):
+        for working_set, per_s in bandwidth_points(run, kind):
+            rows.append({"series": name, "bytes": working_set, "gb_per_s": per_s / 1e9})
+    sizes = [r["bytes"] for r in rows]
+    x = _bytes_axis("bytes", "working set (bytes touched per pass)", sizes)
+    y = alt.Y("gb_per_s:Q", title="bandwidth (GB/s)", scale=alt.Scale(type="log"))
+    lines = (
+        alt.Chart(alt.Data(values=_rows(rows)))
+        .mark_line(point=alt.OverlayMarkDef(filled=True, size=24), strokeWidth=1.8)
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color("series:N", title="measured", scale=alt.Scale(range=PALETTE[:2])),
+            tooltip=[
+                alt.Tooltip("series:N", title="kernel"),
+                alt.Tooltip("bytes:Q", title="working set (bytes)", format=",.0f"),
+                alt.Tooltip("gb_per_s:Q", title="GB/s", format=".4~g"),
+            ],
+        )
+    )
+    datasheet = []
+    if gpu is not None:
+        datasheet.append(
+            {"gb_per_s": gpu.bandwidth / 1e9, "label": f"datasheet {report.fmt_rate(gpu.bandwidth, 'B/s')}"}
+        )
+    subtitle = [
+        f"{report.device_label(run)} · float32 buffers · "
+        + ("each point a CUDA graph of back-to-back kernels" if run.device.get("kind") == "cuda" else "eager"),
+        f"{report.provenance(run)} · dotted: cache sizes the device reports"
+        + (" · dashed: datasheet bandwidth" if datasheet else ""),
+    ]
+    layers = [lines, *_cache_rules(cache_levels(run), min(sizes), max(sizes)), *_hline(datasheet, "gb_per_s")]
+    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
+
+
+def matmul_chart(run: Run, gpu: GPU | None, title: str) -> alt.LayerChart:
+    """Square-matmul FLOP/s against n for each dtype, datasheet peaks dashed in the same colour."""
+    rows = []
+    for dtype, points in matmul_points(run).items():
+        for n, per_s in points:
+            rows.append({"dtype": dtype, "n": n, "tflops": per_s / 1e12})
+    dtypes = list(dict.fromkeys(r["dtype"] for r in rows))
+    color = alt.Color(
+        "dtype:N", title="dtype", scale=alt.Scale(domain=dtypes, range=[DTYPE_COLORS.get(d, "#555") for d in dtypes])
+    )
+    ns = [r["n"] for r in rows]
+    x = alt.X(
+        "n:Q",
+        title="matrix size n (n×n times n×n)",
+        scale=alt.Scale(type="log", base=2, domain=[min(ns), max(ns)], nice=False),
+        axis=alt.Axis(values=sorted(set(ns)), format="d"),
+    )
+    lines = (
+        alt.Chart(alt.Data(values=_rows(rows)))
+        .mark_line(point=alt.OverlayMarkDef(filled=True, size=24), strokeWidth=1.8)
+        .encode(
+            x=x,
+            y=alt.Y("tflops:Q", title="TFLOP/s", scale=alt.Scale(type="log")),
+            color=color,
+            tooltip=[alt.Tooltip("dtype:N"), alt.Tooltip("n:Q", format="d"), alt.Tooltip("tflops:Q", format=".4~g")],
+        )
+    )
+    peaks = []
+    if gpu is not None:
+        for dtype in dtypes:
+            if dtype in gpu.peak_flops:
+                rate = gpu.peak_flops[dtype]
+                peaks.append({"dtype": dtype, "tflops": rate / 1e12, "label": f"{dtype} datasheet {rate / 1e12:g}"})
+    subtitle = [
+        f"{report.device_label(run)} · float32 with TF32 off; tfloat32 = the same tensors with TF32 allowed; "
+        "float8 = e4m3 scaled matmul",
+        report.provenance(run) + (" · dashed: datasheet dense peak per dtype" if peaks else ""),
+    ]
+    return alt.layer(lines, *_hline(peaks, "tflops", color)).properties(
+        width=WIDTH, height=HEIGHT, title=_title(title, *subtitle)
+    )
+
+
+def cache_state_chart(curves: Sequence[Curve], title: str) -> alt.LayerChart:
+    """One configuration's latency against batch with its weights resident and rotated."""
+    rows = curve_rows(curves, series="cache")
+    caches = list(dict.fromkeys(c.cache for c in curves))
+    color = alt.Color("series:N", title="weights", scale=alt.Scale(domain=caches, range=PALETTE[: len(caches)]))
+    batches = [b for c in curves for b in c.batches]
+    chart = _curve_layers(rows, "ms", "median latency per call (ms)", color, batches, band=True)
+    first = curves[0]
+    subtitle = [
+        f"{report.device_label(first.run)} · {first.dtype} · {first.mode} · cache: {' vs '.join(caches)}",
+        report.provenance(first.run),
+        LEGEND,
+    ]
+    return chart.properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
+
+
+def weight_bandwidth_chart(
+    run: Run, rows: Sequence[WeightBandwidth], memory_read: float | None, title: str, subtitle: str
+) -> alt.LayerChart:
+    """Bytes of weights over time at one batch size, against the weights' size, per cache state."""
+    data = [
+        {
+            "cache": r.cache,
+            "width": r.width,
+            "bytes": r.weight_bytes,
+            "gb_per_s": r.bytes_per_s / 1e9,
+            "ms": r.seconds * 1e3,
+        }
+        for r in rows
+    ]
+    sizes = [r["bytes"] for r in data]
+    caches = list(dict.fromkeys(r["cache"] for r in data))
+    lines = (
+        alt.Chart(alt.Data(values=_rows(data)))
+        .mark_line(point=alt.OverlayMarkDef(filled=True, size=30), strokeWidth=1.8)
+        .encode(
+            x=_bytes_axis("bytes", "weights of the MLP (bytes)", sizes),
+            y=alt.Y("gb_per_s:Q", title="weight bytes per second (GB/s)", scale=alt.Scale(type="log")),
+            color=alt.Color("cache:N", title="weights", scale=alt.Scale(domain=caches, range=PALETTE[: len(caches)])),
+            tooltip=[
+                alt.Tooltip("cache:N", title="weights"),
+                alt.Tooltip("width:Q", title="width"),
+                alt.Tooltip("bytes:Q", title="weight bytes", format=",.0f"),
+                alt.Tooltip("ms:Q", title="latency (ms)", format=".4~g"),
+                alt.Tooltip("gb_per_s:Q", title="GB/s", format=".4~g"),
+            ],
+        )
+    )
+    reference = []
+    if memory_read:
+        reference.append(
+            {"gb_per_s": memory_read / 1e9, "label": f"measured memory read {report.fmt_rate(memory_read, 'B/s')}"}
+        )
+    full_subtitle = [subtitle, report.provenance(run) + " · dotted: cache sizes · dashed: the memory read plateau"]
+    layers = [lines, *_cache_rules(cache_levels(run), min(sizes), max(sizes)), *_hline(reference, "gb_per_s")]
+    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=_title(title, *full_subtitle))
+
+
+# --------------------------------------------------------------------------- calculator
+
+STEPS_PER_DOUBLING = 4
+CALCULATOR_BATCHES = [round(2 ** (i / STEPS_PER_DOUBLING)) for i in range(0, 65)]  # 1 .. 65536
+CALCULATOR_WIDTHS = [256, 512, 1024, 2048, 4096, 8192, 16384]
+CALCULATOR_DTYPES = ["bfloat16", "float16", "float8", "tfloat32", "float32"]
+
+
+def calculator_chart(
+    gpus: Sequence[GPU],
+    measured_devices: Sequence[dict[str, Any]],
+    measured: list[dict[str, Any]],
+    default_gpu: str,
+    title: str,
+) -> alt.VConcatChart:
+    """Predicted latency and throughput of an MLP against batch on the chosen device, dtype, width
+    and depth, with the ridge marked; measured MLP points (depth 8) overlaid where they match.
+
+    `measured_devices` are extra choices predicted from a run's measured ceilings: dicts with
+    name and rates {dtype: (FLOP/s, bytes/s)}. `measured` rows carry option (that choice's name),
+    datasheet (the matching datasheet GPU's name, or ""), dtype, width, batch, ms, mode, cache.
+    The predictions run in the browser (Vega expressions from `benchmarks.calculator`), so the
+    page stays static and its data is one row per (device, dtype).
+    """
+    names = [g.name for g in gpus] + [d["name"] for d in measured_devices]
+    gpu_param = alt.param(name="gpu", value=default_gpu, bind=alt.binding_select(options=names, name="device "))
+    dtype_param = alt.param(
+        name="dtype", value="bfloat16", bind=alt.binding_select(options=CALCULATOR_DTYPES, name="dtype ")
+    )
+    # Not "width" or "depth": Vega's own "width" signal sizes the chart, and a parameter of that name replaces it.
+    width_param = alt.param(
+        name="layer_width", value=4096, bind=alt.binding_select(options=CALCULATOR_WIDTHS, name="layer width ")
+    )
+    depth_param = alt.param(
+        name="layers", value=8, bind=alt.binding_range(min=1, max=64, step=1, name="layers (depth) ")
+    )
+    rates = [
+        {"gpu": gpu.name, "dtype": dtype, "peak": peak, "bandwidth": gpu.bandwidth, "size": BYTES_PER_ELEMENT[dtype]}
+        for gpu in gpus
+        for dtype, peak in gpu.peak_flops.items()
+        if dtype in CALCULATOR_DTYPES
+    ]
+    rates += [
+        {"gpu": d["name"], "dtype": dtype, "peak": peak, "bandwidth": bandwidth, "size": BYTES_PER_ELEMENT[dtype]}
+        for d in measured_devices
+        for dtype, (peak, bandwidth) in d["rates"].items()
+        if dtype in CALCULATOR_DTYPES
+    ]
+    expressions = calculator.vega_expressions("layer_width", "layers")
+    selected = "datum.gpu == gpu && datum.dtype == dtype"
+    steps = len(CALCULATOR_BATCHES)
+    predicted = (
+        alt.Chart(alt.Data(values=rates))
+        .transform_filter(selected)
+        .transform_calculate(step=f"sequence(0, {steps})")  # the batch grid, built in the browser
+        .transform_flatten(["step"])
+        .transform_calculate(batch=f"round(pow(2, datum.step / {STEPS_PER_DOUBLING}))")
+        .transform_calculate(seconds=expressions["seconds"])
+        .transform_calculate(ms="datum.seconds * 1000", rows_per_s="datum.batch / datum.seconds")
+    )
+    ridge = (
+        alt.Chart(alt.Data(values=rates))
+        .transform_filter(selected)
+        .transform_calculate(batch=expressions["ridge"])
+        .transform_filter("datum.batch != null && datum.batch <= 65536")
+        .transform_calculate(label="'ridge: batch ≈ ' + format(datum.batch, ',.0f')")
+    )
+    measured_points = (
+        alt.Chart(alt.Data(values=_rows(measured)))
+        .transform_filter("(datum.option == gpu || datum.datasheet == gpu) && datum.dtype == dtype")
+        .transform_filter("datum.width == layer_width && layers == 8")
+        .transform_calculate(rows_per_s="datum.batch / (datum.ms / 1000)")
+    )
+    x = _batch_axis(CALCULATOR_BATCHES)
+    panels = []
+    for field, y_title in (("ms", "predicted latency per call (ms)"), ("rows_per_s", "throughput (rows per second)")):
+        y = alt.Y(f"{field}:Q", title=y_title, scale=alt.Scale(type="log"))
+        line = predicted.mark_line(strokeWidth=2, color=PALETTE[0]).encode(
+            x=x,
+            y=y,
+            tooltip=[
+                alt.Tooltip("batch:Q", format=",.0f"),
+                alt.Tooltip("ms:Q", title="latency (ms)", format=".4~g"),
+                alt.Tooltip("rows_per_s:Q", title="rows/s", format=".4~s"),
+            ],
+        )
+        rule = ridge.mark_rule(strokeDash=[4, 3], color="#888").encode(x="batch:Q")
+        label = ridge.mark_text(
+            align="left", dx=4, dy=-4, baseline="bottom", fontSize=11, color="#666", angle=270
+        ).encode(x="batch:Q", y=alt.value(210), text="label:N")
+        dots = measured_points.mark_point(filled=True, size=36).encode(
+            x="batch:Q",
+            y=f"{field}:Q",
+            color=alt.Color(
+                "series:N",
+                title="measured (depth 8)",
+                scale=alt.Scale(range=PALETTE[1:]),
+                legend=None,  # named in the tooltip; the subtitle says what dots are
+            ),
+            tooltip=[
+                alt.Tooltip("series:N", title="measured"),
+                alt.Tooltip("run:N"),
+                alt.Tooltip("cache:N"),
+                alt.Tooltip("batch:Q", format=",.0f"),
+                alt.Tooltip("ms:Q", title="latency (ms)", format=".4~g"),
+            ],
+        )
+        layers = [line, rule, label, dots] if measured else [line, rule, label]
+        panels.append(alt.layer(*layers).properties(width=WIDTH, height=210))
+    subtitle = [
+        "line: max(FLOPs ÷ peak, bytes ÷ bandwidth) per call, from the datasheet",
+        "(a measured device: from its run's measured ceilings) · dashed: the ridge batch",
+        "dots: the device's measured depth-8 MLPs of this dtype and width, if a run has them",
+    ]
+    return (
+        alt.vconcat(*panels)
+        .add_params(gpu_param, dtype_param, width_param, depth_param)
+        .properties(title=_title(title, *subtitle))
+    )

@@ -1,0 +1,68 @@
+"""The calculator's formulas, by hand and as the Vega expressions the browser runs."""
+
+import math
+import re
+
+import pytest
+
+from benchmarks import calculator
+from benchmarks.datasheet import GPUS, find_gpu
+
+H100 = find_gpu("NVIDIA H100 SXM")
+T4 = find_gpu("NVIDIA T4")
+
+
+@pytest.mark.parametrize(
+    ("gpu", "dtype", "ridge"),
+    [
+        (H100, "bfloat16", 295),  # 989.4e12 / 3.35e12 = 295.3 FLOP/B, × 2 bytes / 2
+        (T4, "float16", 203),  # 65e12 / 320e9 = 203.1
+        (T4, "float32", 51),  # 8.1e12 / 320e9 = 25.3, × 4 bytes / 2 = 50.6
+    ],
+)
+def test_wide_layer_ridge_matches_the_hand_computed_datasheet_ridge(gpu, dtype, ridge):
+    assert gpu.ridge_batch(dtype) == pytest.approx(ridge, abs=1)
+    # the exact ridge of a finite layer tends to the same value as the layer widens
+    assert calculator.gpu_ridge_batch(gpu, dtype, 2**20) == pytest.approx(gpu.ridge_batch(dtype), rel=0.01)
+
+
+def test_finite_width_ridge_by_hand():
+    # F = 100, BW = 10, s = 2, w = 100: b* = 2·(10⁴ + 100)/10 ÷ (2·10⁴/100 − 2·2·100/10) = 2020 / 160
+    assert calculator.ridge_batch(100, 10, 2, 100) == pytest.approx(2020 / 160)
+    assert calculator.ridge_batch(100, 10, 2, 10) is None  # 2·100/100 − 2·2·10/10 < 0: never compute-bound
+
+
+def test_prediction_by_hand_h100_bf16():
+    # 8 layers of 4096² in bf16 at batch 1: bytes 8·2·(4096² + 4096 + 2·4096) = 268,632,064
+    one = calculator.predict(H100, "bfloat16", 4096, 8, 1)
+    assert one.bytes == 8 * 2 * (4096**2 + 4096 + 2 * 4096)
+    assert one.bound == "memory" and one.seconds == pytest.approx(one.bytes / 3.35e12)
+    big = calculator.predict(H100, "bfloat16", 4096, 8, 4096)
+    assert big.bound == "compute" and big.seconds == pytest.approx(8 * 2 * 4096**2 * 4096 / 989.4e12)
+    ridge = calculator.gpu_ridge_batch(H100, "bfloat16", 4096)
+    at_ridge = calculator.predict(H100, "bfloat16", 4096, 8, ridge)
+    assert at_ridge.flops / 989.4e12 == pytest.approx(at_ridge.bytes / 3.35e12)
+
+
+def _evaluate_vega(expression: str, **names) -> float | None:
+    """Evaluate the subset of Vega's expression language the calculator uses, in Python."""
+    python = expression.replace("datum.", "datum_")
+    python = re.sub(r"(.+?) \? (.+) : null$", r"(\2) if (\1) else None", python)
+    return eval(python, {"max": max}, names)  # a test-only evaluator of our own strings
+
+
+@pytest.mark.parametrize("gpu", GPUS, ids=lambda g: g.name)
+def test_vega_expressions_agree_with_python(gpu):
+    expressions = calculator.vega_expressions("layer_width", "layers")
+    for dtype, peak in gpu.peak_flops.items():
+        size = {"float32": 4, "tfloat32": 4, "bfloat16": 2, "float16": 2, "float8": 1}[dtype]
+        for width, depth, batch in ((256, 1, 1), (4096, 8, 64), (16384, 32, 4096)):
+            names = {"datum_peak": peak, "datum_bandwidth": gpu.bandwidth, "datum_size": size, "datum_batch": batch}
+            names |= {"layer_width": width, "layers": depth}
+            seconds = _evaluate_vega(expressions["seconds"], **names)
+            assert seconds == pytest.approx(calculator.predict(gpu, dtype, width, depth, batch).seconds)
+            ridge = _evaluate_vega(expressions["ridge"], **names)
+            expected = calculator.gpu_ridge_batch(gpu, dtype, width)
+            assert (ridge is None) == (expected is None)
+            if expected is not None:
+                assert math.isclose(ridge, expected, rel_tol=1e-9)
