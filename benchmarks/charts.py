@@ -18,6 +18,7 @@ import math
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,12 +56,27 @@ def _rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: _round(v) for k, v in row.items()} for row in rows]
 
 
-def _batch_axis(batches: Sequence[float]) -> alt.X:
+@dataclass(frozen=True)
+class BatchUnit:
+    """What one element of the batch is, in the words of the axes and tooltips."""
+
+    axis: str
+    throughput: str
+    rate: str
+
+
+ROWS = BatchUnit("batch size (rows)", "throughput (rows per second)", "rows/s")
+IMAGES = BatchUnit("batch size (images)", "throughput (images per second)", "images/s")
+SEQUENCES = BatchUnit("batch size (sequences, one new token each)", "throughput (tokens per second)", "tokens/s")
+LEGEND_LABEL_LIMIT = 200  # px: Vega's default (160) cuts labels such as "context 2048, GQA (8 KV heads)"
+
+
+def _batch_axis(batches: Sequence[float], unit: BatchUnit = ROWS) -> alt.X:
     low, high = min(batches), max(batches)
     ticks = [2**i for i in range(0, 16) if low <= 2**i <= high]
     return alt.X(
         "batch:Q",
-        title="batch size (rows)",
+        title=unit.axis,
         scale=alt.Scale(type="log", base=2, domain=[low, high], nice=False),
         axis=alt.Axis(values=ticks, format="d"),
     )
@@ -132,16 +148,22 @@ def curve_rows(curves: Sequence[Curve], series: str = "label") -> list[dict[str,
 
 
 def _curve_layers(
-    rows: list[dict[str, Any]], y: str, y_title: str, color: alt.Color, batches: Sequence[float], band: bool
+    rows: list[dict[str, Any]],
+    y: str,
+    y_title: str,
+    color: alt.Color,
+    batches: Sequence[float],
+    band: bool,
+    unit: BatchUnit = ROWS,
 ) -> alt.LayerChart:
-    base = alt.Chart(alt.Data(values=rows)).encode(x=_batch_axis(batches))
+    base = alt.Chart(alt.Data(values=rows)).encode(x=_batch_axis(batches, unit))
     y_enc = alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log"))
     tip = [
         alt.Tooltip("series:N", title="curve"),
         alt.Tooltip("kind:N", title="what"),
         alt.Tooltip("batch:Q", title="batch", format=",.0f"),
         alt.Tooltip("ms:Q", title="latency (ms)", format=".4~g"),
-        alt.Tooltip("rows_per_s:Q", title="rows/s", format=".4~s"),
+        alt.Tooltip("rows_per_s:Q", title=unit.rate, format=".4~s"),
     ]
     layers = []
     if band:
@@ -190,21 +212,28 @@ def _subtitle(curves: Sequence[Curve]) -> list[str]:
     ]
 
 
-def latency_chart(curves: Sequence[Curve], title: str) -> alt.LayerChart:
+def _series_color(curves: Sequence[Curve], legend: bool = True) -> alt.Color:
+    return alt.Color(
+        "series:N",
+        title="configuration",
+        scale=_series_scale(curves),
+        legend=alt.Legend(labelLimit=LEGEND_LABEL_LIMIT) if legend else None,
+    )
+
+
+def latency_chart(curves: Sequence[Curve], title: str, unit: BatchUnit = ROWS) -> alt.LayerChart:
     """Median latency against batch (log-log) per curve, q1–q3 band, roofline dashed, knees marked."""
     rows = curve_rows(curves)
-    color = alt.Color("series:N", title="configuration", scale=_series_scale(curves))
     batches = [b for c in curves for b in c.batches]
-    chart = _curve_layers(rows, "ms", "median latency per call (ms)", color, batches, band=True)
+    chart = _curve_layers(rows, "ms", "median latency per call (ms)", _series_color(curves), batches, True, unit)
     return chart.properties(width=WIDTH, height=HEIGHT, title=_title(title, *_subtitle(curves)))
 
 
-def throughput_chart(curves: Sequence[Curve], title: str) -> alt.LayerChart:
-    """Rows per second against batch per curve, measured against the roofline."""
+def throughput_chart(curves: Sequence[Curve], title: str, unit: BatchUnit = ROWS) -> alt.LayerChart:
+    """Rows (images, tokens) per second against batch per curve, measured against the roofline."""
     rows = curve_rows(curves)
-    color = alt.Color("series:N", title="configuration", scale=_series_scale(curves))
     batches = [b for c in curves for b in c.batches]
-    chart = _curve_layers(rows, "rows_per_s", "throughput (rows per second)", color, batches, band=False)
+    chart = _curve_layers(rows, "rows_per_s", unit.throughput, _series_color(curves), batches, False, unit)
     return chart.properties(width=WIDTH, height=HEIGHT, title=_title(title, *_subtitle(curves)))
 
 
@@ -228,16 +257,16 @@ def _knee_rules(curve: Curve, y: str) -> list[alt.Chart]:
     return [rule, text]
 
 
-def headline_chart(curve: Curve, title: str) -> alt.HConcatChart:
+def headline_chart(curve: Curve, title: str, unit: BatchUnit = ROWS) -> alt.HConcatChart:
     """Latency and throughput of one curve side by side, measured and predicted, knees marked."""
     rows = curve_rows([curve])
-    color = alt.Color("series:N", title="configuration", scale=_series_scale([curve]), legend=None)
+    color = _series_color([curve], legend=False)
     panels = []
     for y, y_title, band, name in (
         ("ms", "median latency per call (ms)", True, "latency"),
-        ("rows_per_s", "throughput (rows per second)", False, "throughput"),
+        ("rows_per_s", unit.throughput, False, "throughput"),
     ):
-        layers = _curve_layers(rows, y, y_title, color, curve.batches, band)
+        layers = _curve_layers(rows, y, y_title, color, curve.batches, band, unit)
         panels.append(alt.layer(layers, *_knee_rules(curve, y)).properties(width=300, height=HEIGHT, title=name))
     return alt.hconcat(*panels).properties(title=_title(title, *_subtitle([curve])))
 

@@ -140,6 +140,18 @@ class Curve:
             if variant == "token-choice":
                 return f"skew {self.params.get('skew', 0):g}"
             return variant.replace("-", " ")
+        p = self.params
+        if self.workload == "conv":
+            k = p.get("kernel", "?")
+            return f"{k}×{k}, {p.get('c_in', '?')}→{p.get('c_out', '?')} @{p.get('resolution', '?')}²"
+        if self.workload == "resnet50":
+            return f"ResNet-50 @{p.get('resolution', '?')}²"
+        if self.workload == "decode":
+            if p.get("phase") == "prefill":
+                return f"prefill, {p.get('context', '?')}-token prompts"
+            heads, kv_heads = p.get("heads"), p.get("kv_heads")
+            attention = "MHA" if kv_heads == heads else f"GQA ({kv_heads} KV head{'s' * (kv_heads != 1)})"
+            return f"context {p.get('context', '?')}, {attention}"
         return " ".join(f"{k}={v}" for k, v in sorted(self.params.items()))
 
     @property
@@ -148,6 +160,16 @@ class Curve:
             return f"{self.params.get('depth', '?')}×{self.params.get('width', '?')} MLP"
         if self.workload == "moe":
             return f"MoE layer (d={self.params.get('d_model')}, f={self.params.get('d_ff')} per expert)"
+        if self.workload == "conv":
+            return f"Conv2d {self.label}"
+        if self.workload == "resnet50":
+            return self.label
+        if self.workload == "decode":
+            p = self.params
+            return (
+                f"{p.get('layers', '?')}-layer decoder (d={p.get('d_model', '?')}, {p.get('heads', '?')} heads, "
+                f"FFN {p.get('d_ff', '?')})"
+            )
         return f"{self.workload} {self.label}"
 
     @property

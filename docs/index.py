@@ -142,7 +142,8 @@ display(
         "<p>Batching is free only while something other than arithmetic sets the time: reading the weights, "
         "or fixed per-call overhead. Find the knee of your own device with <code>nox -s bench docs</code>; "
         f'the <a href="{charts.SITE_ROOT}theory/">Theory</a> page gives the datasheet ridge points of the '
-        f'{report.h(gpu_names)}, and the <a href="{charts.SITE_ROOT}mlp/">MLP</a> page compares every measured '
+        f'{report.h(gpu_names)}, the <a href="{charts.SITE_ROOT}calculator/">Calculator</a> predicts any of them '
+        f'for your layer sizes, and the <a href="{charts.SITE_ROOT}mlp/">MLP</a> page compares every measured '
         "knee with its prediction.</p></div>"
     )
 )

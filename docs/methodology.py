@@ -98,8 +98,22 @@ display(
 # Predictions use ceilings measured on the same device in the same run, right before the
 # workloads: the **copy bandwidth** of a large buffer copied within device memory (bytes read
 # plus bytes written per second, the buffer far larger than any cache) and the **matmul rate** of
-# a large square matrix product for each dtype (2·n³ FLOPs per call). Datasheet figures appear
-# only on the Theory page, beside these, never instead of them.
+# a large square matrix product for each dtype (2·n³ FLOPs per call). Both are points of curves
+# measured alongside: copy and read bandwidth against working-set size (a read is one kernel that
+# sums one buffer many times over through a stride-0 view, so even a buffer that fits in L1 is timed
+# for long enough), and matmul rate against n for every dtype the device has (on a GPU: fp32 with
+# TF32 off, TF32, bf16, fp16 and, from compute capability 8.9, fp8 through `torch._scaled_mm`). On a
+# GPU each curve point replays a CUDA graph, so launch gaps do not hide the small sizes. The
+# [three-regimes page](../regimes/) shows the curves. Datasheet figures appear beside measured ones,
+# never instead of them.
+#
+# ## Execution modes
+#
+# `eager` times the calls user code makes; `graph` captures the call once in a CUDA graph and times
+# its replays (one launch for all of its kernels); `compile` wraps the model in `torch.compile`
+# (default mode, dynamic shapes, so one compilation serves every batch size), compiles inside the
+# point's warm-up and times eager calls of the compiled model. A compilation that fails is recorded
+# as an error on every point of that curve, once, without retrying per batch size.
 #
 # ## Knees
 #
@@ -113,8 +127,10 @@ display(
 # ## Correctness and failures
 #
 # Before timing, each workload is checked against a float64 reference of the same weights (the
-# `checks` section of the results file). A point that runs out of memory is recorded as `oom` and
-# the run continues; the results file is rewritten atomically after every round, so an interrupted
+# `checks` section of the results file). A decode batch whose KV cache would take more than half
+# of the device's memory is not attempted and is recorded as `skipped` with the size it needed. A
+# point that runs out of memory anyway is recorded as `oom`, the larger batches of its curve as
+# `skipped`, and the run continues; the results file is rewritten atomically after every round, so an interrupted
 # run keeps what it measured and is marked incomplete. The site charts each device's newest
 # complete run and names it under every chart.
 #

@@ -125,13 +125,15 @@ display(
 # costs exceed both roofline terms, and the curve is flat because of *overhead*, not memory. That
 # flat region looks like free batching, but its knee is false: it says nothing about the
 # hardware. Replaying a captured CUDA graph removes most of the launch cost, so the site times
-# both (`graph` and `eager`) wherever a GPU is measured.
+# both (`graph` and `eager`) wherever a GPU is measured. The [three-regimes page](../regimes/)
+# measures the cost of one launch and gives a three-question test for telling the regimes apart.
 #
 # ## Step 6: caches can hide the memory term
 #
 # If the weights fit in the last-level cache, a benchmark that calls the same layer in a loop
 # reads them from cache, not from memory, and measures a much higher bandwidth than the device's
-# memory has.
+# memory has. The [three-regimes page](../regimes/) measures bandwidth at every working-set size
+# and shows the same MLP timed both ways.
 
 # %% tags=["hide-input"]
 mib = 8 * 1024 * 1024 * BYTES_PER_ELEMENT["bfloat16"] / 2**20

@@ -13,6 +13,8 @@ import shutil
 
 import pytest
 
+from benchmarks import calculator
+from benchmarks.datasheet import find_gpu
 from tests.test_site import BUNDLE, MAX_PAGE_BYTES, PAGES, served_site
 
 pytestmark = pytest.mark.browser
@@ -143,3 +145,36 @@ def test_html_in_a_device_name_runs_nothing(browser):
             assert not watch.problems, "\n".join(watch.problems)
         finally:
             context.close()
+
+
+RIDGE_LABELS = """() => [...document.querySelectorAll('figure.bchart .mark-text text')]
+    .map(t => t.textContent).filter(t => t.startsWith('ridge'))"""
+DOTS = "() => document.querySelectorAll('figure.bchart .mark-symbol path').length"
+
+
+def test_calculator_controls_redraw_the_prediction(browser):
+    base = served_site("committed")[1]
+    context, page, watch = _open(browser, base, "calculator/")
+    try:
+        h100, t4 = find_gpu("NVIDIA H100 SXM"), find_gpu("NVIDIA T4")
+        # the browser's Vega expressions against the Python formulas, at the default choice and another
+        assert (
+            page.evaluate(RIDGE_LABELS)[0]
+            == f"ridge: batch ≈ {calculator.gpu_ridge_batch(h100, 'bfloat16', 4096):,.0f}"
+        )
+        page.select_option("select[name=gpu]", "NVIDIA T4")
+        page.select_option("select[name=dtype]", "float32")
+        page.select_option("select[name=layer_width]", "1024")
+        page.wait_for_timeout(500)
+        assert (
+            page.evaluate(RIDGE_LABELS)[0] == f"ridge: batch ≈ {calculator.gpu_ridge_batch(t4, 'float32', 1024):,.0f}"
+        )
+        assert page.evaluate(DOTS) == 0  # nothing measured on a T4
+        measured = page.eval_on_selector("select[name=gpu]", "s => [...s.options].map(o => o.value)")
+        cpu = next(name for name in measured if name.startswith("measured: CPU"))
+        page.select_option("select[name=gpu]", cpu)
+        page.wait_for_timeout(500)
+        assert page.evaluate(DOTS) > 0, "the committed CPU run's 8×1024 fp32 MLP appears as dots"
+        assert not watch.problems, "\n".join(watch.problems)
+    finally:
+        context.close()

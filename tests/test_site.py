@@ -27,7 +27,9 @@ from tests.synthetic import SYNTHETIC_DEVICE, make_run
 
 ROOT = Path(__file__).resolve().parent.parent
 EVIL = "<img src=x onerror=alert(1)>"
-PAGES = ["", "theory/", "mlp/", "steps/", "moe/", "methodology/", "reproduce/"]
+PAGES = [
+    "", "theory/", "mlp/", "regimes/", "steps/", "moe/", "cnn/", "decode/", "calculator/", "methodology/", "reproduce/"
+]  # fmt: skip
 BUNDLE = "assets/javascripts/vega-bundle.js"
 MAX_PAGE_BYTES = 1_000_000
 
