@@ -206,6 +206,7 @@ def measure_ceilings(backend, dtypes: list[str], rounds: int, min_sample_s: floa
                 raise CeilingError(f"could not measure the {name} matmul ceiling: {message}")
             continue  # a dtype only the curve wanted (e.g. float8 without a working kernel)
         ceilings["matmul"][name] = {"flops_per_s": 2 * n**3 / found["median_s"], "n": n, "timing": found}
-    del points, alive
+    alive.clear()  # free every buffer before the workloads allocate theirs
+    points.clear()
     backend.release()
     return ceilings
