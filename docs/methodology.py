@@ -127,8 +127,10 @@ display(
 # ## Correctness and failures
 #
 # Before timing, each workload is checked against a float64 reference of the same weights (the
-# `checks` section of the results file). A decode batch whose KV cache would take more than half
-# of the device's memory is not attempted and is recorded as `skipped` with the size it needed. A
+# `checks` section of the results file). Every configuration is set up before sampling starts, so
+# the decode curves share half of the device's memory for their KV caches, in equal parts; a batch
+# whose cache would exceed its curve's part is not attempted and is recorded as `skipped` with the
+# size it needed. A
 # point that runs out of memory anyway is recorded as `oom`, the larger batches of its curve as
 # `skipped`, and the run continues; the results file is rewritten atomically after every round, so an interrupted
 # run keeps what it measured and is marked incomplete. The site charts each device's newest

@@ -403,3 +403,21 @@ def test_conv_and_resnet50_run_with_their_analytic_costs(tiny, capsys, monkeypat
     assert all(r["status"] == "ok" for r in records.values())
     assert records[("conv", 2)]["flops"] == 2 * 9 * 8 * 16 * 8 * 8 * 2
     assert records[("resnet50", 1)]["flops"] == cnn.resnet50_cost(1, 4, 32)[0]
+
+
+def test_kv_budgets_give_small_curves_what_they_need_and_split_the_rest():
+    from benchmarks.measure.workloads import Decode
+
+    decode = Decode()
+    sweeps = [
+        Sweep("decode", {**DECODE_TINY, "context": context}, ("float32",), ("eager",), (1, 64))
+        for context in (16, 4096, 8192)
+    ]
+    sweeps.insert(1, Sweep("mlp", {"width": 8, "depth": 1}, ("float32",), ("eager",), (1,)))
+    wants = [decode.memory_needed(s.params, "float32", 64) for s in (sweeps[0], sweeps[2], sweeps[3])]
+    memory = int(2 * (wants[0] + 2 * wants[1] * 0.75))  # half of it: the small curve's need and 75 % of two others
+    budgets = runner.memory_budgets(sweeps, memory)
+    assert set(budgets) == {(0, "float32"), (2, "float32"), (3, "float32")}  # the MLP needs no budget
+    assert budgets[(0, "float32")] == wants[0]  # the short context gets all it needs
+    assert budgets[(2, "float32")] == budgets[(3, "float32")] == pytest.approx(0.75 * wants[1])  # equal split
+    assert sum(budgets.values()) == pytest.approx(memory / 2)

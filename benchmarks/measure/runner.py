@@ -96,6 +96,32 @@ class RunFile:
         self.save()
 
 
+def memory_budgets(sweeps: list[Sweep], memory_bytes: int | None) -> dict[tuple[int, str], float]:
+    """Bytes each memory-hungry curve (sweep index, dtype) may hold, e.g. for its KV cache.
+
+    Every configuration is set up before sampling starts, so their caches are held at once and
+    share one budget: a workload's MEMORY_SHARE of device memory. It is shared by water-filling:
+    curves that need little get what they need at their largest batch, and the rest split what is
+    left equally.
+    """
+    wants = {}
+    share = 0.0
+    for index, sweep in enumerate(sweeps):
+        workload = WORKLOADS[sweep.workload]
+        if hasattr(workload, "memory_needed") and memory_bytes:
+            share = max(share, workload.MEMORY_SHARE)
+            for dtype in sweep.dtypes:
+                wants[(index, dtype)] = workload.memory_needed(sweep.params, dtype, max(sweep.batches))
+    left = share * (memory_bytes or 0)
+    budgets = {}
+    pending = sorted(wants, key=wants.get)
+    while pending:
+        key = pending.pop(0)
+        budgets[key] = min(wants[key], left / (len(pending) + 1))
+        left -= budgets[key]
+    return budgets
+
+
 def _record(sweep: Sweep, dtype: str, mode: str, cache: str, copies: int, batch: int, outcome, extra=None) -> dict:
     """One results record; `extra` holds what was learnt while preparing the point (kernel
     names; for routed workloads the routing and the FLOPs and bytes it implies)."""
@@ -154,7 +180,8 @@ def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cac
     extras: dict[tuple, dict] = {}  # (curve, batch) -> what preparing the point recorded
     profiling = {"spent_s": 0.0}  # time spent recording kernel names, against KERNEL_BUDGET_S
     keep_alive = []
-    for sweep in sweeps:
+    budgets = memory_budgets(sweeps, device.get("memory_bytes"))
+    for index, sweep in enumerate(sweeps):
         workload = WORKLOADS[sweep.workload]
         modes = [mode for mode in sweep.modes if mode in backend.modes]
         sweep_cache = sweep.cache or cache
@@ -168,15 +195,16 @@ def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cac
             state = "resident" if sweep_cache == "resident" else "rotated"
 
             batches = list(sweep.batches)
-            if hasattr(workload, "memory_needed") and device.get("memory_bytes"):
-                budget = workload.MEMORY_SHARE * device["memory_bytes"]
+            if (index, dtype) in budgets:
+                budget = budgets[(index, dtype)]
                 too_big = [b for b in batches if workload.memory_needed(sweep.params, dtype, b) > budget]
                 for mode in modes:
                     for batch in too_big:
                         need = workload.memory_needed(sweep.params, dtype, batch)
                         message = (
-                            f"not run: needs {need / 2**30:.1f} GiB of KV cache, over the "
-                            f"{budget / 2**30:.1f} GiB budget ({workload.MEMORY_SHARE:.0%} of device memory)"
+                            f"not run: needs {need / 2**30:.1f} GiB of KV cache, over this curve's "
+                            f"{budget / 2**30:.1f} GiB share ({workload.MEMORY_SHARE:.0%} of device memory, "
+                            f"shared by {len(budgets)} curves held at once)"
                         )
                         fixed.append(
                             _record(sweep, dtype, mode, state, copies, batch, Outcome("skipped", message=message))
