@@ -227,7 +227,8 @@ FULL = Profile(
     "to 4096 plus the sizes around each multiple of 64, graph replay; MoE layers with 8 and 32 experts (top-2, "
     "top-4) at three routing skews, expert choice and the dense baseline; five Conv2d layers to batch 1024 and "
     "ResNet-50 at 224×224 to batch 512; decode steps of a 4-layer, 4096-wide Transformer (d_ff 14336) at contexts "
-    "128 to 32768, MHA and 8 KV heads, to batch 512 (skipping batches whose KV cache exceeds its share of half the memory), "
+    "128 to 32768, MHA and 8 KV heads, to batch 512 (skipping batches whose KV cache exceeds its share of half "
+    "the memory), "
     "and a 512-token prefill.",
     sweeps=(
         *(
