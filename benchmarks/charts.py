@@ -33,6 +33,7 @@ SITE_ROOT = "__SITE_ROOT__/"  # replaced by the docs hook with the page's relati
 CHART_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 WIDTH, HEIGHT = 520, 300
+HEADLINE_PANEL = 255  # two panels and their axes side by side fit the text column
 KIND_DASH = {"measured": [1, 0], "roofline": [6, 4]}
 KNEE_SHAPES = {"predicted knee": "diamond", "measured knee": "triangle-up"}
 LEGEND = (
@@ -267,7 +268,8 @@ def headline_chart(curve: Curve, title: str, unit: BatchUnit = ROWS) -> alt.HCon
         ("rows_per_s", unit.throughput, False, "throughput"),
     ):
         layers = _curve_layers(rows, y, y_title, color, curve.batches, band, unit)
-        panels.append(alt.layer(layers, *_knee_rules(curve, y)).properties(width=300, height=HEIGHT, title=name))
+        panel = alt.layer(layers, *_knee_rules(curve, y))
+        panels.append(panel.properties(width=HEADLINE_PANEL, height=HEIGHT, title=name))
     return alt.hconcat(*panels).properties(title=_title(title, *_subtitle([curve])))
 
 
