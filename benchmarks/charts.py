@@ -33,6 +33,7 @@ SITE_ROOT = "__SITE_ROOT__/"  # replaced by the docs hook with the page's relati
 CHART_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 WIDTH, HEIGHT = 520, 300
+LABEL_GREY = "#888"  # rule labels: readable on the light and the dark theme
 HEADLINE_PANEL = 255  # two panels and their axes side by side fit the text column
 KIND_DASH = {"measured": [1, 0], "roofline": [6, 4]}
 KNEE_SHAPES = {"predicted knee": "diamond", "measured knee": "triangle-up"}
@@ -252,9 +253,9 @@ def _knee_rules(curve: Curve, y: str) -> list[alt.Chart]:
         return []
     base = alt.Chart(alt.Data(values=_rows(marks))).encode(x="batch:Q")
     rule = base.mark_rule(strokeDash=[2, 2], color="#888")
-    text = base.mark_text(align="left", dx=4, dy=-4, baseline="bottom", fontSize=11, color="#666", angle=270).encode(
-        text="label:N", y=alt.value(HEIGHT)
-    )
+    text = base.mark_text(
+        align="left", dx=4, dy=-4, baseline="bottom", fontSize=11, color=LABEL_GREY, angle=270
+    ).encode(text="label:N", y=alt.value(HEIGHT))
     return [rule, text]
 
 
@@ -346,7 +347,7 @@ def intensity_chart(gpus: Sequence[Any], dtypes: Sequence[str], width: int, titl
     rules = rule_base.mark_rule(strokeDash=[4, 3], color="#888").encode(
         tooltip=[alt.Tooltip("ridge:N", title="datasheet ridge"), alt.Tooltip("intensity:Q", format=".3~g")]
     )
-    labels = rule_base.mark_text(align="left", dx=4, dy=-3, baseline="bottom", fontSize=10, color="#666").encode(
+    labels = rule_base.mark_text(align="left", dx=4, dy=-3, baseline="bottom", fontSize=10, color=LABEL_GREY).encode(
         text="ridge:N", x=alt.value(2)
     )
     subtitle = [

@@ -14,7 +14,18 @@ from typing import Any
 import altair as alt
 
 from benchmarks import calculator, report
-from benchmarks.charts import HEIGHT, LEGEND, PALETTE, WIDTH, _batch_axis, _curve_layers, _rows, _title, curve_rows
+from benchmarks.charts import (
+    HEIGHT,
+    LABEL_GREY,
+    LEGEND,
+    PALETTE,
+    WIDTH,
+    _batch_axis,
+    _curve_layers,
+    _rows,
+    _title,
+    curve_rows,
+)
 from benchmarks.datasheet import BYTES_PER_ELEMENT, GPU
 from benchmarks.regimes import WeightBandwidth, bandwidth_points, cache_levels, matmul_points
 from benchmarks.report import Curve
@@ -51,7 +62,7 @@ def _cache_rules(levels: list[dict[str, Any]], low: float, high: float) -> list[
     base = alt.Chart(alt.Data(values=marks)).encode(x="bytes:Q")
     return [
         base.mark_rule(strokeDash=[2, 2], color="#888"),
-        base.mark_text(align="left", dx=4, dy=-4, baseline="bottom", fontSize=11, color="#666", angle=270).encode(
+        base.mark_text(align="left", dx=4, dy=-4, baseline="bottom", fontSize=11, color=LABEL_GREY, angle=270).encode(
             text="label:N", y=alt.value(HEIGHT)
         ),
     ]
@@ -63,7 +74,7 @@ def _hline(rows: list[dict[str, Any]], y_field: str, color: alt.Color | None = N
     base = alt.Chart(alt.Data(values=_rows(rows))).encode(y=alt.Y(f"{y_field}:Q", scale=alt.Scale(type="log")))
     rule = base.mark_rule(strokeDash=[6, 4], strokeWidth=1.2)
     rule = rule.encode(color=color) if color else rule.encode(color=alt.value("#777"))
-    text = base.mark_text(align="right", dx=-2, dy=-3, baseline="bottom", fontSize=10, color="#666").encode(
+    text = base.mark_text(align="right", dx=-2, dy=-3, baseline="bottom", fontSize=10, color=LABEL_GREY).encode(
         text="label:N", x=alt.value(WIDTH)
     )
     return [rule, text]
@@ -296,7 +307,7 @@ def calculator_chart(
         )
         rule = ridge.mark_rule(strokeDash=[4, 3], color="#888").encode(x="batch:Q")
         label = ridge.mark_text(
-            align="left", dx=4, dy=-4, baseline="bottom", fontSize=11, color="#666", angle=270
+            align="left", dx=4, dy=-4, baseline="bottom", fontSize=11, color=LABEL_GREY, angle=270
         ).encode(x="batch:Q", y=alt.value(210), text="label:N")
         dots = measured_points.mark_point(filled=True, size=36).encode(
             x="batch:Q",

@@ -19,7 +19,7 @@ from typing import Any
 import altair as alt
 
 from benchmarks import charts, report
-from benchmarks.charts import HEIGHT, KIND_DASH, PALETTE, WIDTH
+from benchmarks.charts import HEIGHT, KIND_DASH, LABEL_GREY, PALETTE, WIDTH
 from benchmarks.report import Curve
 from benchmarks.roofline import Ceilings, Knee, critical_batch
 
@@ -573,7 +573,7 @@ def intensity_chart(curves: Sequence[Curve], title: str, batch_title: str) -> al
         )
         layers.append(rule_base.mark_rule(strokeDash=[4, 3], color="#888").encode(tooltip=["ridge:N"]))
         layers.append(
-            rule_base.mark_text(align="left", dx=4, dy=-3, baseline="bottom", fontSize=10, color="#666").encode(
+            rule_base.mark_text(align="left", dx=4, dy=-3, baseline="bottom", fontSize=10, color=LABEL_GREY).encode(
                 text="ridge:N", x=alt.value(2)
             )
         )
@@ -621,7 +621,7 @@ def bytes_split_chart(curves: Sequence[Curve], title: str) -> alt.ConcatChart:
             layers.append(mark.mark_rule(strokeDash=[2, 2], color="#888"))
             layers.append(
                 mark.mark_text(
-                    align="left", dx=4, dy=-4, baseline="bottom", fontSize=10, color="#666", angle=270
+                    align="left", dx=4, dy=-4, baseline="bottom", fontSize=10, color=LABEL_GREY, angle=270
                 ).encode(text="label:N", y=alt.value(200))
             )
         panels.append(alt.layer(*layers).properties(width=250, height=200, title=c.label))
