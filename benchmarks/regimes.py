@@ -72,6 +72,16 @@ def plateaus(points: list[tuple[int, float]], levels: list[dict[str, Any]]) -> l
     return found
 
 
+def cache_floor(run: Run, nbytes: float) -> tuple[str, float] | None:
+    """(level, seconds) to read `nbytes` at the read plateau of the smallest cache level holding them."""
+    levels = cache_levels(run)
+    found = {p.name: p for p in plateaus(bandwidth_points(run, "read"), levels)}
+    for level in levels:
+        if nbytes <= level["bytes"] and level["name"] in found:
+            return level["name"], nbytes / found[level["name"]].bytes_per_s
+    return None
+
+
 def _plateau(name: str, points: list[tuple[int, float]]) -> Plateau:
     return Plateau(name, points[0][0], points[-1][0], statistics.median(bw for _, bw in points), len(points))
 
@@ -103,6 +113,7 @@ class OverheadRow:
     batch1_s: float
     per_op_s: float  # batch-1 time over ops: an upper bound on the cost of one launch in this mode
     roofline_s: float | None  # what the roofline says batch 1 should take
+    bytes: float  # analytic bytes at batch 1
 
 
 def overhead_rows(run: Run, width: int) -> list[OverheadRow]:
@@ -114,7 +125,16 @@ def overhead_rows(run: Run, width: int) -> list[OverheadRow]:
             continue
         ops = OPS_PER_LAYER * curve.params["depth"]
         rows.append(
-            OverheadRow(width, curve.dtype, curve.mode, ops, first.median_s, first.median_s / ops, first.predicted_s)
+            OverheadRow(
+                width,
+                curve.dtype,
+                curve.mode,
+                ops,
+                first.median_s,
+                first.median_s / ops,
+                first.predicted_s,
+                first.bytes,
+            )
         )
     return rows
 

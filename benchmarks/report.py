@@ -29,8 +29,8 @@ SYNTHETIC_ENV = "BATCHING_INCLUDE_SYNTHETIC"  # "1" only in tests: also show syn
 DTYPE_ORDER = ("bfloat16", "float16", "float32", "tfloat32", "float64")
 MODE_ORDER = ("graph", "eager")
 CACHE_WORDS = {
-    "rotated": "weights rotated through copies larger than the cache (every call reads memory)",
-    "resident": "weights resident (a hot loop: small weights may be served from cache)",
+    "rotated": "weights rotated through copies larger than the cache, so every call reads memory",
+    "resident": "weights resident, a hot loop: weights small enough may be served from cache",
     "flushed": "cache flushed before every call",
 }
 MODE_WORDS = {
@@ -317,9 +317,11 @@ def provenance(run: Run) -> str:
 
 
 def cache_words(curve: Curve) -> str:
+    if curve.cache == "rotated" and curve.weight_copies == 1:
+        return "weights larger than three times the cache, so every call reads memory (no copies needed)"
     text = CACHE_WORDS.get(curve.cache, curve.cache)
-    if curve.cache == "rotated" and curve.weight_copies > 1:
-        text += f", {curve.weight_copies} copies"
+    if curve.cache == "rotated":
+        text = text.replace("through copies", f"through {curve.weight_copies} copies")
     return text
 
 

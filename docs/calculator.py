@@ -166,12 +166,17 @@ sources = "".join(
 display(HTML(f"<details><summary>Sources and notes for every entry</summary><ul>{sources}</ul></details>"))
 
 # %% tags=["hide-input"]
+bf16 = sorted((g.ridge_batch("bfloat16"), g.name) for g in GPUS if "bfloat16" in g.peak_flops)
+fp32 = [(g.name, g.ridge_batch("float32")) for g in GPUS if g.name in ("NVIDIA T4", "NVIDIA H100 SXM")]
 display(
     HTML(
-        '<div class="admonition success"><p class="admonition-title">Takeaway</p><p>The ridge batch is '
-        "(F/BW)·(s/2) for a wide layer: a few hundred rows in bf16 on current data-centre GPUs, and twice the FLOP "
-        "per byte in fp32. Below it, a batch costs about the same as a single row; above it, time grows with the "
-        "batch. Use the prediction to choose where to measure, then measure: the measured pages of this site show "
-        "how far real kernels fall short of the datasheet.</p></div>"
+        '<div class="admonition success"><p class="admonition-title">Takeaway</p><p>The ridge batch of a wide '
+        "layer is (F/BW)·(s/2). In bf16 it is "
+        f"{bf16[0][0]:,.0f} ({report.h(bf16[0][1])}) to {bf16[-1][0]:,.0f} ({report.h(bf16[-1][1])}) rows across "
+        "the datasheet table; in plain fp32, with 4-byte weights and a far lower rate, it is 2·F/BW: "
+        + ", ".join(f"{b:,.0f} rows on the {report.h(n)}" for n, b in fp32)
+        + ". Below it, a batch costs about the same as a single row; above it, time grows with the batch. Use the "
+        "prediction to choose where to measure, then measure: the measured pages of this site show how far real "
+        "kernels fall short of the datasheet.</p></div>"
     )
 )

@@ -262,6 +262,22 @@ def device_section(run):
                 caption=f"{report.device_label(run)}; {report.provenance(run)}",
             )
         )
+    faster = []
+    for c in convs + nets:
+        best = max(c.points, key=lambda p: p.flops / p.median_s)
+        if c.ceilings and best.flops / best.median_s > 1.05 * c.ceilings.flops_per_s:  # beyond run-to-run noise
+            faster.append(
+                f"{c.label} reaches {report.fmt_rate(best.flops / best.median_s, 'FLOP/s')} at batch {best.batch}, "
+                f"above the run's matmul ceiling of {report.fmt_rate(c.ceilings.flops_per_s, 'FLOP/s')}"
+            )
+    if faster:
+        parts.append(
+            "<p><strong>Faster than the roofline allows.</strong> "
+            + report.h("; ".join(faster))
+            + ". The FLOPs here count a direct convolution; a library may pick an algorithm that does fewer "
+            "multiply-adds (Winograd or FFT for 3×3 filters), so for such a layer the roofline is an estimate, "
+            "not a bound.</p>"
+        )
     for row in rows:
         c = row.curve
         if c.workload != "resnet50" or row.intensity is None:
@@ -276,8 +292,8 @@ def device_section(run):
             + (f" (roofline: {report.sig(predicted, 2)}×)." if predicted else ".")
             + (
                 f" The gain beyond the roofline's is the cost of small calls: at batch {c.batches[0]} the time is "
-                f"{report.sig(c.overhead_ratio(), 2)}× the roofline's, and larger batches use the cores better; it is "
-                "not a shared weight read."
+                f"{report.sig(c.overhead_ratio(), 2)}× the roofline's, a fixed per-call cost that larger batches "
+                "amortise (not measured separately here); it is not a shared weight read."
                 if predicted and measured > 1.3 * predicted and (c.overhead_ratio() or 0) > 1.5
                 else ""
             )
@@ -333,7 +349,9 @@ if not have_gpu_cnn:
         found = cm.formula_convs(shapes, "bfloat16", h200.ceilings("bfloat16"))
         from_start = [f.label for f in found if f.knee is not None and f.knee < 1]
         short = [f for f in found if f.knee is not None and f.knee >= 1]
-        never = [f.label for f in found if f.knee is None]
+        never = [f for f in found if f.knee is None]
+        on_ridge = [f for f in never if f.per_image_intensity > 0.95 * f.ridge]  # within 5 %: a rounding apart
+        never = [f.label for f in never if f not in on_ridge]
         said = []
         if from_start:
             said.append(f"{' and '.join(from_start)}: compute-bound from the first image, so no flat region at all.")
@@ -352,6 +370,14 @@ if not have_gpu_cnn:
                 f"{' and '.join(never)}: never compute-bound, because the activations each extra image brings have "
                 "their own intensity below the ridge; memory-bound, yet slower with every image, since those bytes "
                 "grow with the batch."
+            )
+        if on_ridge:
+            said.append(
+                " and ".join(
+                    f"{f.label} ({report.sig(f.per_image_intensity, 3)} FLOP/byte per extra image)" for f in on_ridge
+                )
+                + f": on the ridge ({report.sig(ridge, 3)} FLOP/byte) to within 5 %, so the formula cannot say which "
+                "side it falls; either way each extra image costs about as much time as the first."
             )
         longest = max((f.knee for f in short), default=None)
         if longest is not None:

@@ -44,8 +44,9 @@
 # context grows, *I*<sub>∞</sub> falls towards 4·*L*·*H*·*d*<sub>h</sub>/κ = 2·(*H*/*H*<sub>kv</sub>)/*s*
 # FLOP per byte, the intensity of attention alone, which is a few FLOP per byte, far below any
 # GPU's ridge. Grouped-query attention shares each K/V head among *H*/*H*<sub>kv</sub> query heads,
-# which divides κ by that factor: it multiplies *b*<sub>×</sub> by *H*/*H*<sub>kv</sub>, raises
-# *I*<sub>∞</sub>, and moves the knee back towards where an MLP's would be.
+# which divides κ by that factor. Since the K and V projections shrink too, *W* falls a little,
+# so *b*<sub>×</sub> grows by a little less than *H*/*H*<sub>kv</sub>; *I*<sub>∞</sub> rises, and
+# the knee moves back towards where an MLP's would be.
 
 # %% tags=["hide-input"]
 from IPython.display import HTML, display
@@ -170,6 +171,16 @@ def gqa_sentences(curves):
                 short = (
                     f"at context {context} the roofline predicts no knee with MHA or {cm.attention_name(gqa.params)}"
                 )
+            growing = any(k is not None and k.slope_below > 0.4 for k in (mha.knee, gqa.knee))
+            short += (
+                f" (measured bend: {cm.measured_knee_text(mha.knee)} with MHA, {cm.measured_knee_text(gqa.knee)} "
+                "with GQA"
+                + (
+                    "; where time already grows below the bend, it marks the KV read taking over, not a compute knee)"
+                    if growing
+                    else ")"
+                )
+            )
             last_mha, last_gqa = mha.points[-1], gqa.points[-1]
             if last_mha.batch == last_gqa.batch:
                 timed = (
@@ -214,8 +225,8 @@ def device_section(run):
         cache_bytes = run.device.get("l2_bytes")
         words = (
             f"The decoder: {config_words(first.params, first.dtype)}. "
-            f"Chart subtitles give the cache state of the weights ({report.cache_words(first)}); only the weights "
-            "are rotated, and every sequence's KV cache is read where it lies."
+            "Each chart's subtitle gives the cache state of the weights. Only the weights are rotated through "
+            "copies; every sequence's KV cache is read where it lies."
         )
         if cache_bytes:
             words += (
@@ -340,11 +351,12 @@ def device_section(run):
             takeaways.append(f"{report.device_label(run)} ({dtype}, {mode}): {short}")
     for (dtype, mode, cache), group in report.group_by(prefills, "dtype", "mode", "cache").items():
         kv_heads = {c.params["kv_heads"] for c in group}
-        twins = [
-            c for c in steps if (c.dtype, c.mode, c.cache) == (dtype, mode, cache) and c.params["kv_heads"] in kv_heads
-        ]
+        # decode steps in any cache state: a prefill is compute-bound, so it runs with resident weights and
+        # the steps with rotated ones; the chart's description says so
+        twins = [c for c in steps if (c.dtype, c.mode) == (dtype, mode) and c.params["kv_heads"] in kv_heads]
+        caches = ", ".join(sorted({f"{c.label}: cache {c.cache}" for c in twins} | {f"prefill: cache {cache}"}))
         shown = sorted(twins, key=lambda c: c.params["context"]) + group
-        parts.append(f"<h3>Prefill against decode: {report.h(dtype)}, {report.h(mode)}, cache {report.h(cache)}</h3>")
+        parts.append(f"<h3>Prefill against decode: {report.h(dtype)}, {report.h(mode)}</h3>")
         parts.append(
             charts.figure(
                 cm.tokens_chart(shown, "Tokens per second against tokens per call: prefill and decode"),
@@ -352,8 +364,8 @@ def device_section(run):
                 f"Prefill against decode ({dtype}, {mode})",
                 f"Log-log chart of tokens processed per second against tokens per call: decode steps (one new token "
                 f"per sequence) at each context, and prefills of whole prompts (batch × prompt length tokens per "
-                f"call), on {report.device_label(run)}, {dtype}, {mode}, cache {cache}; measured solid, roofline "
-                f"dashed. Data: {report.provenance(run)}.",
+                f"call), on {report.device_label(run)}, {dtype}, {mode}; cache states differ ({caches}); measured "
+                f"solid, roofline dashed. Data: {report.provenance(run)}.",
             )
         )
         for p in group:
@@ -440,8 +452,9 @@ if not have_gpu_decode:
             HTML(
                 "<h2>What a GPU run will show</h2><p>No GPU decode measurement is committed yet. Until one is, here "
                 "is what the formulas above give for the decoder the GPU profile measures "
-                f"({config_words(first, 'bf16')}, "
-                f"weights {report.fmt_bytes(cm.decode_terms(first, 2).weight_bytes)}) with the H200's datasheet "
+                f"({config_words(first, 'bf16')}; weights "
+                + " and ".join(f"{report.fmt_bytes(terms.weight_bytes)} with {name}" for name, terms in notes.items())
+                + ") with the H200's datasheet "
                 f"ceilings ({report.fmt_rate(h200.peak_flops['bfloat16'], 'FLOP/s')} dense bf16, "
                 f"{report.fmt_rate(h200.bandwidth, 'B/s')}, ridge {report.sig(ridge, 3)} FLOP/byte). These are "
                 "formulas, not measurements.</p>"
@@ -452,8 +465,9 @@ if not have_gpu_decode:
                 )
                 + f"<p>{report.h(summary)} At longer contexts the step is memory-bound at every batch: its time is "
                 "flat only while the weights dominate the bytes (a batch well below b×) and grows with every "
-                "sequence after that, so the batch is worth raising only until the per-step latency budget runs "
-                "out.</p>"
+                "sequence after that. Throughput then saturates: it tends to the bandwidth divided by one "
+                "sequence's cache read, and at b× it is already half of that, so a few times b× past the "
+                "crossover extra sequences buy latency and little throughput.</p>"
             )
         )
 
@@ -470,7 +484,8 @@ display(
         "MLP only while the batch is well below W/(κ·n), the batch at which the KV cache read equals the weight "
         "read. Past it every extra sequence costs its own cache read, and at long context the step never becomes "
         "compute-bound at all. Grouped-query attention divides the cache read by H/H<sub>kv</sub> and brings the "
-        f"knee back; a prefill, many tokens per sequence per call, batches like an MLP.{gpu_note}</p>"
+        "knee back (a little less than H/H<sub>kv</sub>, since the weights shrink too); a prefill, many tokens "
+        f"per sequence per call, batches like an MLP.{gpu_note}</p>"
         f"<ul>{measured}</ul></div>"
     )
 )

@@ -7,10 +7,12 @@
 #
 # - **Overhead-bound.** The device finishes each kernel faster than the host can launch the
 #   next one, so the time is the number of launches times the cost of one launch. The time stays
-#   flat as the batch grows, and it also stays flat as the *layers* grow. This flat region is a
-#   false knee: it says nothing about the hardware's arithmetic or memory.
+#   flat as the batch grows and as the layers get wider, and grows only with the number of layers
+#   (more launches). This flat region is a false knee: it says nothing about the hardware's
+#   arithmetic or memory.
 # - **Memory-bound.** The time is the bytes moved over the bandwidth. Flat in the batch while the
-#   weights dominate the bytes, but it grows with the width, since wider layers have more weights.
+#   weights dominate the bytes, but it grows with the square of the width (a layer has width²
+#   weights: about 4× per doubling).
 # - **Compute-bound.** The time is the FLOPs over the arithmetic rate: it grows with the batch.
 #
 # Two more traps sit inside the memory regime. The bandwidth depends on where the data is: a
@@ -44,11 +46,16 @@ def plateau_table(run):
             match = next((p for p in found[kind] if p.name == name), None)
             cells.append(
                 f"{report.fmt_rate(match.bytes_per_s, 'B/s')} ({report.fmt_bytes(match.low_bytes)}–"
-                f"{report.fmt_bytes(match.high_bytes)}, {match.points} sizes)"
+                f"{report.fmt_bytes(match.high_bytes)}, {match.points} size{'s' * (match.points != 1)})"
                 if match
                 else "–"
             )
         rows.append(cells)
+    note = (
+        "<p>The copy's smallest working sets measure the cost of each copy call as much as the cache: one pass "
+        "is one call. The read kernel passes over its buffer many times in one call, so its plateaus are the "
+        "cache levels' own.</p>"
+    )
     table = report.html_table(
         ["level", "read: median bandwidth (working sets)", "copy: median bandwidth (working sets)"],
         rows,
@@ -56,7 +63,7 @@ def plateau_table(run):
         "(edges left out), and those at least 4× the largest cache (memory)",
     )
     words = ", ".join(f"{p.name} {report.fmt_rate(p.bytes_per_s, 'B/s')}" for p in found["read"])
-    return table, words
+    return table + note, words
 
 
 def matmul_table(run, gpu):
@@ -110,7 +117,7 @@ def ceilings_section(run, slug, gpu):
             f"Log-log chart of measured FLOP/s of an n×n by n×n matmul against n for each dtype measured on "
             f"{report.device_label(run)}"
             + (", with the datasheet's dense peaks dashed" if gpu else "")
-            + f". Small matrices leave the device idle; the rate climbs toward its peak with n. "
+            + ". Small matrices leave the device partly idle; where the rate peaks depends on the device and dtype. "
             f"Data: {report.provenance(run)}.",
         )
     )
@@ -139,46 +146,70 @@ def overhead_section(run, slug):
     )
     smallest = widths[0]
     rows = regimes.overhead_rows(run, smallest)
+    cost = "launch" if run.device.get("kind") == "cuda" else "framework dispatch"
     if rows:
-        table_rows = [
-            [
-                f"8×{r.width}",
-                r.dtype,
-                r.mode,
-                report.fmt_time(r.batch1_s),
-                str(r.ops),
-                report.fmt_time(r.per_op_s),
-                report.fmt_time(r.roofline_s) if r.roofline_s else "–",
-                f"{r.batch1_s / r.roofline_s:,.0f}×" if r.roofline_s else "–",
-            ]
-            for r in rows
-        ]
+        table_rows = []
+        for r in rows:
+            floor = regimes.cache_floor(run, r.bytes)
+            fused = r.mode == "compile"  # generated code fuses ops: the op count is not known
+            table_rows.append(
+                [
+                    f"8×{r.width}",
+                    r.dtype,
+                    r.mode,
+                    report.fmt_time(r.batch1_s),
+                    "–" if fused else str(r.ops),
+                    "–" if fused else report.fmt_time(r.per_op_s),
+                    report.fmt_time(r.roofline_s) if r.roofline_s else "–",
+                    f"{report.fmt_time(floor[1])} ({floor[0]})" if floor else "–",
+                    f"{r.batch1_s / floor[1]:,.0f}×" if floor else "–",
+                ]
+            )
         parts.append(
             report.html_table(
-                ["MLP", "dtype", "mode", "batch 1", "ops", "per op", "roofline", "above roofline"],
+                [
+                    "MLP",
+                    "dtype",
+                    "mode",
+                    "batch 1",
+                    "ops",
+                    "per op",
+                    "roofline (memory)",
+                    "read at cache speed",
+                    "batch 1 ÷ cache read",
+                ],
                 table_rows,
-                caption=f"The smallest MLP at batch 1 on {report.device_label(run)}: time per op is the overhead of "
-                "one launch (an upper bound: it includes the op's own tiny work)",
+                caption=f"The smallest MLP at batch 1 on {report.device_label(run)}: time per op bounds the {cost} "
+                "cost of one op from above (it includes the op's own tiny work). Its weights are resident, so the "
+                "fair floor is reading its bytes at the read plateau of the cache level that holds them.",
             )
         )
         eager = next((r for r in rows if r.mode == "eager"), None)
         saved = regimes.launch_cost_saved(rows)
         if eager:
+            floor = regimes.cache_floor(run, eager.bytes)
             text = (
                 f"{report.device_label(run)}: the 8×{smallest} MLP takes {report.fmt_time(eager.batch1_s)} at batch 1 "
-                f"in eager mode, {report.fmt_time(eager.per_op_s)} per op, "
+                f"in eager mode, {report.fmt_time(eager.per_op_s)} of {cost} per op"
             )
-            if eager.roofline_s:
-                text += f"{eager.batch1_s / eager.roofline_s:,.0f}× what its bytes and FLOPs need"
+            if floor:
+                text += (
+                    f", {eager.batch1_s / floor[1]:,.0f}× the time to read its "
+                    f"{report.fmt_bytes(eager.bytes)} from {floor[0]}"
+                )
             if saved is not None:
                 text += f"; a CUDA graph saves {report.fmt_time(saved)} per kernel"
             takeaways.append(text + ".")
         compiled = next((r for r in rows if r.mode == "compile"), None)
         if eager and compiled:
-            takeaways.append(
+            ratio = compiled.batch1_s / eager.batch1_s
+            verdict = "slower than" if ratio > 1.02 else "no faster than" if ratio > 0.95 else "faster than"
+            sentence = (
                 f"{report.device_label(run)}: torch.compile (default mode) runs the 8×{smallest} MLP at batch 1 in "
-                f"{report.fmt_time(compiled.batch1_s)}, {compiled.batch1_s / eager.batch1_s:.2f}× the eager time."
+                f"{report.fmt_time(compiled.batch1_s)}, {ratio:.2f}× the eager time: {verdict} eager here."
             )
+            takeaways.append(sentence)
+            parts.append(f"<p>{report.h(sentence.split(': ', 1)[1])}</p>")
     return parts
 
 
@@ -204,10 +235,19 @@ def cache_section(run, slug):
             rotated = next(c for c in group if c.cache == "rotated")
             first_r, first_m = regimes.point_at(resident, 1), regimes.point_at(rotated, 1)
             if first_r and first_m:
-                parts.append(
-                    f"<p>At batch 1 the resident loop reports {report.fmt_time(first_r.median_s)} and the rotated one "
-                    f"{report.fmt_time(first_m.median_s)}: {first_m.median_s / first_r.median_s:.2f}×.</p>"
+                text = (
+                    f"At batch 1 the resident loop reports {report.fmt_time(first_r.median_s)} and the rotated one "
+                    f"{report.fmt_time(first_m.median_s)}: {first_m.median_s / first_r.median_s:.2f}×."
                 )
+                levels = regimes.cache_levels(run)
+                weights = first_r.bytes - 8 * 2 * width * (report.bytes_per_element(dtype) or 4)
+                if levels and weights >= levels[-1]["bytes"]:
+                    text += (
+                        f" Its {report.fmt_bytes(weights)} of weights do not fit in this device's largest cache "
+                        f"({levels[-1]['name']}, {report.fmt_bytes(levels[-1]['bytes'])}), so both loops read memory "
+                        "here; the width sweep below shows the trap at the widths that do fit."
+                    )
+                parts.append(f"<p>{report.h(text)}</p>")
     best = None
     for dtype, mode in {(c.dtype, c.mode) for c in regimes.mlp_curves(run)}:
         rows = regimes.weight_bandwidth(run, dtype, mode, batch=1)
@@ -292,9 +332,11 @@ show(1)
 # that, the device waits for the host, and the measured time is launches × cost per launch, flat
 # in the batch and flat in the width.
 #
-# Two tools remove most of it. A **CUDA graph** records the kernels once and replays them with
-# one launch. **torch.compile** traces the model, fuses element-wise work into fewer kernels and
-# calls them from generated code with fewer Python layers. The charts below time the same MLPs,
+# Two tools aim at it. A **CUDA graph** records the kernels once and replays them with one
+# launch. **torch.compile** traces the model, fuses element-wise work into fewer kernels and
+# calls them from generated code with fewer Python layers; whether that pays at batch 1 depends
+# on the device and the model, so it is measured here, not assumed. On a CPU nothing is
+# launched: the per-op cost is the framework's dispatch. The charts below time the same MLPs,
 # with their weights resident, in each mode the device supports (CUDA graphs need a GPU). A tiny
 # 64-wide MLP does almost no work, so its time is the overhead itself; the 1024-wide one shows
 # where the overhead stops mattering.
@@ -322,9 +364,10 @@ show(3)
 #
 # Three questions, each answered by timing your own model twice:
 #
-# 1. **Does the time change with the width (or the number of layers' parameters)?** Double the
-#    hidden size at batch 1. If the time barely moves (well under 1.5×), you are paying for
-#    launches, not for bytes or FLOPs: the overhead regime.
+# 1. **Does the time change with the width?** Double the hidden size at batch 1, which
+#    quadruples the parameter count. If the time barely moves (well under 1.5×), you are paying
+#    for launches, not for bytes or FLOPs: the overhead regime. Memory-bound layers take up to
+#    about 4× as long.
 # 2. **Does a CUDA graph or torch.compile cut the time?** If replaying a CUDA graph of the same
 #    call takes well under the eager time (say below 0.6×), the host was the bottleneck.
 # 3. **Does the time change with the batch?** Multiply the batch by 4. Flat (well under 2.5×)
