@@ -69,3 +69,11 @@ def test_signals_of_the_synthetic_tiny_mlp(run):
     s = regimes.signals(run, tiny, None)
     assert s.graph_ratio == pytest.approx(0.25, rel=0.2) and s.compile_ratio == pytest.approx(0.5, rel=0.2)
     assert regimes.regime_of(s) == "overhead"
+
+
+def test_cache_floor_reads_at_the_plateau_of_the_level_that_holds_the_bytes(run):
+    plateau = {p.name: p.bytes_per_s for p in regimes.plateaus(regimes.bandwidth_points(run, "read"), [
+        {"name": "L2", "bytes": L2}
+    ])}  # fmt: skip
+    assert regimes.cache_floor(run, 2**20) == ("L2", pytest.approx(2**20 / plateau["L2"]))
+    assert regimes.cache_floor(run, 2 * L2) is None  # bigger than every cache: no cache-speed floor
