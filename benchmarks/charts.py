@@ -249,13 +249,20 @@ def _knee_rules(curve: Curve, y: str) -> list[alt.Chart]:
         )
     if curve.knee:
         marks.append({"batch": curve.knee.batch, "label": f"measured knee ≈ {report.fmt_batch(curve.knee.batch)}"})
+    return labelled_rules(marks, "batch")
+
+
+def labelled_rules(
+    marks: list[dict[str, Any]], field: str, height: int = HEIGHT, font_size: int = 11
+) -> list[alt.Chart]:
+    """Dotted vertical rules at each mark's `field`, each labelled up its left side with its `label`."""
     if not marks:
         return []
-    base = alt.Chart(alt.Data(values=_rows(marks))).encode(x="batch:Q")
+    base = alt.Chart(alt.Data(values=_rows(marks))).encode(x=f"{field}:Q")
     rule = base.mark_rule(strokeDash=[2, 2], color="#888")
     text = base.mark_text(
-        align="left", dx=4, dy=-4, baseline="bottom", fontSize=11, color=LABEL_GREY, angle=270
-    ).encode(text="label:N", y=alt.value(HEIGHT))
+        align="left", dx=4, dy=-4, baseline="bottom", fontSize=font_size, color=LABEL_GREY, angle=270
+    ).encode(text="label:N", y=alt.value(height))
     return [rule, text]
 
 
@@ -523,6 +530,19 @@ class Figure:
             f'<span class="bchart-links">Chart <code>{cid}</code>: {links}</span>'
             f"</figcaption></figure>"
         )
+
+
+def show_device_sections(runs: Sequence[Any], section: Any, empty_html: str) -> None:
+    """Display, on a page, a heading per run and the parts `section(run)` returns (HTML strings or
+    figures); `empty_html` when there is no run. Imports IPython only when a page calls it."""
+    from IPython.display import HTML, display
+
+    if not runs:
+        display(HTML(empty_html))
+    for run in runs:
+        display(HTML(f"<h2>{report.h(report.device_label(run))}</h2>"))
+        for part in section(run):
+            display(HTML(part) if isinstance(part, str) else part)
 
 
 def figure(chart: alt.TopLevelMixin, chart_id: str, caption: str, description: str) -> Figure:

@@ -25,6 +25,7 @@ from benchmarks.charts import (
     _rows,
     _title,
     curve_rows,
+    labelled_rules,
 )
 from benchmarks.datasheet import BYTES_PER_ELEMENT, GPU
 from benchmarks.regimes import WeightBandwidth, bandwidth_points, cache_levels, matmul_points
@@ -57,15 +58,7 @@ def _cache_rules(levels: list[dict[str, Any]], low: float, high: float) -> list[
         for level in levels
         if low <= level["bytes"] <= high
     ]
-    if not marks:
-        return []
-    base = alt.Chart(alt.Data(values=marks)).encode(x="bytes:Q")
-    return [
-        base.mark_rule(strokeDash=[2, 2], color="#888"),
-        base.mark_text(align="left", dx=4, dy=-4, baseline="bottom", fontSize=11, color=LABEL_GREY, angle=270).encode(
-            text="label:N", y=alt.value(HEIGHT)
-        ),
-    ]
+    return labelled_rules(marks, "bytes")
 
 
 def _hline(rows: list[dict[str, Any]], y_field: str, color: alt.Color | None = None) -> list[alt.Chart]:

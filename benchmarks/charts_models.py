@@ -615,15 +615,8 @@ def bytes_split_chart(curves: Sequence[Curve], title: str) -> alt.ConcatChart:
         ]
         crossover = recorded_crossover(curve_records(c))
         if crossover and min(batches) <= crossover <= max(batches):
-            mark = alt.Chart(
-                alt.Data(values=charts._rows([{"batch": crossover, "label": f"KV = weights at ≈ {crossover:.3g}"}]))
-            ).encode(x="batch:Q")
-            layers.append(mark.mark_rule(strokeDash=[2, 2], color="#888"))
-            layers.append(
-                mark.mark_text(
-                    align="left", dx=4, dy=-4, baseline="bottom", fontSize=10, color=LABEL_GREY, angle=270
-                ).encode(text="label:N", y=alt.value(200))
-            )
+            marks = [{"batch": crossover, "label": f"KV = weights at ≈ {crossover:.3g}"}]
+            layers.extend(charts.labelled_rules(marks, "batch", height=200, font_size=10))
         panels.append(alt.layer(*layers).properties(width=250, height=200, title=c.label))
     if not panels:
         raise ValueError("bytes_split_chart needs at least one curve whose records have bytes_split")

@@ -313,12 +313,11 @@ def device_section(run):
     return parts
 
 
-if not data.shown:
-    display(HTML("<p>No results are committed yet: run <code>nox -s bench docs</code> to measure this machine.</p>"))
-for run in data.shown:
-    display(HTML(f"<h2>{report.h(report.device_label(run))}</h2>"))
-    for part in device_section(run):
-        display(HTML(part) if isinstance(part, str) else part)
+charts.show_device_sections(
+    data.shown,
+    device_section,
+    "<p>No results are committed yet: run <code>nox -s bench docs</code> to measure this machine.</p>",
+)
 
 # %% [markdown]
 # ## Reading the intensity table

@@ -158,12 +158,7 @@ def device_section(run):
     return parts
 
 
-if not data.shown:
-    display(HTML("<p>No results are committed yet.</p>"))
-for run in data.shown:
-    display(HTML(f"<h2>{report.h(report.device_label(run))}</h2>"))
-    for part in device_section(run):
-        display(HTML(part) if isinstance(part, str) else part)
+charts.show_device_sections(data.shown, device_section, "<p>No results are committed yet.</p>")
 
 # %% [markdown]
 # ## What the measurements say
