@@ -170,16 +170,16 @@ def weight_bandwidth(run: Run, dtype: str, mode: str, batch: int = 1) -> list[We
         p = point_at(curve, batch)
         if p is None:
             continue
-        # the weight term of the analytic bytes: all of it but the batch's activations
-        weights = p.bytes - _activation_bytes(curve, batch)
+        weights = weight_bytes(curve, p)
         rows.append(WeightBandwidth(curve.params["width"], curve.cache, weights, p.median_s, weights / p.median_s))
     return sorted(rows, key=lambda r: (r.cache, r.width))
 
 
-def _activation_bytes(curve: Curve, batch: int) -> float:
-    """The batch's share of an MLP's analytic bytes: each layer reads its input and writes its output."""
+def weight_bytes(curve: Curve, point) -> float:
+    """The weight term of an MLP point's analytic bytes: all of them but the batch's activations
+    (each layer reads its input and writes its output)."""
     width, depth = curve.params["width"], curve.params["depth"]
-    return depth * (bytes_per_element(curve.dtype) or 4) * 2 * batch * width
+    return point.bytes - depth * (bytes_per_element(curve.dtype) or 4) * 2 * point.batch * width
 
 
 # --------------------------------------------------------------------------- which regime

@@ -240,7 +240,7 @@ def cache_section(run, slug):
                     f"{report.fmt_time(first_m.median_s)}: {first_m.median_s / first_r.median_s:.2f}×."
                 )
                 levels = regimes.cache_levels(run)
-                weights = first_r.bytes - 8 * 2 * width * (report.bytes_per_element(dtype) or 4)
+                weights = regimes.weight_bytes(resident, first_r)
                 if levels and weights >= levels[-1]["bytes"]:
                     text += (
                         f" Its {report.fmt_bytes(weights)} of weights do not fit in this device's largest cache "
