@@ -197,10 +197,11 @@ def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cac
             batches = list(sweep.batches)
             if (index, dtype) in budgets:
                 budget = budgets[(index, dtype)]
-                too_big = [b for b in batches if workload.memory_needed(sweep.params, dtype, b) > budget]
+                needs = {b: workload.memory_needed(sweep.params, dtype, b) for b in batches}
+                too_big = [b for b in batches if needs[b] > budget]
                 for mode in modes:
                     for batch in too_big:
-                        need = workload.memory_needed(sweep.params, dtype, batch)
+                        need = needs[batch]
                         message = (
                             f"not run: needs {need / 2**30:.1f} GiB of KV cache, over this curve's "
                             f"{budget / 2**30:.1f} GiB share ({workload.MEMORY_SHARE:.0%} of device memory, "

@@ -249,6 +249,7 @@ class DecodePrepared(Prepared):
         self.cache = copies[0].new_cache(max_batch, positions)
         self.cache.normal_()
         self.context = context
+        self.params, self.dtype = dict(params), dtype
 
     def call(self, batch: int, mode: str = "eager") -> Callable[[], Any]:
         if mode == "compile":
@@ -299,17 +300,9 @@ class Decode:
         models = [decode.make_decoder(config, torch_dtype(dtype), device) for _ in range(copies)]
         return DecodePrepared(models, params, max_batch, dtype, device)
 
-    def point_info(self, prepared: Prepared, batch: int) -> dict:
-        split = self.split(self._params(prepared), str(prepared.inputs.dtype).removeprefix("torch."), batch)
+    def point_info(self, prepared: DecodePrepared, batch: int) -> dict:
+        split = self.split(prepared.params, prepared.dtype, batch)
         return {"bytes_split": {k: split[k] for k in ("weight_bytes", "kv_bytes", "activation_bytes")}}
-
-    @staticmethod
-    def _params(prepared: Prepared) -> dict:
-        c = prepared.copies[0].config
-        return {
-            "layers": c.layers, "d_model": c.d_model, "heads": c.heads, "kv_heads": c.kv_heads, "d_ff": c.d_ff,
-            "context": prepared.context, "phase": prepared.phase,
-        }  # fmt: skip
 
 
 WORKLOADS = {workload.name: workload for workload in (MLP(), Linear(), MoE(), Conv(), ResNet50(), Decode())}
