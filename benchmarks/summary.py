@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from benchmarks import report
+from benchmarks.analysis import curves as report
 from benchmarks.results import Run
 
 

@@ -25,8 +25,10 @@
 # %% tags=["hide-input"]
 from IPython.display import HTML, display
 
-from benchmarks import calculator, charts, charts_hardware, regimes, report
-from benchmarks.datasheet import GPUS, find_gpu
+from benchmarks.analysis import calculator, regimes
+from benchmarks.analysis import curves as report
+from benchmarks.analysis.datasheet import GPUS, find_gpu
+from benchmarks.site import charts, charts_hardware
 
 data = report.load_site_data()
 
@@ -153,7 +155,7 @@ display(
         report.html_table(
             ["GPU", "dense TFLOP/s per dtype", "TB/s", "L2", "SMs", "memory", "ridge b*"],
             rows,
-            caption="Datasheet figures (benchmarks/datasheet.py); ridge b* = (F/BW)·(s/2)",
+            caption="Datasheet figures (benchmarks/analysis/datasheet.py); ridge b* = (F/BW)·(s/2)",
         )
     )
 )

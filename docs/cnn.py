@@ -46,10 +46,11 @@
 # %% tags=["hide-input"]
 from IPython.display import HTML, Markdown, display
 
-from benchmarks import charts, report
-from benchmarks import charts_models as cm
-from benchmarks.datasheet import find_gpu
+from benchmarks.analysis import curves as report
+from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.profiles import FULL
+from benchmarks.site import charts
+from benchmarks.site import charts_models as cm
 
 data = report.load_site_data()
 takeaways = []

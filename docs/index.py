@@ -9,8 +9,9 @@
 # %% tags=["hide-input"]
 from IPython.display import HTML, Markdown, display
 
-from benchmarks import charts, report
-from benchmarks.datasheet import GPUS
+from benchmarks.analysis import curves as report
+from benchmarks.analysis.datasheet import GPUS
+from benchmarks.site import charts
 
 data = report.load_site_data()
 curve = report.headline_curve(data)

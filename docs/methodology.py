@@ -8,7 +8,7 @@
 # %% tags=["hide-input"]
 from IPython.display import HTML, display
 
-from benchmarks import report
+from benchmarks.analysis import curves as report
 from benchmarks.profiles import PROFILES
 
 rows = []
@@ -119,8 +119,8 @@ display(
 #
 # The *predicted knee* is where the roofline's compute time overtakes its memory time, solved from
 # the analytic FLOPs and bytes of each point and the measured ceilings
-# (`benchmarks.roofline.critical_batch`). The *measured knee* is the breakpoint of a continuous
-# two-segment line fitted to log time against log batch (`benchmarks.roofline.detect_knee`),
+# (`benchmarks.analysis.roofline.critical_batch`). The *measured knee* is the breakpoint of a continuous
+# two-segment line fitted to log time against log batch (`benchmarks.analysis.roofline.detect_knee`),
 # reported only when the curve grows at least like the square root of the batch past it and bends
 # clearly; otherwise the site says that no knee was detected.
 #

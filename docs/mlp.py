@@ -16,10 +16,11 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from benchmarks import charts, report
+from benchmarks.analysis import curves as report
+from benchmarks.site import charts
 
 data = report.load_site_data()
-ROOT = Path(report.__file__).resolve().parent.parent
+ROOT = Path(report.__file__).resolve().parents[2]
 
 
 def device_section(run):

@@ -27,7 +27,8 @@
 # %% tags=["hide-input"]
 from IPython.display import HTML, Markdown, display
 
-from benchmarks import charts, report
+from benchmarks.analysis import curves as report
+from benchmarks.site import charts
 
 data = report.load_site_data()
 takeaways = []

@@ -25,8 +25,10 @@
 # %% tags=["hide-input"]
 from IPython.display import HTML, Markdown, display
 
-from benchmarks import charts, charts_hardware, regimes, report
-from benchmarks.datasheet import find_gpu
+from benchmarks.analysis import curves as report
+from benchmarks.analysis import regimes
+from benchmarks.analysis.datasheet import find_gpu
+from benchmarks.site import charts, charts_hardware
 
 data = report.load_site_data()
 takeaways = []

@@ -43,8 +43,9 @@
 # %% tags=["hide-input"]
 from IPython.display import HTML, display
 
-from benchmarks import charts, report
+from benchmarks.analysis import curves as report
 from benchmarks.schema import SCHEMA_VERSION, describe_fields
+from benchmarks.site import charts
 
 rows = [
     [f"<code>{report.h(path)}</code>", kind, "yes" if required else "", description]

@@ -32,8 +32,9 @@
 # %% tags=["hide-input"]
 from IPython.display import HTML, Markdown, display
 
-from benchmarks import charts, report
-from benchmarks.steps import curve_from_records, explain_step, find_steps, free_batch_up_to, noise_level
+from benchmarks.analysis import curves as report
+from benchmarks.analysis.steps import curve_from_records, explain_step, find_steps, free_batch_up_to, noise_level
+from benchmarks.site import charts
 
 data = report.load_site_data()
 

@@ -2,13 +2,14 @@
 # # Theory: the roofline of a Linear layer
 #
 # Every number on this page that is not a measurement comes from the datasheet table in
-# `benchmarks/datasheet.py`, computed when the site is built; the sources are listed at the end.
+# `benchmarks/analysis/datasheet.py`, computed when the site is built; the sources are listed at the end.
 
 # %% tags=["hide-input"]
 from IPython.display import HTML, Markdown, display
 
-from benchmarks import charts, report
-from benchmarks.datasheet import BYTES_PER_ELEMENT, GPUS, find_gpu
+from benchmarks.analysis import curves as report
+from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, find_gpu
+from benchmarks.site import charts
 
 T4 = find_gpu("NVIDIA T4")
 A100 = find_gpu("NVIDIA A100 SXM4 80GB")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import torch
 
+from benchmarks.measure.adapters import torch_dtype
 from benchmarks.measure.sampler import Point, measure_points
-from benchmarks.measure.workloads import torch_dtype
 
 COPY_BYTES = {"cpu": 256 * 2**20, "cuda": 2**30}  # the ceiling's buffer: far larger than any last-level cache
 MATMUL_N = {"cpu": 2048, "cuda": 8192}  # the ceiling's matmul size

@@ -14,11 +14,11 @@ from typing import Any
 
 import torch
 
+from benchmarks.measure.adapters import WORKLOADS
 from benchmarks.measure.backends import select_backend
 from benchmarks.measure.ceilings import measure_ceilings
 from benchmarks.measure.fingerprint import fingerprint
 from benchmarks.measure.sampler import Outcome, Point, measure_points
-from benchmarks.measure.workloads import WORKLOADS
 from benchmarks.profiles import PROFILES, Profile, Sweep, select_sweeps
 from benchmarks.results import write_atomic
 from benchmarks.schema import SCHEMA_VERSION

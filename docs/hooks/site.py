@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import charts, report  # noqa: E402
+from benchmarks.analysis import curves as report  # noqa: E402
+from benchmarks.site import charts  # noqa: E402
 
 BUNDLE_PATH = "assets/javascripts/vega-bundle.js"
 _STATE: dict[str, Path] = {}

@@ -2,7 +2,7 @@
 
 import pytest
 
-from benchmarks import regimes
+from benchmarks.analysis import regimes
 from benchmarks.results import read_run
 from tests.synthetic import make_run
 

@@ -25,7 +25,7 @@ import pytest
 
 from tests.synthetic import SYNTHETIC_DEVICE, make_run
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EVIL = "<img src=x onerror=alert(1)>"
 PAGES = [
     "", "theory/", "mlp/", "regimes/", "steps/", "moe/", "cnn/", "decode/", "calculator/", "methodology/", "reproduce/"
@@ -281,8 +281,8 @@ def test_notebooks_always_execute_fresh():
 
 def test_docs_path_never_imports_torch():
     code = (
-        "import sys; import benchmarks.charts, benchmarks.report, benchmarks.schema, benchmarks.results, "
-        "benchmarks.roofline, benchmarks.datasheet, benchmarks.profiles, benchmarks.stats; "
+        "import sys; import benchmarks.site.charts, benchmarks.analysis.curves, benchmarks.schema, benchmarks.results, "
+        "benchmarks.analysis.roofline, benchmarks.analysis.datasheet, benchmarks.profiles, benchmarks.stats; "
         "print('torch' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

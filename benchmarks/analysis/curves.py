@@ -1,8 +1,8 @@
 """What the site shows: which runs, which curves, and the numbers stated about them.
 
 The docs pages call this module to choose runs and curves and to phrase the numbers they
-state; `benchmarks.charts` draws them. Everything here is computed from results files (or,
-for the theory page, from `benchmarks.datasheet`), never typed in.
+state; `benchmarks.site.charts` draws them. Everything here is computed from results files (or,
+for the theory page, from `benchmarks.analysis.datasheet`), never typed in.
 
 Pure Python: nothing on this module's import path may import torch.
 """
@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.datasheet import BYTES_PER_ELEMENT
+from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT
+from benchmarks.analysis.roofline import Ceilings, Knee, critical_batch, detect_knee, predicted_time, run_ceilings
 from benchmarks.results import DEFAULT_RESULTS_DIR, Run, load_results, newest_complete_runs
-from benchmarks.roofline import Ceilings, Knee, critical_batch, detect_knee, predicted_time, run_ceilings
 
 RESULTS_DIR_ENV = "BATCHING_RESULTS_DIR"  # read results from here instead of benchmarks/results/
 SYNTHETIC_ENV = "BATCHING_INCLUDE_SYNTHETIC"  # "1" only in tests: also show synthetic fixtures

@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.report import Curve, bytes_per_element, curves
+from benchmarks.analysis.curves import Curve, bytes_per_element, curves
 from benchmarks.results import Run
 
 OPS_PER_LAYER = 2  # an eager Linear+ReLU layer launches a matmul (with its bias) and a ReLU

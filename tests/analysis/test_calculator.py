@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from benchmarks import calculator
-from benchmarks.datasheet import GPUS, find_gpu
+from benchmarks.analysis import calculator
+from benchmarks.analysis.datasheet import GPUS, find_gpu
 
 H100 = find_gpu("NVIDIA H100 SXM")
 T4 = find_gpu("NVIDIA T4")

@@ -13,9 +13,9 @@ import shutil
 
 import pytest
 
-from benchmarks import calculator
-from benchmarks.datasheet import find_gpu
-from tests.test_site import BUNDLE, MAX_PAGE_BYTES, PAGES, served_site
+from benchmarks.analysis import calculator
+from benchmarks.analysis.datasheet import find_gpu
+from tests.end_to_end.test_site_build import BUNDLE, MAX_PAGE_BYTES, PAGES, served_site
 
 pytestmark = pytest.mark.browser
 

@@ -1,6 +1,6 @@
 """Tables, formulas and charts for the CNN and Transformer-decode pages.
 
-The pages choose curves with `benchmarks.report` and show charts with `benchmarks.charts.figure`;
+The pages choose curves with `benchmarks.analysis.curves` and show charts with `benchmarks.site.charts.figure`;
 this module adds what those two pages need beyond the MLP pages: arithmetic intensity at batch 1
 against the ridge, the decode cost model written over the workload's config (the same formulas as
 `snippets/decode.py` and `snippets/cnn.py`, which import torch and so cannot be imported here),
@@ -18,10 +18,11 @@ from typing import Any
 
 import altair as alt
 
-from benchmarks import charts, report
-from benchmarks.charts import HEIGHT, KIND_DASH, LABEL_GREY, PALETTE, WIDTH
-from benchmarks.report import Curve
-from benchmarks.roofline import Ceilings, Knee, critical_batch
+from benchmarks.analysis import curves as report
+from benchmarks.site import charts
+from benchmarks.site.charts import HEIGHT, KIND_DASH, LABEL_GREY, PALETTE, WIDTH
+from benchmarks.analysis.curves import Curve
+from benchmarks.analysis.roofline import Ceilings, Knee, critical_batch
 
 PARTS = ("weights", "KV cache", "activations")
 PART_KEYS = {"weights": "weight_bytes", "KV cache": "kv_bytes", "activations": "activation_bytes"}

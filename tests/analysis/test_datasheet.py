@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.datasheet import BYTES_PER_ELEMENT, GPUS, find_gpu
+from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, find_gpu
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 REQUIRED = [
     "NVIDIA T4",
@@ -142,6 +142,6 @@ def test_find_gpu_misses_unknown_devices():
 
 
 def test_datasheet_never_imports_torch():
-    code = "import sys; import benchmarks.datasheet; print('torch' in sys.modules)"
+    code = "import sys; import benchmarks.analysis.datasheet; print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"

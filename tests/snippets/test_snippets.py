@@ -7,7 +7,7 @@ import torch
 
 from snippets import mlp
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_mlp_cost_by_hand():

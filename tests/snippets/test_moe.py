@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from benchmarks.measure.workloads import MoE as MoEWorkload
+from benchmarks.measure.adapters import MoE as MoEWorkload
 from snippets import moe
 
 

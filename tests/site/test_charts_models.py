@@ -16,16 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import report
+from benchmarks.analysis import curves as report
 from benchmarks.results import Run
-from benchmarks.roofline import Ceilings, critical_batch
+from benchmarks.analysis.roofline import Ceilings, critical_batch
 from tests.synthetic import make_run
 
 alt = pytest.importorskip("altair", reason="the docs dependency group is not installed")
-cm = pytest.importorskip("benchmarks.charts_models")
-charts = pytest.importorskip("benchmarks.charts")
+cm = pytest.importorskip("benchmarks.site.charts_models")
+charts = pytest.importorskip("benchmarks.site.charts")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 QUICK_DECODE = {"layers": 2, "d_model": 512, "heads": 8, "d_ff": 2048}
 CPU_LIKE = Ceilings(flops_per_s=90e9, bytes_per_s=24e9)  # made up, CPU-sized: ridge 3.75
 
@@ -386,7 +386,7 @@ def test_pages_draw_a_synthetic_gpu_run(page, monkeypatch, tmp_path):
 
 
 def test_no_torch_on_the_import_path():
-    code = "import sys, benchmarks.charts_models; assert 'torch' not in sys.modules"
+    code = "import sys, benchmarks.site.charts_models; assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 

@@ -11,12 +11,12 @@ import torch
 from benchmarks import profiles
 from benchmarks.cli import main
 from benchmarks.measure import ceilings, runner
+from benchmarks.measure.adapters import MLP
 from benchmarks.measure.backends import CpuBackend
-from benchmarks.measure.workloads import MLP
 from benchmarks.profiles import Profile, Sweep
 from benchmarks.results import read_run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TINY = Profile(
     name="tiny",
     description="test-only: two tiny MLPs",
@@ -341,7 +341,7 @@ def test_routing_is_the_same_in_every_run(one_sweep):
 
 
 def test_a_profiler_failure_costs_the_kernel_names_not_the_point(monkeypatch, one_sweep):
-    from benchmarks.measure.workloads import Linear
+    from benchmarks.measure.adapters import Linear
 
     def broken(self, prepared, batch):
         raise RuntimeError("CUPTI_ERROR_NOT_INITIALIZED")
@@ -372,8 +372,8 @@ DECODE_TINY = {"layers": 1, "d_model": 32, "heads": 4, "kv_heads": 2, "d_ff": 64
 
 
 def test_decode_batches_whose_kv_cache_cannot_fit_are_skipped(tiny, capsys, monkeypatch):
+    from benchmarks.measure.adapters import Decode
     from benchmarks.measure.fingerprint import system_memory_bytes
-    from benchmarks.measure.workloads import Decode
 
     needed = Decode().memory_needed(DECODE_TINY, "float32", 2)
     monkeypatch.setattr(Decode, "MEMORY_SHARE", needed / system_memory_bytes())  # room for batch 2, not 4
@@ -406,7 +406,7 @@ def test_conv_and_resnet50_run_with_their_analytic_costs(tiny, capsys, monkeypat
 
 
 def test_kv_budgets_give_small_curves_what_they_need_and_split_the_rest():
-    from benchmarks.measure.workloads import Decode
+    from benchmarks.measure.adapters import Decode
 
     decode = Decode()
     sweeps = [

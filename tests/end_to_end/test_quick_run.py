@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.analysis.roofline import critical_batch, detect_knee, run_ceilings
 from benchmarks.cli import main
 from benchmarks.profiles import QUICK
 from benchmarks.results import read_run
-from benchmarks.roofline import critical_batch, detect_knee, run_ceilings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow

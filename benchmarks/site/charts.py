@@ -1,6 +1,6 @@
 """Every chart on the site: Altair builders plus the figure that embeds and exports them.
 
-Pages call the builders with curves chosen by `benchmarks.report` and show the result with
+Pages call the builders with curves chosen by `benchmarks.analysis.curves` and show the result with
 `figure(...)`. A figure is a `<figure>` holding the Vega-Lite spec as inert JSON in a <template>; the site's
 own `charts.js` draws it with vega-embed (SVG renderer) on every page load, including
 Material's instant navigation. `figure` also stages the spec and the drawn data under
@@ -24,11 +24,11 @@ from typing import Any
 
 import altair as alt
 
-from benchmarks import report
-from benchmarks.report import Curve
+from benchmarks.analysis import curves as report
+from benchmarks.analysis.curves import Curve
 
 STAGE_ENV = "BATCHING_CHART_DIR"
-DEFAULT_STAGE = Path(__file__).resolve().parent.parent / ".cache" / "charts"
+DEFAULT_STAGE = Path(__file__).resolve().parents[2] / ".cache" / "charts"
 SITE_ROOT = "__SITE_ROOT__/"  # replaced by the docs hook with the page's relative path to the site root
 CHART_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
@@ -359,7 +359,7 @@ def intensity_chart(gpus: Sequence[Any], dtypes: Sequence[str], width: int, titl
     )
     subtitle = [
         f"{width}×{width} weight; datasheet ridge points (peak FLOP/s ÷ bandwidth) as dashed lines",
-        "no measurement: figures from benchmarks/datasheet.py, sources on this page",
+        "no measurement: figures from benchmarks/analysis/datasheet.py, sources on this page",
     ]
     return alt.layer(lines, rules, labels).properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
 

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from benchmarks.steps import CurvePoint, find_steps, free_batch_up_to, median_stderr
+from benchmarks.analysis.steps import CurvePoint, find_steps, free_batch_up_to, median_stderr
 
 
 def synthetic_curve(batches, time_of, noise, seed=0, samples=15):
@@ -79,7 +79,7 @@ def test_free_batch_up_to_is_the_end_of_each_plateau():
 
 
 def test_tile_shape_from_kernel_names():
-    from benchmarks.steps import tile_shape
+    from benchmarks.analysis.steps import tile_shape
 
     sm90 = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_kernel"
     assert tile_shape(sm90) == (128, 256)
@@ -88,7 +88,7 @@ def test_tile_shape_from_kernel_names():
 
 
 def test_explain_step_names_kernel_switch_tile_and_wave():
-    from benchmarks.steps import Step, explain_step
+    from benchmarks.analysis.steps import Step, explain_step
 
     kernel_a = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x128x64_warpgroupsize1x1x1_kernel"
     kernel_b = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_kernel"

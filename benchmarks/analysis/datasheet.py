@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from benchmarks.roofline import Ceilings, large_layer_ridge_batch
+from benchmarks.analysis.roofline import Ceilings, large_layer_ridge_batch
 
 TERA = 1e12
 GIGA = 1e9

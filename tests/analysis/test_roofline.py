@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from benchmarks.roofline import (
+from benchmarks.analysis.roofline import (
     Ceilings,
     bound_by,
     critical_batch,

@@ -1,7 +1,7 @@
 """Charts of the hardware itself: ceiling curves, the cache trap, and the batch-size calculator.
 
-Built like every chart in `benchmarks.charts` (same palette, titles and `figure` export); the
-data comes from `benchmarks.regimes` (measured) and `benchmarks.datasheet` (cited).
+Built like every chart in `benchmarks.site.charts` (same palette, titles and `figure` export); the
+data comes from `benchmarks.analysis.regimes` (measured) and `benchmarks.analysis.datasheet` (cited).
 
 Pure Python (Altair builds JSON only): nothing here imports torch.
 """
@@ -13,8 +13,8 @@ from typing import Any
 
 import altair as alt
 
-from benchmarks import calculator, report
-from benchmarks.charts import (
+from benchmarks.analysis import calculator, curves as report
+from benchmarks.site.charts import (
     HEIGHT,
     LABEL_GREY,
     LEGEND,
@@ -27,9 +27,9 @@ from benchmarks.charts import (
     curve_rows,
     labelled_rules,
 )
-from benchmarks.datasheet import BYTES_PER_ELEMENT, GPU
-from benchmarks.regimes import WeightBandwidth, bandwidth_points, cache_levels, matmul_points
-from benchmarks.report import Curve
+from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPU
+from benchmarks.analysis.regimes import WeightBandwidth, bandwidth_points, cache_levels, matmul_points
+from benchmarks.analysis.curves import Curve
 from benchmarks.results import Run
 
 BYTE_LABELS = (
@@ -233,7 +233,7 @@ def calculator_chart(
     `measured_devices` are extra choices predicted from a run's measured ceilings: dicts with
     name and rates {dtype: (FLOP/s, bytes/s)}. `measured` rows carry option (that choice's name),
     datasheet (the matching datasheet GPU's name, or ""), dtype, width, batch, ms, mode, cache.
-    The predictions run in the browser (Vega expressions from `benchmarks.calculator`), so the
+    The predictions run in the browser (Vega expressions from `benchmarks.analysis.calculator`), so the
     page stays static and its data is one row per (device, dtype).
     """
     names = [g.name for g in gpus] + [d["name"] for d in measured_devices]

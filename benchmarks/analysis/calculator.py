@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchmarks.datasheet import BYTES_PER_ELEMENT, GPU
+from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPU
 
 
 @dataclass(frozen=True)
