@@ -51,12 +51,13 @@ from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.profiles import FULL
 from benchmarks.site import charts
 from benchmarks.site import charts_models as cm
+from snippets import costs
 
 data = report.load_site_data()
 takeaways = []
 
 example = cm.conv_reuse(64, 64, 3, 224)
-example_flops, example_bytes = cm.conv_cost(1, 64, 64, 3, 224, 2)
+example_flops, example_bytes = costs.conv_cost(1, 64, 64, 3, 224, 2)
 display(
     Markdown(
         f"- A 3×3 convolution from 64 to 64 channels has 3²·64·64 = **{example.weights:,}** weights, "

@@ -242,7 +242,7 @@ def cache_section(run, slug):
                     f"{report.fmt_time(first_m.median_s)}: {first_m.median_s / first_r.median_s:.2f}×."
                 )
                 levels = regimes.cache_levels(run)
-                weights = regimes.weight_bytes(resident, first_r)
+                weights = regimes.weight_bytes(resident)
                 if levels and weights >= levels[-1]["bytes"]:
                     text += (
                         f" Its {report.fmt_bytes(weights)} of weights do not fit in this device's largest cache "

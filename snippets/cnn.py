@@ -14,10 +14,26 @@ and ResNet-50.
 import statistics
 import time
 from functools import partial
-from typing import NamedTuple
 
 import torch
 from torch import nn
+
+try:  # imported as part of the package (the harness, the tests)
+    from snippets.costs import (
+        RESNET50_EXPANSION,
+        RESNET50_PARAMETERS,
+        RESNET50_STAGES,
+        conv_cost,
+        resnet50_cost,
+    )
+except ImportError:  # run as a script: python snippets/<name>.py
+    from costs import (
+        RESNET50_EXPANSION,
+        RESNET50_PARAMETERS,
+        RESNET50_STAGES,
+        conv_cost,
+        resnet50_cost,
+    )
 
 ON_GPU = torch.cuda.is_available()
 DTYPE = torch.bfloat16 if ON_GPU else torch.float32
@@ -31,9 +47,6 @@ CONV_SHAPES = [  # (c_in, c_out, kernel, resolution): ResNet-50 layers from its 
 ]
 RESOLUTION = 224  # ResNet-50 input side, as in ImageNet inference
 REPEATS = 20 if ON_GPU else 5  # timed calls per batch size; the median is reported
-STAGES = [(3, 64, 1), (4, 128, 2), (6, 256, 2), (3, 512, 2)]  # ResNet-50: (blocks, width, stride of the first)
-EXPANSION = 4  # a bottleneck's output is 4× its width
-RESNET50_PARAMETERS = 25_557_032  # torchvision's resnet50(): conv, BatchNorm and fc weights and biases
 
 
 def make_conv(c_in, c_out, kernel, dtype=torch.float32, device="cpu"):
@@ -42,24 +55,12 @@ def make_conv(c_in, c_out, kernel, dtype=torch.float32, device="cpu"):
     return conv.to(device=device, dtype=dtype, memory_format=torch.channels_last)
 
 
-def conv_cost(batch, c_in, c_out, kernel, resolution, bytes_per_element, stride=1):
-    """(FLOPs, bytes) of one same-padded k×k convolution over square images, counted by hand.
-
-    Every output position multiplies a k²·C_in patch by the k²·C_in×C_out weight; the layer must at
-    least read the weight once, read its input once and write its output once.
-    """
-    side = -(-resolution // stride)  # ceil(resolution / stride): same padding
-    flops = 2 * kernel * kernel * c_in * c_out * side * side * batch
-    elements = kernel * kernel * c_in * c_out + batch * c_in * resolution**2 + batch * c_out * side**2
-    return flops, bytes_per_element * elements
-
-
 class Bottleneck(nn.Module):
     """1×1 reduce, 3×3, 1×1 expand, plus the shortcut. ResNet v1.5: the 3×3 carries the stride."""
 
     def __init__(self, c_in, width, stride):
         super().__init__()
-        c_out = width * EXPANSION
+        c_out = width * RESNET50_EXPANSION
         self.conv1 = nn.Conv2d(c_in, width, 1, bias=False)
         self.bn1 = nn.BatchNorm2d(width)
         self.conv2 = nn.Conv2d(width, width, 3, stride=stride, padding=1, bias=False)
@@ -89,11 +90,11 @@ class ResNet50(nn.Module):
         self.relu = nn.ReLU(inplace=True)
         self.maxpool = nn.MaxPool2d(3, stride=2, padding=1)
         c_in = 64
-        for index, (blocks, width, stride) in enumerate(STAGES, start=1):
+        for index, (blocks, width, stride) in enumerate(RESNET50_STAGES, start=1):
             stage = []
             for block in range(blocks):
                 stage.append(Bottleneck(c_in, width, stride if block == 0 else 1))
-                c_in = width * EXPANSION
+                c_in = width * RESNET50_EXPANSION
             setattr(self, f"layer{index}", nn.Sequential(*stage))
         self.avgpool = nn.AdaptiveAvgPool2d(1)
         self.fc = nn.Linear(c_in, num_classes)
@@ -107,51 +108,6 @@ class ResNet50(nn.Module):
 def make_resnet50(dtype=torch.float32, device="cpu", num_classes=1000):
     model = ResNet50(num_classes).to(device=device, dtype=dtype, memory_format=torch.channels_last)
     return model.eval()  # BatchNorm uses its running statistics, as in inference
-
-
-class Layer(NamedTuple):
-    name: str  # the module's name in make_resnet50()
-    c_in: int
-    c_out: int
-    kernel: int
-    stride: int
-    resolution: int  # side of the layer's input; 1 for the fc
-
-
-def resnet50_layers(resolution=224):
-    """Every conv and the fc of make_resnet50(), in the model's order, worked out without torch."""
-    layers = [Layer("conv1", 3, 64, 7, 2, resolution)]
-    side = -(-resolution // 4)  # ceil(ceil(r/2)/2): the stride-2 stem conv, then the stride-2 max pool
-    c_in = 64
-    for index, (blocks, width, first_stride) in enumerate(STAGES, start=1):
-        for block in range(blocks):
-            name, stride, c_out = f"layer{index}.{block}", first_stride if block == 0 else 1, width * EXPANSION
-            out = -(-side // stride)
-            layers += [
-                Layer(f"{name}.conv1", c_in, width, 1, 1, side),
-                Layer(f"{name}.conv2", width, width, 3, stride, side),
-                Layer(f"{name}.conv3", width, c_out, 1, 1, out),
-            ]
-            if stride != 1 or c_in != c_out:
-                layers.append(Layer(f"{name}.downsample.0", c_in, c_out, 1, stride, side))
-            side, c_in = out, c_out
-    layers.append(Layer("fc", c_in, 1000, 1, 1, 1))
-    return layers
-
-
-def resnet50_cost(batch, bytes_per_element, resolution=224):
-    """(FLOPs, bytes) of one ResNet-50 forward pass: its 53 convs and the fc, counted by hand.
-
-    BatchNorm, ReLU, pooling and the residual adds are left out: they are about half a percent of
-    the FLOPs, and at inference BatchNorm folds into the conv before it. Bytes are every conv and fc
-    weight (and the fc bias) read once plus each conv's input read and output written once; the
-    BatchNorm parameters are not counted.
-    """
-    flops = bytes_moved = 0
-    for _, c_in, c_out, kernel, stride, side in resnet50_layers(resolution):  # the fc: a 1×1 conv on a 1×1 image
-        f, b = conv_cost(batch, c_in, c_out, kernel, side, bytes_per_element, stride)
-        flops, bytes_moved = flops + f, bytes_moved + b
-    return flops, bytes_moved + bytes_per_element * 1000  # the fc's bias
 
 
 # cuDNN runs float32 convolutions in TF32 by default (torch.backends.cudnn.allow_tf32), unlike matmuls.

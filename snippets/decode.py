@@ -12,33 +12,18 @@ checks prefill + decode against a float64 full-sequence run, then prints decode 
 
 import statistics
 import time
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+try:  # imported as part of the package (the harness, the tests)
+    from snippets.costs import DecoderConfig, decode_cost, weight_elements
+except ImportError:  # run as a script: python snippets/<name>.py
+    from costs import DecoderConfig, decode_cost, weight_elements
 
-@dataclass(frozen=True)
-class Config:
-    layers: int  # decoder layers
-    d_model: int  # width of the hidden state
-    heads: int  # query heads; head_dim = d_model / heads
-    kv_heads: int  # key/value heads: heads for multi-head attention, fewer for grouped-query attention
-    d_ff: int  # hidden width of the FFN
 
-    def __post_init__(self):
-        if min(self.layers, self.d_model, self.heads, self.kv_heads, self.d_ff) < 1:
-            raise ValueError(f"every size must be positive: {self}")
-        if self.d_model % self.heads:
-            raise ValueError(f"heads ({self.heads}) must divide d_model ({self.d_model})")
-        if self.heads % self.kv_heads:
-            raise ValueError(f"kv_heads ({self.kv_heads}) must divide heads ({self.heads})")
-
-    @property
-    def head_dim(self):
-        return self.d_model // self.heads
-
+Config = DecoderConfig  # the cost model's config is the model's
 
 GPU = torch.cuda.is_available()
 DEVICE = "cuda" if GPU else "cpu"
@@ -132,72 +117,6 @@ class Decoder(nn.Module):
 
 def make_decoder(config, dtype=torch.float32, device="cpu"):
     return Decoder(config).to(device=device, dtype=dtype).eval()
-
-
-def matmul_weight_elements(config):
-    """Elements of the Linear weights of the whole stack: q, k, v, o, up and down of every layer."""
-    c = config
-    attention = (
-        c.d_model * c.heads * c.head_dim + 2 * c.d_model * c.kv_heads * c.head_dim + c.heads * c.head_dim * c.d_model
-    )
-    return c.layers * (attention + 2 * c.d_model * c.d_ff)
-
-
-def weight_elements(config):
-    """Every weight element: the Linear weights, two RMSNorm weights per layer and the final RMSNorm."""
-    return matmul_weight_elements(config) + 2 * config.layers * config.d_model + config.d_model
-
-
-def kv_cache_bytes(config, batch, context, bytes_per_element):
-    """Size of a cache holding `context` positions of `batch` sequences: K and V in every layer."""
-    return 2 * config.layers * batch * config.kv_heads * config.head_dim * context * bytes_per_element
-
-
-def activation_elements_per_token(config):
-    """Activations one token moves per layer: every projection's input and output once, except the K and V
-    outputs (those are the cache writes, counted as KV bytes); the norms, GELU, residual adds and the
-    attention's scores are assumed fused and not counted. q, k, v read d each, o reads heads·hd = d, up reads d,
-    down reads d_ff; q and o write d each, up writes d_ff, down writes d: 8·d + 2·d_ff."""
-    return 8 * config.d_model + 2 * config.d_ff
-
-
-def _cost(tokens, attention_flops, kv_elements, config, s):
-    cost = {
-        "flops": 2 * matmul_weight_elements(config) * tokens + attention_flops,
-        "weight_bytes": s * weight_elements(config),
-        "kv_bytes": s * kv_elements,
-        "activation_bytes": s * tokens * config.layers * activation_elements_per_token(config),
-    }
-    cost["bytes"] = cost["weight_bytes"] + cost["kv_bytes"] + cost["activation_bytes"]
-    return cost
-
-
-def decode_cost(batch, context, config, bytes_per_element):
-    """FLOPs and bytes of one decode step of `batch` sequences that hold `context` tokens in cache each.
-
-    FLOPs: 2 per weight element per sequence, plus QKᵀ and PV over context + 1 positions:
-    2·2·batch·layers·heads·hd·(context + 1). Bytes: the weights once for the whole batch; every sequence's
-    K and V at `context` positions read and the new token's written: 2·layers·batch·kv_heads·hd·(context + 1)
-    elements; activations per `activation_elements_per_token` for `batch` tokens.
-    """
-    c = config
-    attention = 4 * batch * c.layers * c.heads * c.head_dim * (context + 1)
-    kv = 2 * c.layers * batch * c.kv_heads * c.head_dim * (context + 1)
-    return _cost(batch, attention, kv, c, bytes_per_element)
-
-
-def prefill_cost(batch, prompt, config, bytes_per_element):
-    """FLOPs and bytes of a prefill of `prompt` tokens in each of `batch` sequences.
-
-    FLOPs: 2 per weight element per token, plus causal QKᵀ and PV, where position i sees i + 1 positions:
-    2·2·batch·layers·heads·hd·prompt·(prompt + 1)/2. Bytes: the weights once; K and V of every token written
-    once (2·layers·batch·kv_heads·hd·prompt elements; a fused attention reads them on chip); activations
-    per `activation_elements_per_token` for batch·prompt tokens.
-    """
-    c = config
-    attention = 2 * batch * c.layers * c.heads * c.head_dim * prompt * (prompt + 1)
-    kv = 2 * c.layers * batch * c.kv_heads * c.head_dim * prompt
-    return _cost(batch * prompt, attention, kv, c, bytes_per_element)
 
 
 @torch.no_grad()

@@ -13,6 +13,11 @@ import time
 import torch
 from torch import nn
 
+try:  # imported as part of the package (the harness, the tests)
+    from snippets.costs import linear_cost
+except ImportError:  # run as a script: python snippets/<name>.py
+    from costs import linear_cost
+
 ON_GPU = torch.cuda.is_available()
 FEATURES = 8192 if ON_GPU else 1024  # in = out features; big enough that the GEMM is compute-bound
 DTYPE = torch.bfloat16 if ON_GPU else torch.float32
@@ -23,13 +28,6 @@ REPEATS = 30  # timed calls per batch size; the median is reported
 
 def make_linear(in_features, out_features, dtype=torch.float32, device="cpu"):
     return nn.Linear(in_features, out_features).to(device=device, dtype=dtype)
-
-
-def linear_cost(batch, in_features, out_features, bytes_per_element):
-    """(FLOPs, bytes) of one call: 2·b·in·out FLOPs; read W, bias and x once, write y once."""
-    flops = 2 * batch * in_features * out_features
-    elements = in_features * out_features + out_features + batch * (in_features + out_features)
-    return flops, bytes_per_element * elements
 
 
 TOLERANCE = {torch.float32: 1e-4, torch.float16: 5e-3, torch.bfloat16: 2e-2}
@@ -82,8 +80,13 @@ if __name__ == "__main__":
     print(f"relative error against float64: {check_correctness():.1e}")
     layer = make_linear(FEATURES, FEATURES, DTYPE, DEVICE)
     print(f"Linear {FEATURES}→{FEATURES}, {DTYPE}, {DEVICE}")
-    print(f"{'batch':>6} {'µs':>9} {'µs/row':>8}  kernel")
+    size = torch.finfo(DTYPE).bits // 8
+    print(f"{'batch':>6} {'µs':>9} {'µs/row':>8} {'TFLOP/s':>8}  kernel")
     for batch in BATCHES:
         x = torch.randn(batch, FEATURES, device=DEVICE, dtype=DTYPE)
         seconds = median_seconds(layer, x)
-        print(f"{batch:>6} {seconds * 1e6:>9.1f} {seconds * 1e6 / batch:>8.2f}  {', '.join(kernel_names(layer, x))}")
+        flops, _ = linear_cost(batch, FEATURES, FEATURES, size)
+        print(
+            f"{batch:>6} {seconds * 1e6:>9.1f} {seconds * 1e6 / batch:>8.2f} {flops / seconds / 1e12:>8.3f}  "
+            f"{', '.join(kernel_names(layer, x))}"
+        )

@@ -10,6 +10,11 @@ import time
 import torch
 from torch import nn
 
+try:  # imported as part of the package (the harness, the tests)
+    from snippets.costs import mlp_cost
+except ImportError:  # run as a script: python snippets/<name>.py
+    from costs import mlp_cost
+
 DEPTH = 8  # Linear+ReLU layers, as in the article
 WIDTH = 1024  # features in and out of every layer
 DTYPE = torch.float32  # torch.bfloat16 on a GPU to use its tensor cores
@@ -23,17 +28,6 @@ def make_mlp(width, depth, dtype=torch.float32, device="cpu"):
     for _ in range(depth):
         layers += [nn.Linear(width, width), nn.ReLU()]
     return nn.Sequential(*layers).to(device=device, dtype=dtype)
-
-
-def mlp_cost(batch, width, depth, bytes_per_element):
-    """(FLOPs, bytes) of one forward pass, counted by hand.
-
-    Each layer multiplies a batch×width input by a width×width weight (2·width²·batch FLOPs)
-    and must at least read its weight and bias, read its input and write its output once.
-    """
-    flops = depth * 2 * width * width * batch
-    bytes_moved = depth * bytes_per_element * (width * width + width + 2 * batch * width)
-    return flops, bytes_moved
 
 
 TOLERANCE = {torch.float32: 1e-4, torch.float16: 5e-3, torch.bfloat16: 3e-2}

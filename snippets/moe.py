@@ -16,6 +16,11 @@ import time
 import torch
 from torch import nn
 
+try:  # imported as part of the package (the harness, the tests)
+    from snippets.costs import expert_capacity
+except ImportError:  # run as a script: python snippets/<name>.py
+    from costs import expert_capacity
+
 EXPERTS = 8  # E
 TOP_K = 2  # k experts per token
 D_MODEL = 256  # token width
@@ -68,7 +73,7 @@ class MoE(nn.Module):
         return out
 
     def capacity(self, batch):
-        return max(1, min(batch, math.ceil(self.capacity_factor * batch * self.top_k / self.w_in.shape[0])))
+        return expert_capacity(batch, self.w_in.shape[0], self.top_k, self.capacity_factor)
 
     def expert_choice(self, x):
         scores = self.router(x).float().softmax(dim=-1)  # b×E
@@ -92,24 +97,6 @@ def dropped_tokens(model, x):
     """Expert choice only: tokens that no expert picked (their output is zero)."""
     rows = model.router(x).float().softmax(dim=-1).T.topk(model.capacity(x.shape[0]), dim=-1)[1]
     return x.shape[0] - int(torch.unique(rows).numel())
-
-
-def moe_cost(batch, d_model, d_ff, experts, top_k, touched, rows, bytes_per_element):
-    """(FLOPs, bytes) of one call with `rows` expert rows in all and `touched` experts used.
-
-    Router: 2·b·d·E FLOPs. Experts: 2·2·d·f FLOPs per row. Bytes: the router, the weights of
-    every touched expert (an untouched one is never read), the input and output once, and each
-    expert row's input, hidden activation and output.
-    """
-    flops = 2 * batch * d_model * experts + 4 * rows * d_model * d_ff
-    elements = d_model * experts + touched * 2 * d_model * d_ff + 2 * batch * d_model + rows * (2 * d_model + 2 * d_ff)
-    return flops, bytes_per_element * elements
-
-
-def dense_cost(batch, d_model, d_ff, bytes_per_element):
-    """(FLOPs, bytes) of the dense FFN of hidden width d_ff, the MoE's active parameters."""
-    flops = 4 * batch * d_model * d_ff
-    return flops, bytes_per_element * (2 * d_model * d_ff + 2 * batch * d_model + 2 * batch * d_ff)
 
 
 @torch.no_grad()

@@ -1,7 +1,7 @@
 """The batch-size calculator: roofline predictions for an MLP on any GPU in the datasheet.
 
 An MLP of `depth` Linear layers of `width`×`width` at batch b, with s-byte elements, on a GPU
-with peak rate F (FLOP/s) and bandwidth BW (bytes/s):
+with peak rate F (FLOP/s) and bandwidth BW (bytes/s) costs `snippets.costs.mlp_cost`:
 
     FLOPs  = depth · 2·w²·b
     bytes  = depth · s·(w² + w + 2·b·w)           (weights and bias once, activations in and out)
@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPU
+from snippets.costs import mlp_cost
 
 
 @dataclass(frozen=True)
@@ -39,15 +40,9 @@ class Prediction:
         return self.batch / self.seconds
 
 
-def mlp_flops_bytes(width: int, depth: int, batch: float, bytes_per_element: int) -> tuple[float, float]:
-    flops = depth * 2 * width * width * batch
-    moved = depth * bytes_per_element * (width * width + width + 2 * batch * width)
-    return flops, moved
-
-
 def predict(gpu: GPU, dtype: str, width: int, depth: int, batch: float) -> Prediction:
     """Roofline time of one forward pass from the GPU's datasheet rate for `dtype`."""
-    flops, moved = mlp_flops_bytes(width, depth, batch, BYTES_PER_ELEMENT[dtype])
+    flops, moved = mlp_cost(batch, width, depth, BYTES_PER_ELEMENT[dtype])
     compute, memory = flops / gpu.peak_flops[dtype], moved / gpu.bandwidth
     return Prediction(batch, max(compute, memory), flops, moved, "compute" if compute > memory else "memory")
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from benchmarks.analysis.curves import Curve, bytes_per_element, curves
 from benchmarks.results import Run
+from snippets.costs import mlp_cost
 
 OPS_PER_LAYER = 2  # an eager Linear+ReLU layer launches a matmul (with its bias) and a ReLU
 
@@ -170,16 +171,14 @@ def weight_bandwidth(run: Run, dtype: str, mode: str, batch: int = 1) -> list[We
         p = point_at(curve, batch)
         if p is None:
             continue
-        weights = weight_bytes(curve, p)
+        weights = weight_bytes(curve)
         rows.append(WeightBandwidth(curve.params["width"], curve.cache, weights, p.median_s, weights / p.median_s))
     return sorted(rows, key=lambda r: (r.cache, r.width))
 
 
-def weight_bytes(curve: Curve, point) -> float:
-    """The weight term of an MLP point's analytic bytes: all of them but the batch's activations
-    (each layer reads its input and writes its output)."""
-    width, depth = curve.params["width"], curve.params["depth"]
-    return point.bytes - depth * (bytes_per_element(curve.dtype) or 4) * 2 * point.batch * width
+def weight_bytes(curve: Curve) -> float:
+    """The weight term of an MLP's analytic bytes: its cost at batch 0."""
+    return mlp_cost(0, curve.params["width"], curve.params["depth"], bytes_per_element(curve.dtype) or 4)[1]
 
 
 # --------------------------------------------------------------------------- which regime

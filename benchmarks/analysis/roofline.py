@@ -47,9 +47,11 @@ def bound_by(flops: float, bytes_moved: float, ceilings: Ceilings) -> str:
     return "compute" if flops / ceilings.flops_per_s >= bytes_moved / ceilings.bytes_per_s else "memory"
 
 
-def _affine_fit(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
-    """Least-squares intercept and slope of y against x."""
+def affine_fit(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    """Least-squares (intercept, slope) of y against x; a single x gives slope 0."""
     n = len(xs)
+    if n == 0:
+        raise ValueError("affine_fit needs at least one point")
     mean_x, mean_y = sum(xs) / n, sum(ys) / n
     sxx = sum((x - mean_x) ** 2 for x in xs)
     if sxx == 0:
@@ -69,8 +71,8 @@ def critical_batch(points: Iterable[tuple[int, float, float]], ceilings: Ceiling
     if len({batch for batch, _, _ in points}) < 2:
         raise ValueError("critical_batch needs points at two or more batch sizes")
     batches = [float(b) for b, _, _ in points]
-    flops0, flops_per_row = _affine_fit(batches, [f for _, f, _ in points])
-    bytes0, bytes_per_row = _affine_fit(batches, [m for _, _, m in points])
+    flops0, flops_per_row = affine_fit(batches, [f for _, f, _ in points])
+    bytes0, bytes_per_row = affine_fit(batches, [m for _, _, m in points])
     # flops0 + a·b = (bytes0 + c·b)·(F/BW)  =>  b = (bytes0·r - flops0) / (a - c·r)
     ratio = ceilings.ridge_intensity
     denominator = flops_per_row - bytes_per_row * ratio

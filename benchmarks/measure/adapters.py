@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from snippets import cnn, decode, linear, mlp, moe
+from snippets import cnn, costs, decode, linear, mlp, moe
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -79,7 +78,7 @@ class MLP:
     kernel_sample: frozenset[int] = frozenset()
 
     def cost(self, params: dict, dtype: str, batch: int) -> tuple[int, int]:
-        return mlp.mlp_cost(batch, params["width"], params["depth"], element_size(dtype))
+        return costs.mlp_cost(batch, params["width"], params["depth"], element_size(dtype))
 
     def weight_bytes(self, params: dict, dtype: str) -> int:
         return self.cost(params, dtype, 0)[1]
@@ -100,7 +99,7 @@ class Linear:
     name = "linear"
 
     def cost(self, params: dict, dtype: str, batch: int) -> tuple[int, int]:
-        return linear.linear_cost(batch, params["in_features"], params["out_features"], element_size(dtype))
+        return costs.linear_cost(batch, params["in_features"], params["out_features"], element_size(dtype))
 
     def weight_bytes(self, params: dict, dtype: str) -> int:
         return self.cost(params, dtype, 0)[1]
@@ -130,22 +129,17 @@ class MoE:
 
     name = "moe"
 
-    def _expected(self, params: dict, batch: int) -> tuple[float, float]:
-        """(touched experts, expert rows) assuming uniform routing, for points never routed."""
-        e, k = params["experts"], params["top_k"]
-        if params["variant"] == "expert-choice":
-            return e, e * max(1, math.ceil(params.get("capacity_factor", 1.0) * batch * k / e))
-        return e * (1 - (1 - k / e) ** batch), batch * k
-
     def cost(self, params: dict, dtype: str, batch: int, touched: float | None = None, rows: float | None = None):
         size = element_size(dtype)
         d, f = params["d_model"], params["d_ff"]
         if params["variant"] == "dense":
-            return moe.dense_cost(batch, d, params["top_k"] * f, size)
-        expected_touched, expected_rows = self._expected(params, batch)
+            return costs.dense_cost(batch, d, params["top_k"] * f, size)
+        expected_touched, expected_rows = costs.expected_routing(
+            params["variant"], batch, params["experts"], params["top_k"], params.get("capacity_factor", 1.0)
+        )
         touched = expected_touched if touched is None else touched
         rows = expected_rows if rows is None else rows
-        return moe.moe_cost(batch, d, f, params["experts"], params["top_k"], touched, rows, size)
+        return costs.moe_cost(batch, d, f, params["experts"], params["top_k"], touched, rows, size)
 
     def weight_bytes(self, params: dict, dtype: str) -> int:
         d, f = params["d_model"], params["d_ff"]
@@ -183,7 +177,7 @@ class MoE:
         max_load, mean_load, touched = moe.load(layer, prepared.inputs[:batch])
         rows = mean_load * params["experts"]
         d_model, d_ff = layer.w_in.shape[1], layer.w_in.shape[2]
-        flops, moved = moe.moe_cost(
+        flops, moved = costs.moe_cost(
             batch, d_model, d_ff, params["experts"], layer.top_k, touched, rows, prepared.inputs.element_size()
         )
         routing = {"max_load": max_load, "mean_load": mean_load, "touched_experts": touched}
@@ -199,7 +193,7 @@ class Conv:
 
     def cost(self, params: dict, dtype: str, batch: int) -> tuple[int, int]:
         p = params
-        return cnn.conv_cost(batch, p["c_in"], p["c_out"], p["kernel"], p["resolution"], element_size(dtype))
+        return costs.conv_cost(batch, p["c_in"], p["c_out"], p["kernel"], p["resolution"], element_size(dtype))
 
     def weight_bytes(self, params: dict, dtype: str) -> int:
         return element_size(dtype) * params["kernel"] ** 2 * params["c_in"] * params["c_out"]
@@ -219,10 +213,10 @@ class ResNet50:
     name = "resnet50"
 
     def cost(self, params: dict, dtype: str, batch: int) -> tuple[int, int]:
-        return cnn.resnet50_cost(batch, element_size(dtype), params["resolution"])
+        return costs.resnet50_cost(batch, element_size(dtype), params["resolution"])
 
     def weight_bytes(self, params: dict, dtype: str) -> int:
-        return element_size(dtype) * cnn.RESNET50_PARAMETERS
+        return element_size(dtype) * costs.RESNET50_PARAMETERS
 
     def check(self, dtype: str, device: torch.device) -> tuple[float, float]:
         """The convolution against float64, then the model's parameter count against 25,557,032."""
@@ -272,12 +266,14 @@ class Decode:
     MEMORY_SHARE = 0.5  # the KV cache may take at most this share of device memory
 
     @staticmethod
-    def config(params: dict) -> decode.Config:
-        return decode.Config(params["layers"], params["d_model"], params["heads"], params["kv_heads"], params["d_ff"])
+    def config(params: dict) -> costs.DecoderConfig:
+        return costs.DecoderConfig(
+            params["layers"], params["d_model"], params["heads"], params["kv_heads"], params["d_ff"]
+        )
 
     def split(self, params: dict, dtype: str, batch: int) -> dict:
         """FLOPs and the bytes split into weights, KV cache and activations."""
-        cost = decode.prefill_cost if params.get("phase") == "prefill" else decode.decode_cost
+        cost = costs.prefill_cost if params.get("phase") == "prefill" else costs.decode_cost
         return cost(batch, params["context"], self.config(params), element_size(dtype))
 
     def cost(self, params: dict, dtype: str, batch: int) -> tuple[int, int]:
@@ -285,12 +281,12 @@ class Decode:
         return split["flops"], split["bytes"]
 
     def weight_bytes(self, params: dict, dtype: str) -> int:
-        return element_size(dtype) * decode.weight_elements(self.config(params))
+        return element_size(dtype) * costs.weight_elements(self.config(params))
 
     def memory_needed(self, params: dict, dtype: str, batch: int) -> int:
         """Bytes the KV cache of this batch takes (the harness skips a batch that cannot fit)."""
         positions = params["context"] + (0 if params.get("phase") == "prefill" else 1)
-        return decode.kv_cache_bytes(self.config(params), batch, positions, element_size(dtype))
+        return costs.kv_cache_bytes(self.config(params), batch, positions, element_size(dtype))
 
     def check(self, dtype: str, device: torch.device) -> tuple[float, float]:
         return decode.check_correctness(torch_dtype(dtype), device), decode.TOLERANCE[torch_dtype(dtype)]

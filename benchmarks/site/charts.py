@@ -26,6 +26,7 @@ import altair as alt
 
 from benchmarks.analysis import curves as report
 from benchmarks.analysis.curves import Curve
+from snippets.costs import linear_cost
 
 STAGE_ENV = "BATCHING_CHART_DIR"
 DEFAULT_STAGE = Path(__file__).resolve().parents[2] / ".cache" / "charts"
@@ -335,8 +336,7 @@ def intensity_chart(gpus: Sequence[Any], dtypes: Sequence[str], width: int, titl
     rows = []
     for dtype, size in (("2-byte weights (bf16/fp16)", 2), ("4-byte weights (fp32)", 4)):
         for b in batches:
-            flops = 2 * width * width * b
-            moved = size * (width * width + width + 2 * b * width)
+            flops, moved = linear_cost(b, width, width, size)
             rows.append({"series": dtype, "batch": b, "intensity": flops / moved})
     ridges = []
     for gpu in gpus:

@@ -2,8 +2,7 @@
 
 The pages choose curves with `benchmarks.analysis.curves` and show charts with `benchmarks.site.charts.figure`;
 this module adds what those two pages need beyond the MLP pages: arithmetic intensity at batch 1
-against the ridge, the decode cost model written over the workload's config (the same formulas as
-`snippets/decode.py` and `snippets/cnn.py`, which import torch and so cannot be imported here),
+against the ridge, the decode cost model of `snippets.costs` in closed form over the batch and the context,
 the weight/KV split of the bytes, and charts whose batch is images, sequences or tokens.
 
 Pure Python (Altair builds JSON only): nothing here imports torch.
@@ -22,7 +21,8 @@ from benchmarks.analysis import curves as report
 from benchmarks.site import charts
 from benchmarks.site.charts import HEIGHT, KIND_DASH, LABEL_GREY, PALETTE, WIDTH
 from benchmarks.analysis.curves import Curve
-from benchmarks.analysis.roofline import Ceilings, Knee, critical_batch
+from benchmarks.analysis.roofline import Ceilings, Knee, affine_fit, critical_batch
+from snippets import costs
 
 PARTS = ("weights", "KV cache", "activations")
 PART_KEYS = {"weights": "weight_bytes", "KV cache": "kv_bytes", "activations": "activation_bytes"}
@@ -30,19 +30,6 @@ PART_COLORS = {"weights": PALETTE[0], "KV cache": PALETTE[1], "activations": PAL
 
 
 # --------------------------------------------------------------------------- shared
-
-
-def fit_line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
-    """Least-squares (intercept, slope) of y against x; a single x gives slope 0."""
-    n = len(xs)
-    if n == 0:
-        raise ValueError("fit_line needs at least one point")
-    mean_x, mean_y = sum(xs) / n, sum(ys) / n
-    sxx = sum((x - mean_x) ** 2 for x in xs)
-    if sxx == 0:
-        return mean_y, 0.0
-    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / sxx
-    return mean_y - slope * mean_x, slope
 
 
 def intensity_at(curve: Curve, batch: float = 1) -> float | None:
@@ -54,8 +41,8 @@ def intensity_at(curve: Curve, batch: float = 1) -> float | None:
     if len(curve.points) < 2:
         return None
     batches = [float(p.batch) for p in curve.points]
-    f0, f1 = fit_line(batches, [p.flops for p in curve.points])
-    b0, b1 = fit_line(batches, [p.bytes for p in curve.points])
+    f0, f1 = affine_fit(batches, [p.flops for p in curve.points])
+    b0, b1 = affine_fit(batches, [p.bytes for p in curve.points])
     moved = b0 + b1 * batch
     return (f0 + f1 * batch) / moved if moved > 0 else None
 
@@ -65,8 +52,8 @@ def intensity_limit(curve: Curve) -> float | None:
     if len({p.batch for p in curve.points}) < 2:
         return None
     batches = [float(p.batch) for p in curve.points]
-    _, flops_per_item = fit_line(batches, [p.flops for p in curve.points])
-    _, bytes_per_item = fit_line(batches, [p.bytes for p in curve.points])
+    _, flops_per_item = affine_fit(batches, [p.flops for p in curve.points])
+    _, bytes_per_item = affine_fit(batches, [p.bytes for p in curve.points])
     return flops_per_item / bytes_per_item if bytes_per_item > 0 else None
 
 
@@ -76,7 +63,7 @@ def fixed_share(curve: Curve, batch: float = 1) -> float | None:
     if len({p.batch for p in curve.points}) < 2:
         return None
     batches = [float(p.batch) for p in curve.points]
-    fixed, per_item = fit_line(batches, [p.bytes for p in curve.points])
+    fixed, per_item = affine_fit(batches, [p.bytes for p in curve.points])
     total = fixed + per_item * batch
     return max(fixed, 0.0) / total if total > 0 else None
 
@@ -191,14 +178,6 @@ def conv_reuse(c_in: int, c_out: int, kernel: int, resolution: int, stride: int 
     return ConvReuse(kernel * kernel * c_in * c_out, side * side, 2 * side * side)
 
 
-def conv_cost(batch: int, c_in: int, c_out: int, kernel: int, resolution: int, bytes_per_element: int, stride=1):
-    """(FLOPs, bytes) of a same-padded k×k convolution: `snippets.cnn.conv_cost`, without torch."""
-    side = -(-resolution // stride)
-    flops = 2 * kernel * kernel * c_in * c_out * side * side * batch
-    elements = kernel * kernel * c_in * c_out + batch * c_in * resolution**2 + batch * c_out * side**2
-    return flops, bytes_per_element * elements
-
-
 @dataclass(frozen=True)
 class IntensityRow:
     """One CNN curve's line of the intensity table."""
@@ -299,7 +278,7 @@ def formula_convs(shapes, dtype: str, ceilings: Ceilings) -> list[FormulaConv]:
     size = report.bytes_per_element(dtype)
     found = []
     for c_in, c_out, kernel, resolution in shapes:
-        (_, f1, m1), (_, f2, m2) = [(b, *conv_cost(b, c_in, c_out, kernel, resolution, size)) for b in (1, 2)]
+        (_, f1, m1), (_, f2, m2) = [(b, *costs.conv_cost(b, c_in, c_out, kernel, resolution, size)) for b in (1, 2)]
         reuse = conv_reuse(c_in, c_out, kernel, resolution)
         found.append(
             FormulaConv(
@@ -389,19 +368,15 @@ class DecodeTerms:
 
 
 def decode_terms(params: dict[str, Any], bytes_per_element: int) -> DecodeTerms:
-    """The cost terms of `snippets/decode.py` for one config (layers, d_model, heads, kv_heads, d_ff)."""
-    layers, d, heads, kv_heads, d_ff = (params[k] for k in ("layers", "d_model", "heads", "kv_heads", "d_ff"))
-    head_dim = d // heads
-    attention = d * heads * head_dim + 2 * d * kv_heads * head_dim + heads * head_dim * d
-    matmul = layers * (attention + 2 * d * d_ff)
-    every = matmul + 2 * layers * d + d  # two RMSNorm weights per layer and the final one
+    """The terms of `snippets.costs.decode_cost` for one config (layers, d_model, heads, kv_heads, d_ff)."""
+    config = costs.DecoderConfig(*(params[k] for k in ("layers", "d_model", "heads", "kv_heads", "d_ff")))
     s = bytes_per_element
     return DecodeTerms(
-        matmul_weights=matmul,
-        weight_bytes=s * every,
-        attention_flops_per_position=4 * layers * heads * head_dim,
-        kv_bytes_per_position=2 * layers * kv_heads * head_dim * s,
-        activation_bytes_per_token=s * layers * (8 * d + 2 * d_ff),
+        matmul_weights=costs.matmul_weight_elements(config),
+        weight_bytes=s * costs.weight_elements(config),
+        attention_flops_per_position=costs.attention_flops_per_position(config),
+        kv_bytes_per_position=costs.kv_cache_bytes(config, 1, 1, s),
+        activation_bytes_per_token=s * config.layers * costs.activation_elements_per_token(config),
     )
 
 

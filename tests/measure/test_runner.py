@@ -15,6 +15,7 @@ from benchmarks.measure.adapters import MLP
 from benchmarks.measure.backends import CpuBackend
 from benchmarks.profiles import Profile, Sweep
 from benchmarks.results import read_run
+from snippets import costs
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = Profile(
@@ -390,7 +391,6 @@ def test_decode_batches_whose_kv_cache_cannot_fit_are_skipped(tiny, capsys, monk
 
 
 def test_conv_and_resnet50_run_with_their_analytic_costs(tiny, capsys, monkeypatch):
-    from snippets import cnn
 
     conv = {"c_in": 8, "c_out": 16, "kernel": 3, "resolution": 8}
     _one_sweep_profile(
@@ -402,7 +402,7 @@ def test_conv_and_resnet50_run_with_their_analytic_costs(tiny, capsys, monkeypat
     records = {(r["workload"], r["batch"]): r for r in read_run(written(capsys)).records}
     assert all(r["status"] == "ok" for r in records.values())
     assert records[("conv", 2)]["flops"] == 2 * 9 * 8 * 16 * 8 * 8 * 2
-    assert records[("resnet50", 1)]["flops"] == cnn.resnet50_cost(1, 4, 32)[0]
+    assert records[("resnet50", 1)]["flops"] == costs.resnet50_cost(1, 4, 32)[0]
 
 
 def test_kv_budgets_give_small_curves_what_they_need_and_split_the_rest():

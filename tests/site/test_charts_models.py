@@ -19,6 +19,7 @@ import pytest
 from benchmarks.analysis import curves as report
 from benchmarks.results import Run
 from benchmarks.analysis.roofline import Ceilings, critical_batch
+from snippets import costs
 from tests.synthetic import make_run
 
 alt = pytest.importorskip("altair", reason="the docs dependency group is not installed")
@@ -68,7 +69,7 @@ def conv_records(ceilings=CPU_LIKE, batches=(1, 2, 4, 8, 16, 32)):
     for c_in, c_out, kernel, resolution in ((64, 64, 3, 56), (2048, 512, 1, 7)):
         params = {"c_in": c_in, "c_out": c_out, "kernel": kernel, "resolution": resolution}
         for b in batches:
-            flops, moved = cm.conv_cost(b, c_in, c_out, kernel, resolution, 4)
+            flops, moved = costs.conv_cost(b, c_in, c_out, kernel, resolution, 4)
             records.append(_record("conv", params, b, flops, moved, ceilings))
     for b in batches[:-1]:  # a made-up whole network: 100 MB of weights, 0.7 GFLOP and 8 MB of activations an image
         records.append(_record("resnet50", {"resolution": 64}, b, 0.7e9 * b, 100e6 + 8e6 * b, ceilings, 5e-3))
@@ -132,10 +133,10 @@ def test_conv_reuse_corrects_the_seed():
 
 
 def test_conv_cost_by_hand():
-    flops, moved = cm.conv_cost(1, 64, 64, 3, 56, 4)
+    flops, moved = costs.conv_cost(1, 64, 64, 3, 56, 4)
     assert flops == 2 * 9 * 64 * 64 * 56 * 56 == 231_211_008
     assert moved == 4 * (9 * 64 * 64 + 64 * 56 * 56 + 64 * 56 * 56) == 1_753_088
-    f2, m2 = cm.conv_cost(2, 64, 64, 3, 56, 4)
+    f2, m2 = costs.conv_cost(2, 64, 64, 3, 56, 4)
     assert f2 == 2 * flops and m2 - moved == 4 * 2 * 64 * 56 * 56
 
 
@@ -153,17 +154,14 @@ def test_decode_terms_by_hand():
     assert terms.attention_floor == pytest.approx(2 * (8 / 2) / 4)
 
 
-def test_decode_terms_match_the_snippet():
-    """The page's formulas are the snippet's (which needs torch to import)."""
-    pytest.importorskip("torch")
-    from snippets import decode
-
+def test_decode_terms_match_the_cost_model():
+    """The page's closed forms give the same FLOPs and bytes as the cost model."""
     for kv_heads, context, size in ((8, 128, 4), (2, 2048, 4), (8, 777, 2)):
         params = {**QUICK_DECODE, "kv_heads": kv_heads}
         terms = cm.decode_terms(params, size)
-        config = decode.Config(**params)
+        config = costs.DecoderConfig(**params)
         for batch in (1, 3, 64):
-            cost = decode.decode_cost(batch, context, config, size)
+            cost = costs.decode_cost(batch, context, config, size)
             assert cost["flops"] == terms.flops(batch, context)
             assert cost["bytes"] == terms.bytes(batch, context)
             assert cost["weight_bytes"] == terms.weight_bytes
@@ -217,7 +215,7 @@ def test_intensity_rows_from_records():
     curves = report.curves(run, "conv") + report.curves(run, "resnet50")
     rows = {r.curve.label: r for r in cm.intensity_rows(curves)}
     early = rows["3×3, 64→64 @56²"]
-    flops, moved = cm.conv_cost(1, 64, 64, 3, 56, 4)
+    flops, moved = costs.conv_cost(1, 64, 64, 3, 56, 4)
     assert early.intensity == pytest.approx(flops / moved)
     assert early.weight_share == pytest.approx(4 * 9 * 64 * 64 / moved)
     assert early.ridge == pytest.approx(CPU_LIKE.ridge_intensity)
@@ -232,7 +230,7 @@ def test_intensity_rows_from_records():
 def test_intensity_at_interpolates_without_batch_one():
     run = synthetic_run([r for r in conv_records() if r["batch"] > 1])
     curve = report.curves(run, "conv")[0]
-    flops, moved = cm.conv_cost(
+    flops, moved = costs.conv_cost(
         1, **{k: curve.params[k] for k in ("c_in", "c_out", "kernel", "resolution")}, bytes_per_element=4
     )
     assert cm.intensity_at(curve, 1) == pytest.approx(flops / moved)

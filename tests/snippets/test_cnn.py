@@ -3,13 +3,13 @@
 import pytest
 import torch
 
-from snippets import cnn
+from snippets import cnn, costs
 
 
 def test_conv_cost_by_hand():
     # 3×3, 64→64, 56², batch 1, fp32: 2·9·64·64·56·56 FLOPs;
     # 4 bytes × (9·64·64 weights + 64·56·56 input + 64·56·56 output) = 4 × (36,864 + 2·200,704)
-    flops, bytes_moved = cnn.conv_cost(1, 64, 64, 3, 56, 4)
+    flops, bytes_moved = costs.conv_cost(1, 64, 64, 3, 56, 4)
     assert flops == 2 * 9 * 64 * 64 * 56 * 56 == 231_211_008
     assert bytes_moved == 4 * (9 * 64 * 64 + 64 * 56 * 56 * 2) == 1_753_088
 
@@ -17,17 +17,17 @@ def test_conv_cost_by_hand():
 def test_conv_cost_with_stride_two():
     # 3×3, 128→128, 56² in, stride 2 → 28² out, batch 2, bf16: 2·9·128·128·28·28·2 FLOPs;
     # 2 bytes × (9·128·128 + 2·128·56·56 + 2·128·28·28)
-    assert cnn.conv_cost(2, 128, 128, 3, 56, 2, stride=2) == (
+    assert costs.conv_cost(2, 128, 128, 3, 56, 2, stride=2) == (
         2 * 9 * 128 * 128 * 28 * 28 * 2,
         2 * (9 * 128 * 128 + 2 * 128 * 56 * 56 + 2 * 128 * 28 * 28),
     )
     # an odd side rounds up, as same padding does: 7² → 4²
-    assert cnn.conv_cost(1, 1, 1, 1, 7, 1, stride=2) == (2 * 16, 1 + 49 + 16)
+    assert costs.conv_cost(1, 1, 1, 1, 7, 1, stride=2) == (2 * 16, 1 + 49 + 16)
 
 
 def test_conv_cost_of_a_1x1_conv():
     # 1×1, 2048→512, 7², batch 3, fp32: 2·2048·512·49·3 FLOPs; 4 × (2048·512 + 3·2048·49 + 3·512·49) bytes
-    assert cnn.conv_cost(3, 2048, 512, 1, 7, 4) == (
+    assert costs.conv_cost(3, 2048, 512, 1, 7, 4) == (
         2 * 2048 * 512 * 49 * 3,
         4 * (2048 * 512 + 3 * 2048 * 49 + 3 * 512 * 49),
     )
@@ -38,7 +38,7 @@ def test_conv_cost_of_a_1x1_conv():
     [(1, 64, 64, 3, 56, 1), (4, 256, 256, 3, 14, 1), (1, 512, 512, 3, 14, 2), (8, 2048, 512, 1, 7, 1)],
 )
 def test_every_weight_is_used_at_every_output_position(batch, c_in, c_out, kernel, resolution, stride):
-    flops, _ = cnn.conv_cost(batch, c_in, c_out, kernel, resolution, 4, stride)
+    flops, _ = costs.conv_cost(batch, c_in, c_out, kernel, resolution, 4, stride)
     side = -(-resolution // stride)
     assert flops / (kernel * kernel * c_in * c_out) == 2 * side * side * batch  # a Linear layer: 2·batch
 
@@ -52,17 +52,17 @@ def test_make_conv_keeps_the_shape_and_is_channels_last():
 
 def test_resnet50_cost_is_8_2_gflops_per_image_and_linear_in_batch():
     # resnet50_cost(1, 4) == (8_178_368_512, 189_133_376): 4.09 GMACs, 43 FLOP/byte in fp32
-    flops, bytes_moved = cnn.resnet50_cost(1, 4)
+    flops, bytes_moved = costs.resnet50_cost(1, 4)
     assert (flops, bytes_moved) == (8_178_368_512, 189_133_376)
     assert abs(flops / 8.2e9 - 1) < 0.01
-    costs = [cnn.resnet50_cost(batch, 2) for batch in (1, 2, 3)]
+    found = [costs.resnet50_cost(batch, 2) for batch in (1, 2, 3)]
     for i in range(2):
-        assert costs[2][i] - costs[1][i] == costs[1][i] - costs[0][i]
-    assert costs[1][0] == 2 * costs[0][0]  # FLOPs have no per-call part; bytes do (the weights)
+        assert found[2][i] - found[1][i] == found[1][i] - found[0][i]
+    assert found[1][0] == 2 * found[0][0]  # FLOPs have no per-call part; bytes do (the weights)
 
 
 def test_resnet50_layers_count():
-    layers = cnn.resnet50_layers()
+    layers = costs.resnet50_layers()
     convs, fc = layers[:-1], layers[-1]
     assert len(convs) == 53  # stem + 16 bottlenecks × 3 + 4 downsample shortcuts
     assert sum(".downsample." in layer.name for layer in convs) == 4
@@ -75,7 +75,7 @@ def resnet():
 
 
 def test_analytic_weights_match_the_model(resnet):
-    analytic = sum(layer.kernel**2 * layer.c_in * layer.c_out for layer in cnn.resnet50_layers()) + 1000  # fc bias
+    analytic = sum(layer.kernel**2 * layer.c_in * layer.c_out for layer in costs.resnet50_layers()) + 1000  # fc bias
     counted = sum(
         p.numel() for m in resnet.modules() if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)) for p in m.parameters()
     )
@@ -95,7 +95,7 @@ def test_analytic_layers_match_the_model_in_order(resnet, resolution):
         resnet(torch.randn(1, 3, resolution, resolution).to(memory_format=torch.channels_last))
     for hook in hooks:
         hook.remove()
-    layers = cnn.resnet50_layers(resolution)
+    layers = costs.resnet50_layers(resolution)
     assert [layer.name for layer in layers] == [n for n, _ in modules] == [n for n, _ in seen]  # built, run
     for layer, (_, m) in zip(layers, modules):
         if isinstance(m, torch.nn.Conv2d):
@@ -131,7 +131,7 @@ def test_correctness_check_catches_a_wrong_layer(monkeypatch):
 
 
 def test_check_resnet50_counts_torchvisions_parameters():
-    assert cnn.check_resnet50() == cnn.RESNET50_PARAMETERS == 25_557_032
+    assert cnn.check_resnet50() == costs.RESNET50_PARAMETERS == 25_557_032
 
 
 def test_check_resnet50_catches_a_missing_layer(monkeypatch):

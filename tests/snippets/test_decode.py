@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from snippets import decode
+from snippets import costs, decode
 from snippets.decode import Config
 
 # layers=2, d=8, heads=2, kv_heads=1 (GQA), d_ff=16, so hd = 4
@@ -14,21 +14,21 @@ GQA = Config(layers=2, d_model=64, heads=4, kv_heads=2, d_ff=128)
 
 def test_tiny_weights_by_hand():
     # per layer: q 8·2·4 = 64, k and v 2·8·1·4 = 64, o 2·4·8 = 64, FFN 2·8·16 = 256: 448 Linear elements
-    assert decode.matmul_weight_elements(TINY) == 2 * 448 == 896
+    assert costs.matmul_weight_elements(TINY) == 2 * 448 == 896
     # + two RMSNorms per layer (2·2·8 = 32) + the final RMSNorm (8)
-    assert decode.weight_elements(TINY) == 896 + 32 + 8 == 936
+    assert costs.weight_elements(TINY) == 896 + 32 + 8 == 936
 
 
 @pytest.mark.parametrize("config", [TINY, MHA, GQA, decode.CONFIG])
 def test_weight_elements_match_the_parameter_count(config):
     with torch.device("meta"):  # no memory for the big config
         model = decode.Decoder(config)
-    assert decode.weight_elements(config) == sum(p.numel() for p in model.parameters())
+    assert costs.weight_elements(config) == sum(p.numel() for p in model.parameters())
 
 
 def test_kv_cache_bytes_by_hand():
     # K and V · 2 layers · 3 sequences · 1 KV head · hd 4 · 5 positions · 2 bytes
-    assert decode.kv_cache_bytes(TINY, batch=3, context=5, bytes_per_element=2) == 2 * 2 * 3 * 1 * 4 * 5 * 2 == 480
+    assert costs.kv_cache_bytes(TINY, batch=3, context=5, bytes_per_element=2) == 2 * 2 * 3 * 1 * 4 * 5 * 2 == 480
     model = decode.make_decoder(TINY, torch.bfloat16)
     cache = model.new_cache(3, 5)
     assert cache.shape == (2, 2, 3, 1, 5, 4) and cache.dtype == torch.bfloat16
@@ -37,7 +37,7 @@ def test_kv_cache_bytes_by_hand():
 
 def test_decode_cost_by_hand():
     # 3 sequences with 5 tokens cached each, bf16 (2 bytes); attention spans 6 positions
-    cost = decode.decode_cost(batch=3, context=5, config=TINY, bytes_per_element=2)
+    cost = costs.decode_cost(batch=3, context=5, config=TINY, bytes_per_element=2)
     # 2·896·3 = 5376 matmul FLOPs + QKᵀ and PV 2·2·3·2 layers·2 heads·4·6 = 1152
     assert cost["flops"] == 5376 + 1152 == 6528
     assert cost["weight_bytes"] == 2 * 936 == 1872
@@ -50,7 +50,7 @@ def test_decode_cost_by_hand():
 
 def test_prefill_cost_by_hand():
     # 3 sequences of a 5-token prompt, bf16: 15 tokens
-    cost = decode.prefill_cost(batch=3, prompt=5, config=TINY, bytes_per_element=2)
+    cost = costs.prefill_cost(batch=3, prompt=5, config=TINY, bytes_per_element=2)
     # 2·896·15 = 26880 + causal attention 2·2·3·2·2·4·(5·6/2 = 15 query-key pairs) = 2880
     assert cost["flops"] == 26880 + 2880 == 29760
     assert cost["weight_bytes"] == 1872
@@ -62,26 +62,26 @@ def test_prefill_cost_by_hand():
 def test_gqa_shrinks_kv_bytes_by_the_group_size():
     half = Config(layers=2, d_model=64, heads=4, kv_heads=2, d_ff=128)
     quarter = Config(layers=2, d_model=64, heads=4, kv_heads=1, d_ff=128)
-    full = decode.decode_cost(8, 100, MHA, 2)
-    assert decode.decode_cost(8, 100, half, 2)["kv_bytes"] * 2 == full["kv_bytes"]
-    assert decode.decode_cost(8, 100, quarter, 2)["kv_bytes"] * 4 == full["kv_bytes"]
-    assert decode.kv_cache_bytes(half, 8, 100, 2) * 2 == decode.kv_cache_bytes(MHA, 8, 100, 2)
-    assert decode.decode_cost(8, 100, half, 2)["flops"] < full["flops"]  # only the smaller k/v projections
+    full = costs.decode_cost(8, 100, MHA, 2)
+    assert costs.decode_cost(8, 100, half, 2)["kv_bytes"] * 2 == full["kv_bytes"]
+    assert costs.decode_cost(8, 100, quarter, 2)["kv_bytes"] * 4 == full["kv_bytes"]
+    assert costs.kv_cache_bytes(half, 8, 100, 2) * 2 == costs.kv_cache_bytes(MHA, 8, 100, 2)
+    assert costs.decode_cost(8, 100, half, 2)["flops"] < full["flops"]  # only the smaller k/v projections
 
 
 def test_decode_bytes_grow_linearly_in_batch_and_context():
     config, s = decode.CONFIG, 2
     per_position = 2 * config.layers * config.kv_heads * config.head_dim * s  # K and V of one token, all layers
-    base = decode.decode_cost(1, 0, config, s)
+    base = costs.decode_cost(1, 0, config, s)
     for batch in (1, 3, 64):
         for context in (0, 7, 4096):
-            cost = decode.decode_cost(batch, context, config, s)
+            cost = costs.decode_cost(batch, context, config, s)
             assert cost["kv_bytes"] == per_position * batch * (context + 1)
             assert cost["weight_bytes"] == base["weight_bytes"]  # read once, whatever the batch
             assert cost["activation_bytes"] == batch * base["activation_bytes"]
-            step = decode.decode_cost(batch, context + 1, config, s)["bytes"] - cost["bytes"]
+            step = costs.decode_cost(batch, context + 1, config, s)["bytes"] - cost["bytes"]
             assert step == per_position * batch  # one more cached token: its K and V for every sequence
-    assert decode.decode_cost(1, 0, config, s)["kv_bytes"] == decode.kv_cache_bytes(config, 1, 1, s)
+    assert costs.decode_cost(1, 0, config, s)["kv_bytes"] == costs.kv_cache_bytes(config, 1, 1, s)
 
 
 @pytest.mark.parametrize("config", [MHA, GQA], ids=["mha", "gqa"])

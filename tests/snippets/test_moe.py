@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from benchmarks.measure.adapters import MoE as MoEWorkload
-from snippets import moe
+from snippets import costs, moe
 
 
 @pytest.mark.parametrize("variant", moe.VARIANTS)
@@ -75,12 +75,12 @@ def test_expert_choice_is_balanced_by_construction():
 
 def test_costs_by_hand():
     # b=3 tokens, d=4, f=5, E=2, k=1, both experts touched, 3 rows in all, fp32
-    flops, moved = moe.moe_cost(3, 4, 5, 2, 1, touched=2, rows=3, bytes_per_element=4)
+    flops, moved = costs.moe_cost(3, 4, 5, 2, 1, touched=2, rows=3, bytes_per_element=4)
     assert flops == 2 * 3 * 4 * 2 + 4 * 3 * 4 * 5
     assert moved == 4 * (4 * 2 + 2 * 2 * 4 * 5 + 2 * 3 * 4 + 3 * (2 * 4 + 2 * 5))
     # an untouched expert's weights are never read
-    assert moe.moe_cost(3, 4, 5, 2, 1, 1, 3, 4)[1] == moved - 4 * 2 * 4 * 5
-    assert moe.dense_cost(3, 4, 10, 4) == (4 * 3 * 4 * 10, 4 * (2 * 4 * 10 + 2 * 3 * 4 + 2 * 3 * 10))
+    assert costs.moe_cost(3, 4, 5, 2, 1, 1, 3, 4)[1] == moved - 4 * 2 * 4 * 5
+    assert costs.dense_cost(3, 4, 10, 4) == (4 * 3 * 4 * 10, 4 * (2 * 4 * 10 + 2 * 3 * 4 + 2 * 3 * 10))
 
 
 def test_workload_records_routing_and_its_cost():
@@ -91,7 +91,7 @@ def test_workload_records_routing_and_its_cost():
     assert info["routing"]["mean_load"] == 64 * 2 / 8
     assert 1 <= info["routing"]["touched_experts"] <= 8
     touched, rows = info["routing"]["touched_experts"], 64 * 2
-    assert (info["flops"], info["bytes"]) == moe.moe_cost(64, 32, 16, 8, 2, touched, rows, 4)
+    assert (info["flops"], info["bytes"]) == costs.moe_cost(64, 32, 16, 8, 2, touched, rows, 4)
     routers = [copy.router.weight for copy in prepared.copies]
     assert all(torch.equal(routers[0], r) for r in routers[1:])  # every copy routes the same way
 

@@ -5,15 +5,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from snippets import mlp
+from snippets import costs, mlp
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_mlp_cost_by_hand():
     # one layer of 4×4 at batch 2 in fp32: 2·4·4·2 FLOPs; 4 bytes × (16 + 4 + 2·2·4) bytes
-    assert mlp.mlp_cost(batch=2, width=4, depth=1, bytes_per_element=4) == (64, 4 * 36)
-    flops, bytes_moved = mlp.mlp_cost(batch=1, width=1024, depth=8, bytes_per_element=2)
+    assert costs.mlp_cost(batch=2, width=4, depth=1, bytes_per_element=4) == (64, 4 * 36)
+    flops, bytes_moved = costs.mlp_cost(batch=1, width=1024, depth=8, bytes_per_element=2)
     assert flops == 8 * 2 * 1024 * 1024
     assert bytes_moved == 8 * 2 * (1024 * 1024 + 1024 + 2 * 1024)  # ~16 MiB of bf16 weights
 
@@ -55,10 +55,9 @@ def test_snippet_runs_on_its_own(name):
 
 
 def test_linear_cost_by_hand():
-    from snippets import linear
 
     # 3 rows through a 4→5 layer in fp32: 2·3·4·5 FLOPs; 4 bytes × (20 + 5 + 3·(4 + 5)) bytes
-    assert linear.linear_cost(3, 4, 5, 4) == (120, 4 * 52)
+    assert costs.linear_cost(3, 4, 5, 4) == (120, 4 * 52)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])

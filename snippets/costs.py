@@ -1,0 +1,233 @@
+"""Every hand-counted FLOP and byte formula of the workloads, once, without torch.
+
+The snippets time their models with these counts, the harness records them with every point, and
+the site's explanations and predictions read them too, so a formula is written here and nowhere
+else. Byte counts are the minimum traffic to memory: every weight read once, every input read once
+and every output written once; what a fused kernel keeps on chip is not counted twice.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+# --------------------------------------------------------------------------- Linear layers and MLPs
+
+
+def linear_cost(batch, in_features, out_features, bytes_per_element):
+    """(FLOPs, bytes) of one Linear layer y = x·Wᵀ + b on `batch` rows.
+
+    2·batch·in·out FLOPs (a multiply and an add per weight per row); it must at least read W and
+    the bias once, read x once and write y once.
+    """
+    flops = 2 * batch * in_features * out_features
+    elements = in_features * out_features + out_features + batch * (in_features + out_features)
+    return flops, bytes_per_element * elements
+
+
+def mlp_cost(batch, width, depth, bytes_per_element):
+    """(FLOPs, bytes) of one forward pass of `depth` Linear+ReLU layers of `width` features.
+
+    Each layer is a `linear_cost` of width→width: 2·width²·batch FLOPs, and it reads its weight and
+    bias, reads its input and writes its output once (the ReLU is counted as fused into it).
+    """
+    flops, moved = linear_cost(batch, width, width, bytes_per_element)
+    return depth * flops, depth * moved
+
+
+# --------------------------------------------------------------------------- convolutions
+
+
+def conv_cost(batch, c_in, c_out, kernel, resolution, bytes_per_element, stride=1):
+    """(FLOPs, bytes) of one same-padded k×k convolution over square images.
+
+    Every output position multiplies a k²·C_in patch by the k²·C_in×C_out weight; the layer must at
+    least read the weight once, read its input once and write its output once.
+    """
+    side = -(-resolution // stride)  # ceil(resolution / stride): same padding
+    flops = 2 * kernel * kernel * c_in * c_out * side * side * batch
+    elements = kernel * kernel * c_in * c_out + batch * c_in * resolution**2 + batch * c_out * side**2
+    return flops, bytes_per_element * elements
+
+
+RESNET50_STAGES = [(3, 64, 1), (4, 128, 2), (6, 256, 2), (3, 512, 2)]  # (blocks, width, stride of the first)
+RESNET50_EXPANSION = 4  # a bottleneck's output is 4× its width
+RESNET50_PARAMETERS = 25_557_032  # torchvision's resnet50(): conv, BatchNorm and fc weights and biases
+RESNET50_CLASSES = 1000
+
+
+class ConvLayer(NamedTuple):
+    name: str  # the module's name in snippets.cnn.make_resnet50()
+    c_in: int
+    c_out: int
+    kernel: int
+    stride: int
+    resolution: int  # side of the layer's input; 1 for the fc
+
+
+def resnet50_layers(resolution=224):
+    """Every conv and the fc of ResNet-50 v1.5, in the model's order."""
+    layers = [ConvLayer("conv1", 3, 64, 7, 2, resolution)]
+    side = -(-resolution // 4)  # ceil(ceil(r/2)/2): the stride-2 stem conv, then the stride-2 max pool
+    c_in = 64
+    for index, (blocks, width, first_stride) in enumerate(RESNET50_STAGES, start=1):
+        for block in range(blocks):
+            name, stride = f"layer{index}.{block}", first_stride if block == 0 else 1
+            c_out = width * RESNET50_EXPANSION
+            out = -(-side // stride)
+            layers += [
+                ConvLayer(f"{name}.conv1", c_in, width, 1, 1, side),
+                ConvLayer(f"{name}.conv2", width, width, 3, stride, side),
+                ConvLayer(f"{name}.conv3", width, c_out, 1, 1, out),
+            ]
+            if stride != 1 or c_in != c_out:
+                layers.append(ConvLayer(f"{name}.downsample.0", c_in, c_out, 1, stride, side))
+            side, c_in = out, c_out
+    layers.append(ConvLayer("fc", c_in, RESNET50_CLASSES, 1, 1, 1))
+    return layers
+
+
+def resnet50_cost(batch, bytes_per_element, resolution=224):
+    """(FLOPs, bytes) of one ResNet-50 forward pass: its 53 convs and the fc.
+
+    BatchNorm, ReLU, pooling and the residual adds are left out: they are about half a percent of
+    the FLOPs, and at inference BatchNorm folds into the conv before it. Bytes are every conv and fc
+    weight (and the fc bias) read once plus each conv's input read and output written once.
+    """
+    flops = moved = 0
+    for _, c_in, c_out, kernel, stride, side in resnet50_layers(resolution):  # the fc: a 1×1 conv on a 1×1 image
+        f, b = conv_cost(batch, c_in, c_out, kernel, side, bytes_per_element, stride)
+        flops, moved = flops + f, moved + b
+    return flops, moved + bytes_per_element * RESNET50_CLASSES  # the fc's bias
+
+
+def resnet50_weight_bytes(bytes_per_element):
+    return bytes_per_element * RESNET50_PARAMETERS
+
+
+# --------------------------------------------------------------------------- Transformer decode
+
+
+@dataclass(frozen=True)
+class DecoderConfig:
+    layers: int  # decoder layers
+    d_model: int  # width of the hidden state
+    heads: int  # query heads; head_dim = d_model / heads
+    kv_heads: int  # key/value heads: heads for multi-head attention, fewer for grouped-query attention
+    d_ff: int  # hidden width of the FFN
+
+    def __post_init__(self):
+        if min(self.layers, self.d_model, self.heads, self.kv_heads, self.d_ff) < 1:
+            raise ValueError(f"every size must be positive: {self}")
+        if self.d_model % self.heads:
+            raise ValueError(f"heads ({self.heads}) must divide d_model ({self.d_model})")
+        if self.heads % self.kv_heads:
+            raise ValueError(f"kv_heads ({self.kv_heads}) must divide heads ({self.heads})")
+
+    @property
+    def head_dim(self):
+        return self.d_model // self.heads
+
+
+def matmul_weight_elements(config):
+    """Elements of the Linear weights of the whole stack: q, k, v, o, up and down of every layer."""
+    c = config
+    attention = (
+        c.d_model * c.heads * c.head_dim + 2 * c.d_model * c.kv_heads * c.head_dim + c.heads * c.head_dim * c.d_model
+    )
+    return c.layers * (attention + 2 * c.d_model * c.d_ff)
+
+
+def weight_elements(config):
+    """Every weight element: the Linear weights, two RMSNorm weights per layer and the final RMSNorm."""
+    return matmul_weight_elements(config) + 2 * config.layers * config.d_model + config.d_model
+
+
+def kv_cache_bytes(config, batch, context, bytes_per_element):
+    """Size of a cache holding `context` positions of `batch` sequences: K and V in every layer."""
+    return 2 * config.layers * batch * config.kv_heads * config.head_dim * context * bytes_per_element
+
+
+def activation_elements_per_token(config):
+    """Activations one token moves per layer: every projection's input and output once, except the K and V
+    outputs (those are the cache writes, counted as KV bytes); the norms, GELU, residual adds and the
+    attention's scores are assumed fused and not counted. q, k, v read d each, o reads heads·hd = d, up reads d,
+    down reads d_ff; q and o write d each, up writes d_ff, down writes d: 8·d + 2·d_ff."""
+    return 8 * config.d_model + 2 * config.d_ff
+
+
+def attention_flops_per_position(config):
+    """FLOPs of QKᵀ and PV for one query token against one cached position: 4·layers·heads·head_dim."""
+    return 4 * config.layers * config.heads * config.head_dim
+
+
+def _decoder_cost(tokens, attention_flops, kv_elements, config, s):
+    cost = {
+        "flops": 2 * matmul_weight_elements(config) * tokens + attention_flops,
+        "weight_bytes": s * weight_elements(config),
+        "kv_bytes": s * kv_elements,
+        "activation_bytes": s * tokens * config.layers * activation_elements_per_token(config),
+    }
+    cost["bytes"] = cost["weight_bytes"] + cost["kv_bytes"] + cost["activation_bytes"]
+    return cost
+
+
+def decode_cost(batch, context, config, bytes_per_element):
+    """FLOPs and bytes of one decode step of `batch` sequences that hold `context` tokens in cache each.
+
+    FLOPs: 2 per weight element per sequence, plus QKᵀ and PV over context + 1 positions:
+    2·2·batch·layers·heads·hd·(context + 1). Bytes: the weights once for the whole batch; every sequence's
+    K and V at `context` positions read and the new token's written: 2·layers·batch·kv_heads·hd·(context + 1)
+    elements; activations per `activation_elements_per_token` for `batch` tokens.
+    """
+    attention = batch * attention_flops_per_position(config) * (context + 1)
+    kv = kv_cache_bytes(config, batch, context + 1, 1)
+    return _decoder_cost(batch, attention, kv, config, bytes_per_element)
+
+
+def prefill_cost(batch, prompt, config, bytes_per_element):
+    """FLOPs and bytes of a prefill of `prompt` tokens in each of `batch` sequences.
+
+    FLOPs: 2 per weight element per token, plus causal QKᵀ and PV, where position i sees i + 1 positions:
+    2·2·batch·layers·heads·hd·prompt·(prompt + 1)/2. Bytes: the weights once; K and V of every token written
+    once (2·layers·batch·kv_heads·hd·prompt elements; a fused attention reads them on chip); activations
+    per `activation_elements_per_token` for batch·prompt tokens.
+    """
+    attention = batch * attention_flops_per_position(config) * prompt * (prompt + 1) // 2
+    kv = kv_cache_bytes(config, batch, prompt, 1)
+    return _decoder_cost(batch * prompt, attention, kv, config, bytes_per_element)
+
+
+# --------------------------------------------------------------------------- mixture of experts
+
+
+def moe_cost(batch, d_model, d_ff, experts, top_k, touched, rows, bytes_per_element):
+    """(FLOPs, bytes) of one MoE call with `rows` expert rows in all and `touched` experts used.
+
+    Router: 2·b·d·E FLOPs. Experts: 2·2·d·f FLOPs per row. Bytes: the router, the weights of
+    every touched expert (an untouched one is never read), the input and output once, and each
+    expert row's input, hidden activation and output.
+    """
+    flops = 2 * batch * d_model * experts + 4 * rows * d_model * d_ff
+    elements = d_model * experts + touched * 2 * d_model * d_ff + 2 * batch * d_model + rows * (2 * d_model + 2 * d_ff)
+    return flops, bytes_per_element * elements
+
+
+def dense_cost(batch, d_model, d_ff, bytes_per_element):
+    """(FLOPs, bytes) of the dense FFN of hidden width d_ff: the MoE's active parameters."""
+    flops = 4 * batch * d_model * d_ff
+    return flops, bytes_per_element * (2 * d_model * d_ff + 2 * batch * d_model + 2 * batch * d_ff)
+
+
+def expert_capacity(batch, experts, top_k, capacity_factor=1.0):
+    """Expert choice: the tokens each expert takes, ⌈capacity_factor·b·k/E⌉ (at least 1, at most b)."""
+    return max(1, min(batch, math.ceil(capacity_factor * batch * top_k / experts)))
+
+
+def expected_routing(variant, batch, experts, top_k, capacity_factor=1.0):
+    """(touched experts, expert rows) of a batch: exact for expert choice, the expectation under
+    uniform routing for token choice (each expert is missed by a token with chance 1 − k/E)."""
+    if variant == "expert-choice":
+        return experts, experts * expert_capacity(batch, experts, top_k, capacity_factor)
+    return experts * (1 - (1 - top_k / experts) ** batch), batch * top_k
