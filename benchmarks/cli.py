@@ -12,9 +12,10 @@ import sys
 import traceback
 from pathlib import Path
 
-from benchmarks.profiles import PROFILES, WORKLOADS
+from benchmarks.profiles import PROFILES
 from benchmarks.results import DEFAULT_RESULTS_DIR, ResultsError, read_run, result_files
 from benchmarks.schema import SCHEMA
+from benchmarks.workloads import WORKLOADS
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -182,8 +183,10 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _list() -> int:
     print("Workloads:")
-    for name, description in WORKLOADS.items():
-        print(f"  {name:<8} {description}")
+    for spec in WORKLOADS.values():
+        print(f"  {spec.name:<8} {spec.description} ({spec.snippet})")
+        for param in spec.params:
+            print(f"           {param.name}: {param.description} (default {param.default})")
     for profile in PROFILES.values():
         print(f"\nProfile {profile.name}: {profile.description}")
         for sweep in profile.sweeps:

@@ -5,18 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-WORKLOADS: dict[str, str] = {
-    "mlp": "depth × width stack of Linear+ReLU layers (snippets/mlp.py); params: width, depth",
-    "linear": "one Linear layer swept one batch size at a time (snippets/linear.py); params: in_features, out_features",
-    "conv": "one same-padded k×k Conv2d over square images, channels-last (snippets/cnn.py); params: c_in, c_out, "
-    "kernel, resolution",
-    "resnet50": "ResNet-50 v1.5 in eval mode, channels-last (snippets/cnn.py); params: resolution",
-    "decode": "decoder-only Transformer stack with a KV cache (snippets/decode.py): one decode step of `batch` "
-    "sequences holding `context` tokens each, or a prefill of `batch` prompts of `context` tokens; params: layers, "
-    "d_model, heads, kv_heads, d_ff, context, phase",
-    "moe": "mixture-of-experts FFN with top-k routing, and the dense FFN with its active parameters "
-    "(snippets/moe.py); params: variant, experts, top_k, d_model, d_ff, skew, capacity_factor",
-}
+from benchmarks.workloads import WORKLOADS
 
 
 @dataclass(frozen=True)

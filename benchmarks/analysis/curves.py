@@ -22,6 +22,7 @@ from typing import Any
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT
 from benchmarks.analysis.roofline import Ceilings, Knee, critical_batch, detect_knee, predicted_time, run_ceilings
 from benchmarks.results import DEFAULT_RESULTS_DIR, Run, load_results, newest_complete_runs
+from benchmarks.workloads import ROWS, WORKLOADS, BatchUnit, Workload
 
 RESULTS_DIR_ENV = "BATCHING_RESULTS_DIR"  # read results from here instead of benchmarks/results/
 SYNTHETIC_ENV = "BATCHING_INCLUDE_SYNTHETIC"  # "1" only in tests: also show synthetic fixtures
@@ -131,46 +132,25 @@ class Curve:
         return self.params.get("width")
 
     @property
+    def spec(self) -> Workload | None:
+        return WORKLOADS.get(self.workload)
+
+    @property
     def label(self) -> str:
-        """Short name of the configuration, e.g. 'width 1024'."""
-        if self.workload == "mlp" and "width" in self.params:
-            return f"width {self.params['width']}"
-        if self.workload == "moe":  # charts name E and k in their titles
-            variant = self.params.get("variant", "?")
-            if variant == "token-choice":
-                return f"skew {self.params.get('skew', 0):g}"
-            return variant.replace("-", " ")
-        p = self.params
-        if self.workload == "conv":
-            k = p.get("kernel", "?")
-            return f"{k}×{k}, {p.get('c_in', '?')}→{p.get('c_out', '?')} @{p.get('resolution', '?')}²"
-        if self.workload == "resnet50":
-            return f"ResNet-50 @{p.get('resolution', '?')}²"
-        if self.workload == "decode":
-            if p.get("phase") == "prefill":
-                return f"prefill, {p.get('context', '?')}-token prompts"
-            heads, kv_heads = p.get("heads"), p.get("kv_heads")
-            attention = "MHA" if kv_heads == heads else f"GQA ({kv_heads} KV head{'s' * (kv_heads != 1)})"
-            return f"context {p.get('context', '?')}, {attention}"
-        return " ".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        """Short name of the configuration among its siblings, e.g. 'width 1024'."""
+        if self.spec is None:
+            return " ".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        return self.spec.label(self.params)
 
     @property
     def shape(self) -> str:
-        if self.workload == "mlp":
-            return f"{self.params.get('depth', '?')}×{self.params.get('width', '?')} MLP"
-        if self.workload == "moe":
-            return f"MoE layer (d={self.params.get('d_model')}, f={self.params.get('d_ff')} per expert)"
-        if self.workload == "conv":
-            return f"Conv2d {self.label}"
-        if self.workload == "resnet50":
-            return self.label
-        if self.workload == "decode":
-            p = self.params
-            return (
-                f"{p.get('layers', '?')}-layer decoder (d={p.get('d_model', '?')}, {p.get('heads', '?')} heads, "
-                f"FFN {p.get('d_ff', '?')})"
-            )
-        return f"{self.workload} {self.label}"
+        """The configuration on its own, e.g. '8×1024 MLP'."""
+        return self.spec.shape(self.params) if self.spec else f"{self.workload} {self.label}"
+
+    @property
+    def unit(self) -> BatchUnit:
+        """What one element of the batch is: rows, images or sequences."""
+        return self.spec.unit if self.spec else ROWS
 
     @property
     def batches(self) -> list[int]:

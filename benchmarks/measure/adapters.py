@@ -7,6 +7,8 @@ from typing import Any
 
 import torch
 
+from benchmarks import workloads
+from benchmarks.workloads import Workload
 from snippets import cnn, costs, decode, linear, mlp, moe
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -71,17 +73,28 @@ class Prepared:
         return compiled_forward
 
 
-class MLP:
+class Adapter:
+    """What the harness needs of a workload beyond its spec: a correctness check, the prepared
+    calls, and (optionally) what to record per point. FLOPs and bytes come from the spec."""
+
+    spec: Workload
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def cost(self, params: dict, dtype: str, batch: int) -> tuple[float, float]:
+        return self.spec.cost(params, element_size(dtype), batch)
+
+    def weight_bytes(self, params: dict, dtype: str) -> float:
+        return self.spec.weight_bytes(params, element_size(dtype))
+
+
+class MLP(Adapter):
     """snippets/mlp.py: `depth` Linear+ReLU layers of `width` features."""
 
-    name = "mlp"
+    spec = workloads.MLP
     kernel_sample: frozenset[int] = frozenset()
-
-    def cost(self, params: dict, dtype: str, batch: int) -> tuple[int, int]:
-        return costs.mlp_cost(batch, params["width"], params["depth"], element_size(dtype))
-
-    def weight_bytes(self, params: dict, dtype: str) -> int:
-        return self.cost(params, dtype, 0)[1]
 
     def check(self, dtype: str, device: torch.device) -> tuple[float, float]:
         """(relative error, tolerance) against float64; raises AssertionError when off."""
@@ -93,16 +106,10 @@ class MLP:
         return Prepared(models, width, max_batch, dtype, device)
 
 
-class Linear:
+class Linear(Adapter):
     """snippets/linear.py: one Linear layer, the batch as the GEMM's M dimension."""
 
-    name = "linear"
-
-    def cost(self, params: dict, dtype: str, batch: int) -> tuple[int, int]:
-        return costs.linear_cost(batch, params["in_features"], params["out_features"], element_size(dtype))
-
-    def weight_bytes(self, params: dict, dtype: str) -> int:
-        return self.cost(params, dtype, 0)[1]
+    spec = workloads.LINEAR
 
     def check(self, dtype: str, device: torch.device) -> tuple[float, float]:
         return linear.check_correctness(torch_dtype(dtype), device), linear.TOLERANCE[torch_dtype(dtype)]
@@ -119,7 +126,7 @@ class Linear:
         return linear.kernel_names(prepared.copies[0], prepared.inputs[:batch])
 
 
-class MoE:
+class MoE(Adapter):
     """snippets/moe.py: token-choice or expert-choice MoE FFN, or the dense FFN it matches.
 
     params: variant (token-choice, expert-choice or dense), experts, top_k, d_model, d_ff (per
@@ -127,25 +134,7 @@ class MoE:
     width top_k·d_ff: the parameters one token uses in the MoE.
     """
 
-    name = "moe"
-
-    def cost(self, params: dict, dtype: str, batch: int, touched: float | None = None, rows: float | None = None):
-        size = element_size(dtype)
-        d, f = params["d_model"], params["d_ff"]
-        if params["variant"] == "dense":
-            return costs.dense_cost(batch, d, params["top_k"] * f, size)
-        expected_touched, expected_rows = costs.expected_routing(
-            params["variant"], batch, params["experts"], params["top_k"], params.get("capacity_factor", 1.0)
-        )
-        touched = expected_touched if touched is None else touched
-        rows = expected_rows if rows is None else rows
-        return costs.moe_cost(batch, d, f, params["experts"], params["top_k"], touched, rows, size)
-
-    def weight_bytes(self, params: dict, dtype: str) -> int:
-        d, f = params["d_model"], params["d_ff"]
-        if params["variant"] == "dense":
-            return element_size(dtype) * 2 * d * params["top_k"] * f
-        return element_size(dtype) * (params["experts"] * 2 * d * f + d * params["experts"])
+    spec = workloads.MOE
 
     def check(self, dtype: str, device: torch.device) -> tuple[float, float]:
         error = max(moe.check_correctness(torch_dtype(dtype), device, variant) for variant in moe.VARIANTS)
@@ -186,17 +175,10 @@ class MoE:
         return {"flops": flops, "bytes": moved, "routing": routing}
 
 
-class Conv:
+class Conv(Adapter):
     """snippets/cnn.py: one same-padded k×k Conv2d over square images, channels-last."""
 
-    name = "conv"
-
-    def cost(self, params: dict, dtype: str, batch: int) -> tuple[int, int]:
-        p = params
-        return costs.conv_cost(batch, p["c_in"], p["c_out"], p["kernel"], p["resolution"], element_size(dtype))
-
-    def weight_bytes(self, params: dict, dtype: str) -> int:
-        return element_size(dtype) * params["kernel"] ** 2 * params["c_in"] * params["c_out"]
+    spec = workloads.CONV
 
     def check(self, dtype: str, device: torch.device) -> tuple[float, float]:
         return cnn.check_correctness(torch_dtype(dtype), device), cnn.TOLERANCE[torch_dtype(dtype)]
@@ -207,16 +189,10 @@ class Conv:
         return Prepared(layers, (p["c_in"], p["resolution"], p["resolution"]), max_batch, dtype, device)
 
 
-class ResNet50:
+class ResNet50(Adapter):
     """snippets/cnn.py: ResNet-50 (v1.5) in eval mode, channels-last, at a square input resolution."""
 
-    name = "resnet50"
-
-    def cost(self, params: dict, dtype: str, batch: int) -> tuple[int, int]:
-        return costs.resnet50_cost(batch, element_size(dtype), params["resolution"])
-
-    def weight_bytes(self, params: dict, dtype: str) -> int:
-        return element_size(dtype) * costs.RESNET50_PARAMETERS
+    spec = workloads.RESNET50
 
     def check(self, dtype: str, device: torch.device) -> tuple[float, float]:
         """The convolution against float64, then the model's parameter count against 25,557,032."""
@@ -254,7 +230,7 @@ class DecodePrepared(Prepared):
         return lambda: [model.decode_step(x, cache, context) for model in copies]
 
 
-class Decode:
+class Decode(Adapter):
     """snippets/decode.py: a decoder-only Transformer stack with a KV cache.
 
     params: layers, d_model, heads, kv_heads, d_ff, context, phase. decode: one step of `batch`
@@ -262,43 +238,25 @@ class Decode:
     tokens. The batch is the number of sequences either way.
     """
 
-    name = "decode"
+    spec = workloads.DECODE
     MEMORY_SHARE = 0.5  # the KV cache may take at most this share of device memory
-
-    @staticmethod
-    def config(params: dict) -> costs.DecoderConfig:
-        return costs.DecoderConfig(
-            params["layers"], params["d_model"], params["heads"], params["kv_heads"], params["d_ff"]
-        )
-
-    def split(self, params: dict, dtype: str, batch: int) -> dict:
-        """FLOPs and the bytes split into weights, KV cache and activations."""
-        cost = costs.prefill_cost if params.get("phase") == "prefill" else costs.decode_cost
-        return cost(batch, params["context"], self.config(params), element_size(dtype))
-
-    def cost(self, params: dict, dtype: str, batch: int) -> tuple[int, int]:
-        split = self.split(params, dtype, batch)
-        return split["flops"], split["bytes"]
-
-    def weight_bytes(self, params: dict, dtype: str) -> int:
-        return element_size(dtype) * costs.weight_elements(self.config(params))
 
     def memory_needed(self, params: dict, dtype: str, batch: int) -> int:
         """Bytes the KV cache of this batch takes (the harness skips a batch that cannot fit)."""
         positions = params["context"] + (0 if params.get("phase") == "prefill" else 1)
-        return costs.kv_cache_bytes(self.config(params), batch, positions, element_size(dtype))
+        return costs.kv_cache_bytes(workloads.decoder_config(params), batch, positions, element_size(dtype))
 
     def check(self, dtype: str, device: torch.device) -> tuple[float, float]:
         return decode.check_correctness(torch_dtype(dtype), device), decode.TOLERANCE[torch_dtype(dtype)]
 
     def setup(self, params: dict, dtype: str, device: torch.device, copies: int, max_batch: int) -> Prepared:
-        config = self.config(params)
+        config = workloads.decoder_config(params)
         models = [decode.make_decoder(config, torch_dtype(dtype), device) for _ in range(copies)]
         return DecodePrepared(models, params, max_batch, dtype, device)
 
     def point_info(self, prepared: DecodePrepared, batch: int) -> dict:
-        split = self.split(prepared.params, prepared.dtype, batch)
+        split = workloads.decoder_cost(prepared.params, element_size(prepared.dtype), batch)
         return {"bytes_split": {k: split[k] for k in ("weight_bytes", "kv_bytes", "activation_bytes")}}
 
 
-WORKLOADS = {workload.name: workload for workload in (MLP(), Linear(), MoE(), Conv(), ResNet50(), Decode())}
+ADAPTERS = {adapter.name: adapter for adapter in (MLP(), Linear(), MoE(), Conv(), ResNet50(), Decode())}

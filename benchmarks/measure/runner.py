@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from benchmarks.measure.adapters import WORKLOADS
+from benchmarks.measure.adapters import ADAPTERS
 from benchmarks.measure.backends import select_backend
 from benchmarks.measure.ceilings import measure_ceilings
 from benchmarks.measure.fingerprint import fingerprint
@@ -107,7 +107,7 @@ def memory_budgets(sweeps: list[Sweep], memory_bytes: int | None) -> dict[tuple[
     wants = {}
     share = 0.0
     for index, sweep in enumerate(sweeps):
-        workload = WORKLOADS[sweep.workload]
+        workload = ADAPTERS[sweep.workload]
         if hasattr(workload, "memory_needed") and memory_bytes:
             share = max(share, workload.MEMORY_SHARE)
             for dtype in sweep.dtypes:
@@ -126,7 +126,7 @@ def _record(sweep: Sweep, dtype: str, mode: str, cache: str, copies: int, batch:
     """One results record; `extra` holds what was learnt while preparing the point (kernel
     names; for routed workloads the routing and the FLOPs and bytes it implies)."""
     extra = dict(extra or {})
-    flops, bytes_moved = WORKLOADS[sweep.workload].cost(sweep.params, dtype, batch)
+    flops, bytes_moved = ADAPTERS[sweep.workload].cost(sweep.params, dtype, batch)
     flops, bytes_moved = extra.pop("flops", flops), extra.pop("bytes", bytes_moved)
     return {
         "workload": sweep.workload,
@@ -182,7 +182,7 @@ def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cac
     keep_alive = []
     budgets = memory_budgets(sweeps, device.get("memory_bytes"))
     for index, sweep in enumerate(sweeps):
-        workload = WORKLOADS[sweep.workload]
+        workload = ADAPTERS[sweep.workload]
         modes = [mode for mode in sweep.modes if mode in backend.modes]
         sweep_cache = sweep.cache or cache
         for dtype in sweep.dtypes:

@@ -26,6 +26,7 @@ import altair as alt
 
 from benchmarks.analysis import curves as report
 from benchmarks.analysis.curves import Curve
+from benchmarks.workloads import IMAGES, ROWS, SEQUENCES, BatchUnit
 from snippets.costs import linear_cost
 
 STAGE_ENV = "BATCHING_CHART_DIR"
@@ -59,18 +60,6 @@ def _rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: _round(v) for k, v in row.items()} for row in rows]
 
 
-@dataclass(frozen=True)
-class BatchUnit:
-    """What one element of the batch is, in the words of the axes and tooltips."""
-
-    axis: str
-    throughput: str
-    rate: str
-
-
-ROWS = BatchUnit("batch size (rows)", "throughput (rows per second)", "rows/s")
-IMAGES = BatchUnit("batch size (images)", "throughput (images per second)", "images/s")
-SEQUENCES = BatchUnit("batch size (sequences, one new token each)", "throughput (tokens per second)", "tokens/s")
 LEGEND_LABEL_LIMIT = 200  # px: Vega's default (160) cuts labels such as "context 2048, GQA (8 KV heads)"
 
 

@@ -22,6 +22,7 @@ from benchmarks.site import charts
 from benchmarks.site.charts import HEIGHT, KIND_DASH, LABEL_GREY, PALETTE, WIDTH
 from benchmarks.analysis.curves import Curve
 from benchmarks.analysis.roofline import Ceilings, Knee, affine_fit, critical_batch
+from benchmarks.workloads import attention_name
 from snippets import costs
 
 PARTS = ("weights", "KV cache", "activations")
@@ -378,14 +379,6 @@ def decode_terms(params: dict[str, Any], bytes_per_element: int) -> DecodeTerms:
         kv_bytes_per_position=costs.kv_cache_bytes(config, 1, 1, s),
         activation_bytes_per_token=s * config.layers * costs.activation_elements_per_token(config),
     )
-
-
-def attention_name(params: dict[str, Any]) -> str:
-    """'MHA' when every query head has its own K/V head, else 'GQA (n KV heads)'."""
-    heads, kv_heads = params.get("heads"), params.get("kv_heads")
-    if kv_heads == heads:
-        return "MHA"
-    return f"GQA ({kv_heads} KV head{'s' * (kv_heads != 1)})"
 
 
 def is_decode(curve: Curve) -> bool:

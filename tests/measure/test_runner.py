@@ -365,7 +365,7 @@ def test_summary_tabulates_every_curve(synthetic_doc, write_doc, capsys):
     out = capsys.readouterr().out
     assert "Synthetic GPU (test fixture, not a measurement)" in out and "complete" in out
     assert "ceilings: copy" in out
-    assert "mlp width 1024" in out and "linear in_features=4096 out_features=4096" in out
+    assert "mlp width 1024" in out and "linear 4096→4096" in out
     assert main(["summary", str(write_doc("", name="bad.json"))]) == 1
 
 
@@ -421,3 +421,11 @@ def test_kv_budgets_give_small_curves_what_they_need_and_split_the_rest():
     assert budgets[(0, "float32")] == wants[0]  # the short context gets all it needs
     assert budgets[(2, "float32")] == budgets[(3, "float32")] == pytest.approx(0.75 * wants[1])  # equal split
     assert sum(budgets.values()) == pytest.approx(memory / 2)
+
+
+def test_every_workload_has_an_adapter_and_every_adapter_a_workload():
+    from benchmarks.measure.adapters import ADAPTERS
+    from benchmarks.workloads import WORKLOADS
+
+    assert set(ADAPTERS) == set(WORKLOADS)
+    assert all(ADAPTERS[name].spec is WORKLOADS[name] for name in WORKLOADS)

@@ -1,0 +1,321 @@
+"""The workloads, one spec each: the single registry that every layer reads.
+
+A spec names a workload, says what it is and which snippet holds it, declares its parameters
+(types, ranges, the snippet's defaults), says what one element of its batch is, names a
+configuration for charts, and counts its FLOPs and bytes with `snippets.costs`. The harness
+measures the names listed here, the results reader checks records against these parameters, and
+the site labels curves with them. Adding a workload means: its snippet, its cost in
+`snippets.costs`, its spec here, its adapter in `benchmarks/measure/adapters.py`, its sweeps in
+`benchmarks/profiles.py` and its page.
+
+Pure Python: nothing on this module's import path may import torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from snippets import costs
+
+
+@dataclass(frozen=True)
+class Param:
+    """One workload parameter: its type, allowed values and the snippet's default."""
+
+    name: str
+    kind: type  # int, float or str
+    description: str
+    default: Any
+    low: float | None = None  # inclusive bounds for numbers
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+    optional: bool = False
+
+    def problem(self, value: Any) -> str | None:
+        """Why `value` is not allowed for this parameter, or None when it is."""
+        if self.kind is float:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        else:
+            ok = isinstance(value, self.kind) and not isinstance(value, bool)
+        if not ok:
+            return f"must be {'a number' if self.kind is float else self.kind.__name__}, got {type(value).__name__}"
+        if self.choices and value not in self.choices:
+            return f"must be one of {', '.join(self.choices)}"
+        if self.low is not None and not value >= self.low:
+            return f"must be at least {self.low:g}"
+        if self.high is not None and not value <= self.high:
+            return f"must be at most {self.high:g}"
+        return None
+
+
+@dataclass(frozen=True)
+class BatchUnit:
+    """What one element of the batch is, in the words of axes and tooltips."""
+
+    axis: str
+    throughput: str
+    rate: str
+    item: str  # a batch element in the plural: rows, images, sequences
+
+
+ROWS = BatchUnit("batch size (rows)", "throughput (rows per second)", "rows/s", "rows")
+IMAGES = BatchUnit("batch size (images)", "throughput (images per second)", "images/s", "images")
+SEQUENCES = BatchUnit(
+    "batch size (sequences, one new token each)", "throughput (tokens per second)", "tokens/s", "sequences"
+)
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    description: str
+    snippet: str
+    params: tuple[Param, ...]
+    unit: BatchUnit
+    label: Callable[[Mapping[str, Any]], str]  # a configuration among its siblings, e.g. "width 1024"
+    shape: Callable[[Mapping[str, Any]], str]  # the configuration on its own, e.g. "8×1024 MLP"
+    cost: Callable[[Mapping[str, Any], int, float], tuple[float, float]]  # (params, bytes/element, batch)
+    weight_bytes: Callable[[Mapping[str, Any], int], float]  # (params, bytes/element)
+    consistency: Callable[[Mapping[str, Any]], str | None] = lambda params: None
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    def defaults(self) -> dict[str, Any]:
+        return {p.name: p.default for p in self.params if not p.optional}
+
+    def problems(self, params: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """(parameter, message) for every way `params` breaks this spec; [] when valid."""
+        found = []
+        for p in self.params:
+            if p.name not in params:
+                if not p.optional:
+                    found.append((p.name, "is required but missing"))
+            elif (problem := p.problem(params[p.name])) is not None:
+                found.append((p.name, problem))
+        known = {p.name for p in self.params}
+        found += [(name, "is not a parameter of this workload") for name in params if name not in known]
+        if not found and (problem := self.consistency(params)) is not None:
+            found.append(("(params)", problem))
+        return found
+
+    def parameter_words(self) -> str:
+        return ", ".join(p.name for p in self.params)
+
+
+def _int(name, description, default, low=1, high=2**20, **more) -> Param:
+    return Param(name, int, description, default, low, high, **more)
+
+
+def _get(params: Mapping[str, Any], name: str) -> Any:
+    return params.get(name, "?")
+
+
+# --------------------------------------------------------------------------- Linear layers
+
+
+def _mlp_cost(p, s, batch):
+    return costs.mlp_cost(batch, p["width"], p["depth"], s)
+
+
+def _linear_cost(p, s, batch):
+    return costs.linear_cost(batch, p["in_features"], p["out_features"], s)
+
+
+MLP = Workload(
+    name="mlp",
+    description="depth × width stack of Linear+ReLU layers",
+    snippet="snippets/mlp.py",
+    params=(
+        _int("width", "features in and out of every layer", 1024, high=2**17),
+        _int("depth", "Linear+ReLU layers", 8, high=1024),
+    ),
+    unit=ROWS,
+    label=lambda p: f"width {_get(p, 'width')}",
+    shape=lambda p: f"{_get(p, 'depth')}×{_get(p, 'width')} MLP",
+    cost=_mlp_cost,
+    weight_bytes=lambda p, s: _mlp_cost(p, s, 0)[1],
+)
+
+LINEAR = Workload(
+    name="linear",
+    description="one Linear layer swept one batch size at a time",
+    snippet="snippets/linear.py",
+    params=(
+        _int("in_features", "features of each input row", 8192, high=2**18),
+        _int("out_features", "features of each output row", 8192, high=2**18),
+    ),
+    unit=ROWS,
+    label=lambda p: f"{_get(p, 'in_features')}→{_get(p, 'out_features')}",
+    shape=lambda p: f"Linear {_get(p, 'in_features')}→{_get(p, 'out_features')}",
+    cost=_linear_cost,
+    weight_bytes=lambda p, s: _linear_cost(p, s, 0)[1],
+)
+
+# --------------------------------------------------------------------------- convolutions
+
+
+def _conv_label(p) -> str:
+    k = _get(p, "kernel")
+    return f"{k}×{k}, {_get(p, 'c_in')}→{_get(p, 'c_out')} @{_get(p, 'resolution')}²"
+
+
+def _conv_cost(p, s, batch):
+    return costs.conv_cost(batch, p["c_in"], p["c_out"], p["kernel"], p["resolution"], s)
+
+
+CONV = Workload(
+    name="conv",
+    description="one same-padded k×k Conv2d over square images, channels-last",
+    snippet="snippets/cnn.py",
+    params=(
+        _int("c_in", "input channels", 64, high=2**16),
+        _int("c_out", "output channels", 64, high=2**16),
+        _int("kernel", "filter side k", 3, high=31),
+        _int("resolution", "image side in pixels", 56, high=8192),
+    ),
+    unit=IMAGES,
+    label=_conv_label,
+    shape=lambda p: f"Conv2d {_conv_label(p)}",
+    cost=_conv_cost,
+    weight_bytes=lambda p, s: _conv_cost(p, s, 0)[1],
+)
+
+RESNET50 = Workload(
+    name="resnet50",
+    description="ResNet-50 v1.5 in eval mode, channels-last",
+    snippet="snippets/cnn.py",
+    params=(_int("resolution", "image side in pixels", 224, low=32, high=4096),),
+    unit=IMAGES,
+    label=lambda p: f"ResNet-50 @{_get(p, 'resolution')}²",
+    shape=lambda p: f"ResNet-50 @{_get(p, 'resolution')}²",
+    cost=lambda p, s, batch: costs.resnet50_cost(batch, s, p["resolution"]),
+    weight_bytes=lambda p, s: costs.resnet50_weight_bytes(s),
+)
+
+# --------------------------------------------------------------------------- Transformer decode
+
+
+def decoder_config(p: Mapping[str, Any]) -> costs.DecoderConfig:
+    return costs.DecoderConfig(*(p[k] for k in ("layers", "d_model", "heads", "kv_heads", "d_ff")))
+
+
+def attention_name(p: Mapping[str, Any]) -> str:
+    """'MHA' when every query head has its own K/V head, else 'GQA (n KV heads)'."""
+    heads, kv_heads = p.get("heads"), p.get("kv_heads")
+    if kv_heads == heads:
+        return "MHA"
+    return f"GQA ({kv_heads} KV head{'s' * (kv_heads != 1)})"
+
+
+def _decode_label(p) -> str:
+    if p.get("phase") == "prefill":
+        return f"prefill, {_get(p, 'context')}-token prompts"
+    return f"context {_get(p, 'context')}, {attention_name(p)}"
+
+
+def decoder_cost(p: Mapping[str, Any], s: int, batch: float) -> dict[str, float]:
+    """FLOPs and bytes (split into weights, KV cache and activations) of one call."""
+    cost = costs.prefill_cost if p.get("phase") == "prefill" else costs.decode_cost
+    return cost(batch, p["context"], decoder_config(p), s)
+
+
+def _decoder_consistency(p) -> str | None:
+    try:
+        decoder_config(p)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+PHASES = ("decode", "prefill")
+
+DECODE = Workload(
+    name="decode",
+    description="decoder-only Transformer stack with a KV cache: one decode step of `batch` sequences holding "
+    "`context` tokens each, or a prefill of `batch` prompts of `context` tokens",
+    snippet="snippets/decode.py",
+    params=(
+        _int("layers", "decoder layers", 4, high=1024),
+        _int("d_model", "width of the hidden state", 4096, high=2**17),
+        _int("heads", "query heads", 32, high=1024),
+        _int("kv_heads", "key/value heads (fewer than heads: grouped-query attention)", 8, high=1024),
+        _int("d_ff", "hidden width of the FFN", 14336, high=2**19),
+        _int("context", "tokens in each sequence's cache (decode) or prompt (prefill)", 2048, low=0, high=2**24),
+        Param("phase", str, "decode: a new token per sequence; prefill: whole prompts", "decode", choices=PHASES),
+    ),
+    unit=SEQUENCES,
+    label=_decode_label,
+    shape=lambda p: (
+        f"{_get(p, 'layers')}-layer decoder (d={_get(p, 'd_model')}, {_get(p, 'heads')} heads, FFN {_get(p, 'd_ff')})"
+    ),
+    cost=lambda p, s, batch: (lambda c: (c["flops"], c["bytes"]))(decoder_cost(p, s, batch)),
+    weight_bytes=lambda p, s: s * costs.weight_elements(decoder_config(p)),
+    consistency=_decoder_consistency,
+)
+
+# --------------------------------------------------------------------------- mixture of experts
+
+MOE_VARIANTS = ("token-choice", "expert-choice", "dense")
+
+
+def _moe_label(p) -> str:
+    variant = p.get("variant", "?")
+    if variant == "token-choice":
+        skew = p.get("skew", 0)
+        return f"skew {skew:g}" if isinstance(skew, (int, float)) else f"skew {skew}"
+    return str(variant).replace("-", " ")
+
+
+def _moe_cost(p, s, batch):
+    if p["variant"] == "dense":
+        return costs.dense_cost(batch, p["d_model"], p["top_k"] * p["d_ff"], s)
+    touched, rows = costs.expected_routing(p["variant"], batch, p["experts"], p["top_k"], p.get("capacity_factor", 1.0))
+    return costs.moe_cost(batch, p["d_model"], p["d_ff"], p["experts"], p["top_k"], touched, rows, s)
+
+
+def _moe_weight_bytes(p, s):
+    d, f = p["d_model"], p["d_ff"]
+    if p["variant"] == "dense":
+        return s * 2 * d * p["top_k"] * f
+    return s * (p["experts"] * 2 * d * f + d * p["experts"])
+
+
+def _moe_consistency(p) -> str | None:
+    if p["top_k"] > p["experts"]:
+        return f"top_k ({p['top_k']}) must not exceed experts ({p['experts']})"
+    return None
+
+
+MOE = Workload(
+    name="moe",
+    description="mixture-of-experts FFN with top-k routing, and the dense FFN with its active parameters",
+    snippet="snippets/moe.py",
+    params=(
+        Param("variant", str, "token-choice, expert-choice, or the dense twin", "token-choice", choices=MOE_VARIANTS),
+        _int("experts", "experts E", 8, high=4096),
+        _int("top_k", "experts per token k", 2, high=4096),
+        _int("d_model", "token width", 256, high=2**17),
+        _int("d_ff", "hidden width of each expert", 512, high=2**19),
+        Param("skew", float, "router bias −skew·ln(1 + expert index); 0 is uniform", 0.0, 0, 100, optional=True),
+        Param("capacity_factor", float, "expert choice: tokens per expert ÷ (b·k/E)", 1.0, 0.01, 64, optional=True),
+    ),
+    unit=ROWS,
+    label=_moe_label,
+    shape=lambda p: f"MoE layer (d={p.get('d_model')}, f={p.get('d_ff')} per expert)",
+    cost=_moe_cost,
+    weight_bytes=_moe_weight_bytes,
+    consistency=_moe_consistency,
+)
+
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (MLP, LINEAR, MOE, CONV, RESNET50, DECODE)}
+
+
+def workload(name: str) -> Workload:
+    """The spec of a workload; ValueError naming the known ones for any other name."""
+    try:
+        return WORKLOADS[name]
+    except KeyError:
+        raise ValueError(f"unknown workload {name!r}; choose from {', '.join(WORKLOADS)}") from None
