@@ -9,6 +9,7 @@ from datetime import datetime
 
 from benchmarks.analysis import curves as report
 from benchmarks.results import Run
+from benchmarks.site import text
 
 
 def _seconds_between(start: str, end: str | None) -> str:
@@ -21,13 +22,11 @@ def summary_lines(run: Run) -> list[str]:
     doc = run.doc["run"]
     ceilings = run.ceilings
     lines = [
-        f"{report.device_label(run)} · run {run.id} · profile {doc.get('profile')} · "
+        f"{text.device_label(run)} · run {run.id} · profile {doc.get('profile')} · "
         f"{'complete' if run.complete else 'INCOMPLETE: ' + str(doc.get('interrupted'))} · "
         f"wall {_seconds_between(doc['started_at'], doc.get('finished_at'))}",
-        f"ceilings: copy {report.fmt_rate(ceilings['copy']['bytes_per_s'], 'B/s')}; matmul "
-        + ", ".join(
-            f"{d} {report.fmt_rate(m['flops_per_s'], 'FLOP/s')}" for d, m in sorted(ceilings["matmul"].items())
-        ),
+        f"ceilings: copy {text.fmt_rate(ceilings['copy']['bytes_per_s'], 'B/s')}; matmul "
+        + ", ".join(f"{d} {text.fmt_rate(m['flops_per_s'], 'FLOP/s')}" for d, m in sorted(ceilings["matmul"].items())),
     ]
     statuses: dict[str, int] = {}
     for record in run.records:
@@ -41,12 +40,12 @@ def summary_lines(run: Run) -> list[str]:
     for workload in workloads:
         for curve in report.curves(run, workload):
             total = len(curve.points) + len(curve.not_ok)
-            first = f"{report.fmt_time(curve.points[0].median_s)}" if curve.points else "–"
-            last = f"{report.fmt_time(curve.points[-1].median_s)}" if curve.points else "–"
+            first = f"{text.fmt_time(curve.points[0].median_s)}" if curve.points else "–"
+            last = f"{text.fmt_time(curve.points[-1].median_s)}" if curve.points else "–"
             shape = f" E={curve.params.get('experts')} k={curve.params.get('top_k')}" if workload == "moe" else ""
             name = f"{workload}{shape} {curve.label}"[:44]
-            predicted = report.fmt_batch(curve.predicted_knee)
-            measured = report.fmt_batch(curve.knee.batch if curve.knee else None)
+            predicted = text.fmt_batch(curve.predicted_knee)
+            measured = text.fmt_batch(curve.knee.batch if curve.knee else None)
             lines.append(
                 f"{name:<44} {curve.dtype:<9} {curve.mode:<6} {len(curve.points):>2}/{total:<2} {first:>10} {last:>10} "
                 f"{predicted:>9} {measured:>9}"

@@ -29,12 +29,13 @@ from benchmarks.analysis import calculator, regimes
 from benchmarks.analysis import curves as report
 from benchmarks.analysis.datasheet import GPUS, find_gpu
 from benchmarks.site import charts, charts_hardware
+from benchmarks.site import text as txt
 
 data = report.load_site_data()
 
 measured_devices, measured_rows = [], []
 for run in data.shown:
-    option = f"measured: {report.device_label(run)}"
+    option = f"measured: {txt.device_label(run)}"
     rates = {
         dtype: (entry["flops_per_s"], run.ceilings["copy"]["bytes_per_s"])
         for dtype, entry in run.ceilings.get("matmul", {}).items()
@@ -50,7 +51,7 @@ for run in data.shown:
                 {
                     "option": option,
                     "datasheet": sheet.name if sheet else "",
-                    "series": f"{report.device_label(run)} ({curve.mode}, weights rotated)",
+                    "series": f"{txt.device_label(run)} ({curve.mode}, weights rotated)",
                     "run": run.id,
                     "dtype": curve.dtype,
                     "width": curve.params["width"],
@@ -101,16 +102,16 @@ for name, dtype, width in (
             name,
             dtype,
             f"8×{width}",
-            report.fmt_time(one.seconds),
+            txt.fmt_time(one.seconds),
             f"{ridge:,.0f}" if ridge else "never",
             f"{gpu.ridge_batch(dtype):,.0f}",
-            report.fmt_time(big.seconds),
+            txt.fmt_time(big.seconds),
             f"{big.rows_per_s:,.0f}",
         ]
     )
 display(
     HTML(
-        report.html_table(
+        txt.html_table(
             [
                 "GPU",
                 "dtype",
@@ -137,22 +138,22 @@ display(
 # %% tags=["hide-input"]
 rows = []
 for gpu in GPUS:
-    rates = ", ".join(f"{dtype} {report.sig(rate / 1e12, 3)}" for dtype, rate in gpu.peak_flops.items())
+    rates = ", ".join(f"{dtype} {txt.sig(rate / 1e12, 3)}" for dtype, rate in gpu.peak_flops.items())
     ridge_dtype = "bfloat16" if "bfloat16" in gpu.peak_flops else "float16"
     rows.append(
         [
             gpu.name,
             rates,
-            report.sig(gpu.bandwidth / 1e12, 3),
-            report.fmt_bytes(gpu.l2_bytes) if gpu.l2_bytes else "–",
+            txt.sig(gpu.bandwidth / 1e12, 3),
+            txt.fmt_bytes(gpu.l2_bytes) if gpu.l2_bytes else "–",
             str(gpu.sm_count or "–"),
-            report.fmt_bytes(gpu.memory_bytes) if gpu.memory_bytes else "–",
+            txt.fmt_bytes(gpu.memory_bytes) if gpu.memory_bytes else "–",
             f"{gpu.ridge_batch(ridge_dtype):,.0f} ({ridge_dtype})",
         ]
     )
 display(
     HTML(
-        report.html_table(
+        txt.html_table(
             ["GPU", "dense TFLOP/s per dtype", "TB/s", "L2", "SMs", "memory", "ridge b*"],
             rows,
             caption="Datasheet figures (benchmarks/analysis/datasheet.py); ridge b* = (F/BW)·(s/2)",
@@ -160,8 +161,8 @@ display(
     )
 )
 sources = "".join(
-    f"<li><strong>{report.h(g.name)}</strong>: {report.h(g.source)}"
-    + (f" <em>{report.h(g.notes)}</em>" if g.notes else "")
+    f"<li><strong>{txt.h(g.name)}</strong>: {txt.h(g.source)}"
+    + (f" <em>{txt.h(g.notes)}</em>" if g.notes else "")
     + "</li>"
     for g in GPUS
 )
@@ -174,9 +175,9 @@ display(
     HTML(
         '<div class="admonition success"><p class="admonition-title">Takeaway</p><p>The ridge batch of a wide '
         "layer is (F/BW)·(s/2). In bf16 it is "
-        f"{bf16[0][0]:,.0f} ({report.h(bf16[0][1])}) to {bf16[-1][0]:,.0f} ({report.h(bf16[-1][1])}) rows across "
+        f"{bf16[0][0]:,.0f} ({txt.h(bf16[0][1])}) to {bf16[-1][0]:,.0f} ({txt.h(bf16[-1][1])}) rows across "
         "the datasheet table; in plain fp32, with 4-byte weights and a far lower rate, it is 2·F/BW: "
-        + ", ".join(f"{b:,.0f} rows on the {report.h(n)}" for n, b in fp32)
+        + ", ".join(f"{b:,.0f} rows on the {txt.h(n)}" for n, b in fp32)
         + ". Below it, a batch costs about the same as a single row; above it, time grows with the batch. Use the "
         "prediction to choose where to measure, then measure: the measured pages of this site show how far real "
         "kernels fall short of the datasheet.</p></div>"

@@ -51,6 +51,7 @@ from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.profiles import FULL
 from benchmarks.site import charts
 from benchmarks.site import charts_models as cm
+from benchmarks.site import text as txt
 from snippets import costs
 
 data = report.load_site_data()
@@ -65,9 +66,9 @@ display(
         f"- On a 224×224 image with stride 1 and same padding it has 224·224 = **{example.positions:,}** output "
         f"positions, so each weight is used {example.positions:,} times per image (not 224) and does "
         f"{example.flops_per_weight:,} FLOPs per image.\n"
-        f"- In 2-byte bf16 that layer does {report.sig(example_flops / example_bytes, 3)} FLOP per byte at batch 1, "
+        f"- In 2-byte bf16 that layer does {txt.sig(example_flops / example_bytes, 3)} FLOP per byte at batch 1, "
         "by the formulas above: a Linear layer in bf16 does about 1 FLOP per byte per row, so it would need a batch "
-        f"of about {report.fmt_batch(example_flops / example_bytes)} rows to match.\n"
+        f"of about {txt.fmt_batch(example_flops / example_bytes)} rows to match.\n"
         "- The article's conclusion, that batching helps a convolution less, is right, but the reason is "
         "arithmetic intensity: the reuse across positions means there is little weight read left to share, and "
         "the per-image activations make the bytes grow with the batch anyway."
@@ -93,10 +94,10 @@ def ceilings_text(run, dtypes):
         matmul = run.ceilings.get("matmul", {}).get(dtype)
         if matmul:
             parts.append(
-                f"{dtype} matmul {report.fmt_rate(matmul['flops_per_s'], 'FLOP/s')}, ridge "
-                f"{report.sig(matmul['flops_per_s'] / copy, 3)} FLOP/byte"
+                f"{dtype} matmul {txt.fmt_rate(matmul['flops_per_s'], 'FLOP/s')}, ridge "
+                f"{txt.sig(matmul['flops_per_s'] / copy, 3)} FLOP/byte"
             )
-    return f"Measured ceilings: copy {report.fmt_rate(copy, 'B/s')}; " + "; ".join(parts) + "."
+    return f"Measured ceilings: copy {txt.fmt_rate(copy, 'B/s')}; " + "; ".join(parts) + "."
 
 
 def conv_sentences(run, rows):
@@ -114,9 +115,9 @@ def conv_sentences(run, rows):
     low = min(unique, key=lambda r: r.intensity)
     high = max(unique, key=lambda r: r.intensity)
     text = (
-        f"At batch 1 the single layers do {report.sig(low.intensity, 3)} ({low.curve.label}) to "
-        f"{report.sig(high.intensity, 3)} ({high.curve.label}) FLOP per byte, against a ridge of "
-        f"{report.sig(high.ridge, 3)} FLOP/byte on this {report.kind_word(run)}. "
+        f"At batch 1 the single layers do {txt.sig(low.intensity, 3)} ({low.curve.label}) to "
+        f"{txt.sig(high.intensity, 3)} ({high.curve.label}) FLOP per byte, against a ridge of "
+        f"{txt.sig(high.ridge, 3)} FLOP/byte on this {txt.kind_word(run)}. "
     )
     if len(above) == len(unique):
         text += (
@@ -130,7 +131,7 @@ def conv_sentences(run, rows):
         )
     else:
         text += "All of them start memory-bound, so the roofline predicts a flat start. "
-    shares = ", ".join(f"{r.curve.label}: {report.sig(100 * r.weight_share, 2)} %" for r in unique if r.weight_share)
+    shares = ", ".join(f"{r.curve.label}: {txt.sig(100 * r.weight_share, 2)} %" for r in unique if r.weight_share)
     if shares:
         text += (
             f"The weights' share of the bytes at batch 1 ({shares}) says how much of the memory traffic a larger "
@@ -146,22 +147,22 @@ def gain_cells(curve):
         curve.label,
         f"{curve.dtype}, {curve.mode}",
         f"{curve.batches[0]} → {curve.batches[-1]}",
-        f"{report.sig(measured, 2)}×",
-        f"{report.sig(predicted, 2)}×" if predicted else "–",
-        f"{report.sig(overhead, 2)}×" if overhead else "–",
+        f"{txt.sig(measured, 2)}×",
+        f"{txt.sig(predicted, 2)}×" if predicted else "–",
+        f"{txt.sig(overhead, 2)}×" if overhead else "–",
     ]
 
 
 def device_section(run):
     parts = []
     slug = run.device["slug"]
-    kind = report.kind_word(run)
+    kind = txt.kind_word(run)
     convs = [c for c in report.curves(run, "conv") if len(c.points) >= 2]
     nets = [c for c in report.curves(run, "resnet50") if len(c.points) >= 2]
     dtypes = sorted({c.dtype for c in convs + nets})
-    intro = f"<strong>{report.h(report.device_label(run))}</strong> ({kind} run; {report.h(report.provenance(run))})."
+    intro = f"<strong>{txt.h(txt.device_label(run))}</strong> ({kind} run; {txt.h(txt.provenance(run))})."
     if dtypes:
-        intro += " " + report.h(ceilings_text(run, dtypes))
+        intro += " " + txt.h(ceilings_text(run, dtypes))
     if kind == "CPU":
         intro += (
             " This is a CPU run: its ridge is a CPU's, far lower than a GPU's, and it says nothing about how a GPU "
@@ -173,12 +174,12 @@ def device_section(run):
         return parts
     for (dtype, mode, cache), group in report.group_by(convs, "dtype", "mode", "cache").items():
         key = f"cnn-{slug}-conv-{dtype}-{mode}-{cache}"
-        where = f"{report.device_label(run)}, {dtype}, {mode}, cache {cache} ({report.cache_words(group[0])})"
+        where = f"{txt.device_label(run)}, {dtype}, {mode}, cache {cache} ({txt.cache_words(group[0])})"
         verdicts = "; ".join(
             f"{c.label}: predicted knee {cm.predicted_knee_text(c)}, measured knee {cm.measured_knee_text(c.knee)}"
             for c in group
         )
-        parts.append(f"<h3>Single layers: {report.h(dtype)}, {report.h(mode)}, cache {report.h(cache)}</h3>")
+        parts.append(f"<h3>Single layers: {txt.h(dtype)}, {txt.h(mode)}, cache {txt.h(cache)}</h3>")
         parts.append(
             charts.figure(
                 charts.latency_chart(group, "Latency against batch: single Conv2d layers", charts.IMAGES),
@@ -186,7 +187,7 @@ def device_section(run):
                 f"Conv2d latency against batch ({dtype}, {mode})",
                 f"Log-log chart of median latency per call against the number of images for each Conv2d layer "
                 f"(kernel, input and output channels, feature-map side), on {where}, with the roofline prediction "
-                f"dashed. {verdicts}. Data: {report.provenance(run)}.",
+                f"dashed. {verdicts}. Data: {txt.provenance(run)}.",
             )
         )
         parts.append(
@@ -196,15 +197,15 @@ def device_section(run):
                 f"Conv2d throughput against batch ({dtype}, {mode})",
                 f"Log-log chart of images per second (batch ÷ median latency) against the number of images for each "
                 f"Conv2d layer on {where}, measured against the roofline prediction. A flat line means batching "
-                f"buys nothing. Data: {report.provenance(run)}.",
+                f"buys nothing. Data: {txt.provenance(run)}.",
             )
         )
     for curve in nets:
         res = curve.params.get("resolution")
         key = f"cnn-{slug}-resnet50-{res}-{curve.dtype}-{curve.mode}-{curve.cache}"
         parts.append(
-            f"<h3>ResNet-50 at {report.h(res)}×{report.h(res)}: {report.h(curve.dtype)}, {report.h(curve.mode)}, "
-            f"cache {report.h(curve.cache)}</h3>"
+            f"<h3>ResNet-50 at {txt.h(res)}×{txt.h(res)}: {txt.h(curve.dtype)}, {txt.h(curve.mode)}, "
+            f"cache {txt.h(curve.cache)}</h3>"
         )
         parts.append(
             charts.figure(
@@ -214,11 +215,11 @@ def device_section(run):
                 key,
                 f"ResNet-50 at {res}×{res} against batch ({curve.dtype}, {curve.mode})",
                 f"Two log-log panels for ResNet-50 (v1.5, inference, channels-last) at {res}×{res} pixels on "
-                f"{report.device_label(run)}, {curve.dtype}, {curve.mode}, cache {curve.cache} "
-                f"({report.cache_words(curve)}). Left: median latency per call with its interquartile band; right: "
+                f"{txt.device_label(run)}, {curve.dtype}, {curve.mode}, cache {curve.cache} "
+                f"({txt.cache_words(curve)}). Left: median latency per call with its interquartile band; right: "
                 f"images per second. Dashed: the roofline from the run's ceilings, counting the 53 convolutions and "
                 f"the fc layer. Predicted knee {cm.predicted_knee_text(curve)}, measured knee "
-                f"{cm.measured_knee_text(curve.knee)}. Data: {report.provenance(run)}.",
+                f"{cm.measured_knee_text(curve.knee)}. Data: {txt.provenance(run)}.",
             )
         )
     rows = cm.intensity_rows(convs + nets)
@@ -231,19 +232,19 @@ def device_section(run):
                 f"CNN arithmetic intensity against batch ({dtype})",
                 f"Log-log chart of FLOPs per byte moved against the number of images, for each measured Conv2d layer "
                 f"and ResNet-50 ({cm.describe_curves(unique)}), with the run's ridge intensity (measured matmul "
-                f"FLOP/s ÷ copy bytes/s) dashed. Data: {report.provenance(run)}.",
+                f"FLOP/s ÷ copy bytes/s) dashed. Data: {txt.provenance(run)}.",
             )
         )
-    parts.append(f"<h3>Intensity at batch 1 against the ridge ({report.h(kind)})</h3>")
+    parts.append(f"<h3>Intensity at batch 1 against the ridge ({txt.h(kind)})</h3>")
     parts.append(
-        report.html_table(
+        txt.html_table(
             cm.INTENSITY_HEADERS,
             [r.cells() for r in rows],
-            caption=f"{report.device_label(run)}; {report.provenance(run)}",
+            caption=f"{txt.device_label(run)}; {txt.provenance(run)}",
         )
     )
     for text in conv_sentences(run, rows):
-        parts.append(f"<p>{report.h(text)}</p>")
+        parts.append(f"<p>{txt.h(text)}</p>")
     gains = [gain_cells(c) for c in convs + nets]
     if gains:
         parts.append(
@@ -251,7 +252,7 @@ def device_section(run):
             "the smallest. A ratio near 1 means a bigger batch raises latency without raising throughput.</p>"
         )
         parts.append(
-            report.html_table(
+            txt.html_table(
                 [
                     "layer",
                     "dtype, mode",
@@ -261,7 +262,7 @@ def device_section(run):
                     "measured ÷ roofline time at the smallest batch",
                 ],
                 gains,
-                caption=f"{report.device_label(run)}; {report.provenance(run)}",
+                caption=f"{txt.device_label(run)}; {txt.provenance(run)}",
             )
         )
     faster = []
@@ -269,13 +270,13 @@ def device_section(run):
         best = max(c.points, key=lambda p: p.flops / p.median_s)
         if c.ceilings and best.flops / best.median_s > 1.05 * c.ceilings.flops_per_s:  # beyond run-to-run noise
             faster.append(
-                f"{c.label} reaches {report.fmt_rate(best.flops / best.median_s, 'FLOP/s')} at batch {best.batch}, "
-                f"above the run's matmul ceiling of {report.fmt_rate(c.ceilings.flops_per_s, 'FLOP/s')}"
+                f"{c.label} reaches {txt.fmt_rate(best.flops / best.median_s, 'FLOP/s')} at batch {best.batch}, "
+                f"above the run's matmul ceiling of {txt.fmt_rate(c.ceilings.flops_per_s, 'FLOP/s')}"
             )
     if faster:
         parts.append(
             "<p><strong>Faster than the roofline allows.</strong> "
-            + report.h("; ".join(faster))
+            + txt.h("; ".join(faster))
             + ". The FLOPs here count a direct convolution; a library may pick an algorithm that does fewer "
             "multiply-adds (Winograd or FFT for 3×3 filters), so for such a layer the roofline is an estimate, "
             "not a bound.</p>"
@@ -287,14 +288,14 @@ def device_section(run):
         measured, predicted = cm.throughput_gain(c)
         side = "above" if row.above_ridge else "below"
         takeaways.append(
-            f"{report.device_label(run)}, {c.label} ({c.dtype}, {c.mode}): {report.sig(row.intensity, 3)} FLOP/byte "
-            f"at batch 1, {side} the ridge of {report.sig(row.ridge, 3)}; predicted knee "
+            f"{txt.device_label(run)}, {c.label} ({c.dtype}, {c.mode}): {txt.sig(row.intensity, 3)} FLOP/byte "
+            f"at batch 1, {side} the ridge of {txt.sig(row.ridge, 3)}; predicted knee "
             f"{cm.predicted_knee_text(c)}, measured knee {cm.measured_knee_text(c.knee)}; throughput from batch "
-            f"{c.batches[0]} to {c.batches[-1]} grows {report.sig(measured, 2)}×"
-            + (f" (roofline: {report.sig(predicted, 2)}×)." if predicted else ".")
+            f"{c.batches[0]} to {c.batches[-1]} grows {txt.sig(measured, 2)}×"
+            + (f" (roofline: {txt.sig(predicted, 2)}×)." if predicted else ".")
             + (
                 f" The gain beyond the roofline's is the cost of small calls: at batch {c.batches[0]} the time is "
-                f"{report.sig(c.overhead_ratio(), 2)}× the roofline's, a fixed per-call cost that larger batches "
+                f"{txt.sig(c.overhead_ratio(), 2)}× the roofline's, a fixed per-call cost that larger batches "
                 "amortise (not measured separately here); it is not a shared weight read."
                 if predicted and measured > 1.3 * predicted and (c.overhead_ratio() or 0) > 1.5
                 else ""
@@ -305,13 +306,13 @@ def device_section(run):
         gains = [cm.throughput_gain(r.curve)[0] for r in single]
         above = sum(r.above_ridge for r in single)
         takeaways.append(
-            f"{report.device_label(run)}, single Conv2d layers: {above} of {len(single)} curves are above the ridge "
-            f"at batch 1; their throughput changes {report.sig(min(gains), 2)}× to {report.sig(max(gains), 2)}× "
+            f"{txt.device_label(run)}, single Conv2d layers: {above} of {len(single)} curves are above the ridge "
+            f"at batch 1; their throughput changes {txt.sig(min(gains), 2)}× to {txt.sig(max(gains), 2)}× "
             f"across the measured batches."
         )
     missing = cm.not_measured(convs + nets)
     if missing:
-        parts.append(f"<p>Points not measured: {report.h('; '.join(missing))}.</p>")
+        parts.append(f"<p>Points not measured: {txt.h('; '.join(missing))}.</p>")
     return parts
 
 
@@ -358,7 +359,7 @@ if not have_gpu_cnn:
             said.append(f"{' and '.join(from_start)}: compute-bound from the first image, so no flat region at all.")
         if short:
             said.append(
-                " and ".join(f"{f.label} (knee ≈ {report.fmt_batch(f.knee)})" for f in short)
+                " and ".join(f"{f.label} (knee ≈ {txt.fmt_batch(f.knee)})" for f in short)
                 + ": a flat region that ends at the knee"
                 + (
                     ", because the weights dominate the bytes at batch 1 and extra images share their read."
@@ -375,32 +376,32 @@ if not have_gpu_cnn:
         if on_ridge:
             said.append(
                 " and ".join(
-                    f"{f.label} ({report.sig(f.per_image_intensity, 3)} FLOP/byte per extra image)" for f in on_ridge
+                    f"{f.label} ({txt.sig(f.per_image_intensity, 3)} FLOP/byte per extra image)" for f in on_ridge
                 )
-                + f": on the ridge ({report.sig(ridge, 3)} FLOP/byte) to within 5 %, so the formula cannot say which "
+                + f": on the ridge ({txt.sig(ridge, 3)} FLOP/byte) to within 5 %, so the formula cannot say which "
                 "side it falls; either way each extra image costs about as much time as the first."
             )
         longest = max((f.knee for f in short), default=None)
         if longest is not None:
             said.append(
-                f"The longest flat region is about {report.fmt_batch(longest)} images, against "
-                f"{report.fmt_batch(h200.ridge_batch('bfloat16'))} rows for a large Linear layer in bf16 on the "
+                f"The longest flat region is about {txt.fmt_batch(longest)} images, against "
+                f"{txt.fmt_batch(h200.ridge_batch('bfloat16'))} rows for a large Linear layer in bf16 on the "
                 "same GPU."
             )
         display(
             HTML(
                 "<h2>What a GPU run will show</h2><p>No GPU measurement of these layers is committed yet. Until one "
                 "is, here is what the formulas above give for the layers the GPU profile measures, in bf16 with the "
-                f"H200's datasheet ceilings ({report.fmt_rate(h200.peak_flops['bfloat16'], 'FLOP/s')} dense bf16, "
-                f"{report.fmt_rate(h200.bandwidth, 'B/s')}, ridge {report.sig(ridge, 3)} FLOP/byte). These are "
+                f"H200's datasheet ceilings ({txt.fmt_rate(h200.peak_flops['bfloat16'], 'FLOP/s')} dense bf16, "
+                f"{txt.fmt_rate(h200.bandwidth, 'B/s')}, ridge {txt.sig(ridge, 3)} FLOP/byte). These are "
                 "formulas, not measurements.</p>"
-                + report.html_table(
+                + txt.html_table(
                     cm.FORMULA_CONV_HEADERS,
                     [f.cells() for f in found],
                     caption="Formula with datasheet ceilings (NVIDIA H200, bf16): no measurement",
                 )
                 + "<p>By these formulas, on that GPU:</p><ul>"
-                + "".join(f"<li>{report.h(line)}</li>" for line in said)
+                + "".join(f"<li>{txt.h(line)}</li>" for line in said)
                 + "</ul>"
             )
         )
@@ -411,7 +412,7 @@ gpu_note = (
     if have_gpu_cnn
     else " Every CNN measurement here is from a CPU; a GPU run will appear here once one is committed."
 )
-measured = "".join(f"<li>{report.h(t)}</li>" for t in takeaways) or "<li>No CNN measurement is committed yet.</li>"
+measured = "".join(f"<li>{txt.h(t)}</li>" for t in takeaways) or "<li>No CNN measurement is committed yet.</li>"
 display(
     HTML(
         '<div class="admonition success"><p class="admonition-title">Takeaways</p><p>A convolution reuses each '

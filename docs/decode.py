@@ -56,6 +56,7 @@ from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.profiles import FULL
 from benchmarks.site import charts
 from benchmarks.site import charts_models as cm
+from benchmarks.site import text as txt
 
 data = report.load_site_data()
 takeaways = []
@@ -103,12 +104,12 @@ def condition_rows(curves, ridge):
                 [
                     str(context),
                     cm.attention_name(c.params),
-                    report.fmt_bytes(terms.weight_bytes),
-                    report.fmt_bytes(terms.kv_bytes_per_sequence(context)),
-                    f"≈ {report.fmt_batch(terms.crossover_batch(context))}",
+                    txt.fmt_bytes(terms.weight_bytes),
+                    txt.fmt_bytes(terms.kv_bytes_per_sequence(context)),
+                    f"≈ {txt.fmt_batch(terms.crossover_batch(context))}",
                     str(c.batches[-1]),
-                    report.sig(limit, 3),
-                    f"≈ {report.fmt_batch(knee)}" if knee is not None else "none: below the ridge at every batch",
+                    txt.sig(limit, 3),
+                    f"≈ {txt.fmt_batch(knee)}" if knee is not None else "none: below the ridge at every batch",
                 ],
             )
         )
@@ -159,8 +160,8 @@ def gqa_sentences(curves):
                 )
             text = (
                 f"At context {context}, {cm.attention_name(gqa.params)} shares each K/V head among {group_size} "
-                f"query heads: the crossover batch goes from ≈ {report.fmt_batch(before.crossover_batch(context))} to "
-                f"≈ {report.fmt_batch(after.crossover_batch(context))} sequences, and {knees}"
+                f"query heads: the crossover batch goes from ≈ {txt.fmt_batch(before.crossover_batch(context))} to "
+                f"≈ {txt.fmt_batch(after.crossover_batch(context))} sequences, and {knees}"
             )
             if mha.knee or gqa.knee:
                 text += (
@@ -185,8 +186,8 @@ def gqa_sentences(curves):
             last_mha, last_gqa = mha.points[-1], gqa.points[-1]
             if last_mha.batch == last_gqa.batch:
                 timed = (
-                    f"; at batch {last_mha.batch} a step takes {report.fmt_time(last_gqa.median_s)} with GQA against "
-                    f"{report.fmt_time(last_mha.median_s)} with MHA ({gqa.mode})"
+                    f"; at batch {last_mha.batch} a step takes {txt.fmt_time(last_gqa.median_s)} with GQA against "
+                    f"{txt.fmt_time(last_mha.median_s)} with MHA ({gqa.mode})"
                 )
                 text, short = text + timed, short + timed
             texts.append((text + ".", short + "."))
@@ -196,11 +197,11 @@ def gqa_sentences(curves):
 def device_section(run):
     parts = []
     slug = run.device["slug"]
-    kind = report.kind_word(run)
+    kind = txt.kind_word(run)
     found = [c for c in report.curves(run, "decode") if c.points]
     steps = [c for c in found if cm.is_decode(c) and len(c.points) >= 2]
     prefills = [c for c in found if cm.is_prefill(c) and len(c.points) >= 2]
-    intro = f"<strong>{report.h(report.device_label(run))}</strong> ({kind} run; {report.h(report.provenance(run))})."
+    intro = f"<strong>{txt.h(txt.device_label(run))}</strong> ({kind} run; {txt.h(txt.provenance(run))})."
     dtypes = sorted({c.dtype for c in steps + prefills})
     copy = run.ceilings.get("copy", {}).get("bytes_per_s")
     ridges = {}
@@ -209,8 +210,8 @@ def device_section(run):
         if matmul and copy:
             ridges[dtype] = matmul["flops_per_s"] / copy
             intro += (
-                f" Measured ceilings: copy {report.fmt_rate(copy, 'B/s')}, {report.h(dtype)} matmul "
-                f"{report.fmt_rate(matmul['flops_per_s'], 'FLOP/s')}: ridge {report.sig(ridges[dtype], 3)} FLOP/byte."
+                f" Measured ceilings: copy {txt.fmt_rate(copy, 'B/s')}, {txt.h(dtype)} matmul "
+                f"{txt.fmt_rate(matmul['flops_per_s'], 'FLOP/s')}: ridge {txt.sig(ridges[dtype], 3)} FLOP/byte."
             )
     if kind == "CPU":
         intro += (
@@ -231,10 +232,10 @@ def device_section(run):
         )
         if cache_bytes:
             words += (
-                f" A KV cache smaller than this device's {report.fmt_bytes(cache_bytes)} last-level cache can be "
+                f" A KV cache smaller than this device's {txt.fmt_bytes(cache_bytes)} last-level cache can be "
                 "served from it, so the smallest batches at short context may run faster than the roofline."
             )
-        parts.append(f"<p>{report.h(words)}</p>")
+        parts.append(f"<p>{txt.h(words)}</p>")
     for (dtype, mode, cache), group in report.group_by(steps, "dtype", "mode", "cache").items():
         by_attention = {}
         for c in sorted(group, key=lambda c: (-c.params["kv_heads"], c.params["context"])):
@@ -246,9 +247,7 @@ def device_section(run):
                 f"{c.label}: predicted knee {cm.predicted_knee_text(c)}, measured knee {cm.measured_knee_text(c.knee)}"
                 for c in shaped
             )
-            parts.append(
-                f"<h3>Decode steps, {report.h(name)}: {report.h(dtype)}, {report.h(mode)}, cache {report.h(cache)}</h3>"
-            )
+            parts.append(f"<h3>Decode steps, {txt.h(name)}: {txt.h(dtype)}, {txt.h(mode)}, cache {txt.h(cache)}</h3>")
             parts.append(
                 charts.figure(
                     charts.latency_chart(shaped, f"Decode-step latency against batch: {name}", charts.SEQUENCES),
@@ -256,14 +255,14 @@ def device_section(run):
                     f"Decode-step latency against batch, {name} ({dtype}, {mode})",
                     f"Log-log chart of the median time of one decode step against the number of sequences, one line "
                     f"per context length, {name}, for a {config_words(shaped[0].params, dtype)} on "
-                    f"{report.device_label(run)}, {mode}, cache {cache}, with the roofline prediction dashed. "
-                    f"{verdicts}. Data: {report.provenance(run)}.",
+                    f"{txt.device_label(run)}, {mode}, cache {cache}, with the roofline prediction dashed. "
+                    f"{verdicts}. Data: {txt.provenance(run)}.",
                 )
             )
     for (dtype,), group in report.group_by(steps, "dtype").items():
         unique = list({c.label: c for c in group[::-1]}.values())[::-1]
         unique.sort(key=lambda c: (-c.params["kv_heads"], c.params["context"]))
-        parts.append(f"<h3>Where the bytes go: {report.h(dtype)}</h3>")
+        parts.append(f"<h3>Where the bytes go: {txt.h(dtype)}</h3>")
         parts.append(
             charts.figure(
                 cm.intensity_chart(
@@ -274,7 +273,7 @@ def device_section(run):
                 f"Log-log chart of FLOPs per byte of one decode step against the number of sequences, per context "
                 f"length and attention type ({cm.describe_curves(unique)}), with the run's ridge intensity "
                 f"(measured matmul FLOP/s ÷ copy bytes/s) dashed: a line that stays below it never turns "
-                f"compute-bound. Data: {report.provenance(run)}.",
+                f"compute-bound. Data: {txt.provenance(run)}.",
             )
         )
         contexts = sorted({c.params["context"] for c in unique})
@@ -289,37 +288,37 @@ def device_section(run):
                     f"Log-log panels, one per attention type at the shortest and longest measured context, of the "
                     f"bytes one decode step moves for the weights, the KV cache and the activations against the "
                     f"number of sequences ({cm.describe_curves(panels)}); a dashed rule marks the batch where the KV "
-                    f"cache bytes reach the weight bytes. Data: {report.provenance(run)}.",
+                    f"cache bytes reach the weight bytes. Data: {txt.provenance(run)}.",
                 )
             )
     rows = cm.decode_rows(steps)
     if rows:
-        parts.append(f"<h3>Knees and KV share ({report.h(kind)})</h3>")
+        parts.append(f"<h3>Knees and KV share ({txt.h(kind)})</h3>")
         parts.append(
-            report.html_table(
+            txt.html_table(
                 cm.DECODE_HEADERS,
                 [r.cells() for r in rows],
-                caption=f"{report.device_label(run)}; {report.provenance(run)}",
+                caption=f"{txt.device_label(run)}; {txt.provenance(run)}",
             )
         )
         for r in rows:
             formula = cm.decode_terms(r.curve.params, report.bytes_per_element(r.curve.dtype) or 0)
             if r.crossover and abs(formula.crossover_batch(r.context) / r.crossover - 1) > 1e-3:
                 parts.append(
-                    f"<p>Note: the recorded bytes of {report.h(r.curve.label)} disagree with this page's cost formula "
-                    f"(crossover {report.sig(r.crossover, 3)} recorded against "
-                    f"{report.sig(formula.crossover_batch(r.context), 3)}).</p>"
+                    f"<p>Note: the recorded bytes of {txt.h(r.curve.label)} disagree with this page's cost formula "
+                    f"(crossover {txt.sig(r.crossover, 3)} recorded against "
+                    f"{txt.sig(formula.crossover_batch(r.context), 3)}).</p>"
                 )
     for dtype, ridge in ridges.items():
         table = condition_rows([c for c in steps if c.dtype == dtype], ridge)
         if not table:
             continue
-        parts.append(f"<h3>The MLP condition on this run ({report.h(dtype)}, ridge {report.sig(ridge, 3)})</h3>")
+        parts.append(f"<h3>The MLP condition on this run ({txt.h(dtype)}, ridge {txt.sig(ridge, 3)})</h3>")
         parts.append(
-            report.html_table(
+            txt.html_table(
                 CONDITION_HEADERS,
                 [cells for _, _, cells in table],
-                caption=f"From the workload's config and the run's measured ridge; {report.device_label(run)}",
+                caption=f"From the workload's config and the run's measured ridge; {txt.device_label(run)}",
             )
         )
         by_attention = {}
@@ -328,19 +327,19 @@ def device_section(run):
         sentences = []
         for name, (_, terms) in by_attention.items():
             sentences.append(
-                f"With {name}, κ = {report.fmt_bytes(terms.kv_bytes_per_position)} per cached position and "
+                f"With {name}, κ = {txt.fmt_bytes(terms.kv_bytes_per_position)} per cached position and "
                 f"sequence, and the step turns compute-bound at some batch only for {longest_words(terms, ridge)} "
-                f"(I∞ tends to {report.sig(terms.attention_floor, 3)} FLOP/byte at endless context)."
+                f"(I∞ tends to {txt.sig(terms.attention_floor, 3)} FLOP/byte at endless context)."
             )
-        parts.append(f"<p>{report.h(' '.join(sentences))}</p>")
+        parts.append(f"<p>{txt.h(' '.join(sentences))}</p>")
         crossings = {}
         for c, terms, _ in table:
             context = c.params["context"]
             crossings.setdefault(cm.attention_name(c.params), []).append(
-                f"≈ {report.fmt_batch(terms.crossover_batch(context))} sequences at context {context}"
+                f"≈ {txt.fmt_batch(terms.crossover_batch(context))} sequences at context {context}"
             )
         takeaways.append(
-            f"{report.device_label(run)} ({dtype}): the KV cache read equals the weight read at "
+            f"{txt.device_label(run)} ({dtype}): the KV cache read equals the weight read at "
             + "; ".join(f"{', '.join(v)} with {k}" for k, v in crossings.items())
             + "."
         )
@@ -348,8 +347,8 @@ def device_section(run):
         mode = min({c.mode for c in group}, key=lambda m: report.MODE_ORDER.index(m) if m in report.MODE_ORDER else 9)
         group = [c for c in group if c.mode == mode]
         for text, short in gqa_sentences(group):
-            parts.append(f"<p>{report.h(text)}</p>")
-            takeaways.append(f"{report.device_label(run)} ({dtype}, {mode}): {short}")
+            parts.append(f"<p>{txt.h(text)}</p>")
+            takeaways.append(f"{txt.device_label(run)} ({dtype}, {mode}): {short}")
     for (dtype, mode, cache), group in report.group_by(prefills, "dtype", "mode", "cache").items():
         kv_heads = {c.params["kv_heads"] for c in group}
         # decode steps in any cache state: a prefill is compute-bound, so it runs with resident weights and
@@ -357,7 +356,7 @@ def device_section(run):
         twins = [c for c in steps if (c.dtype, c.mode) == (dtype, mode) and c.params["kv_heads"] in kv_heads]
         caches = ", ".join(sorted({f"{c.label}: cache {c.cache}" for c in twins} | {f"prefill: cache {cache}"}))
         shown = sorted(twins, key=lambda c: c.params["context"]) + group
-        parts.append(f"<h3>Prefill against decode: {report.h(dtype)}, {report.h(mode)}</h3>")
+        parts.append(f"<h3>Prefill against decode: {txt.h(dtype)}, {txt.h(mode)}</h3>")
         parts.append(
             charts.figure(
                 cm.tokens_chart(shown, "Tokens per second against tokens per call: prefill and decode"),
@@ -365,8 +364,8 @@ def device_section(run):
                 f"Prefill against decode ({dtype}, {mode})",
                 f"Log-log chart of tokens processed per second against tokens per call: decode steps (one new token "
                 f"per sequence) at each context, and prefills of whole prompts (batch × prompt length tokens per "
-                f"call), on {report.device_label(run)}, {dtype}, {mode}; cache states differ ({caches}); measured "
-                f"solid, roofline dashed. Data: {report.provenance(run)}.",
+                f"call), on {txt.device_label(run)}, {dtype}, {mode}; cache states differ ({caches}); measured "
+                f"solid, roofline dashed. Data: {txt.provenance(run)}.",
             )
         )
         for p in group:
@@ -376,28 +375,28 @@ def device_section(run):
             )
             text = (
                 f"A prefill of {p.params['context']}-token prompts processes "
-                f"{report.fmt_rate(top.batch * p.params['context'] / top.median_s, 'tokens/s')} at batch {top.batch} "
-                f"({report.fmt_time(top.median_s / (top.batch * p.params['context']))} per token)"
+                f"{txt.fmt_rate(top.batch * p.params['context'] / top.median_s, 'tokens/s')} at batch {top.batch} "
+                f"({txt.fmt_time(top.median_s / (top.batch * p.params['context']))} per token)"
             )
             if best:
                 c, q = best
                 text += (
                     f"; the fastest decode step measured here, {c.label} at batch {q.batch}, manages "
-                    f"{report.fmt_rate(q.batch / q.median_s, 'tokens/s')} "
-                    f"({report.fmt_time(q.median_s / q.batch)} per token)"
+                    f"{txt.fmt_rate(q.batch / q.median_s, 'tokens/s')} "
+                    f"({txt.fmt_time(q.median_s / q.batch)} per token)"
                 )
                 ratio = (top.batch * p.params["context"] / top.median_s) / (q.batch / q.median_s)
                 takeaways.append(
-                    f"{report.device_label(run)}: prefill ({p.params['context']}-token prompts, batch {top.batch}) "
-                    f"runs {report.sig(ratio, 2)}× the tokens per second of the fastest measured decode step."
+                    f"{txt.device_label(run)}: prefill ({p.params['context']}-token prompts, batch {top.batch}) "
+                    f"runs {txt.sig(ratio, 2)}× the tokens per second of the fastest measured decode step."
                 )
             parts.append(
-                f"<p>{report.h(text)}. A prefill pushes many tokens of each sequence through the weights in one "
+                f"<p>{txt.h(text)}. A prefill pushes many tokens of each sequence through the weights in one "
                 "call, so it is an MLP with a large batch, while a decode step has only one token per sequence.</p>"
             )
     missing = cm.not_measured(found)
     if missing:
-        parts.append(f"<p>Points not measured: {report.h('; '.join(missing))}.</p>")
+        parts.append(f"<p>Points not measured: {txt.h('; '.join(missing))}.</p>")
     return parts
 
 
@@ -435,10 +434,10 @@ if not have_gpu_decode:
                 [
                     str(context),
                     cm.attention_name(s.params),
-                    report.fmt_bytes(terms.kv_bytes_per_sequence(context)),
-                    f"≈ {report.fmt_batch(terms.crossover_batch(context))}",
-                    report.sig(terms.intensity_limit(context), 3),
-                    f"≈ {report.fmt_batch(knee)}" if knee is not None else "none",
+                    txt.fmt_bytes(terms.kv_bytes_per_sequence(context)),
+                    f"≈ {txt.fmt_batch(terms.crossover_batch(context))}",
+                    txt.sig(terms.intensity_limit(context), 3),
+                    f"≈ {txt.fmt_batch(knee)}" if knee is not None else "none",
                 ]
             )
             notes.setdefault(cm.attention_name(s.params), terms)
@@ -453,17 +452,17 @@ if not have_gpu_decode:
                 "<h2>What a GPU run will show</h2><p>No GPU decode measurement is committed yet. Until one is, here "
                 "is what the formulas above give for the decoder the GPU profile measures "
                 f"({config_words(first, 'bf16')}; weights "
-                + " and ".join(f"{report.fmt_bytes(terms.weight_bytes)} with {name}" for name, terms in notes.items())
+                + " and ".join(f"{txt.fmt_bytes(terms.weight_bytes)} with {name}" for name, terms in notes.items())
                 + ") with the H200's datasheet "
-                f"ceilings ({report.fmt_rate(h200.peak_flops['bfloat16'], 'FLOP/s')} dense bf16, "
-                f"{report.fmt_rate(h200.bandwidth, 'B/s')}, ridge {report.sig(ridge, 3)} FLOP/byte). These are "
+                f"ceilings ({txt.fmt_rate(h200.peak_flops['bfloat16'], 'FLOP/s')} dense bf16, "
+                f"{txt.fmt_rate(h200.bandwidth, 'B/s')}, ridge {txt.sig(ridge, 3)} FLOP/byte). These are "
                 "formulas, not measurements.</p>"
-                + report.html_table(
+                + txt.html_table(
                     ["context", "attention", "KV per sequence", "crossover b×", "I∞ (FLOP/byte)", "roofline knee"],
                     rows,
                     caption="Formula with datasheet ceilings (NVIDIA H200, bf16): no measurement",
                 )
-                + f"<p>{report.h(summary)} At longer contexts the step is memory-bound at every batch: its time is "
+                + f"<p>{txt.h(summary)} At longer contexts the step is memory-bound at every batch: its time is "
                 "flat only while the weights dominate the bytes (a batch well below b×) and grows with every "
                 "sequence after that. Throughput then saturates: it tends to the bandwidth divided by one "
                 "sequence's cache read, and at b× it is already half of that, so a few times b× past the "
@@ -477,7 +476,7 @@ gpu_note = (
     if have_gpu_decode
     else " Every decode measurement here is from a CPU; a GPU run will appear here once one is committed."
 )
-measured = "".join(f"<li>{report.h(t)}</li>" for t in takeaways) or "<li>No decode measurement is committed yet.</li>"
+measured = "".join(f"<li>{txt.h(t)}</li>" for t in takeaways) or "<li>No decode measurement is committed yet.</li>"
 display(
     HTML(
         '<div class="admonition success"><p class="admonition-title">Takeaways</p><p>A decoder batches like an '

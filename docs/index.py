@@ -12,6 +12,7 @@ from IPython.display import HTML, Markdown, display
 from benchmarks.analysis import curves as report
 from benchmarks.analysis.datasheet import GPUS
 from benchmarks.site import charts
+from benchmarks.site import text as txt
 
 data = report.load_site_data()
 curve = report.headline_curve(data)
@@ -42,13 +43,13 @@ if curve is None:
     )
 else:
     run = curve.run
-    kind = report.kind_word(run)
+    kind = txt.kind_word(run)
     chart = charts.headline_chart(curve, f"Latency and throughput against batch: {curve.shape}, measured on a {kind}")
     description = (
         f"Two log-log panels for the {curve.shape} ({curve.dtype}, {curve.mode}, cache {curve.cache}) on "
-        f"{report.device_label(run)}. Left: median latency per call with its interquartile band; right: rows "
+        f"{txt.device_label(run)}. Left: median latency per call with its interquartile band; right: rows "
         f"per second. Solid lines are measured, dashed lines the roofline prediction from the run's own "
-        f"ceilings. {report.knee_verdict(curve).capitalize()}. Data: {report.provenance(run)}."
+        f"ceilings. {txt.knee_verdict(curve).capitalize()}. Data: {txt.provenance(run)}."
     )
     display(charts.figure(chart, "home-headline", f"{curve.shape} on a {kind}", description))
 
@@ -56,33 +57,33 @@ else:
 if curve is not None:
     first, last = curve.points[0], curve.points[-1]
     lines = [
-        f"On **{report.esc(report.device_label(run))}**, the {curve.shape} in {curve.dtype} "
-        f"({report.MODE_WORDS.get(curve.mode, curve.mode)}; {report.cache_words(curve)}) takes "
-        f"**{report.fmt_time(first.median_s)}** at batch {first.batch} and "
-        f"**{report.fmt_time(last.median_s)}** at batch {last.batch}: "
-        f"{report.sig(last.batch / first.batch, 3)}× the rows for "
-        f"{report.sig(last.median_s / first.median_s, 3)}× the time.",
+        f"On **{txt.esc(txt.device_label(run))}**, the {curve.shape} in {curve.dtype} "
+        f"({txt.MODE_WORDS.get(curve.mode, curve.mode)}; {txt.cache_words(curve)}) takes "
+        f"**{txt.fmt_time(first.median_s)}** at batch {first.batch} and "
+        f"**{txt.fmt_time(last.median_s)}** at batch {last.batch}: "
+        f"{txt.sig(last.batch / first.batch, 3)}× the rows for "
+        f"{txt.sig(last.median_s / first.median_s, 3)}× the time.",
         f"The roofline of this run's own measured ceilings "
-        f"({report.fmt_rate(curve.ceilings.flops_per_s, 'FLOP/s')} and "
-        f"{report.fmt_rate(curve.ceilings.bytes_per_s, 'B/s')}) gives a {report.knee_verdict(curve)}."
+        f"({txt.fmt_rate(curve.ceilings.flops_per_s, 'FLOP/s')} and "
+        f"{txt.fmt_rate(curve.ceilings.bytes_per_s, 'B/s')}) gives a {txt.knee_verdict(curve)}."
         if curve.ceilings
         else "This run has no measured ceilings for this dtype, so it makes no prediction.",
     ]
     ratio = curve.overhead_ratio()
     if ratio and ratio > 2:
         lines.append(
-            f"At batch {first.batch} the measured time is {report.sig(ratio, 2)}× the roofline's: there the "
+            f"At batch {first.batch} the measured time is {txt.sig(ratio, 2)}× the roofline's: there the "
             "call is bound by fixed per-call costs (overhead), not by memory, which is the flat region's "
             "other cause."
         )
-    lines.append(f"Chart data: {report.esc(report.provenance(run))}.")
+    lines.append(f"Chart data: {txt.esc(txt.provenance(run))}.")
     display(Markdown("\n\n".join(lines)))
     if not data.gpus:
         display(
             HTML(
                 '<div class="admonition warning"><p class="admonition-title">These results come from a CPU</p>'
                 f"<p>No GPU run is committed yet, so every measured chart on this site shows a CPU "
-                f"({report.h(report.device_label(run))}). A CPU has a roofline too, but its ridge point and "
+                f"({txt.h(txt.device_label(run))}). A CPU has a roofline too, but its ridge point and "
                 "overheads differ from a GPU's, so do not read these numbers as GPU numbers. To produce GPU "
                 "results, run <code>nox -s bench docs</code> on a machine with an NVIDIA GPU and commit the "
                 "file it writes under <code>benchmarks/results/</code> "
@@ -103,19 +104,19 @@ for run in data.shown:
     for shown, each in [(True, run), *((False, r) for r in data.others(run))]:
         device = each.device
         detail = (
-            f"{device.get('sm_count') or '?'} SMs, {report.fmt_bytes(device['l2_bytes'])} L2"
+            f"{device.get('sm_count') or '?'} SMs, {txt.fmt_bytes(device['l2_bytes'])} L2"
             if device["kind"] == "cuda" and device.get("l2_bytes")
             else f"{device['threads']} thread{'s' * (device['threads'] != 1)}"
         )
-        href = f"{charts.SITE_ROOT}results/{device['slug']}/{report.h(each.id)}.json"
-        link = f'<a href="{href}">{report.h(each.id)}.json</a>'
+        href = f"{charts.SITE_ROOT}results/{device['slug']}/{txt.h(each.id)}.json"
+        link = f'<a href="{href}">{txt.h(each.id)}.json</a>'
         rows.append(
             [
-                report.kind_word(each),
+                txt.kind_word(each),
                 device["name"],
                 detail,
                 each.doc["run"].get("profile", ""),
-                report.run_date(each),
+                txt.run_date(each),
                 (each.doc["run"].get("git_commit") or "unknown")[:7],
                 "yes" if each.complete else "no (interrupted)",
                 "charted" if shown else "older",
@@ -125,7 +126,7 @@ for run in data.shown:
 if rows:
     display(
         HTML(
-            report.html_table(
+            txt.html_table(
                 ["kind", "device", "detail", "profile", "date", "commit", "complete", "on this site", "results file"],
                 rows,
                 raw=[8],
@@ -143,7 +144,7 @@ display(
         "<p>Batching is free only while something other than arithmetic sets the time: reading the weights, "
         "or fixed per-call overhead. Find the knee of your own device with <code>nox -s bench docs</code>; "
         f'the <a href="{charts.SITE_ROOT}theory/">Theory</a> page gives the datasheet ridge points of the '
-        f'{report.h(gpu_names)}, the <a href="{charts.SITE_ROOT}calculator/">Calculator</a> predicts any of them '
+        f'{txt.h(gpu_names)}, the <a href="{charts.SITE_ROOT}calculator/">Calculator</a> predicts any of them '
         f'for your layer sizes, and the <a href="{charts.SITE_ROOT}mlp/">MLP</a> page compares every measured '
         "knee with its prediction.</p></div>"
     )

@@ -8,8 +8,8 @@
 # %% tags=["hide-input"]
 from IPython.display import HTML, display
 
-from benchmarks.analysis import curves as report
 from benchmarks.profiles import PROFILES
+from benchmarks.site import text as txt
 
 rows = []
 for profile in PROFILES.values():
@@ -31,7 +31,7 @@ for profile in PROFILES.values():
         )
 display(
     HTML(
-        report.html_table(
+        txt.html_table(
             [
                 "profile",
                 "workload",

@@ -18,6 +18,7 @@ from pygments.lexers import PythonLexer
 
 from benchmarks.analysis import curves as report
 from benchmarks.site import charts
+from benchmarks.site import text as txt
 
 data = report.load_site_data()
 ROOT = Path(report.__file__).resolve().parents[2]
@@ -28,12 +29,12 @@ def device_section(run):
     parts = []
     slug = run.device["slug"]
     found = [c for c in report.curves(run, "mlp") if len(c.points) >= 2]
-    kind = report.kind_word(run)
+    kind = txt.kind_word(run)
     intro = (
-        f"<strong>{report.h(report.device_label(run))}</strong> ({kind} run; {report.h(report.provenance(run))}). "
-        f"Measured ceilings: copy {report.fmt_rate(run.ceilings['copy']['bytes_per_s'], 'B/s')}; matmul "
+        f"<strong>{txt.h(txt.device_label(run))}</strong> ({kind} run; {txt.h(txt.provenance(run))}). "
+        f"Measured ceilings: copy {txt.fmt_rate(run.ceilings['copy']['bytes_per_s'], 'B/s')}; matmul "
         + ", ".join(
-            f"{d} {report.fmt_rate(m['flops_per_s'], 'FLOP/s')}" for d, m in sorted(run.ceilings["matmul"].items())
+            f"{d} {txt.fmt_rate(m['flops_per_s'], 'FLOP/s')}" for d, m in sorted(run.ceilings["matmul"].items())
         )
         + "."
     )
@@ -51,17 +52,17 @@ def device_section(run):
         return parts
     for (dtype, mode, cache), group in report.group_by(found, "dtype", "mode", "cache").items():
         key = f"mlp-{slug}-{dtype}-{mode}-{cache}"
-        where = f"{report.device_label(run)}, {dtype}, {mode}, cache {cache}"
-        verdicts = "; ".join(f"{c.label}: {report.knee_verdict(c)}" for c in group)
-        parts.append(f"<h3>{report.h(dtype)}, {report.h(mode)}, cache {report.h(cache)}</h3>")
+        where = f"{txt.device_label(run)}, {dtype}, {mode}, cache {cache}"
+        verdicts = "; ".join(f"{c.label}: {txt.knee_verdict(c)}" for c in group)
+        parts.append(f"<h3>{txt.h(dtype)}, {txt.h(mode)}, cache {txt.h(cache)}</h3>")
         parts.append(
             charts.figure(
                 charts.latency_chart(group, f"Latency against batch: {group[0].shape.split('×')[0]}-layer MLP"),
                 f"{key}-latency",
                 f"Latency against batch ({dtype}, {mode})",
                 f"Log-log chart of median latency per call against batch size for each width, on {where} "
-                f"({report.cache_words(group[0])}), with the roofline prediction dashed. {verdicts}. "
-                f"Data: {report.provenance(run)}.",
+                f"({txt.cache_words(group[0])}), with the roofline prediction dashed. {verdicts}. "
+                f"Data: {txt.provenance(run)}.",
             )
         )
         parts.append(
@@ -71,7 +72,7 @@ def device_section(run):
                 f"Throughput against batch ({dtype}, {mode})",
                 f"Log-log chart of rows per second (batch ÷ median latency) against batch size for each width, on "
                 f"{where}, measured against the roofline prediction. Throughput keeps rising while latency is flat "
-                f"and levels off past the knee. Data: {report.provenance(run)}.",
+                f"and levels off past the knee. Data: {txt.provenance(run)}.",
             )
         )
     by_dtype = report.group_by(found, "dtype", "cache")
@@ -79,15 +80,15 @@ def device_section(run):
         modes = {c.mode for c in group}
         if len(modes) < 2:
             continue
-        parts.append(f"<h3>Eager calls against CUDA-graph replay, {report.h(dtype)}</h3>")
+        parts.append(f"<h3>Eager calls against CUDA-graph replay, {txt.h(dtype)}</h3>")
         parts.append(
             charts.figure(
                 charts.mode_chart(group, f"Eager against graph: {dtype}"),
                 f"mlp-{slug}-{dtype}-{cache}-modes",
                 f"Eager calls against CUDA-graph replay ({dtype})",
                 f"One log-log panel per width: median latency of eager calls and of CUDA-graph replay against batch "
-                f"size on {report.device_label(run)}, {dtype}, cache {cache}, with the roofline dashed grey. The gap "
-                f"at small batch is per-call overhead that graph replay removes. Data: {report.provenance(run)}.",
+                f"size on {txt.device_label(run)}, {dtype}, cache {cache}, with the roofline dashed grey. The gap "
+                f"at small batch is per-call overhead that graph replay removes. Data: {txt.provenance(run)}.",
             )
         )
     rows = []
@@ -100,17 +101,17 @@ def device_section(run):
                 c.dtype,
                 c.mode,
                 c.cache,
-                report.fmt_batch(c.predicted_knee),
-                report.fmt_batch(c.knee.batch) if c.knee else "none detected",
-                f"{report.sig(ratio, 2)}× ({(ratio - 1) * 100:+.0f} %)" if ratio else "–",
-                f"{report.sig(overhead, 2)}×" if overhead else "–",
+                txt.fmt_batch(c.predicted_knee),
+                txt.fmt_batch(c.knee.batch) if c.knee else "none detected",
+                f"{txt.sig(ratio, 2)}× ({(ratio - 1) * 100:+.0f} %)" if ratio else "–",
+                f"{txt.sig(overhead, 2)}×" if overhead else "–",
                 f"{c.knee.slope_below:.2f} / {c.knee.slope_above:.2f}" if c.knee else "–",
             ]
         )
-    parts.append(f"<h3>Knees: predicted against measured ({report.h(report.kind_word(run))})</h3>")
+    parts.append(f"<h3>Knees: predicted against measured ({txt.h(txt.kind_word(run))})</h3>")
     parts.append(
         HTML(
-            report.html_table(
+            txt.html_table(
                 [
                     "curve",
                     "dtype",
@@ -123,7 +124,7 @@ def device_section(run):
                     "log-log slope below / above",
                 ],
                 rows,
-                caption=f"{report.device_label(run)}; {report.provenance(run)}",
+                caption=f"{txt.device_label(run)}; {txt.provenance(run)}",
             )
         )
     )
@@ -133,7 +134,7 @@ def device_section(run):
             f"{c.label} {c.dtype} {c.mode} batch {r['batch']}: {r['status']} ({r.get('message') or ''})"
             for c, r in failed
         )
-        parts.append(f"<p>Points not measured: {report.h(listed)}.</p>")
+        parts.append(f"<p>Points not measured: {txt.h(listed)}.</p>")
     return parts
 
 
@@ -152,7 +153,7 @@ elif len(data.shown) == 1:
 else:
     display(Markdown("Several devices have results: choose one."))
     labels = "".join(
-        f'<label for="__devices_{i}">{report.h(report.device_label(r))}</label>' for i, r in enumerate(data.shown)
+        f'<label for="__devices_{i}">{txt.h(txt.device_label(r))}</label>' for i, r in enumerate(data.shown)
     )
     inputs = "".join(
         f'<input {"checked " if i == 0 else ""}id="__devices_{i}" name="__devices" type="radio">'

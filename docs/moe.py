@@ -29,6 +29,7 @@ from IPython.display import HTML, Markdown, display
 
 from benchmarks.analysis import curves as report
 from benchmarks.site import charts
+from benchmarks.site import text as txt
 
 data = report.load_site_data()
 takeaways = []
@@ -60,15 +61,15 @@ def skew_table(run, records):
                 if r is None:
                     row.append("–")
                     continue
-                ratio = f" ({report.sig(r['median_s'] / base['median_s'], 3)}×)" if base and skew else ""
+                ratio = f" ({txt.sig(r['median_s'] / base['median_s'], 3)}×)" if base and skew else ""
                 row.append(
-                    f"{report.fmt_time(r['median_s'])}{ratio}; busiest expert {r['routing']['max_load']} rows, "
+                    f"{txt.fmt_time(r['median_s'])}{ratio}; busiest expert {r['routing']['max_load']} rows, "
                     f"{r['routing']['touched_experts']} experts"
                 )
             rows.append(row)
         headers = ["batch", *(f"skew {s:g}" + (" (uniform)" if s == 0 else "") for s in skews)]
-        caption = f"Token choice, E={experts}, k={top_k}, {dtype}, {mode}, on {report.device_label(run)}"
-        tables.append((experts, top_k, skews, batches, report.html_table(headers, rows, caption=caption)))
+        caption = f"Token choice, E={experts}, k={top_k}, {dtype}, {mode}, on {txt.device_label(run)}"
+        tables.append((experts, top_k, skews, batches, txt.html_table(headers, rows, caption=caption)))
     return tables
 
 
@@ -82,9 +83,9 @@ def _by_shape(curves):
 def device_section(run):
     parts = []
     slug = run.device["slug"]
-    kind = report.kind_word(run)
+    kind = txt.kind_word(run)
     records = moe_records(run)
-    intro = f"<strong>{report.h(report.device_label(run))}</strong> ({kind} run; {report.h(report.provenance(run))})."
+    intro = f"<strong>{txt.h(txt.device_label(run))}</strong> ({kind} run; {txt.h(txt.provenance(run))})."
     if kind == "CPU":
         intro += " A CPU runs one expert after another on the same cores; it shows the cost model, not a GPU's."
     parts.append(f"<p>{intro}</p>")
@@ -95,11 +96,9 @@ def device_section(run):
     for (dtype, mode, cache), group in report.group_by(found, "dtype", "mode", "cache").items():
         for (experts, top_k), shaped in _by_shape(group).items():
             key = f"moe-{slug}-e{experts}-k{top_k}-{dtype}-{mode}-{cache}"
-            where = f"{report.device_label(run)}, {dtype}, {mode}, cache {cache}"
-            parts.append(
-                f"<h3>E={experts}, k={top_k}: {report.h(dtype)}, {report.h(mode)}, cache {report.h(cache)}</h3>"
-            )
-            verdicts = "; ".join(f"{c.label}: {report.knee_verdict(c)}" for c in shaped)
+            where = f"{txt.device_label(run)}, {dtype}, {mode}, cache {cache}"
+            parts.append(f"<h3>E={experts}, k={top_k}: {txt.h(dtype)}, {txt.h(mode)}, cache {txt.h(cache)}</h3>")
+            verdicts = "; ".join(f"{c.label}: {txt.knee_verdict(c)}" for c in shaped)
             parts.append(
                 charts.figure(
                     charts.latency_chart(shaped, f"MoE layer against its dense twin: E={experts}, top-{top_k}"),
@@ -108,7 +107,7 @@ def device_section(run):
                     f"Log-log chart of median latency per call against batch size for an MoE layer with {experts} "
                     f"experts and top-{top_k} routing at several routing skews, expert choice, and the dense FFN "
                     f"with the same active parameters, on {where}, with the roofline prediction dashed. "
-                    f"{verdicts}. Data: {report.provenance(run)}.",
+                    f"{verdicts}. Data: {txt.provenance(run)}.",
                 )
             )
             dense = next((c for c in shaped if c.params.get("variant") == "dense"), None)
@@ -118,9 +117,9 @@ def device_section(run):
             if dense and uniform and dense.knee and uniform.knee:
                 moved = uniform.knee.batch / dense.knee.batch
                 takeaways.append(
-                    f"{report.device_label(run)}, E={experts}, k={top_k} ({mode}): measured knee "
-                    f"{report.fmt_batch(uniform.knee.batch)} (uniform token choice) against "
-                    f"{report.fmt_batch(dense.knee.batch)} (dense), {report.sig(moved, 2)}× for an expected "
+                    f"{txt.device_label(run)}, E={experts}, k={top_k} ({mode}): measured knee "
+                    f"{txt.fmt_batch(uniform.knee.batch)} (uniform token choice) against "
+                    f"{txt.fmt_batch(dense.knee.batch)} (dense), {txt.sig(moved, 2)}× for an expected "
                     f"E/k = {experts / top_k:g}×."
                 )
     for experts, top_k, skews, batches, table in skew_table(run, records):
@@ -131,8 +130,8 @@ def device_section(run):
         if 0.0 in row and max(skews) in row and max(skews) > 0:
             ratio = row[max(skews)]["median_s"] / row[0.0]["median_s"]
             takeaways.append(
-                f"{report.device_label(run)}, E={experts}, k={top_k}: at batch {largest}, skew {max(skews):g} "
-                f"takes {report.sig(ratio, 3)}× the time of uniform routing while its busiest expert gets "
+                f"{txt.device_label(run)}, E={experts}, k={top_k}: at batch {largest}, skew {max(skews):g} "
+                f"takes {txt.sig(ratio, 3)}× the time of uniform routing while its busiest expert gets "
                 f"{row[max(skews)]['routing']['max_load']} rows against {row[0.0]['routing']['max_load']}."
             )
     load_rows = [
@@ -153,15 +152,15 @@ def device_section(run):
                     load_rows,
                     "Latency against the busiest expert's rows (token choice)",
                     [
-                        f"{report.device_label(run)} · {dtype} · eager · cache: {records[0]['cache']}",
-                        report.provenance(run),
+                        f"{txt.device_label(run)} · {dtype} · eager · cache: {records[0]['cache']}",
+                        txt.provenance(run),
                     ],
                 ),
                 f"moe-{slug}-load",
                 "Latency against the busiest expert's load",
                 f"Log-log scatter of median latency per call against the number of rows routed to the busiest "
-                f"expert, one point per batch size and routing skew, token choice, on {report.device_label(run)}. "
-                f"Data: {report.provenance(run)}.",
+                f"expert, one point per batch size and routing skew, token choice, on {txt.device_label(run)}. "
+                f"Data: {txt.provenance(run)}.",
             )
         )
     dropped = [
@@ -193,7 +192,7 @@ charts.show_device_sections(data.shown, device_section, "<p>No results are commi
 # capacity limit (or expert choice) caps that load by dropping or rerouting tokens instead.
 
 # %% tags=["hide-input"]
-lines = [f"- {report.esc(t)}" for t in takeaways]
+lines = [f"- {txt.esc(t)}" for t in takeaways]
 display(Markdown("\n".join(lines) if lines else "No MoE measurement is committed yet."))
 gpu_note = "" if data.gpus else " Every measurement here is from a CPU; a GPU run will appear here once committed."
 display(

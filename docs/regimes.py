@@ -29,6 +29,7 @@ from benchmarks.analysis import curves as report
 from benchmarks.analysis import regimes
 from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.site import charts, charts_hardware
+from benchmarks.site import text as txt
 
 data = report.load_site_data()
 takeaways = []
@@ -47,8 +48,8 @@ def plateau_table(run):
         for kind in ("read", "copy"):
             match = next((p for p in found[kind] if p.name == name), None)
             cells.append(
-                f"{report.fmt_rate(match.bytes_per_s, 'B/s')} ({report.fmt_bytes(match.low_bytes)}–"
-                f"{report.fmt_bytes(match.high_bytes)}, {match.points} size{'s' * (match.points != 1)})"
+                f"{txt.fmt_rate(match.bytes_per_s, 'B/s')} ({txt.fmt_bytes(match.low_bytes)}–"
+                f"{txt.fmt_bytes(match.high_bytes)}, {match.points} size{'s' * (match.points != 1)})"
                 if match
                 else "–"
             )
@@ -58,13 +59,13 @@ def plateau_table(run):
         "is one call. The read kernel passes over its buffer many times in one call, so its plateaus are the "
         "cache levels' own.</p>"
     )
-    table = report.html_table(
+    table = txt.html_table(
         ["level", "read: median bandwidth (working sets)", "copy: median bandwidth (working sets)"],
         rows,
-        caption=f"Bandwidth plateaus on {report.device_label(run)}: working sets that fit each cache level "
+        caption=f"Bandwidth plateaus on {txt.device_label(run)}: working sets that fit each cache level "
         "(edges left out), and those at least 4× the largest cache (memory)",
     )
-    words = ", ".join(f"{p.name} {report.fmt_rate(p.bytes_per_s, 'B/s')}" for p in found["read"])
+    words = ", ".join(f"{p.name} {txt.fmt_rate(p.bytes_per_s, 'B/s')}" for p in found["read"])
     return table + note, words
 
 
@@ -76,16 +77,16 @@ def matmul_table(run, gpu):
         rows.append(
             [
                 dtype,
-                report.fmt_rate(best, "FLOP/s"),
+                txt.fmt_rate(best, "FLOP/s"),
                 str(n),
-                report.fmt_rate(sheet, "FLOP/s") if sheet else "–",
+                txt.fmt_rate(sheet, "FLOP/s") if sheet else "–",
                 f"{best / sheet:.0%}" if sheet else "–",
             ]
         )
-    return report.html_table(
+    return txt.html_table(
         ["dtype", "best measured", "at n", "datasheet (dense)", "measured ÷ datasheet"],
         rows,
-        caption=f"Square-matmul rate on {report.device_label(run)}",
+        caption=f"Square-matmul rate on {txt.device_label(run)}",
     )
 
 
@@ -100,15 +101,15 @@ def ceilings_section(run, slug, gpu):
             f"regimes-{slug}-bandwidth",
             "Copy and read bandwidth against working-set size",
             f"Log-log chart of measured bandwidth in GB/s against the bytes one pass touches, from a few KiB to far "
-            f"beyond the last cache, on {report.device_label(run)}, for a copy (bytes read plus written) and a read "
+            f"beyond the last cache, on {txt.device_label(run)}, for a copy (bytes read plus written) and a read "
             f"that passes over one buffer many times in one kernel; the cache sizes the device reports are marked. "
-            f"Read plateaus: {words or 'none found'}. Data: {report.provenance(run)}.",
+            f"Read plateaus: {words or 'none found'}. Data: {txt.provenance(run)}.",
         )
     )
     parts.append(table)
     if words:
         takeaways.append(
-            f"{report.device_label(run)}: read bandwidth by where the data sits: {words}. A working set that fits "
+            f"{txt.device_label(run)}: read bandwidth by where the data sits: {words}. A working set that fits "
             "a cache is read several times faster than one that does not."
         )
     parts.append(
@@ -117,10 +118,10 @@ def ceilings_section(run, slug, gpu):
             f"regimes-{slug}-matmul",
             "Square-matmul FLOP/s against matrix size",
             f"Log-log chart of measured FLOP/s of an n×n by n×n matmul against n for each dtype measured on "
-            f"{report.device_label(run)}"
+            f"{txt.device_label(run)}"
             + (", with the datasheet's dense peaks dashed" if gpu else "")
             + ". Small matrices leave the device partly idle; where the rate peaks depends on the device and dtype. "
-            f"Data: {report.provenance(run)}.",
+            f"Data: {txt.provenance(run)}.",
         )
     )
     parts.append(matmul_table(run, gpu))
@@ -142,8 +143,8 @@ def overhead_section(run, slug):
             f"regimes-{slug}-modes",
             f"Latency against batch per execution mode ({dtype}, weights resident)",
             f"Small multiples, one per MLP width, of median latency against batch size for each execution mode "
-            f"measured ({', '.join(modes)}) on {report.device_label(run)}, {dtype}, weights resident, with the "
-            f"roofline dashed. Data: {report.provenance(run)}.",
+            f"measured ({', '.join(modes)}) on {txt.device_label(run)}, {dtype}, weights resident, with the "
+            f"roofline dashed. Data: {txt.provenance(run)}.",
         )
     )
     smallest = widths[0]
@@ -159,16 +160,16 @@ def overhead_section(run, slug):
                     f"8×{r.width}",
                     r.dtype,
                     r.mode,
-                    report.fmt_time(r.batch1_s),
+                    txt.fmt_time(r.batch1_s),
                     "–" if fused else str(r.ops),
-                    "–" if fused else report.fmt_time(r.per_op_s),
-                    report.fmt_time(r.roofline_s) if r.roofline_s else "–",
-                    f"{report.fmt_time(floor[1])} ({floor[0]})" if floor else "–",
+                    "–" if fused else txt.fmt_time(r.per_op_s),
+                    txt.fmt_time(r.roofline_s) if r.roofline_s else "–",
+                    f"{txt.fmt_time(floor[1])} ({floor[0]})" if floor else "–",
                     f"{r.batch1_s / floor[1]:,.0f}×" if floor else "–",
                 ]
             )
         parts.append(
-            report.html_table(
+            txt.html_table(
                 [
                     "MLP",
                     "dtype",
@@ -181,7 +182,7 @@ def overhead_section(run, slug):
                     "batch 1 ÷ cache read",
                 ],
                 table_rows,
-                caption=f"The smallest MLP at batch 1 on {report.device_label(run)}: time per op bounds the {cost} "
+                caption=f"The smallest MLP at batch 1 on {txt.device_label(run)}: time per op bounds the {cost} "
                 "cost of one op from above (it includes the op's own tiny work). Its weights are resident, so the "
                 "fair floor is reading its bytes at the read plateau of the cache level that holds them.",
             )
@@ -191,27 +192,27 @@ def overhead_section(run, slug):
         if eager:
             floor = regimes.cache_floor(run, eager.bytes)
             text = (
-                f"{report.device_label(run)}: the 8×{smallest} MLP takes {report.fmt_time(eager.batch1_s)} at batch 1 "
-                f"in eager mode, {report.fmt_time(eager.per_op_s)} of {cost} per op"
+                f"{txt.device_label(run)}: the 8×{smallest} MLP takes {txt.fmt_time(eager.batch1_s)} at batch 1 "
+                f"in eager mode, {txt.fmt_time(eager.per_op_s)} of {cost} per op"
             )
             if floor:
                 text += (
                     f", {eager.batch1_s / floor[1]:,.0f}× the time to read its "
-                    f"{report.fmt_bytes(eager.bytes)} from {floor[0]}"
+                    f"{txt.fmt_bytes(eager.bytes)} from {floor[0]}"
                 )
             if saved is not None:
-                text += f"; a CUDA graph saves {report.fmt_time(saved)} per kernel"
+                text += f"; a CUDA graph saves {txt.fmt_time(saved)} per kernel"
             takeaways.append(text + ".")
         compiled = next((r for r in rows if r.mode == "compile"), None)
         if eager and compiled:
             ratio = compiled.batch1_s / eager.batch1_s
             verdict = "slower than" if ratio > 1.02 else "no faster than" if ratio > 0.95 else "faster than"
             sentence = (
-                f"{report.device_label(run)}: torch.compile (default mode) runs the 8×{smallest} MLP at batch 1 in "
-                f"{report.fmt_time(compiled.batch1_s)}, {ratio:.2f}× the eager time: {verdict} eager here."
+                f"{txt.device_label(run)}: torch.compile (default mode) runs the 8×{smallest} MLP at batch 1 in "
+                f"{txt.fmt_time(compiled.batch1_s)}, {ratio:.2f}× the eager time: {verdict} eager here."
             )
             takeaways.append(sentence)
-            parts.append(f"<p>{report.h(sentence.split(': ', 1)[1])}</p>")
+            parts.append(f"<p>{txt.h(sentence.split(': ', 1)[1])}</p>")
     return parts
 
 
@@ -229,8 +230,8 @@ def cache_section(run, slug):
                     f"regimes-{slug}-cache-{dtype}-{mode}",
                     f"Latency against batch with weights resident and rotated ({dtype}, {mode})",
                     f"Log-log chart of median latency against batch size for the 8×{width} MLP on "
-                    f"{report.device_label(run)}, {dtype}, {mode}, once timed in a hot loop (weights resident) and "
-                    f"once rotating through weight copies larger than the cache. Data: {report.provenance(run)}.",
+                    f"{txt.device_label(run)}, {dtype}, {mode}, once timed in a hot loop (weights resident) and "
+                    f"once rotating through weight copies larger than the cache. Data: {txt.provenance(run)}.",
                 )
             )
             resident = next(c for c in group if c.cache == "resident")
@@ -238,18 +239,18 @@ def cache_section(run, slug):
             first_r, first_m = regimes.point_at(resident, 1), regimes.point_at(rotated, 1)
             if first_r and first_m:
                 text = (
-                    f"At batch 1 the resident loop reports {report.fmt_time(first_r.median_s)} and the rotated one "
-                    f"{report.fmt_time(first_m.median_s)}: {first_m.median_s / first_r.median_s:.2f}×."
+                    f"At batch 1 the resident loop reports {txt.fmt_time(first_r.median_s)} and the rotated one "
+                    f"{txt.fmt_time(first_m.median_s)}: {first_m.median_s / first_r.median_s:.2f}×."
                 )
                 levels = regimes.cache_levels(run)
                 weights = regimes.weight_bytes(resident)
                 if levels and weights >= levels[-1]["bytes"]:
                     text += (
-                        f" Its {report.fmt_bytes(weights)} of weights do not fit in this device's largest cache "
-                        f"({levels[-1]['name']}, {report.fmt_bytes(levels[-1]['bytes'])}), so both loops read memory "
+                        f" Its {txt.fmt_bytes(weights)} of weights do not fit in this device's largest cache "
+                        f"({levels[-1]['name']}, {txt.fmt_bytes(levels[-1]['bytes'])}), so both loops read memory "
                         "here; the width sweep below shows the trap at the widths that do fit."
                     )
-                parts.append(f"<p>{report.h(text)}</p>")
+                parts.append(f"<p>{txt.h(text)}</p>")
     best = None
     for dtype, mode in {(c.dtype, c.mode) for c in regimes.mlp_curves(run)}:
         rows = regimes.weight_bandwidth(run, dtype, mode, batch=1)
@@ -262,7 +263,7 @@ def cache_section(run, slug):
              if p.name == "memory"),
             None,
         )  # fmt: skip
-        subtitle = f"{report.device_label(run)} · {dtype} · {mode} · batch 1 · cache: resident vs rotated"
+        subtitle = f"{txt.device_label(run)} · {dtype} · {mode} · batch 1 · cache: resident vs rotated"
         parts.append(
             charts.figure(
                 charts_hardware.weight_bandwidth_chart(
@@ -272,8 +273,8 @@ def cache_section(run, slug):
                 f"Weight bandwidth against weight size, resident and rotated ({dtype}, {mode}, batch 1)",
                 f"Log-log chart of an 8-layer MLP's weight bytes divided by its batch-1 latency, against the size of "
                 f"its weights, for widths {', '.join(str(w) for w in sorted({r.width for r in rows}))} on "
-                f"{report.device_label(run)}, {dtype}, {mode}, with weights resident and rotated; cache sizes are "
-                f"marked. Data: {report.provenance(run)}.",
+                f"{txt.device_label(run)}, {dtype}, {mode}, with weights resident and rotated; cache sizes are "
+                f"marked. Data: {txt.provenance(run)}.",
             )
         )
         by = {(r.cache, r.width): r for r in rows}
@@ -283,10 +284,10 @@ def cache_section(run, slug):
             ratio = by[("resident", gap)].bytes_per_s / by[("rotated", gap)].bytes_per_s
             largest = both[-1]
             takeaways.append(
-                f"{report.device_label(run)} ({dtype}, {mode}, batch 1): the cache trap is largest at width {gap} "
-                f"({report.fmt_bytes(by[('resident', gap)].weight_bytes)} of weights), where a hot loop reports "
+                f"{txt.device_label(run)} ({dtype}, {mode}, batch 1): the cache trap is largest at width {gap} "
+                f"({txt.fmt_bytes(by[('resident', gap)].weight_bytes)} of weights), where a hot loop reports "
                 f"{ratio:.1f}× the weight bandwidth of rotated weights; at width {largest} "
-                f"({report.fmt_bytes(by[('resident', largest)].weight_bytes)}) the two differ by "
+                f"({txt.fmt_bytes(by[('resident', largest)].weight_bytes)}) the two differ by "
                 f"{by[('resident', largest)].bytes_per_s / by[('rotated', largest)].bytes_per_s:.2f}×."
             )
     return parts
@@ -304,8 +305,8 @@ for run in data.shown:
 def show(index):
     for parts in sections.values():
         run = parts[0]
-        kind = report.kind_word(run)
-        display(HTML(f"<h3>{report.h(report.device_label(run))} ({kind} run)</h3>"))
+        kind = txt.kind_word(run)
+        display(HTML(f"<h3>{txt.h(txt.device_label(run))} ({kind} run)</h3>"))
         for part in parts[index]:
             display(HTML(part) if isinstance(part, str) else part)
 
@@ -398,7 +399,7 @@ for run in data.shown:
 
         signal_rows.append(
             [
-                report.device_label(run),
+                txt.device_label(run),
                 f"8×{curve.params['width']} {curve.dtype}, {curve.cache}",
                 cell(s.width_ratio),
                 cell(s.graph_ratio),
@@ -410,7 +411,7 @@ for run in data.shown:
 if signal_rows:
     display(
         HTML(
-            report.html_table(
+            txt.html_table(
                 [
                     "device",
                     "MLP (eager)",
@@ -432,7 +433,7 @@ else:
 # ## Takeaways
 
 # %% tags=["hide-input"]
-lines = [f"- {report.esc(t)}" for t in takeaways]
+lines = [f"- {txt.esc(t)}" for t in takeaways]
 display(Markdown("\n".join(lines) if lines else "No measurement with ceiling curves is committed yet."))
 gpu_note = (
     ""

@@ -46,14 +46,15 @@ from IPython.display import HTML, display
 from benchmarks.analysis import curves as report
 from benchmarks.schema import SCHEMA_VERSION, describe_fields
 from benchmarks.site import charts
+from benchmarks.site import text as txt
 
 rows = [
-    [f"<code>{report.h(path)}</code>", kind, "yes" if required else "", description]
+    [f"<code>{txt.h(path)}</code>", kind, "yes" if required else "", description]
     for path, kind, required, description in describe_fields()
 ]
 display(
     HTML(
-        report.html_table(
+        txt.html_table(
             ["field", "type", "required", "meaning"],
             rows,
             caption=f"Results file, schema version {SCHEMA_VERSION}",
@@ -71,9 +72,9 @@ display(
 # %% tags=["hide-input"]
 data = report.load_site_data()
 items = [
-    f'<li><a href="{charts.SITE_ROOT}results/{r.device["slug"]}/{report.h(r.id)}.json">'
-    f"{report.h(r.device['slug'])}/{report.h(r.id)}.json</a>: {report.h(report.device_label(r))}, "
-    f"{report.h(report.provenance(r))}</li>"
+    f'<li><a href="{charts.SITE_ROOT}results/{r.device["slug"]}/{txt.h(r.id)}.json">'
+    f"{txt.h(r.device['slug'])}/{txt.h(r.id)}.json</a>: {txt.h(txt.device_label(r))}, "
+    f"{txt.h(txt.provenance(r))}</li>"
     for r in sorted(data.runs, key=lambda r: (r.device["slug"], r.started_at))
 ]
 display(HTML(f"<ul>{''.join(items)}</ul>" if items else "<p>No results are committed yet.</p>"))

@@ -35,6 +35,7 @@ from IPython.display import HTML, Markdown, display
 from benchmarks.analysis import curves as report
 from benchmarks.analysis.steps import curve_from_records, explain_step, find_steps, free_batch_up_to, noise_level
 from benchmarks.site import charts
+from benchmarks.site import text as txt
 
 data = report.load_site_data()
 
@@ -67,10 +68,10 @@ summary = []
 def device_section(run):
     parts = []
     slug = run.device["slug"]
-    kind = report.kind_word(run)
+    kind = txt.kind_word(run)
     sms = run.device.get("sm_count")
     groups = linear_groups(run)
-    intro = f"<strong>{report.h(report.device_label(run))}</strong> ({kind} run; {report.h(report.provenance(run))})."
+    intro = f"<strong>{txt.h(txt.device_label(run))}</strong> ({kind} run; {txt.h(txt.provenance(run))})."
     if kind == "CPU":
         intro += (
             " A CPU has no SMs and its matrix library names no kernels to the profiler (it sees only "
@@ -97,10 +98,10 @@ def device_section(run):
         explained = sum(bool(c) for c in causes)
         summary.append((run, label, mode, len(steps), explained, noise))
         key = f"steps-{slug}-{dtype}-{mode}-{cache}"
-        parts.append(f"<h3>Linear {report.h(label)}, {report.h(mode)}, cache {report.h(cache)}</h3>")
+        parts.append(f"<h3>Linear {txt.h(label)}, {txt.h(mode)}, cache {txt.h(cache)}</h3>")
         subtitle = [
-            f"{report.device_label(run)} · {dtype} · {mode} · cache: {cache}",
-            report.provenance(run),
+            f"{txt.device_label(run)} · {dtype} · {mode} · cache: {cache}",
+            txt.provenance(run),
         ]
         parts.append(
             charts.figure(
@@ -109,14 +110,14 @@ def device_section(run):
                 f"Fine batch sweep of a Linear {label} layer ({mode})",
                 f"Median latency per call (top) and latency per row (bottom, log scale) against batch size for one "
                 f"Linear layer with {params.get('in_features')} inputs and {out_features} outputs in {dtype} on "
-                f"{report.device_label(run)}, {mode}, cache {cache}. Dashed rules mark the {len(steps)} step(s) "
-                f"detected above the run's noise (typical standard error {report.sig(100 * noise, 2)} % of the "
-                f"median). Data: {report.provenance(run)}.",
+                f"{txt.device_label(run)}, {mode}, cache {cache}. Dashed rules mark the {len(steps)} step(s) "
+                f"detected above the run's noise (typical standard error {txt.sig(100 * noise, 2)} % of the "
+                f"median). Data: {txt.provenance(run)}.",
             )
         )
         text = (
             f"{len(points)} batch sizes from {points[0].batch} to {points[-1].batch}; typical standard error of a "
-            f"point's median: {report.sig(100 * noise, 2)} %. A step is a rise in level, beyond the curve's local "
+            f"point's median: {txt.sig(100 * noise, 2)} %. A step is a rise in level, beyond the curve's local "
             f"trend, larger than 4 combined standard errors. "
         )
         if steps:
@@ -133,16 +134,16 @@ def device_section(run):
                 rows.append(
                     [
                         f"{step.before} → {step.after}",
-                        f"+{report.sig(100 * step.relative, 2)} %",
-                        report.sig(step.sigmas, 2),
-                        "<br>".join(report.h(c) for c in cause) or "not explained by tiles, waves or a kernel switch",
+                        f"+{txt.sig(100 * step.relative, 2)} %",
+                        txt.sig(step.sigmas, 2),
+                        "<br>".join(txt.h(c) for c in cause) or "not explained by tiles, waves or a kernel switch",
                     ]
                 )
             parts.append(
-                report.html_table(
+                txt.html_table(
                     ["batch", "jump", "jump ÷ std. error", "likely cause"],
                     rows,
-                    caption=f"Detected steps: Linear {label}, {mode}, on {report.device_label(run)}",
+                    caption=f"Detected steps: Linear {label}, {mode}, on {txt.device_label(run)}",
                     raw=[3],
                 )
             )
@@ -172,10 +173,10 @@ charts.show_device_sections(data.shown, device_section, "<p>No results are commi
 # %% tags=["hide-input"]
 lines = []
 for run, label, mode, count, explained, noise in summary:
-    device = report.device_label(run)
+    device = txt.device_label(run)
     lines.append(
-        f"- {report.esc(device)}, Linear {label} ({mode}): {count} step(s) above a typical noise of "
-        f"{report.sig(100 * noise, 2)} %, {explained} explained, {count - explained} not."
+        f"- {txt.esc(device)}, Linear {label} ({mode}): {count} step(s) above a typical noise of "
+        f"{txt.sig(100 * noise, 2)} %, {explained} explained, {count - explained} not."
     )
 display(Markdown("\n".join(lines) if lines else "No Linear-layer sweep is committed yet."))
 gpu_note = (

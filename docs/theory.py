@@ -10,6 +10,7 @@ from IPython.display import HTML, Markdown, display
 from benchmarks.analysis import curves as report
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, find_gpu
 from benchmarks.site import charts
+from benchmarks.site import text as txt
 
 T4 = find_gpu("NVIDIA T4")
 A100 = find_gpu("NVIDIA A100 SXM4 80GB")
@@ -76,15 +77,15 @@ for gpu in GPUS:
                 gpu.name,
                 dtype,
                 str(BYTES_PER_ELEMENT[dtype]),
-                report.sig(gpu.peak_flops[dtype] / 1e12, 3),
-                report.sig(gpu.bandwidth / 1e12, 3),
-                report.sig(gpu.ridge_intensity(dtype), 3),
+                txt.sig(gpu.peak_flops[dtype] / 1e12, 3),
+                txt.sig(gpu.bandwidth / 1e12, 3),
+                txt.sig(gpu.ridge_intensity(dtype), 3),
                 f"{gpu.ridge_batch(dtype):,.0f}",
             ]
         )
 display(
     HTML(
-        report.html_table(
+        txt.html_table(
             ["GPU", "dtype", "s (bytes)", "peak TFLOP/s (dense)", "bandwidth TB/s", "F/BW (FLOP/B)", "b* (rows)"],
             rows,
             caption="Datasheet ridge points: b* = (F/BW)·(s/2). TF32 stores fp32 operands (s = 4).",
@@ -97,7 +98,7 @@ chart = charts.intensity_chart(
     [T4, A100, H100, H200], ["bfloat16", "float16", "float32"], 4096, "Arithmetic intensity of a Linear layer"
 )
 ridge_words = "; ".join(
-    f"{g.name} {d}: {report.sig(g.ridge_intensity(d), 3)} FLOP/B"
+    f"{g.name} {d}: {txt.sig(g.ridge_intensity(d), 3)} FLOP/B"
     for g in (T4, A100, H100, H200)
     for d in ("bfloat16", "float16", "float32")
     if d in g.peak_flops
@@ -138,7 +139,7 @@ display(
 
 # %% tags=["hide-input"]
 mib = 8 * 1024 * 1024 * BYTES_PER_ELEMENT["bfloat16"] / 2**20
-caches = ", ".join(f"{g.name} {report.fmt_bytes(g.l2_bytes)}" for g in (A100, H100) if g.l2_bytes)
+caches = ", ".join(f"{g.name} {txt.fmt_bytes(g.l2_bytes)}" for g in (A100, H100) if g.l2_bytes)
 display(
     Markdown(
         f"An 8-layer MLP of width 1024 holds 8·1024² weights: **{mib:.0f} MiB in bf16**, which fits in the L2 "
@@ -172,13 +173,13 @@ conv_k, conv_hw = 3, 224
 corrections = [
     [
         "The T4 does 65 TFLOP/s in 32-bit floats.",
-        f"65 TFLOP/s is the T4's fp16 tensor-core rate; plain fp32 is {report.sig(t4_fp32 / 1e12, 2)} TFLOP/s, "
-        f"{report.sig(t4_fp16 / t4_fp32, 2)}× less.",
+        f"65 TFLOP/s is the T4's fp16 tensor-core rate; plain fp32 is {txt.sig(t4_fp32 / 1e12, 2)} TFLOP/s, "
+        f"{txt.sig(t4_fp16 / t4_fp32, 2)}× less.",
         T4.source,
     ],
     [
         "The T4's memory bandwidth is 300 GB/s.",
-        f"It is {report.sig(T4.bandwidth / 1e9, 3)} GB/s.",
+        f"It is {txt.sig(T4.bandwidth / 1e9, 3)} GB/s.",
         T4.source,
     ],
     [
@@ -191,7 +192,7 @@ corrections = [
     [
         "An A100's “device memory” is only 192 KB.",
         f"192 KB is the L1/shared memory of one SM. An A100 has {A100.sm_count} SMs "
-        f"({report.fmt_bytes(A100.sm_count * a100_l1_per_sm)} of L1/shared memory in all) and a "
+        f"({txt.fmt_bytes(A100.sm_count * a100_l1_per_sm)} of L1/shared memory in all) and a "
         f"{A100.l2_bytes / 1e6:.0f} MB L2 cache, in front of 40 or 80 GB of HBM.",
         A100.source,
     ],
@@ -207,7 +208,7 @@ corrections = [
         "arithmetic on the layer's output shape",
     ],
 ]
-display(HTML(report.html_table(["the article says", "correct", "source"], corrections)))
+display(HTML(txt.html_table(["the article says", "correct", "source"], corrections)))
 
 # %% tags=["hide-input"]
 data = report.load_site_data()
@@ -217,9 +218,9 @@ for run in data.cpus:
         if curve.width == 1024 and len(curve.points) >= 4:
             first, last = curve.points[0], curve.points[-1]
             cpu_lines.append(
-                f"{report.esc(report.device_label(run))}, {curve.shape} in {curve.dtype}: "
-                f"{report.fmt_time(first.median_s)} at batch {first.batch}, {report.fmt_time(last.median_s)} at "
-                f"batch {last.batch} ({report.knee_verdict(curve)}; {report.esc(report.provenance(run))})"
+                f"{txt.esc(txt.device_label(run))}, {curve.shape} in {curve.dtype}: "
+                f"{txt.fmt_time(first.median_s)} at batch {first.batch}, {txt.fmt_time(last.median_s)} at "
+                f"batch {last.batch} ({txt.knee_verdict(curve)}; {txt.esc(txt.provenance(run))})"
             )
 text = (
     "The article also says a CPU scales linearly with the batch. A CPU has a roofline too: its time grows slowly "
@@ -242,7 +243,7 @@ display(Markdown(text))
 # %% tags=["hide-input"]
 display(
     Markdown(
-        "\n".join(f"- **{report.esc(g.name)}**: {report.esc(g.source)}." for g in GPUS)
+        "\n".join(f"- **{txt.esc(g.name)}**: {txt.esc(g.source)}." for g in GPUS)
         + "\n\nRates are dense (without structured sparsity); bandwidth is the memory's, in bytes per second."
     )
 )

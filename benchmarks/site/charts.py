@@ -25,6 +25,8 @@ from typing import Any
 import altair as alt
 
 from benchmarks.analysis import curves as report
+
+from benchmarks.site import text
 from benchmarks.analysis.curves import Curve
 from benchmarks.workloads import IMAGES, ROWS, SEQUENCES, BatchUnit
 from snippets.costs import linear_cost
@@ -198,8 +200,8 @@ def _curve_layers(
 def _subtitle(curves: Sequence[Curve]) -> list[str]:
     first = curves[0]
     return [
-        report.describe_curve(first),
-        report.provenance(first.run),
+        text.describe_curve(first),
+        text.provenance(first.run),
         LEGEND,
     ]
 
@@ -235,10 +237,10 @@ def _knee_rules(curve: Curve, y: str) -> list[alt.Chart]:
     low, high = curve.batches[0], curve.batches[-1]
     if curve.predicted_knee and low <= curve.predicted_knee <= high:
         marks.append(
-            {"batch": curve.predicted_knee, "label": f"predicted knee ≈ {report.fmt_batch(curve.predicted_knee)}"}
+            {"batch": curve.predicted_knee, "label": f"predicted knee ≈ {text.fmt_batch(curve.predicted_knee)}"}
         )
     if curve.knee:
-        marks.append({"batch": curve.knee.batch, "label": f"measured knee ≈ {report.fmt_batch(curve.knee.batch)}"})
+        marks.append({"batch": curve.knee.batch, "label": f"measured knee ≈ {text.fmt_batch(curve.knee.batch)}"})
     return labelled_rules(marks, "batch")
 
 
@@ -311,8 +313,8 @@ def mode_chart(curves: Sequence[Curve], title: str) -> alt.FacetChart:
     ).properties(width=250, height=180)
     first = curves[0]
     subtitle = [
-        f"{report.device_label(first.run)} · {first.dtype} · modes: {', '.join(modes)} · cache: {first.cache}",
-        f"{report.provenance(first.run)} · dashed grey: roofline from this run's measured ceilings",
+        f"{text.device_label(first.run)} · {first.dtype} · modes: {', '.join(modes)} · cache: {first.cache}",
+        f"{text.provenance(first.run)} · dashed grey: roofline from this run's measured ceilings",
     ]
     return layer.facet(
         facet=alt.Facet("panel:N", title=None, sort=list(dict.fromkeys(c.label for c in curves))), columns=2
@@ -529,7 +531,7 @@ def show_device_sections(runs: Sequence[Any], section: Any, empty_html: str) -> 
     if not runs:
         display(HTML(empty_html))
     for run in runs:
-        display(HTML(f"<h2>{report.h(report.device_label(run))}</h2>"))
+        display(HTML(f"<h2>{text.h(text.device_label(run))}</h2>"))
         for part in section(run):
             display(HTML(part) if isinstance(part, str) else part)
 

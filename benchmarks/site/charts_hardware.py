@@ -13,7 +13,8 @@ from typing import Any
 
 import altair as alt
 
-from benchmarks.analysis import calculator, curves as report
+from benchmarks.analysis import calculator
+from benchmarks.site import text
 from benchmarks.site.charts import (
     HEIGHT,
     LABEL_GREY,
@@ -54,7 +55,7 @@ def _bytes_axis(field: str, title: str, values: Sequence[float]) -> alt.X:
 
 def _cache_rules(levels: list[dict[str, Any]], low: float, high: float) -> list[alt.Chart]:
     marks = [
-        {"bytes": level["bytes"], "label": f"{level['name']} {report.fmt_bytes(level['bytes'])}"}
+        {"bytes": level["bytes"], "label": f"{level['name']} {text.fmt_bytes(level['bytes'])}"}
         for level in levels
         if low <= level["bytes"] <= high
     ]
@@ -99,12 +100,12 @@ def bandwidth_chart(run: Run, gpu: GPU | None, title: str) -> alt.LayerChart:
     datasheet = []
     if gpu is not None:
         datasheet.append(
-            {"gb_per_s": gpu.bandwidth / 1e9, "label": f"datasheet {report.fmt_rate(gpu.bandwidth, 'B/s')}"}
+            {"gb_per_s": gpu.bandwidth / 1e9, "label": f"datasheet {text.fmt_rate(gpu.bandwidth, 'B/s')}"}
         )
     subtitle = [
-        f"{report.device_label(run)} · float32 buffers · "
+        f"{text.device_label(run)} · float32 buffers · "
         + ("each point a CUDA graph of back-to-back kernels" if run.device.get("kind") == "cuda" else "eager"),
-        f"{report.provenance(run)} · dotted: cache sizes the device reports"
+        f"{text.provenance(run)} · dotted: cache sizes the device reports"
         + (" · dashed: datasheet bandwidth" if datasheet else ""),
     ]
     layers = [lines, *_cache_rules(cache_levels(run), min(sizes), max(sizes)), *_hline(datasheet, "gb_per_s")]
@@ -145,9 +146,9 @@ def matmul_chart(run: Run, gpu: GPU | None, title: str) -> alt.LayerChart:
                 rate = gpu.peak_flops[dtype]
                 peaks.append({"dtype": dtype, "tflops": rate / 1e12, "label": f"{dtype} datasheet {rate / 1e12:g}"})
     subtitle = [
-        f"{report.device_label(run)} · float32 with TF32 off; tfloat32 = the same tensors with TF32 allowed; "
+        f"{text.device_label(run)} · float32 with TF32 off; tfloat32 = the same tensors with TF32 allowed; "
         "float8 = e4m3 scaled matmul",
-        report.provenance(run) + (" · dashed: datasheet dense peak per dtype" if peaks else ""),
+        text.provenance(run) + (" · dashed: datasheet dense peak per dtype" if peaks else ""),
     ]
     return alt.layer(lines, *_hline(peaks, "tflops", color)).properties(
         width=WIDTH, height=HEIGHT, title=_title(title, *subtitle)
@@ -163,8 +164,8 @@ def cache_state_chart(curves: Sequence[Curve], title: str) -> alt.LayerChart:
     chart = _curve_layers(rows, "ms", "median latency per call (ms)", color, batches, band=True)
     first = curves[0]
     subtitle = [
-        f"{report.device_label(first.run)} · {first.dtype} · {first.mode} · cache: {' vs '.join(caches)}",
-        report.provenance(first.run),
+        f"{text.device_label(first.run)} · {first.dtype} · {first.mode} · cache: {' vs '.join(caches)}",
+        text.provenance(first.run),
         LEGEND,
     ]
     return chart.properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
@@ -205,9 +206,9 @@ def weight_bandwidth_chart(
     reference = []
     if memory_read:
         reference.append(
-            {"gb_per_s": memory_read / 1e9, "label": f"measured memory read {report.fmt_rate(memory_read, 'B/s')}"}
+            {"gb_per_s": memory_read / 1e9, "label": f"measured memory read {text.fmt_rate(memory_read, 'B/s')}"}
         )
-    full_subtitle = [subtitle, report.provenance(run) + " · dotted: cache sizes · dashed: the memory read plateau"]
+    full_subtitle = [subtitle, text.provenance(run) + " · dotted: cache sizes · dashed: the memory read plateau"]
     layers = [lines, *_cache_rules(cache_levels(run), min(sizes), max(sizes)), *_hline(reference, "gb_per_s")]
     return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=_title(title, *full_subtitle))
 

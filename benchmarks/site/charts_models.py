@@ -18,6 +18,8 @@ from typing import Any
 import altair as alt
 
 from benchmarks.analysis import curves as report
+
+from benchmarks.site import text
 from benchmarks.site import charts
 from benchmarks.site.charts import HEIGHT, KIND_DASH, LABEL_GREY, PALETTE, WIDTH
 from benchmarks.analysis.curves import Curve
@@ -76,7 +78,7 @@ def describe_curves(curves: Sequence[Curve]) -> str:
         return ", ".join(dict.fromkeys(getattr(c, name) for c in curves))
 
     first = curves[0]
-    return f"{report.device_label(first.run)} · {values('dtype')} · {values('mode')} · cache: {values('cache')}"
+    return f"{text.device_label(first.run)} · {values('dtype')} · {values('mode')} · cache: {values('cache')}"
 
 
 def predicted_knee_text(curve: Curve) -> str:
@@ -87,14 +89,14 @@ def predicted_knee_text(curve: Curve) -> str:
     first = curve.batches[0] if curve.points else 1
     if knee < first:
         return f"below {first}: compute-bound from the start"
-    return f"≈ {report.fmt_batch(knee)}"
+    return f"≈ {text.fmt_batch(knee)}"
 
 
 def measured_knee_text(knee: Knee | None) -> str:
     """The detected knee with the log-log slopes either side (0 is flat, 1 is proportional)."""
     if knee is None:
         return "none detected"
-    return f"≈ {report.fmt_batch(knee.batch)} (slope {knee.slope_below:.2f} → {knee.slope_above:.2f})"
+    return f"≈ {text.fmt_batch(knee.batch)} (slope {knee.slope_below:.2f} → {knee.slope_above:.2f})"
 
 
 def throughput_gain(curve: Curve) -> tuple[float, float | None]:
@@ -158,7 +160,7 @@ def _log_axis(field: str, values: Sequence[float], title: str, channel=alt.X):
 
 
 def _subtitle(curves: Sequence[Curve], *more: str) -> list[str]:
-    return [describe_curves(curves), report.provenance(curves[0].run), *more]
+    return [describe_curves(curves), text.provenance(curves[0].run), *more]
 
 
 # --------------------------------------------------------------------------- CNN
@@ -199,9 +201,9 @@ class IntensityRow:
             c.label,
             f"{c.dtype} · {c.mode} · {c.cache}",
             f"{self.reuse.positions:,}" if self.reuse else "–",
-            f"{report.sig(100 * self.weight_share, 2)} %" if self.weight_share is not None else "–",
-            report.sig(self.intensity, 3) if self.intensity is not None else "–",
-            report.sig(self.ridge, 3) if self.ridge is not None else "–",
+            f"{text.sig(100 * self.weight_share, 2)} %" if self.weight_share is not None else "–",
+            text.sig(self.intensity, 3) if self.intensity is not None else "–",
+            text.sig(self.ridge, 3) if self.ridge is not None else "–",
             predicted_knee_text(c),
             measured_knee_text(c.knee),
         ]
@@ -250,14 +252,14 @@ class FormulaConv:
         elif self.knee < 1:
             knee = "below batch 1: compute-bound from the start"
         else:
-            knee = f"≈ {report.fmt_batch(self.knee)}"
+            knee = f"≈ {text.fmt_batch(self.knee)}"
         return [
             self.label,
             f"{self.reuse.weights:,}",
             f"{self.reuse.positions:,}",
-            f"{report.sig(100 * self.weight_share, 2)} %",
-            report.sig(self.intensity, 3),
-            report.sig(self.per_image_intensity, 3),
+            f"{text.sig(100 * self.weight_share, 2)} %",
+            text.sig(self.intensity, 3),
+            text.sig(self.per_image_intensity, 3),
             knee,
         ]
 
@@ -423,7 +425,7 @@ class DecodeRow:
         c = self.curve
 
         def share(pair):
-            return f"{report.sig(100 * pair[1], 2)} % at batch {pair[0]}" if pair else "–"
+            return f"{text.sig(100 * pair[1], 2)} % at batch {pair[0]}" if pair else "–"
 
         return [
             str(self.context),
@@ -433,7 +435,7 @@ class DecodeRow:
             measured_knee_text(c.knee),
             share(self.first),
             share(self.last),
-            f"{report.sig(c.overhead_ratio(), 2)}×" if c.overhead_ratio() else "–",
+            f"{text.sig(c.overhead_ratio(), 2)}×" if c.overhead_ratio() else "–",
         ]
 
 
@@ -518,7 +520,7 @@ def intensity_chart(curves: Sequence[Curve], title: str, batch_title: str) -> al
         if c.ceilings:
             ridges.setdefault(c.dtype, c.ceilings.ridge_intensity)
     rule_rows = [
-        {"ridge": f"ridge, {dtype}: {report.sig(value, 3)} FLOP/byte", "intensity": value}
+        {"ridge": f"ridge, {dtype}: {text.sig(value, 3)} FLOP/byte", "intensity": value}
         for dtype, value in ridges.items()
     ]
     batches = [r["batch"] for r in rows]

@@ -1,0 +1,149 @@
+"""Words and numbers for the site and the CLI: device and run labels, provenance, formatted
+quantities, and the one escaping function for text that reaches HTML.
+
+Pure Python (no plotting, no torch).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from benchmarks.analysis.curves import Curve
+from benchmarks.results import Run
+
+CACHE_WORDS = {
+    "rotated": "weights rotated through copies larger than the cache, so every call reads memory",
+    "resident": "weights resident, a hot loop: weights small enough may be served from cache",
+    "flushed": "cache flushed before every call",
+}
+MODE_WORDS = {
+    "graph": "CUDA-graph replay (the hardware's curve)",
+    "eager": "eager calls (what user code sees)",
+}
+
+
+def esc(value: Any) -> str:
+    """Text from a results file made safe for HTML and for Markdown."""
+    text = html.escape(str(value), quote=True)
+    return re.sub(r"([\\`*_\[\]{}|#!])", r"\\\1", text)
+
+
+def h(value: Any) -> str:
+    """Text made safe for HTML (no Markdown escaping)."""
+    return html.escape(str(value), quote=True)
+
+
+def kind_word(run: Run) -> str:
+    return "GPU" if run.device["kind"] == "cuda" else "CPU"
+
+
+def device_label(run: Run) -> str:
+    """'GPU: NVIDIA H200' or 'CPU: AMD EPYC, 2 threads' (plain text, not escaped)."""
+    device = run.device
+    if device["kind"] == "cuda":
+        return f"GPU: {device['name']}"
+    name = device.get("cpu_model") or device["name"]
+    return f"CPU: {name}, {device['threads']} thread{'s' * (device['threads'] != 1)}"
+
+
+def run_date(run: Run) -> str:
+    return run.started_at[:10]
+
+
+def provenance(run: Run) -> str:
+    """'run ID, DATE, commit abc1234' (plain text, not escaped)."""
+    commit = run.doc["run"].get("git_commit")
+    text = f"run {run.id}, {run_date(run)}, " + (f"commit {commit[:7]}" if commit else "commit unknown")
+    if not run.complete:
+        text += ", incomplete"
+    if run.synthetic:
+        text += ", SYNTHETIC test fixture"
+    return text
+
+
+def cache_words(curve: Curve) -> str:
+    if curve.cache == "rotated" and curve.weight_copies == 1:
+        return "weights larger than three times the cache, so every call reads memory (no copies needed)"
+    text = CACHE_WORDS.get(curve.cache, curve.cache)
+    if curve.cache == "rotated":
+        text = text.replace("through copies", f"through {curve.weight_copies} copies")
+    return text
+
+
+def describe_curve(curve: Curve) -> str:
+    """Device, dtype, mode and cache state of a curve in one line (plain text)."""
+    return f"{device_label(curve.run)} · {curve.dtype} · {curve.mode} · cache: {curve.cache}"
+
+
+def sig(value: float, digits: int = 3) -> str:
+    """A number to `digits` significant figures, without exponent for everyday sizes."""
+    if value == 0 or not math.isfinite(value):
+        return str(value)
+    magnitude = math.floor(math.log10(abs(value)))
+    decimals = max(digits - 1 - magnitude, 0)
+    return f"{round(value, decimals - 0):,.{decimals}f}"
+
+
+def fmt_time(seconds: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{sig(seconds / scale)} {unit}"
+    return f"{sig(seconds / 1e-9)} ns"
+
+
+def fmt_rate(per_s: float, unit: str) -> str:
+    for prefix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if per_s >= scale:
+            return f"{sig(per_s / scale)} {prefix}{unit}"
+    return f"{sig(per_s)} {unit}"
+
+
+def fmt_bytes(count: float) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= scale:
+            return f"{sig(count / scale)} {unit}"
+    return f"{count:.0f} B"
+
+
+def fmt_batch(batch: float | None) -> str:
+    if batch is None:
+        return "none"
+    return sig(batch, 2) if batch < 10 else f"{batch:,.0f}"
+
+
+def knee_verdict(curve: Curve) -> str:
+    """The predicted knee against the measured one, in words (plain text)."""
+    predicted, knee = curve.predicted_knee, curve.knee
+    if predicted is None and knee is None:
+        return "no knee predicted (never compute-bound at the measured ceilings) and none detected"
+    if predicted is None:
+        return f"measured knee at batch ≈ {fmt_batch(knee.batch)}; the roofline predicts none"
+    if knee is None:
+        low, high = curve.batches[0], curve.batches[-1]
+        return (
+            f"predicted knee at batch ≈ {fmt_batch(predicted)}; no clear knee detected in the measured "
+            f"range {low}–{high}"
+        )
+    ratio = knee.batch / predicted if predicted else float("inf")
+    return (
+        f"predicted knee at batch ≈ {fmt_batch(predicted)}, measured ≈ {fmt_batch(knee.batch)}: "
+        f"{sig(ratio, 2)}× the prediction ({(ratio - 1) * 100:+.0f} %)"
+    )
+
+
+def html_table(headers: list[str], rows: list[list[Any]], *, caption: str = "", raw: Iterable[int] = ()) -> str:
+    """An HTML table with every cell escaped, except columns listed in `raw` (already HTML)."""
+    raw = set(raw)
+    head = "".join(f"<th>{h(x)}</th>" for x in headers)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{cell if i in raw else h(cell)}</td>" for i, cell in enumerate(row)) + "</tr>"
+        for row in rows
+    )
+    cap = f"<caption>{h(caption)}</caption>" if caption else ""
+    return (
+        f'<div class="md-typeset__table"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+    )
