@@ -52,6 +52,7 @@ from benchmarks.profiles import FULL
 from benchmarks.site import charts
 from benchmarks.site import charts_models as cm
 from benchmarks.site import text as txt
+from benchmarks.workloads import IMAGES
 from snippets import costs
 
 data = report.load_site_data()
@@ -182,7 +183,7 @@ def device_section(run):
         parts.append(f"<h3>Single layers: {txt.h(dtype)}, {txt.h(mode)}, cache {txt.h(cache)}</h3>")
         parts.append(
             charts.figure(
-                charts.latency_chart(group, "Latency against batch: single Conv2d layers", charts.IMAGES),
+                charts.latency_chart(group, "Latency against batch: single Conv2d layers", IMAGES),
                 f"{key}-latency",
                 f"Conv2d latency against batch ({dtype}, {mode})",
                 f"Log-log chart of median latency per call against the number of images for each Conv2d layer "
@@ -192,7 +193,7 @@ def device_section(run):
         )
         parts.append(
             charts.figure(
-                charts.throughput_chart(group, "Throughput against batch: single Conv2d layers", charts.IMAGES),
+                charts.throughput_chart(group, "Throughput against batch: single Conv2d layers", IMAGES),
                 f"{key}-throughput",
                 f"Conv2d throughput against batch ({dtype}, {mode})",
                 f"Log-log chart of images per second (batch ÷ median latency) against the number of images for each "
@@ -209,9 +210,7 @@ def device_section(run):
         )
         parts.append(
             charts.figure(
-                charts.headline_chart(
-                    curve, f"ResNet-50 at {res}×{res}: latency and throughput against batch", charts.IMAGES
-                ),
+                charts.headline_chart(curve, f"ResNet-50 at {res}×{res}: latency and throughput against batch", IMAGES),
                 key,
                 f"ResNet-50 at {res}×{res} against batch ({curve.dtype}, {curve.mode})",
                 f"Two log-log panels for ResNet-50 (v1.5, inference, channels-last) at {res}×{res} pixels on "

@@ -57,6 +57,7 @@ from benchmarks.profiles import FULL
 from benchmarks.site import charts
 from benchmarks.site import charts_models as cm
 from benchmarks.site import text as txt
+from benchmarks.workloads import SEQUENCES
 
 data = report.load_site_data()
 takeaways = []
@@ -250,7 +251,7 @@ def device_section(run):
             parts.append(f"<h3>Decode steps, {txt.h(name)}: {txt.h(dtype)}, {txt.h(mode)}, cache {txt.h(cache)}</h3>")
             parts.append(
                 charts.figure(
-                    charts.latency_chart(shaped, f"Decode-step latency against batch: {name}", charts.SEQUENCES),
+                    charts.latency_chart(shaped, f"Decode-step latency against batch: {name}", SEQUENCES),
                     key,
                     f"Decode-step latency against batch, {name} ({dtype}, {mode})",
                     f"Log-log chart of the median time of one decode step against the number of sequences, one line "

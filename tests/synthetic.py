@@ -248,3 +248,17 @@ def make_run(
         "checks": [],
         "records": records,
     }
+
+
+def site_data(*docs: dict[str, Any], empty: bool = False):
+    """SiteData over SYNTHETIC documents (default: one synthetic GPU run; none with `empty`), for
+    page-module tests."""
+    from pathlib import Path
+
+    from benchmarks.analysis.curves import SiteData
+    from benchmarks.results import Run
+
+    docs = () if empty else docs or (make_run(),)
+    runs = [Run(path=Path(f"/synthetic/{d['device']['slug']}/{d['run']['id']}.json"), doc=d) for d in docs]
+    shown = sorted(runs, key=lambda r: (r.device["kind"] != "cuda", r.device["name"]))
+    return SiteData(runs=runs, shown=shown)

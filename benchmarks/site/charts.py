@@ -18,17 +18,15 @@ import math
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import altair as alt
 
 from benchmarks.analysis import curves as report
-
-from benchmarks.site import text
 from benchmarks.analysis.curves import Curve
-from benchmarks.workloads import IMAGES, ROWS, SEQUENCES, BatchUnit
+from benchmarks.site import text
+from benchmarks.workloads import ROWS, BatchUnit
 from snippets.costs import linear_cost
 
 STAGE_ENV = "BATCHING_CHART_DIR"

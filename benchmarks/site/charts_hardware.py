@@ -14,6 +14,10 @@ from typing import Any
 import altair as alt
 
 from benchmarks.analysis import calculator
+from benchmarks.analysis.curves import Curve
+from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPU
+from benchmarks.analysis.regimes import WeightBandwidth, bandwidth_points, cache_levels, matmul_points
+from benchmarks.results import Run
 from benchmarks.site import text
 from benchmarks.site.charts import (
     HEIGHT,
@@ -28,10 +32,6 @@ from benchmarks.site.charts import (
     curve_rows,
     labelled_rules,
 )
-from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPU
-from benchmarks.analysis.regimes import WeightBandwidth, bandwidth_points, cache_levels, matmul_points
-from benchmarks.analysis.curves import Curve
-from benchmarks.results import Run
 
 BYTE_LABELS = (
     "datum.value >= 1073741824 ? format(datum.value / 1073741824, '~g') + ' GiB' : "

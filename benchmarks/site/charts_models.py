@@ -18,12 +18,10 @@ from typing import Any
 import altair as alt
 
 from benchmarks.analysis import curves as report
-
-from benchmarks.site import text
-from benchmarks.site import charts
-from benchmarks.site.charts import HEIGHT, KIND_DASH, LABEL_GREY, PALETTE, WIDTH
 from benchmarks.analysis.curves import Curve
 from benchmarks.analysis.roofline import Ceilings, Knee, affine_fit, critical_batch
+from benchmarks.site import charts, text
+from benchmarks.site.charts import HEIGHT, KIND_DASH, LABEL_GREY, PALETTE, WIDTH
 from benchmarks.workloads import attention_name
 from snippets import costs
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from benchmarks.analysis.curves import Curve
@@ -77,6 +77,29 @@ def cache_words(curve: Curve) -> str:
 def describe_curve(curve: Curve) -> str:
     """Device, dtype, mode and cache state of a curve in one line (plain text)."""
     return f"{device_label(curve.run)} · {curve.dtype} · {curve.mode} · cache: {curve.cache}"
+
+
+def describe_curves(curves: Sequence[Curve]) -> str:
+    """Device, dtype(s), mode(s) and cache state(s) of several curves in one line (plain text)."""
+
+    def values(name: str) -> str:
+        return ", ".join(dict.fromkeys(getattr(c, name) for c in curves))
+
+    first = curves[0]
+    return f"{device_label(first.run)} · {values('dtype')} · {values('mode')} · cache: {values('cache')}"
+
+
+def ceilings_words(run: Run, dtypes: Sequence[str] = ()) -> str:
+    """'copy 26.7 GB/s; matmul float32 97.9 GFLOP/s': the run's measured ceilings, for `dtypes`
+    (every dtype measured when none is given)."""
+    copy = run.ceilings.get("copy", {}).get("bytes_per_s")
+    matmul = run.ceilings.get("matmul", {})
+    chosen = sorted(d for d in matmul if not dtypes or d in dtypes)
+    rates = [f"{d} {fmt_rate(matmul[d]['flops_per_s'], 'FLOP/s')}" for d in chosen]
+    words = [f"copy {fmt_rate(copy, 'B/s')}"] if copy else []
+    if rates:
+        words.append("matmul " + ", ".join(rates))
+    return "; ".join(words)
 
 
 def sig(value: float, digits: int = 3) -> str:

@@ -277,13 +277,3 @@ def test_notebooks_always_execute_fresh():
     assert re.search(r"^\s+cache: false", config, re.M)
     assert re.search(r"^\s+- navigation.instant", config, re.M)
     assert re.search(r"^\s+font: false", config, re.M)
-
-
-def test_docs_path_never_imports_torch():
-    code = (
-        "import sys; import benchmarks.site.charts, benchmarks.analysis.curves, benchmarks.schema, benchmarks.results, "
-        "benchmarks.analysis.roofline, benchmarks.analysis.datasheet, benchmarks.profiles, benchmarks.stats; "
-        "print('torch' in sys.modules)"
-    )
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "False"

@@ -1,0 +1,1 @@
+"""One module per page of the site: each turns the committed runs into a `render.Page`."""

@@ -1,0 +1,152 @@
+"""The MLP page: latency and throughput against batch for every measured width, and the knees."""
+
+from __future__ import annotations
+
+from benchmarks.analysis import curves as c
+from benchmarks.analysis.curves import Curve, SiteData
+from benchmarks.results import Run
+from benchmarks.site import charts, text
+from benchmarks.site.render import (
+    DeviceSection,
+    Heading,
+    Page,
+    Paragraph,
+    Source,
+    Table,
+    device_sections,
+    measured_figure,
+    takeaway,
+)
+
+KNEE_HEADERS = [
+    "curve",
+    "dtype",
+    "mode",
+    "cache",
+    "predicted knee",
+    "measured knee",
+    "measured ÷ predicted (error)",
+    "measured ÷ roofline at smallest batch",
+    "log-log slope below / above",
+]
+
+
+def build(data: SiteData | None = None) -> Page:
+    data = data or c.load_site_data()
+    return Page(
+        {
+            "curves": device_sections(data, lambda run: device_section(data, run)),
+            "code": [Source("snippets/mlp.py")],
+            "takeaway": [
+                takeaway(
+                    "The flat part of each curve is where a call costs the same whatever the batch; the knee is "
+                    "where that stops. Compare each measured knee with its prediction before trusting either: a "
+                    "knee far past the roofline's is overhead, not hardware.",
+                    cpu_only=bool(data.shown) and not data.gpus,
+                )
+            ],
+        },
+        data,
+        {"curve": c.headline_curve(data)},
+    )
+
+
+def device_section(data: SiteData, run: Run) -> DeviceSection:
+    found = [curve for curve in c.curves(run, "mlp") if len(curve.points) >= 2]
+    note = ""
+    if run.device["kind"] != "cuda":
+        note = (
+            "This is a CPU run: it shows that a CPU has a roofline too, and says nothing about a GPU. "
+            "There is no CUDA graph on a CPU, so only eager calls are timed."
+        )
+    body = [*curve_figures(run, found), *mode_figures(run, found), *knee_table(run, found), *not_measured(found)]
+    if not found:
+        body = [Paragraph("This run has no measured MLP curve.")]
+    return DeviceSection(run, body, note, older=len(data.others(run)))
+
+
+def curve_figures(run: Run, found: list[Curve]) -> list:
+    parts = []
+    slug = run.device["slug"]
+    for (dtype, mode, cache), group in c.group_by(found, "dtype", "mode", "cache").items():
+        key = f"mlp-{slug}-{dtype}-{mode}-{cache}"
+        where = f"{text.describe_curves(group)} ({text.cache_words(group[0])})"
+        verdicts = "; ".join(f"{curve.label}: {text.knee_verdict(curve)}" for curve in group)
+        depth = group[0].params.get("depth")
+        parts += [
+            Heading(f"{dtype}, {mode}, cache {cache}"),
+            measured_figure(
+                charts.latency_chart(group, f"Latency against batch: {depth}-layer MLP"),
+                f"{key}-latency",
+                f"Latency against batch ({dtype}, {mode})",
+                "Log-log chart of median latency per call against batch size for each width, with the roofline "
+                "prediction dashed",
+                group,
+                where=where,
+                findings=verdicts,
+            ),
+            measured_figure(
+                charts.throughput_chart(group, "Throughput against batch"),
+                f"{key}-throughput",
+                f"Throughput against batch ({dtype}, {mode})",
+                "Log-log chart of rows per second (batch ÷ median latency) against batch size for each width, "
+                "measured against the roofline prediction",
+                group,
+                findings="Throughput keeps rising while latency is flat and levels off past the knee",
+            ),
+        ]
+    return parts
+
+
+def mode_figures(run: Run, found: list[Curve]) -> list:
+    parts = []
+    for (dtype, cache), group in c.group_by(found, "dtype", "cache").items():
+        modes = list(dict.fromkeys(curve.mode for curve in group))
+        if len(modes) < 2:
+            continue
+        against = " against ".join(modes)
+        parts += [
+            Heading(f"Execution modes, {dtype}: {against}"),
+            measured_figure(
+                charts.mode_chart(group, f"{against.capitalize()}: {dtype}"),
+                f"mlp-{run.device['slug']}-{dtype}-{cache}-modes",
+                f"Execution modes ({dtype}): {against}",
+                "One log-log panel per width: median latency of each execution mode against batch size, with the "
+                "roofline dashed grey",
+                group,
+                findings="The gap at small batch is per-call overhead that graph replay or compilation removes",
+            ),
+        ]
+    return parts
+
+
+def knee_table(run: Run, found: list[Curve]) -> list:
+    rows = []
+    for curve in found:
+        ratio, overhead, knee = curve.knee_ratio(), curve.overhead_ratio(), curve.knee
+        rows.append(
+            [
+                curve.label,
+                curve.dtype,
+                curve.mode,
+                curve.cache,
+                text.fmt_batch(curve.predicted_knee),
+                text.fmt_batch(knee.batch) if knee else "none detected",
+                f"{text.sig(ratio, 2)}× ({(ratio - 1) * 100:+.0f} %)" if ratio else "–",
+                f"{text.sig(overhead, 2)}×" if overhead else "–",
+                f"{knee.slope_below:.2f} / {knee.slope_above:.2f}" if knee else "–",
+            ]
+        )
+    if not rows:
+        return []
+    caption = f"{text.device_label(run)}; {text.provenance(run)}"
+    return [Heading(f"Knees: predicted against measured ({text.kind_word(run)})"), Table(KNEE_HEADERS, rows, caption)]
+
+
+def not_measured(found: list[Curve]) -> list:
+    failed = [
+        f"{curve.label} {curve.dtype} {curve.mode} batch {r['batch']}: {r['status']} ({r.get('message') or ''})"
+        for curve in found
+        for r in curve.not_ok
+    ]
+    return [Paragraph(f"Points not measured: {'; '.join(failed)}.")] if failed else []

@@ -1,0 +1,286 @@
+"""Typed page parts, and the one renderer that turns them into HTML.
+
+A page module builds a `Page`: named sections, each a list of parts (paragraphs, tables, figures,
+takeaways, device sections). The notebook under docs/ shows a section with one call. Every string
+in a part is plain text and is escaped here, on its way to HTML; only `Html` passes through as it
+is, and `Html` is built by this package's own code from its own words, never from a results file.
+Markdown is never built from data. Alt text, provenance, device introductions, the CPU notice and
+takeaway boxes are written here once, not once per page.
+
+Pure Python (no torch); IPython is imported only when a notebook shows a section.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
+
+from benchmarks.analysis.curves import Curve, SiteData
+from benchmarks.results import Run
+from benchmarks.site import text
+from benchmarks.site.charts import SITE_ROOT, Figure, figure
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Html(str):
+    """Markup written by this package's code; the renderer passes it through unescaped."""
+
+    __slots__ = ()
+
+
+Text = Union[str, Html, Sequence[Union[str, Html]]]  # noqa: UP007 (a runtime alias)
+
+
+def inline(content: Any) -> str:
+    """HTML of inline content: Html as it is, sequences joined, anything else escaped text."""
+    if isinstance(content, Html):
+        return str(content)
+    if isinstance(content, (list, tuple)):
+        return "".join(inline(item) for item in content)
+    return html.escape(str(content), quote=True)
+
+
+def tag(name: str, content: Any, **attributes: str) -> Html:
+    """<name attributes>content</name>, the content escaped unless it is Html."""
+    attrs = "".join(f' {key.rstrip("_")}="{html.escape(value, quote=True)}"' for key, value in attributes.items())
+    return Html(f"<{name}{attrs}>{inline(content)}</{name}>")
+
+
+def strong(content: Any) -> Html:
+    return tag("strong", content)
+
+
+def code(content: Any) -> Html:
+    return tag("code", content)
+
+
+def link(content: Any, page: str) -> Html:
+    """A link to another page of this site, e.g. link('Theory', 'theory/')."""
+    return tag("a", content, href=f"{SITE_ROOT}{page}")
+
+
+# --------------------------------------------------------------------------- parts
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    content: Text
+
+
+@dataclass(frozen=True)
+class Heading:
+    content: Text
+    level: int = 3
+
+
+@dataclass(frozen=True)
+class Bullets:
+    items: Sequence[Text]
+
+
+@dataclass(frozen=True)
+class Table:
+    headers: Sequence[Text]
+    rows: Sequence[Sequence[Text]]
+    caption: Text = ""
+
+
+@dataclass(frozen=True)
+class Admonition:
+    kind: str  # success, warning, note, example
+    title: str
+    body: Sequence[Any]  # parts
+
+
+@dataclass(frozen=True)
+class Details:
+    summary: Text
+    body: Sequence[Any]  # parts
+    kind: str = ""  # an admonition class, e.g. "example"
+
+
+@dataclass(frozen=True)
+class Source:
+    """A file of this repository, highlighted, in a collapsed box (the code that was timed)."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class DeviceSection:
+    """One device's run: a heading, the device introduced once, then the parts."""
+
+    run: Run
+    body: Sequence[Any]
+    note: Text = ""  # what this page adds to the introduction
+    dtypes: Sequence[str] = ()  # the dtypes whose measured ceilings the introduction states
+    older: int = 0  # older runs of this device that the page does not chart
+
+
+Part = Any  # one of the dataclasses above, a Figure, or Html
+
+
+def takeaway(content: Text, items: Sequence[Text] = (), *, cpu_only: bool = False, title: str = "") -> Admonition:
+    """The box that ends a page: the lesson, the measured facts behind it, and, when every
+    measurement on the site is from a CPU, a sentence that says so."""
+    body: list[Any] = [Paragraph(content if not cpu_only else [*_as_list(content), " ", CPU_ONLY])]
+    if items:
+        body.append(Bullets(items))
+    return Admonition("success", title or ("Takeaways" if items else "Takeaway"), body)
+
+
+CPU_ONLY = "Every measurement here is from a CPU; a GPU run will appear here once one is committed."
+
+
+def _as_list(content: Text) -> list[Any]:
+    return list(content) if isinstance(content, (list, tuple)) else [content]
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def measured_figure(
+    chart: Any,
+    chart_id: str,
+    caption: str,
+    summary: str,
+    curves: Sequence[Curve] | None = None,
+    *,
+    run: Run | None = None,
+    where: str | None = None,
+    findings: str = "",
+) -> Figure:
+    """A figure of measured data whose text description says what the chart draws (`summary`),
+    where it was measured (device, dtype, mode and cache state of `curves`, or `where`), what it
+    shows (`findings`) and which run it comes from."""
+    run = run or (curves[0].run if curves else None)
+    if where is None:
+        where = text.describe_curves(curves) if curves else text.device_label(run)
+    sentences = [summary.rstrip("."), f"Measured on {where}"]
+    if findings:
+        sentences.append(findings.rstrip("."))
+    if run is not None:
+        sentences.append(f"Data: {text.provenance(run)}")
+    return figure(chart, chart_id, caption, ". ".join(sentences) + ".")
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def render(parts: Iterable[Part]) -> str:
+    return "".join(render_part(part) for part in parts)
+
+
+def render_part(part: Part) -> str:
+    for kind, renderer in _RENDERERS.items():
+        if isinstance(part, kind):
+            return renderer(part)
+    raise TypeError(f"cannot render a {type(part).__name__}")
+
+
+def _table(part: Table) -> str:
+    head = "".join(f"<th>{inline(h)}</th>" for h in part.headers)
+    body = "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in row) + "</tr>" for row in part.rows)
+    caption = f"<caption>{inline(part.caption)}</caption>" if part.caption else ""
+    return (
+        f'<div class="md-typeset__table"><table>{caption}<thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
+
+
+def _admonition(part: Admonition) -> str:
+    return (
+        f'<div class="admonition {html.escape(part.kind)}"><p class="admonition-title">{inline(part.title)}</p>'
+        f"{render(part.body)}</div>"
+    )
+
+
+def _details(part: Details) -> str:
+    kind = f' class="{html.escape(part.kind)}"' if part.kind else ""
+    return f"<details{kind}><summary>{inline(part.summary)}</summary>{render(part.body)}</details>"
+
+
+def _source(part: Source) -> str:
+    source = (ROOT / part.path).read_text(encoding="utf-8")
+    highlighted = highlight(source, PythonLexer(), HtmlFormatter(cssclass="highlight"))
+    return f'<details class="example"><summary>{html.escape(part.path)}</summary>{highlighted}</details>'
+
+
+def device_intro(section: DeviceSection) -> Html:
+    """The one introduction of a device on a page: name, kind, run, and its measured ceilings."""
+    run = section.run
+    words: list[Any] = [strong(text.device_label(run)), f" ({text.kind_word(run)} run; {text.provenance(run)})."]
+    ceilings = text.ceilings_words(run, section.dtypes)
+    if ceilings:
+        words.append(f" Measured ceilings: {ceilings}.")
+    if section.note:
+        words += [" ", *_as_list(section.note)]
+    if section.older:
+        words.append(f" {section.older} older run(s) of this device are in the repository and not charted.")
+    return Html(f"<p>{inline(words)}</p>")
+
+
+def _device_section(part: DeviceSection) -> str:
+    return f"<h2>{inline(text.device_label(part.run))}</h2>{device_intro(part)}{render(part.body)}"
+
+
+_RENDERERS: dict[type, Callable[[Any], str]] = {
+    Html: str,
+    Paragraph: lambda p: f"<p>{inline(p.content)}</p>",
+    Heading: lambda p: f"<h{p.level}>{inline(p.content)}</h{p.level}>",
+    Bullets: lambda p: "<ul>" + "".join(f"<li>{inline(item)}</li>" for item in p.items) + "</ul>",
+    Table: _table,
+    Admonition: _admonition,
+    Details: _details,
+    Source: _source,
+    DeviceSection: _device_section,
+    Figure: lambda p: p._repr_html_(),
+}
+
+
+# --------------------------------------------------------------------------- pages
+
+
+NO_RESULTS = Paragraph(
+    [
+        "No results are committed yet: run ",
+        code("nox -s bench docs"),
+        " to measure this machine.",
+    ]
+)
+
+
+@dataclass
+class Page:
+    """Named sections of parts; a notebook shows one with `page.show(name)`."""
+
+    sections: Mapping[str, Sequence[Part]]
+    data: SiteData | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # objects a visible cell may use
+
+    def html(self, name: str) -> str:
+        return render(self.sections[name])
+
+    def text(self) -> str:
+        """Every section's HTML, in order (for tests)."""
+        return "".join(self.html(name) for name in self.sections)
+
+    def show(self, name: str) -> None:
+        from IPython.display import HTML, display
+
+        display(HTML(self.html(name)))
+
+
+def device_sections(
+    data: SiteData, build: Callable[[Run], DeviceSection], empty: Part = NO_RESULTS
+) -> list[Part]:
+    """One DeviceSection per device the site shows, or `empty` when there is none."""
+    return [build(run) for run in data.shown] or [empty]

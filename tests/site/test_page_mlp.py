@@ -1,0 +1,25 @@
+"""The MLP page module on SYNTHETIC runs (labelled so; never published)."""
+
+from benchmarks.site.pages import mlp
+from tests.synthetic import make_run, site_data
+
+
+def test_every_curve_group_has_figures_and_the_knee_table():
+    page = mlp.build(site_data())
+    out = page.text()
+    assert out.count('id="chart-mlp-synthetic-gpu-') >= 4
+    assert "Knees: predicted against measured (GPU)" in out
+    assert "width 4096" in out and "width 1024" in out
+    assert "Execution modes, bfloat16: graph against eager" in out
+    assert page.extra["curve"].params["width"] == 1024
+
+
+def test_a_run_without_mlp_curves_says_so():
+    doc = make_run(widths=(), hardware=False)
+    out = mlp.build(site_data(doc)).text()
+    assert "This run has no measured MLP curve." in out
+
+
+def test_no_runs_says_how_to_measure():
+    out = mlp.build(site_data(empty=True)).text()
+    assert "No results are committed yet" in out

@@ -1,0 +1,52 @@
+"""The renderer: every string is escaped on its way to HTML; only Html passes through."""
+
+import pytest
+
+from benchmarks.site import render
+from benchmarks.site.render import Bullets, Heading, Html, Paragraph, Table, takeaway
+from tests.synthetic import make_run, site_data
+
+PAYLOAD = '<img src=x onerror=alert(1)>[x](javascript:alert(2)) "quoted" & more'
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        Paragraph(PAYLOAD),
+        Paragraph(["safe ", PAYLOAD]),
+        Heading(PAYLOAD),
+        Bullets([PAYLOAD]),
+        Table([PAYLOAD], [[PAYLOAD]], caption=PAYLOAD),
+        takeaway(PAYLOAD, [PAYLOAD]),
+    ],
+)
+def test_text_is_escaped(part):
+    out = render.render([part])
+    assert "<img" not in out and "&lt;img src=x onerror=alert(1)&gt;" in out
+    assert "&quot;quoted&quot; &amp; more" in out
+
+
+def test_html_passes_through_and_links_are_relative_to_the_site():
+    out = render.render([Paragraph(["see ", render.link("Theory", "theory/"), " and ", render.code("x < y")])])
+    assert '<a href="__SITE_ROOT__/theory/">Theory</a>' in out and "<code>x &lt; y</code>" in out
+    assert isinstance(render.strong("a"), Html)
+
+
+def test_a_plain_string_is_not_a_part():
+    with pytest.raises(TypeError):
+        render.render(["<p>raw</p>"])
+
+
+def test_device_section_introduces_the_device_once():
+    doc = make_run(name="<b>Evil</b> GPU (test fixture)")
+    run = site_data(doc).shown[0]
+    out = render.render([render.DeviceSection(run, [Paragraph("body")], note="a note", older=2)])
+    assert out.count("&lt;b&gt;Evil&lt;/b&gt; GPU") == 2  # the heading and the introduction
+    assert "<b>Evil" not in out and "SYNTHETIC test fixture" in out
+    assert "Measured ceilings: copy" in out and "a note" in out and "2 older run(s)" in out
+
+
+def test_takeaway_says_when_everything_is_from_a_cpu():
+    assert render.CPU_ONLY in render.render([takeaway("lesson", cpu_only=True)])
+    assert render.CPU_ONLY not in render.render([takeaway("lesson")])
+
