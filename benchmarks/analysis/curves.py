@@ -109,7 +109,7 @@ class Curve:
     dtype: str
     mode: str
     cache: str
-    weight_copies: int
+    weight_copies: int  # the most weight copies any of its points rotated through
     points: list[Point]
     not_ok: list[dict[str, Any]] = field(default_factory=list)
     ceilings: Ceilings | None = None
@@ -145,6 +145,17 @@ class Curve:
     def batches(self) -> list[int]:
         return [p.batch for p in self.points]
 
+    def records(self, status: str | None = None) -> list[dict[str, Any]]:
+        """The run's records behind this curve (with this status; every status when None), by batch."""
+        found = [
+            r
+            for r in self.run.records
+            if (r["workload"], r["params"], r["dtype"], r["mode"], r["cache"])
+            == (self.workload, self.params, self.dtype, self.mode, self.cache)
+            and (status is None or r["status"] == status)
+        ]
+        return sorted(found, key=lambda r: r["batch"])
+
     def knee_ratio(self) -> float | None:
         """Measured knee over predicted knee (1 means the roofline was right)."""
         if self.knee is None or not self.predicted_knee:
@@ -176,11 +187,11 @@ def curves(run: Run, workload: str = "mlp") -> list[Curve]:
             record["dtype"],
             record["mode"],
             record["cache"],
-            record.get("weight_copies", 1),
         )
         groups[key].append(record)
     found = []
-    for (params, dtype, mode, cache, copies), records in groups.items():
+    for (params, dtype, mode, cache), records in groups.items():
+        copies = max(record.get("weight_copies", 1) for record in records)
         ceilings = run_ceilings(run.ceilings, dtype)
         points, not_ok = [], []
         for record in sorted(records, key=lambda r: r["batch"]):

@@ -50,9 +50,10 @@ class Prepared:
             self._compiled = [torch.compile(module, dynamic=True) for module in self.copies]
         return self._compiled
 
-    def call(self, batch: int, mode: str = "eager") -> Callable[[], Any]:
+    def call(self, batch: int, mode: str = "eager", copies: int | None = None) -> Callable[[], Any]:
+        """One timed call: every copy (or the first `copies`) runs once on the batch's rows."""
         x = self.inputs[:batch]
-        modules = self.modules(mode)
+        modules = self.modules(mode)[:copies]
 
         def forward_every_copy() -> None:
             for module in modules:
@@ -221,10 +222,11 @@ class DecodePrepared(Prepared):
         self.context = context
         self.params, self.dtype = dict(params), dtype
 
-    def call(self, batch: int, mode: str = "eager") -> Callable[[], Any]:
+    def call(self, batch: int, mode: str = "eager", copies: int | None = None) -> Callable[[], Any]:
         if mode == "compile":
             raise ValueError("the decode workload has no compile mode")
-        x, cache, copies, context = self.inputs[:batch], self.cache, self.copies, self.context
+        x, cache, context = self.inputs[:batch], self.cache, self.context
+        copies = self.copies[:copies]
         if self.phase == "prefill":
             return lambda: [model.prefill(x, cache) for model in copies]
         return lambda: [model.decode_step(x, cache, context) for model in copies]

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -146,24 +147,108 @@ def _record(sweep: Sweep, dtype: str, mode: str, cache: str, copies: int, batch:
     }
 
 
-def _preparer(backend, workload, prepared, batch, mode, curve, extras, kernel_batches, profiling):
+def _preparer(backend, workload, prepared, batch, copies, mode, curve, plan, kernel_batches):
     """The Point.prepare of one batch: note its kernels (if sampled) and routing, then build the
-    timed call."""
+    timed call over the point's weight copies."""
 
     def prepare():
-        extra = extras.setdefault((curve, batch), {})
-        if batch in kernel_batches and hasattr(workload, "kernels") and profiling["spent_s"] < KERNEL_BUDGET_S:
+        extra = plan.extras.setdefault((curve, batch), {})
+        if batch in kernel_batches and hasattr(workload, "kernels") and plan.kernel_s < KERNEL_BUDGET_S:
             started = time.perf_counter()
             try:
                 extra["kernels"] = workload.kernels(prepared, batch)
             except Exception as exc:  # a profiler that cannot trace here costs the names, not the point
                 extra["kernels_error"] = f"{type(exc).__name__}: {exc}"[:300]
-            profiling["spent_s"] += time.perf_counter() - started
+            plan.kernel_s += time.perf_counter() - started
         if hasattr(workload, "point_info"):
             extra.update(workload.point_info(prepared, batch))
-        return backend.for_mode(prepared.call(batch, mode), mode)
+        return backend.for_mode(prepared.call(batch, mode, copies), mode)
 
     return prepare
+
+
+@dataclass
+class Plan:
+    """Everything set up before sampling: the points to time, the records that need no timing, and
+    what each point's record carries."""
+
+    fixed: list[dict] = field(default_factory=list)  # records of points that are never timed
+    points: list[Point] = field(default_factory=list)
+    labels: dict[tuple, tuple[Sweep, str, str, str]] = field(default_factory=dict)  # curve -> record fields
+    copies: dict[tuple, int] = field(default_factory=dict)  # (curve, batch) -> weight copies
+    extras: dict[tuple, dict] = field(default_factory=dict)  # (curve, batch) -> what preparing recorded
+    keep_alive: list = field(default_factory=list)
+    kernel_s: float = 0.0  # time spent recording kernel names, against KERNEL_BUDGET_S
+
+    def fail(self, sweep, dtype, modes, state, copies: dict[int, int], status: str, message: str) -> None:
+        for mode in modes:
+            for batch, n in copies.items():
+                self.fixed.append(_record(sweep, dtype, mode, state, n, batch, Outcome(status, message=message)))
+
+
+def copies_by_batch(workload, sweep: Sweep, dtype: str, cache: str, device: dict, batches) -> dict[int, int]:
+    """Weight copies per batch: enough that one pass over the copies, each with that batch's
+    activations, spans ROTATE_FACTOR cache sizes. Large batches need fewer: their activations
+    push the weights out of the cache on their own, so rotating more copies would only repeat work."""
+    weights = workload.weight_bytes(sweep.params, dtype)
+    found = {}
+    for batch in batches:
+        activations = max(0.0, workload.cost(sweep.params, dtype, batch)[1] - weights)
+        found[batch] = weight_copies(weights + activations, device.get("l2_bytes"), cache, device.get("memory_bytes"))
+    return found
+
+
+def _fits(plan: Plan, workload, sweep, dtype, modes, state, copies, budget, sharing) -> dict[int, int]:
+    """The batches whose KV cache fits this curve's memory budget; the others are recorded as skipped."""
+    if budget is None:
+        return copies
+    needs = {b: workload.memory_needed(sweep.params, dtype, b) for b in copies}
+    for mode in modes:
+        for batch in [b for b in copies if needs[b] > budget]:
+            message = (
+                f"not run: needs {needs[batch] / 2**30:.1f} GiB of KV cache, over this curve's "
+                f"{budget / 2**30:.1f} GiB share ({workload.MEMORY_SHARE:.0%} of device memory, "
+                f"shared by {sharing} curves held at once)"
+            )
+            plan.fixed.append(
+                _record(sweep, dtype, mode, state, copies[batch], batch, Outcome("skipped", message=message))
+            )
+    return {b: n for b, n in copies.items() if needs[b] <= budget}
+
+
+def plan_configuration(run: RunFile, backend, plan: Plan, sweep: Sweep, dtype: str, settings, budget, sharing, cache):
+    """Check, set up and enqueue one workload configuration in one dtype, in each mode it runs in."""
+    workload = ADAPTERS[sweep.workload]
+    modes = [mode for mode in sweep.modes if mode in backend.modes]
+    sweep_cache = sweep.cache or cache
+    state = "resident" if sweep_cache == "resident" else "rotated"
+    copies = copies_by_batch(workload, sweep, dtype, sweep_cache, run.doc["device"], sweep.batches)
+    copies = _fits(plan, workload, sweep, dtype, modes, state, copies, budget, sharing)
+    if not copies:
+        return
+    try:
+        error, tolerance = workload.check(dtype, backend.device)
+    except Exception as exc:
+        plan.fail(sweep, dtype, modes, state, copies, "error", f"correctness check failed: {exc}")
+        return
+    check = {"workload": sweep.workload, "dtype": dtype, "max_rel_error": error, "tolerance": tolerance}
+    run.doc["checks"].append({**check, "passed": True})
+    try:
+        torch.manual_seed(SEED)  # same weights, inputs and so routing in every run of a profile
+        prepared = workload.setup(sweep.params, dtype, backend.device, max(copies.values()), max(copies))
+    except Exception as exc:
+        status = "oom" if backend.is_oom(exc) else "error"
+        plan.fail(sweep, dtype, modes, state, copies, status, f"setup failed: {type(exc).__name__}: {exc}")
+        backend.release()
+        return
+    plan.keep_alive.append(prepared)
+    for mode in modes:
+        curve = (sweep.label(), dtype, mode, state)
+        plan.labels[curve] = (sweep, dtype, mode, state)
+        for batch, n in copies.items():
+            plan.copies[(curve, batch)] = n
+            prepare = _preparer(backend, workload, prepared, batch, n, mode, curve, plan, sweep.kernel_batches)
+            plan.points.append(Point(curve, batch, prepare, n, **settings))
 
 
 def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cache: str, progress) -> None:
@@ -173,110 +258,28 @@ def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cac
     whole run, so a spell of contention on a shared machine moves all points a little
     instead of moving one workload a lot.
     """
-    device = run.doc["device"]
-    fixed: list[dict] = []  # records of configurations that could not be measured at all
-    points: list[Point] = []
-    labels: dict[tuple, tuple[Sweep, str, str, str, int]] = {}
-    extras: dict[tuple, dict] = {}  # (curve, batch) -> what preparing the point recorded
-    profiling = {"spent_s": 0.0}  # time spent recording kernel names, against KERNEL_BUDGET_S
-    keep_alive = []
-    budgets = memory_budgets(sweeps, device.get("memory_bytes"))
+    plan = Plan()
+    budgets = memory_budgets(sweeps, run.doc["device"].get("memory_bytes"))
     for index, sweep in enumerate(sweeps):
-        workload = ADAPTERS[sweep.workload]
-        modes = [mode for mode in sweep.modes if mode in backend.modes]
-        sweep_cache = sweep.cache or cache
         for dtype in sweep.dtypes:
-            copies = weight_copies(
-                workload.weight_bytes(sweep.params, dtype),
-                device.get("l2_bytes"),
-                sweep_cache,
-                device.get("memory_bytes"),
-            )
-            state = "resident" if sweep_cache == "resident" else "rotated"
-
-            batches = list(sweep.batches)
-            if (index, dtype) in budgets:
-                budget = budgets[(index, dtype)]
-                needs = {b: workload.memory_needed(sweep.params, dtype, b) for b in batches}
-                too_big = [b for b in batches if needs[b] > budget]
-                for mode in modes:
-                    for batch in too_big:
-                        need = needs[batch]
-                        message = (
-                            f"not run: needs {need / 2**30:.1f} GiB of KV cache, over this curve's "
-                            f"{budget / 2**30:.1f} GiB share ({workload.MEMORY_SHARE:.0%} of device memory, "
-                            f"shared by {len(budgets)} curves held at once)"
-                        )
-                        fixed.append(
-                            _record(sweep, dtype, mode, state, copies, batch, Outcome("skipped", message=message))
-                        )
-                batches = [b for b in batches if b not in too_big]
-                if not batches:
-                    continue
-
-            def fail_all(
-                status: str,
-                message: str,
-                sweep=sweep,
-                dtype=dtype,
-                modes=modes,
-                state=state,
-                copies=copies,
-                batches=batches,
-            ):
-                for mode in modes:
-                    for batch in batches:
-                        fixed.append(
-                            _record(sweep, dtype, mode, state, copies, batch, Outcome(status, message=message))
-                        )
-
-            try:
-                error, tolerance = workload.check(dtype, backend.device)
-                run.doc["checks"].append(
-                    {
-                        "workload": sweep.workload,
-                        "dtype": dtype,
-                        "max_rel_error": error,
-                        "tolerance": tolerance,
-                        "passed": True,
-                    }
-                )
-            except Exception as exc:
-                fail_all("error", f"correctness check failed: {exc}")
-                continue
-            try:
-                torch.manual_seed(SEED)  # same weights, inputs and so routing in every run of a profile
-                prepared = workload.setup(sweep.params, dtype, backend.device, copies, max(batches))
-            except Exception as exc:
-                fail_all("oom" if backend.is_oom(exc) else "error", f"setup failed: {type(exc).__name__}: {exc}")
-                backend.release()
-                continue
-            keep_alive.append(prepared)
-            for mode in modes:
-                curve = (sweep.label(), dtype, mode, state)
-                labels[curve] = (sweep, dtype, mode, state, copies)
-                settings = profile.settings(sweep)
-                for batch in batches:
-                    prepare = _preparer(
-                        backend, workload, prepared, batch, mode, curve, extras, sweep.kernel_batches, profiling
-                    )
-                    points.append(Point(curve, batch, prepare, copies, **settings))
-
+            budget = budgets.get((index, dtype))
+            plan_configuration(run, backend, plan, sweep, dtype, profile.settings(sweep), budget, len(budgets), cache)
     existing = list(run.doc["records"])
 
     def save(outcomes: dict) -> None:
         measured = [
-            _record(*labels[curve], batch, outcome, extras.get((curve, batch)))
-            for (curve, batch), outcome in outcomes.items()
+            _record(*plan.labels[curve], plan.copies[key], batch, outcome, plan.extras.get(key))
+            for key, outcome in outcomes.items()
+            for curve, batch in [key]
         ]
-        run.doc["records"] = existing + fixed + measured
+        run.doc["records"] = existing + plan.fixed + measured
         run.save()
 
     save({})
     with torch.no_grad():
         outcomes = measure_points(
             backend,
-            points,
+            plan.points,
             rounds=profile.rounds,
             min_sample_s=profile.min_sample_s,
             warmup_s=profile.warmup_s,
@@ -284,7 +287,8 @@ def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cac
             after_round=save,
         )
     save(outcomes)
-    del keep_alive, points
+    plan.keep_alive.clear()  # the prepared models and inputs: free them before the next run phase
+    plan.points.clear()
     backend.release()
 
 

@@ -70,7 +70,9 @@ def cache_words(curve: Curve) -> str:
         return "weights larger than three times the cache, so every call reads memory (no copies needed)"
     text = CACHE_WORDS.get(curve.cache, curve.cache)
     if curve.cache == "rotated":
-        text = text.replace("through copies", f"through {curve.weight_copies} copies")
+        varied = len({r.get("weight_copies", 1) for r in curve.records()}) > 1
+        count = f"up to {curve.weight_copies}" if varied else str(curve.weight_copies)
+        text = text.replace("through copies", f"through {count} copies")
     return text
 
 

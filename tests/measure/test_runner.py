@@ -101,8 +101,8 @@ def _failing_setup(monkeypatch, should_fail):
         prepared = original(self, params, dtype, device, copies, max_batch)
         original_call = prepared.call
 
-        def call(batch, mode="eager"):
-            run = original_call(batch, mode)
+        def call(batch, mode="eager", copies=None):
+            run = original_call(batch, mode, copies)
 
             def maybe_fail():
                 exc = should_fail(params["width"], batch)
@@ -429,3 +429,14 @@ def test_every_workload_has_an_adapter_and_every_adapter_a_workload():
 
     assert set(ADAPTERS) == set(WORKLOADS)
     assert all(ADAPTERS[name].spec is WORKLOADS[name] for name in WORKLOADS)
+
+
+def test_large_batches_need_fewer_weight_copies():
+    """A batch's activations take cache room too: at large batch fewer copies span the cache."""
+    mlp = MLP()
+    sweep = Sweep("mlp", {"width": 256, "depth": 8}, ("float32",), ("eager",), (1, 64, 512))
+    device = {"l2_bytes": 32 * 2**20, "memory_bytes": 2**34}
+    copies = runner.copies_by_batch(mlp, sweep, "float32", "rotated", device, sweep.batches)
+    # 2 MiB of weights; activations 8·4·2·b·256 bytes: 16 KiB a row
+    assert copies == {1: 48, 64: 32, 512: 10}
+    assert runner.copies_by_batch(mlp, sweep, "float32", "resident", device, sweep.batches) == {1: 1, 64: 1, 512: 1}
