@@ -13,6 +13,7 @@ Pure Python (no torch); IPython is imported only when a notebook shows a section
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +66,18 @@ def code(content: Any) -> Html:
 def link(content: Any, page: str) -> Html:
     """A link to another page of this site, e.g. link('Theory', 'theory/')."""
     return tag("a", content, href=f"{SITE_ROOT}{page}")
+
+
+URL = re.compile(r"https?://[^\s()<>]+[^\s()<>.,;:]")
+
+
+def autolink(content: str) -> Html:
+    """Plain text with every http(s) address made a link to another host (the rest escaped)."""
+    pieces, start = [], 0
+    for match in URL.finditer(content):
+        pieces += [content[start : match.start()], tag("a", match.group(0), href=match.group(0))]
+        start = match.end()
+    return Html(inline([*pieces, content[start:]]))
 
 
 # --------------------------------------------------------------------------- parts
@@ -279,8 +292,6 @@ class Page:
         display(HTML(self.html(name)))
 
 
-def device_sections(
-    data: SiteData, build: Callable[[Run], DeviceSection], empty: Part = NO_RESULTS
-) -> list[Part]:
+def device_sections(data: SiteData, build: Callable[[Run], DeviceSection], empty: Part = NO_RESULTS) -> list[Part]:
     """One DeviceSection per device the site shows, or `empty` when there is none."""
     return [build(run) for run in data.shown] or [empty]

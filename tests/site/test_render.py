@@ -50,3 +50,9 @@ def test_takeaway_says_when_everything_is_from_a_cpu():
     assert render.CPU_ONLY in render.render([takeaway("lesson", cpu_only=True)])
     assert render.CPU_ONLY not in render.render([takeaway("lesson")])
 
+
+def test_autolink_links_addresses_and_escapes_the_rest():
+    out = render.autolink("see (https://example.com/a_b.pdf), not javascript:alert(1) <b>")
+    assert out == (
+        'see (<a href="https://example.com/a_b.pdf">https://example.com/a_b.pdf</a>), not javascript:alert(1) &lt;b&gt;'
+    )
