@@ -6,48 +6,11 @@
 # built.
 
 # %% tags=["hide-input"]
-from IPython.display import HTML, display
+from benchmarks.site.pages import methodology
 
-from benchmarks.profiles import PROFILES
-from benchmarks.site import text as txt
+page = methodology.build()
+page.show("profiles")
 
-rows = []
-for profile in PROFILES.values():
-    for sweep in profile.sweeps:
-        settings = profile.settings(sweep)
-        batches = sweep.batches
-        rows.append(
-            [
-                profile.name,
-                sweep.label(),
-                ", ".join(sweep.dtypes),
-                ", ".join(sweep.modes),
-                f"{batches[0]}–{batches[-1]} ({len(batches)} sizes)",
-                str(settings["rounds"]),
-                f"{settings['min_sample_s'] * 1e3:g} ms",
-                f"{settings['warmup_s'] * 1e3:g} ms",
-                sweep.cache or "rotated (default)",
-            ]
-        )
-display(
-    HTML(
-        txt.html_table(
-            [
-                "profile",
-                "workload",
-                "dtypes",
-                "modes",
-                "batches",
-                "samples per point",
-                "minimum sample",
-                "warm-up per point",
-                "cache",
-            ],
-            rows,
-            caption="What each profile measures, from benchmarks/profiles.py (graph mode needs CUDA)",
-        )
-    )
-)
 
 # %% [markdown]
 # ## Timers
@@ -86,9 +49,11 @@ display(
 #
 # Small weights fit in the last-level cache (an 8×1024 MLP in bf16 is 16 MiB; see
 # [Theory](../theory/)), and a loop that calls the same model again and again would then measure
-# the cache rather than memory. By default the harness builds several copies of the weights,
-# together at least three times the last-level cache, and rotates through them call by call
-# (`cache: rotated`, with the number of copies in `weight_copies`). `--cache resident` measures
+# the cache rather than memory. By default the harness builds several copies of the weights and
+# rotates through them call by call, so many that one pass over the copies, each with its batch's
+# activations, spans at least three times the last-level cache (`cache: rotated`, with each point's
+# number of copies in `weight_copies`: a large batch's activations fill the cache on their own,
+# so it needs fewer copies than a small one). `--cache resident` measures
 # the hot-cache case on purpose. The quick profile's Linear sweep is cache-resident by design (a
 # 4 MiB layer is compute-bound after a few rows on a CPU, and rotating 24 copies would multiply
 # its time by 24). Every chart states which one it shows.
@@ -150,10 +115,4 @@ display(
 #   [Batch-size steps](../steps/) page is the fine one.
 
 # %% tags=["hide-input"]
-display(
-    HTML(
-        '<div class="admonition success"><p class="admonition-title">Takeaway</p><p>Every point is a median of '
-        "interleaved samples with its quartiles, timed with the device's own clock, with weights rotated out of "
-        "the cache, and predicted from ceilings measured in the same run.</p></div>"
-    )
-)
+page.show("takeaway")

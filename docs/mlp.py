@@ -14,6 +14,19 @@ from benchmarks.site.pages import mlp
 page = mlp.build()
 
 # %% [markdown]
+# ## What the roofline says to look for
+#
+# - **The height of the flat part grows with the square of the width.** A *w*×*w* layer holds
+#   *w*² weights, so doubling the width quadruples the bytes each call must read at small batch.
+# - **The knee hardly moves with the width.** For wide layers the ridge batch is
+#   (F/BW)·(s/2) whatever *w* is; narrow layers move it a little, because their activations are a
+#   larger share of the bytes.
+# - **Throughput rises in proportion to the batch along the flat part and levels off past the
+#   knee.** Past it, a bigger batch buys latency, not throughput.
+#
+# Each measured curve below either follows these shapes or says, in its knee table, how far it
+# departs from them.
+#
 # ## Measured curves
 
 # %% tags=["hide-input"]

@@ -41,27 +41,11 @@
 # built (`python -m benchmarks schema` prints the same schema as JSON Schema).
 
 # %% tags=["hide-input"]
-from IPython.display import HTML, display
+from benchmarks.site.pages import reproduce
 
-from benchmarks.analysis import curves as report
-from benchmarks.schema import SCHEMA_VERSION, describe_fields
-from benchmarks.site import charts
-from benchmarks.site import text as txt
+page = reproduce.build()
+page.show("schema")
 
-rows = [
-    [f"<code>{txt.h(path)}</code>", kind, "yes" if required else "", description]
-    for path, kind, required, description in describe_fields()
-]
-display(
-    HTML(
-        txt.html_table(
-            ["field", "type", "required", "meaning"],
-            rows,
-            caption=f"Results file, schema version {SCHEMA_VERSION}",
-            raw=[0],
-        )
-    )
-)
 
 # %% [markdown]
 # Results files marked `run.synthetic` are test fixtures and are never published. A file that
@@ -70,17 +54,5 @@ display(
 # ## The committed results
 
 # %% tags=["hide-input"]
-data = report.load_site_data()
-items = [
-    f'<li><a href="{charts.SITE_ROOT}results/{r.device["slug"]}/{txt.h(r.id)}.json">'
-    f"{txt.h(r.device['slug'])}/{txt.h(r.id)}.json</a>: {txt.h(txt.device_label(r))}, "
-    f"{txt.h(txt.provenance(r))}</li>"
-    for r in sorted(data.runs, key=lambda r: (r.device["slug"], r.started_at))
-]
-display(HTML(f"<ul>{''.join(items)}</ul>" if items else "<p>No results are committed yet.</p>"))
-display(
-    HTML(
-        '<div class="admonition success"><p class="admonition-title">Takeaway</p><p>One command measures a '
-        "device and rebuilds this site; one committed JSON file per run adds the device to it.</p></div>"
-    )
-)
+page.show("runs")
+page.show("takeaway")

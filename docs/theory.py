@@ -5,17 +5,10 @@
 # `benchmarks/analysis/datasheet.py`, computed when the site is built; the sources are listed at the end.
 
 # %% tags=["hide-input"]
-from IPython.display import HTML, Markdown, display
+from benchmarks.site.pages import theory
 
-from benchmarks.analysis import curves as report
-from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, find_gpu
-from benchmarks.site import charts
-from benchmarks.site import text as txt
+page = theory.build()
 
-T4 = find_gpu("NVIDIA T4")
-A100 = find_gpu("NVIDIA A100 SXM4 80GB")
-H100 = find_gpu("NVIDIA H100 SXM")
-H200 = find_gpu("NVIDIA H200")
 
 # %% [markdown]
 # ## Step 1: a call takes at least as long as its slowest resource
@@ -46,6 +39,20 @@ H200 = find_gpu("NVIDIA H200")
 # batch doubles the FLOPs but barely changes the bytes: the call stays as long as reading the
 # weights takes, and the extra rows are nearly free.
 #
+# The project counts these bytes once, in `snippets/costs.py`, and every prediction on the site
+# uses that count. Applied to one 4096×4096 layer in bf16:
+
+# %%
+from snippets.costs import linear_cost
+
+for batch in (1, 8, 64, 512, 4096):
+    flops, moved = linear_cost(batch, in_features=4096, out_features=4096, bytes_per_element=2)
+    print(f"batch {batch:>4}: {flops / moved:6.1f} FLOP per byte")
+
+# %% [markdown]
+# Intensity grows as 2·*b*/*s* = *b* FLOP per byte while the weight dominates, and levels off
+# once the activations' bytes catch up with it.
+#
 # ## Step 3: the ridge point
 #
 # Memory time and compute time are equal when the intensity reaches the device's own ratio
@@ -67,52 +74,12 @@ H200 = find_gpu("NVIDIA H200")
 # table.
 
 # %% tags=["hide-input"]
-rows = []
-for gpu in GPUS:
-    for dtype in ("float8", "bfloat16", "float16", "tfloat32", "float32"):
-        if dtype not in gpu.peak_flops:
-            continue
-        rows.append(
-            [
-                gpu.name,
-                dtype,
-                str(BYTES_PER_ELEMENT[dtype]),
-                txt.sig(gpu.peak_flops[dtype] / 1e12, 3),
-                txt.sig(gpu.bandwidth / 1e12, 3),
-                txt.sig(gpu.ridge_intensity(dtype), 3),
-                f"{gpu.ridge_batch(dtype):,.0f}",
-            ]
-        )
-display(
-    HTML(
-        txt.html_table(
-            ["GPU", "dtype", "s (bytes)", "peak TFLOP/s (dense)", "bandwidth TB/s", "F/BW (FLOP/B)", "b* (rows)"],
-            rows,
-            caption="Datasheet ridge points: b* = (F/BW)·(s/2). TF32 stores fp32 operands (s = 4).",
-        )
-    )
-)
+page.show("ridges")
+
 
 # %% tags=["hide-input"]
-chart = charts.intensity_chart(
-    [T4, A100, H100, H200], ["bfloat16", "float16", "float32"], 4096, "Arithmetic intensity of a Linear layer"
-)
-ridge_words = "; ".join(
-    f"{g.name} {d}: {txt.sig(g.ridge_intensity(d), 3)} FLOP/B"
-    for g in (T4, A100, H100, H200)
-    for d in ("bfloat16", "float16", "float32")
-    if d in g.peak_flops
-)
-display(
-    charts.figure(
-        chart,
-        "theory-intensity",
-        "Intensity against batch, with datasheet ridge points",
-        "Log-log chart of the arithmetic intensity (FLOP per byte) of a 4096×4096 Linear layer against batch size, "
-        "for 2-byte and 4-byte weights. Intensity grows in proportion to the batch until the activations' bytes "
-        "catch up with the weight's. Dashed horizontal lines are datasheet ridge points: " + ridge_words + ".",
-    )
-)
+page.show("intensity")
+
 
 # %% [markdown]
 # Where a line crosses a ridge, that GPU turns from memory-bound to compute-bound. The 4-byte
@@ -138,16 +105,8 @@ display(
 # and shows the same MLP timed both ways.
 
 # %% tags=["hide-input"]
-mib = 8 * 1024 * 1024 * BYTES_PER_ELEMENT["bfloat16"] / 2**20
-caches = ", ".join(f"{g.name} {txt.fmt_bytes(g.l2_bytes)}" for g in (A100, H100) if g.l2_bytes)
-display(
-    Markdown(
-        f"An 8-layer MLP of width 1024 holds 8·1024² weights: **{mib:.0f} MiB in bf16**, which fits in the L2 "
-        f"cache of an A100 or H100 ({caches}, datasheet). The harness therefore rotates through several copies of "
-        "the weights, together larger than the cache, so every call reads memory; each chart says which cache "
-        "state it measured."
-    )
-)
+page.show("cache")
+
 
 # %% [markdown]
 # ## Step 7: why some batch sizes are suddenly slower
@@ -165,72 +124,12 @@ display(
 # The batching article this site started from has the right intuition but several wrong figures.
 
 # %% tags=["hide-input"]
-t4_fp16, t4_fp32 = T4.peak_flops["float16"], T4.peak_flops["float32"]
-seed_bw = 300e9  # the article's bandwidth figure
-seed_ratio = t4_fp16 / seed_bw
-a100_l1_per_sm = 192 * 1024  # bytes of L1/shared memory per SM (A100 architecture whitepaper)
-conv_k, conv_hw = 3, 224
-corrections = [
-    [
-        "The T4 does 65 TFLOP/s in 32-bit floats.",
-        f"65 TFLOP/s is the T4's fp16 tensor-core rate; plain fp32 is {txt.sig(t4_fp32 / 1e12, 2)} TFLOP/s, "
-        f"{txt.sig(t4_fp16 / t4_fp32, 2)}× less.",
-        T4.source,
-    ],
-    [
-        "The T4's memory bandwidth is 300 GB/s.",
-        f"It is {txt.sig(T4.bandwidth / 1e9, 3)} GB/s.",
-        T4.source,
-    ],
-    [
-        f"So the critical batch (“magic ratio”) is {seed_ratio:.0f}.",
-        f"With the right figures b* = (F/BW)·(s/2) is ≈ {T4.ridge_batch('float16'):.0f} in fp16 and "
-        f"≈ {T4.ridge_batch('float32'):.0f} in fp32; the article also divided an fp16 rate by a wrong bandwidth "
-        "and ignored bytes per element.",
-        "computed from the two rows above",
-    ],
-    [
-        "An A100's “device memory” is only 192 KB.",
-        f"192 KB is the L1/shared memory of one SM. An A100 has {A100.sm_count} SMs "
-        f"({txt.fmt_bytes(A100.sm_count * a100_l1_per_sm)} of L1/shared memory in all) and a "
-        f"{A100.l2_bytes / 1e6:.0f} MB L2 cache, in front of 40 or 80 GB of HBM.",
-        A100.source,
-    ],
-    [
-        "A Conv2d layer holds kernel_size² × out_channels weights.",
-        "It holds kernel_size² × in_channels × out_channels weights (plus a bias per output channel).",
-        "PyTorch torch.nn.Conv2d documentation (weight shape)",
-    ],
-    [
-        f"A {conv_k}×{conv_k}, stride-1 filter on a {conv_hw}×{conv_hw} image is reused {conv_hw} times.",
-        f"It is applied at every output position: about {conv_hw}² = {conv_hw**2:,} times per image, which is why "
-        "a convolution has high arithmetic intensity even at batch 1.",
-        "arithmetic on the layer's output shape",
-    ],
-]
-display(HTML(txt.html_table(["the article says", "correct", "source"], corrections)))
+page.show("corrections")
+
 
 # %% tags=["hide-input"]
-data = report.load_site_data()
-cpu_lines = []
-for run in data.cpus:
-    for curve in report.curves(run):
-        if curve.width == 1024 and len(curve.points) >= 4:
-            first, last = curve.points[0], curve.points[-1]
-            cpu_lines.append(
-                f"{txt.esc(txt.device_label(run))}, {curve.shape} in {curve.dtype}: "
-                f"{txt.fmt_time(first.median_s)} at batch {first.batch}, {txt.fmt_time(last.median_s)} at "
-                f"batch {last.batch} ({txt.knee_verdict(curve)}; {txt.esc(txt.provenance(run))})"
-            )
-text = (
-    "The article also says a CPU scales linearly with the batch. A CPU has a roofline too: its time grows slowly "
-    "while reading the weights dominates, and in proportion to the batch beyond its own, much smaller, ridge point."
-)
-if cpu_lines:
-    text += (
-        " Measured here: " + "; ".join(cpu_lines) + f". The [MLP page]({charts.SITE_ROOT}mlp/) shows the whole curve."
-    )
-display(Markdown(text))
+page.show("cpu")
+
 
 # %% [markdown]
 # Finally, “transformers are just MLPs” holds only at short context. In decoding, the weights are
@@ -241,18 +140,5 @@ display(Markdown(text))
 # ## Sources
 
 # %% tags=["hide-input"]
-display(
-    Markdown(
-        "\n".join(f"- **{txt.esc(g.name)}**: {txt.esc(g.source)}." for g in GPUS)
-        + "\n\nRates are dense (without structured sparsity); bandwidth is the memory's, in bytes per second."
-    )
-)
-display(
-    HTML(
-        '<div class="admonition success"><p class="admonition-title">Takeaway</p><p>'
-        f"The critical batch of a large layer is the device's FLOP/s over its bandwidth, times half the bytes per "
-        f"element: from the datasheets, about {H200.ridge_batch('bfloat16'):.0f} rows for an H200 in bf16 and "
-        f"{T4.ridge_batch('float32'):.0f} for a T4 in fp32. Below it, extra rows are nearly free; measure your "
-        "own device, because launch overhead and caches move the knee you actually see.</p></div>"
-    )
-)
+page.show("sources")
+page.show("takeaway")

@@ -1,0 +1,57 @@
+"""The methodology page: what each profile measures, read from the profiles themselves."""
+
+from __future__ import annotations
+
+from benchmarks.profiles import PROFILES
+from benchmarks.site.render import Page, Paragraph, Table, takeaway
+
+PROFILE_HEADERS = [
+    "profile",
+    "workload",
+    "dtypes",
+    "modes",
+    "batches",
+    "samples per point",
+    "minimum sample",
+    "warm-up per point",
+    "cache",
+]
+
+
+def build() -> Page:
+    return Page(
+        {
+            "profiles": [profile_table()],
+            "takeaway": [
+                takeaway(
+                    "Every point is a median of interleaved samples with its quartiles, timed with the device's own "
+                    "clock, with weights rotated out of the cache, and predicted from ceilings measured in the same "
+                    "run."
+                )
+            ],
+        }
+    )
+
+
+def profile_table() -> Table:
+    rows = []
+    for profile in PROFILES.values():
+        for sweep in profile.sweeps:
+            settings, batches = profile.settings(sweep), sweep.batches
+            rows.append(
+                [
+                    profile.name,
+                    sweep.label(),
+                    ", ".join(sweep.dtypes),
+                    ", ".join(sweep.modes),
+                    f"{batches[0]}–{batches[-1]} ({len(batches)} sizes)",
+                    str(settings["rounds"]),
+                    f"{settings['min_sample_s'] * 1e3:g} ms",
+                    f"{settings['warmup_s'] * 1e3:g} ms",
+                    sweep.cache or "rotated (default)",
+                ]
+            )
+    if not rows:
+        return Paragraph("No profile is defined.")
+    caption = "What each profile measures, from benchmarks/profiles.py (graph mode needs CUDA)"
+    return Table(PROFILE_HEADERS, rows, caption)

@@ -1,0 +1,48 @@
+"""The reproduce page: the results-file reference, generated from the schema, and the committed runs."""
+
+from __future__ import annotations
+
+from benchmarks.analysis import curves as c
+from benchmarks.analysis.curves import SiteData
+from benchmarks.schema import SCHEMA_VERSION, describe_fields
+from benchmarks.site import text
+from benchmarks.site.charts import SITE_ROOT
+from benchmarks.site.render import Bullets, Page, Paragraph, Table, code, tag, takeaway
+
+
+def build(data: SiteData | None = None) -> Page:
+    data = data or c.load_site_data()
+    return Page(
+        {
+            "schema": [schema_table()],
+            "runs": [committed_runs(data)],
+            "takeaway": [
+                takeaway(
+                    "One command measures a device and rebuilds this site; one committed JSON file per run adds the "
+                    "device to it."
+                )
+            ],
+        },
+        data,
+    )
+
+
+def schema_table() -> Table:
+    rows = [
+        [code(path), kind, "yes" if required else "", description]
+        for path, kind, required, description in describe_fields()
+    ]
+    return Table(["field", "type", "required", "meaning"], rows, f"Results file, schema version {SCHEMA_VERSION}")
+
+
+def committed_runs(data: SiteData):
+    items = []
+    for run in sorted(data.runs, key=lambda r: (r.device["slug"], r.started_at)):
+        name = f"{run.device['slug']}/{run.id}.json"
+        items.append(
+            [
+                tag("a", name, href=f"{SITE_ROOT}results/{name}"),
+                f": {text.device_label(run)}, {text.provenance(run)}",
+            ]
+        )
+    return Bullets(items) if items else Paragraph("No results are committed yet.")

@@ -1,0 +1,161 @@
+"""The theory page: datasheet ridge points, the intensity chart, and the corrections to the article."""
+
+from __future__ import annotations
+
+from benchmarks.analysis import curves as c
+from benchmarks.analysis.curves import SiteData
+from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, find_gpu
+from benchmarks.site import charts, text
+from benchmarks.site.render import Bullets, Page, Paragraph, Table, autolink, link, strong, takeaway
+
+T4 = find_gpu("NVIDIA T4")
+A100 = find_gpu("NVIDIA A100 SXM4 80GB")
+H100 = find_gpu("NVIDIA H100 SXM")
+H200 = find_gpu("NVIDIA H200")
+CHARTED = (T4, A100, H100, H200)
+RIDGE_DTYPES = ("float8", "bfloat16", "float16", "tfloat32", "float32")
+SEED_BANDWIDTH = 300e9  # the article's bandwidth figure for the T4
+A100_L1_PER_SM = 192 * 1024  # bytes of L1/shared memory per SM (A100 architecture whitepaper)
+
+
+def build(data: SiteData | None = None) -> Page:
+    data = data or c.load_site_data()
+    return Page(
+        {
+            "ridges": [ridge_table()],
+            "intensity": [intensity_figure()],
+            "cache": [cache_words()],
+            "corrections": [corrections_table()],
+            "cpu": [cpu_words(data)],
+            "sources": sources(),
+            "takeaway": [closing()],
+        },
+        data,
+    )
+
+
+def ridge_table() -> Table:
+    rows = [
+        [
+            gpu.name,
+            dtype,
+            str(BYTES_PER_ELEMENT[dtype]),
+            text.sig(gpu.peak_flops[dtype] / 1e12, 3),
+            text.sig(gpu.bandwidth / 1e12, 3),
+            text.sig(gpu.ridge_intensity(dtype), 3),
+            f"{gpu.ridge_batch(dtype):,.0f}",
+        ]
+        for gpu in GPUS
+        for dtype in RIDGE_DTYPES
+        if dtype in gpu.peak_flops
+    ]
+    return Table(
+        ["GPU", "dtype", "s (bytes)", "peak TFLOP/s (dense)", "bandwidth TB/s", "F/BW (FLOP/B)", "b* (rows)"],
+        rows,
+        "Datasheet ridge points: b* = (F/BW)·(s/2). TF32 stores fp32 operands (s = 4).",
+    )
+
+
+def intensity_figure():
+    dtypes = ("bfloat16", "float16", "float32")
+    pairs = [(g, d) for g in CHARTED for d in dtypes if d in g.peak_flops]
+    ridges = "; ".join(f"{g.name} {d}: {text.sig(g.ridge_intensity(d), 3)} FLOP/B" for g, d in pairs)
+    return charts.figure(
+        charts.intensity_chart(CHARTED, dtypes, 4096, "Arithmetic intensity of a Linear layer"),
+        "theory-intensity",
+        "Intensity against batch, with datasheet ridge points",
+        "Log-log chart of the arithmetic intensity (FLOP per byte) of a 4096×4096 Linear layer against batch size, "
+        "for 2-byte and 4-byte weights. Intensity grows in proportion to the batch until the activations' bytes "
+        "catch up with the weight's. Dashed horizontal lines are datasheet ridge points: " + ridges + ".",
+    )
+
+
+def cache_words() -> Paragraph:
+    mib = 8 * 1024 * 1024 * BYTES_PER_ELEMENT["bfloat16"] / 2**20
+    caches = ", ".join(f"{g.name} {text.fmt_bytes(g.l2_bytes)}" for g in (A100, H100) if g.l2_bytes)
+    return Paragraph(
+        [
+            "An 8-layer MLP of width 1024 holds 8·1024² weights: ",
+            strong(f"{mib:.0f} MiB in bf16"),
+            f", which fits in the L2 cache of an A100 or H100 ({caches}, datasheet). The harness therefore rotates "
+            "through several copies of the weights, together larger than the cache, so every call reads memory; "
+            "each chart says which cache state it measured.",
+        ]
+    )
+
+
+def corrections_table() -> Table:
+    t4_fp16, t4_fp32 = T4.peak_flops["float16"], T4.peak_flops["float32"]
+    side = 224
+    rows = [
+        [
+            "The T4 does 65 TFLOP/s in 32-bit floats.",
+            f"65 TFLOP/s is the T4's fp16 tensor-core rate; plain fp32 is {text.sig(t4_fp32 / 1e12, 2)} TFLOP/s, "
+            f"{text.sig(t4_fp16 / t4_fp32, 2)}× less.",
+            T4.source,
+        ],
+        ["The T4's memory bandwidth is 300 GB/s.", f"It is {text.sig(T4.bandwidth / 1e9, 3)} GB/s.", T4.source],
+        [
+            f"So the critical batch (“magic ratio”) is {t4_fp16 / SEED_BANDWIDTH:.0f}.",
+            f"With the right figures b* = (F/BW)·(s/2) is ≈ {T4.ridge_batch('float16'):.0f} in fp16 and "
+            f"≈ {T4.ridge_batch('float32'):.0f} in fp32; the article also divided an fp16 rate by a wrong bandwidth "
+            "and ignored bytes per element.",
+            "computed from the two rows above",
+        ],
+        [
+            "An A100's “device memory” is only 192 KB.",
+            f"192 KB is the L1/shared memory of one SM. An A100 has {A100.sm_count} SMs "
+            f"({text.fmt_bytes(A100.sm_count * A100_L1_PER_SM)} of L1/shared memory in all) and a "
+            f"{A100.l2_bytes / 1e6:.0f} MB L2 cache, in front of 40 or 80 GB of HBM.",
+            A100.source,
+        ],
+        [
+            "A Conv2d layer holds kernel_size² × out_channels weights.",
+            "It holds kernel_size² × in_channels × out_channels weights (plus a bias per output channel).",
+            "PyTorch torch.nn.Conv2d documentation (weight shape)",
+        ],
+        [
+            f"A 3×3, stride-1 filter on a {side}×{side} image is reused {side} times.",
+            f"It is applied at every output position: about {side}² = {side**2:,} times per image, which is why "
+            "a convolution has high arithmetic intensity even at batch 1.",
+            "arithmetic on the layer's output shape",
+        ],
+    ]
+    return Table(["the article says", "correct", "source"], rows)
+
+
+def cpu_words(data: SiteData) -> Paragraph:
+    measured = []
+    for run in data.cpus:
+        for curve in c.curves(run):
+            if curve.params.get("width") == 1024 and len(curve.points) >= 4:
+                first, last = curve.points[0], curve.points[-1]
+                measured.append(
+                    f"{text.device_label(run)}, {curve.shape} in {curve.dtype}: {text.fmt_time(first.median_s)} at "
+                    f"batch {first.batch}, {text.fmt_time(last.median_s)} at batch {last.batch} "
+                    f"({text.knee_verdict(curve)}; {text.provenance(run)})"
+                )
+    words = [
+        "The article also says a CPU scales linearly with the batch. A CPU has a roofline too: its time grows "
+        "slowly while reading the weights dominates, and in proportion to the batch beyond its own, much smaller, "
+        "ridge point."
+    ]
+    if measured:
+        words += [f" Measured here: {'; '.join(measured)}. The ", link("MLP page", "mlp/"), " shows the whole curve."]
+    return Paragraph(words)
+
+
+def sources() -> list:
+    return [
+        Bullets([[strong(g.name), ": ", autolink(g.source), "."] for g in GPUS]),
+        Paragraph("Rates are dense (without structured sparsity); bandwidth is the memory's, in bytes per second."),
+    ]
+
+
+def closing():
+    return takeaway(
+        "The critical batch of a large layer is the device's FLOP/s over its bandwidth, times half the bytes per "
+        f"element: from the datasheets, about {H200.ridge_batch('bfloat16'):.0f} rows for an H200 in bf16 and "
+        f"{T4.ridge_batch('float32'):.0f} for a T4 in fp32. Below it, extra rows are nearly free; measure your own "
+        "device, because launch overhead and caches move the knee you actually see."
+    )

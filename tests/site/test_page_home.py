@@ -1,0 +1,52 @@
+"""The home, theory, methodology and reproduce page modules on SYNTHETIC runs (never published)."""
+
+from benchmarks.site.pages import home, methodology, reproduce, theory
+from tests.synthetic import make_run, site_data
+
+EVIL = "<img src=x onerror=alert(1)>"
+
+
+def test_home_shows_the_headline_and_every_run():
+    gpu, cpu = make_run(), make_run(name=f"{EVIL} (test fixture)", slug="synthetic-cpu", kind="cpu", run_id="r2")
+    page = home.build(site_data(gpu, cpu))
+    out = page.text()
+    assert 'id="chart-home-headline"' in out and "measured on a GPU" in out
+    assert "These results come from a CPU" not in out  # a GPU run heads the page
+    assert out.count("<tr>") == 3 and 'href="__SITE_ROOT__/results/synthetic-cpu/r2.json"' in out
+    assert EVIL not in out and "&lt;img src=x onerror=alert(1)&gt;" in out
+    assert page.extra["curve"].run.device["kind"] == "cuda"
+
+
+def test_home_says_when_only_a_cpu_was_measured():
+    out = home.build(site_data(make_run(kind="cpu"))).text()
+    assert "These results come from a CPU" in out and "measured on a CPU" in out
+
+
+def test_home_without_results_says_how_to_get_them():
+    out = home.build(site_data(empty=True)).text()
+    assert "No results yet" in out and "No results are committed yet." in out
+
+
+def test_theory_tables_come_from_the_datasheet():
+    page = theory.build(site_data(empty=True))
+    ridges = page.html("ridges")
+    assert "NVIDIA T4" in ridges and "<td>203</td>" in ridges  # the T4's fp16 ridge, (65 T / 320 G)·(2/2)
+    assert 'id="chart-theory-intensity"' in page.html("intensity")
+    assert "217" in page.html("corrections")  # the article's ratio as it computed it
+    assert "Measured here" not in page.html("cpu")
+
+
+def test_theory_quotes_the_measured_cpu_curve():
+    out = theory.build(site_data(make_run(kind="cpu", widths=(1024,)))).html("cpu")
+    assert "Measured here: CPU: Synthetic GPU" in out and 'href="__SITE_ROOT__/mlp/"' in out
+
+
+def test_methodology_lists_every_sweep_of_every_profile():
+    out = methodology.build().text()
+    assert "quick" in out and "full" in out and "mlp width=1024 depth=8" in out
+
+
+def test_reproduce_lists_schema_fields_and_committed_runs():
+    out = reproduce.build(site_data(make_run(run_id="run-1"))).text()
+    assert "<code>records[].median_s</code>" in out
+    assert 'href="__SITE_ROOT__/results/synthetic-gpu/run-1.json"' in out
