@@ -1,0 +1,469 @@
+"""The CNN page: single Conv2d layers and ResNet-50 against batch, their intensity at batch 1 against
+the ridge, what batching buys, and (until a GPU run exists) what the formulas give on a GPU."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from benchmarks.analysis import cnn
+from benchmarks.analysis import curves as c
+from benchmarks.analysis.curves import Curve, SiteData
+from benchmarks.analysis.datasheet import find_gpu
+from benchmarks.profiles import FULL
+from benchmarks.results import Run
+from benchmarks.site import charts, text
+from benchmarks.site import charts_models as cm
+from benchmarks.site.pages._models_words import (
+    knees_text,
+    measured_knee_text,
+    not_measured_parts,
+    predicted_knee_text,
+    ridge_words,
+    run_caption,
+    verdicts,
+)
+from benchmarks.site.render import (
+    Bullets,
+    DeviceSection,
+    Heading,
+    Page,
+    Paragraph,
+    Table,
+    device_sections,
+    measured_figure,
+    strong,
+    takeaway,
+)
+from benchmarks.workloads import IMAGES
+from snippets import costs
+
+INTENSITY_HEADERS = [
+    "layer",
+    "dtype · mode · cache",
+    "uses of each weight per image",
+    "weights' share of bytes at batch 1",
+    "FLOP/byte at batch 1",
+    "ridge (FLOP/byte)",
+    "predicted knee",
+    "measured knee (log-log slope below → above)",
+]
+GAIN_HEADERS = [
+    "layer",
+    "dtype, mode",
+    "batches",
+    "throughput gain, measured",
+    "throughput gain, roofline",
+    "measured ÷ roofline time at the smallest batch",
+]
+FORMULA_CONV_HEADERS = [
+    "layer",
+    "weights",
+    "uses of each weight per image",
+    "weights' share of bytes at batch 1",
+    "FLOP/byte at batch 1",
+    "FLOP/byte of each extra image",
+    "roofline knee",
+]
+CPU_NOTE = (
+    "This is a CPU run: its ridge is a CPU's, far lower than a GPU's, and it says nothing about how a GPU "
+    "batches convolutions."
+)
+LESSON = (
+    "A convolution reuses each weight at every output position, so its arithmetic intensity at batch 1 is already "
+    "high. Early layers move mostly activations, which grow with the batch; deep layers move mostly weights, but "
+    "reuse them so often that a few images reach the ridge. Either way the flat region that makes MLP batching "
+    "nearly free is short or absent: batch a CNN only as far as the measured images per second keep rising, and "
+    "expect latency to grow from the first few extra images."
+)
+
+
+def build(data: SiteData | None = None) -> Page:
+    data = data or c.load_site_data()
+    items = [item for run in data.shown for item in takeaway_items(run)]
+    return Page(
+        {
+            "article": article(),
+            "curves": device_sections(data, lambda run: device_section(data, run)),
+            "preview": preview(data),
+            "takeaway": [
+                takeaway(
+                    LESSON,
+                    items or ["No CNN measurement is committed yet."],
+                    cpu_only=bool(data.shown) and not data.gpus,
+                )
+            ],
+        },
+        data,
+    )
+
+
+def article() -> list:
+    """The seed article's weight count and reuse, corrected by the formulas (no measurement)."""
+    reuse = cnn.conv_reuse(64, 64, 3, 224)
+    flops, moved = costs.conv_cost(1, 64, 64, 3, 224, 2)
+    return [
+        Bullets(
+            [
+                [
+                    "A 3×3 convolution from 64 to 64 channels has 3²·64·64 = ",
+                    strong(f"{reuse.weights:,}"),
+                    f" weights, 64 times the {3 * 3 * 64:,} that kernel_size² × out_channels gives.",
+                ],
+                [
+                    "On a 224×224 image with stride 1 and same padding it has 224·224 = ",
+                    strong(f"{reuse.positions:,}"),
+                    f" output positions, so each weight is used {reuse.positions:,} times per image (not 224) and "
+                    f"does {reuse.flops_per_weight:,} FLOPs per image.",
+                ],
+                f"In 2-byte bf16 that layer does {text.sig(flops / moved, 3)} FLOP per byte at batch 1, by the "
+                "formulas above: a Linear layer in bf16 does about 1 FLOP per byte per row, so it would need a batch "
+                f"of about {text.fmt_batch(flops / moved)} rows to match.",
+                "The article's conclusion, that batching helps a convolution less, is right, but the reason is "
+                "arithmetic intensity: the reuse across positions means there is little weight read left to share, "
+                "and the per-image activations make the bytes grow with the batch anyway.",
+            ]
+        )
+    ]
+
+
+# --------------------------------------------------------------------------- one device
+
+
+def measured(run: Run) -> tuple[list[Curve], list[Curve]]:
+    """The run's single-layer and ResNet-50 curves with at least two points."""
+    convs = [curve for curve in c.curves(run, "conv") if len(curve.points) >= 2]
+    nets = [curve for curve in c.curves(run, "resnet50") if len(curve.points) >= 2]
+    return convs, nets
+
+
+def device_section(data: SiteData, run: Run) -> DeviceSection:
+    convs, nets = measured(run)
+    found = convs + nets
+    ridges = {curve.dtype: curve.ceilings.ridge_intensity for curve in found if curve.ceilings}
+    cpu = CPU_NOTE if run.device["kind"] != "cuda" else ""
+    note = " ".join(words for words in (ridge_words(dict(sorted(ridges.items()))), cpu) if words)
+    if not found:
+        body = [Paragraph("This run has no CNN measurement (no conv or resnet50 workload).")]
+    else:
+        rows = cnn.intensity_rows(found)
+        body = [
+            *conv_figures(run, convs),
+            *resnet_figures(run, nets),
+            *intensity_figures(run, found),
+            *intensity_table(run, rows),
+            *gains_table(run, found),
+            *faster_than_roofline(found),
+            *not_measured_parts(found),
+        ]
+    dtypes = sorted({curve.dtype for curve in found})
+    return DeviceSection(run, body, note, dtypes=dtypes, older=len(data.others(run)))
+
+
+def where(run: Run, curve: Curve) -> str:
+    return f"{text.device_label(run)}, {curve.dtype}, {curve.mode}, cache {curve.cache} ({text.cache_words(curve)})"
+
+
+def conv_figures(run: Run, convs: list[Curve]) -> list:
+    parts = []
+    for (dtype, mode, cache), group in c.group_by(convs, "dtype", "mode", "cache").items():
+        key = f"cnn-{run.device['slug']}-conv-{dtype}-{mode}-{cache}"
+        parts += [
+            Heading(f"Single layers: {dtype}, {mode}, cache {cache}"),
+            measured_figure(
+                charts.latency_chart(group, "Latency against batch: single Conv2d layers", IMAGES),
+                f"{key}-latency",
+                f"Conv2d latency against batch ({dtype}, {mode})",
+                "Log-log chart of median latency per call against the number of images for each Conv2d layer "
+                "(kernel, input and output channels, feature-map side), with the roofline prediction dashed",
+                group,
+                where=where(run, group[0]),
+                findings=verdicts(group),
+            ),
+            measured_figure(
+                charts.throughput_chart(group, "Throughput against batch: single Conv2d layers", IMAGES),
+                f"{key}-throughput",
+                f"Conv2d throughput against batch ({dtype}, {mode})",
+                "Log-log chart of images per second (batch ÷ median latency) against the number of images for each "
+                "Conv2d layer, measured against the roofline prediction",
+                group,
+                where=where(run, group[0]),
+                findings="A flat line means batching buys nothing",
+            ),
+        ]
+    return parts
+
+
+def resnet_figures(run: Run, nets: list[Curve]) -> list:
+    parts = []
+    for curve in nets:
+        res = curve.params.get("resolution")
+        parts += [
+            Heading(f"ResNet-50 at {res}×{res}: {curve.dtype}, {curve.mode}, cache {curve.cache}"),
+            measured_figure(
+                charts.headline_chart(curve, f"ResNet-50 at {res}×{res}: latency and throughput against batch", IMAGES),
+                f"cnn-{run.device['slug']}-resnet50-{res}-{curve.dtype}-{curve.mode}-{curve.cache}",
+                f"ResNet-50 at {res}×{res} against batch ({curve.dtype}, {curve.mode})",
+                f"Two log-log panels for ResNet-50 (v1.5, inference, channels-last) at {res}×{res} pixels. Left: "
+                "median latency per call with its interquartile band; right: images per second. Dashed: the roofline "
+                "from the run's ceilings, counting the 53 convolutions and the fc layer",
+                [curve],
+                where=where(run, curve),
+                findings=f"Predicted knee {predicted_knee_text(curve)}, measured knee {measured_knee_text(curve.knee)}",
+            ),
+        ]
+    return parts
+
+
+def intensity_figures(run: Run, found: list[Curve]) -> list:
+    parts = []
+    for (dtype,), group in c.group_by(found, "dtype").items():
+        unique = list({curve.label: curve for curve in group[::-1]}.values())[::-1]  # one line per layer, first mode
+        parts.append(
+            measured_figure(
+                cm.intensity_chart(unique, f"Arithmetic intensity against batch ({dtype})", "batch size (images)"),
+                f"cnn-{run.device['slug']}-{dtype}-intensity",
+                f"CNN arithmetic intensity against batch ({dtype})",
+                "Log-log chart of FLOPs per byte moved against the number of images, for each measured Conv2d layer "
+                "and ResNet-50, with the run's ridge intensity (measured matmul FLOP/s ÷ copy bytes/s) dashed",
+                unique,
+            )
+        )
+    return parts
+
+
+# --------------------------------------------------------------------------- tables and sentences
+
+
+def intensity_cells(row: cnn.IntensityRow) -> list[str]:
+    curve = row.curve
+    return [
+        curve.label,
+        f"{curve.dtype} · {curve.mode} · {curve.cache}",
+        f"{row.reuse.positions:,}" if row.reuse else "–",
+        f"{text.sig(100 * row.weight_share, 2)} %" if row.weight_share is not None else "–",
+        text.sig(row.intensity, 3) if row.intensity is not None else "–",
+        text.sig(row.ridge, 3) if row.ridge is not None else "–",
+        predicted_knee_text(curve),
+        measured_knee_text(curve.knee),
+    ]
+
+
+def intensity_table(run: Run, rows: list[cnn.IntensityRow]) -> list:
+    return [
+        Heading(f"Intensity at batch 1 against the ridge ({text.kind_word(run)})"),
+        Table(INTENSITY_HEADERS, [intensity_cells(r) for r in rows], run_caption(run)),
+        *[Paragraph(sentence) for sentence in conv_sentences(run, rows)],
+    ]
+
+
+def conv_sentences(run: Run, rows: Sequence[cnn.IntensityRow]) -> list[str]:
+    """What the intensity table says about the single layers, in words."""
+    unique = cnn.single_layers(rows)
+    if not unique:
+        return []
+    above = [r for r in unique if r.above_ridge]
+    low = min(unique, key=lambda r: r.intensity)
+    high = max(unique, key=lambda r: r.intensity)
+    words = (
+        f"At batch 1 the single layers do {text.sig(low.intensity, 3)} ({low.curve.label}) to "
+        f"{text.sig(high.intensity, 3)} ({high.curve.label}) FLOP per byte, against a ridge of "
+        f"{text.sig(high.ridge, 3)} FLOP/byte on this {text.kind_word(run)}. "
+    )
+    if len(above) == len(unique):
+        words += (
+            "Every one of them is above the ridge from the first image, so the roofline has no flat region to "
+            "offer: it predicts time in proportion to the batch from batch 1. "
+        )
+    elif above:
+        words += (
+            f"{len(above)} of {len(unique)} ({', '.join(r.curve.label for r in above)}) are above the ridge from "
+            "the first image; the others start memory-bound. "
+        )
+    else:
+        words += "All of them start memory-bound, so the roofline predicts a flat start. "
+    shares = ", ".join(f"{r.curve.label}: {text.sig(100 * r.weight_share, 2)} %" for r in unique if r.weight_share)
+    if shares:
+        words += (
+            f"The weights' share of the bytes at batch 1 ({shares}) says how much of the memory traffic a larger "
+            "batch could share; the rest is activations, which grow with every image."
+        )
+    return [words]
+
+
+def gain_cells(curve: Curve) -> list[str]:
+    gain, predicted = cnn.throughput_gain(curve)
+    overhead = curve.overhead_ratio()
+    return [
+        curve.label,
+        f"{curve.dtype}, {curve.mode}",
+        f"{curve.batches[0]} → {curve.batches[-1]}",
+        f"{text.sig(gain, 2)}×",
+        f"{text.sig(predicted, 2)}×" if predicted else "–",
+        f"{text.sig(overhead, 2)}×" if overhead else "–",
+    ]
+
+
+def gains_table(run: Run, found: list[Curve]) -> list:
+    return [
+        Paragraph(
+            [
+                strong("What batching buys."),
+                " Images per second at the largest measured batch over those at the smallest. A ratio near 1 means "
+                "a bigger batch raises latency without raising throughput.",
+            ]
+        ),
+        Table(GAIN_HEADERS, [gain_cells(curve) for curve in found], run_caption(run)),
+    ]
+
+
+def faster_than_roofline(found: list[Curve]) -> list:
+    faster = [
+        f"{curve.label} reaches {text.fmt_rate(rate, 'FLOP/s')} at batch {point.batch}, above the run's matmul "
+        f"ceiling of {text.fmt_rate(curve.ceilings.flops_per_s, 'FLOP/s')}"
+        for curve, point, rate in cnn.beyond_ceiling(found)
+    ]
+    if not faster:
+        return []
+    return [
+        Paragraph(
+            [
+                strong("Faster than the roofline allows."),
+                " " + "; ".join(faster) + ". The FLOPs here count a direct convolution; a library may pick an "
+                "algorithm that does fewer multiply-adds (Winograd or FFT for 3×3 filters), so for such a layer the "
+                "roofline is an estimate, not a bound.",
+            ]
+        )
+    ]
+
+
+# --------------------------------------------------------------------------- takeaways
+
+
+def takeaway_items(run: Run) -> list[str]:
+    convs, nets = measured(run)
+    rows = cnn.intensity_rows(convs + nets)
+    items = [resnet_item(run, row) for row in rows if row.curve.workload == "resnet50" and row.intensity is not None]
+    single = [r for r in rows if r.curve.workload == "conv" and r.intensity is not None]
+    if single:
+        gains = [cnn.throughput_gain(r.curve)[0] for r in single]
+        above = sum(r.above_ridge for r in single)
+        items.append(
+            f"{text.device_label(run)}, single Conv2d layers: {above} of {len(single)} curves are above the ridge "
+            f"at batch 1; their throughput changes {text.sig(min(gains), 2)}× to {text.sig(max(gains), 2)}× "
+            f"across the measured batches."
+        )
+    return items
+
+
+def resnet_item(run: Run, row: cnn.IntensityRow) -> str:
+    curve = row.curve
+    gain, predicted = cnn.throughput_gain(curve)
+    side = "above" if row.above_ridge else "below"
+    words = (
+        f"{text.device_label(run)}, {curve.label} ({curve.dtype}, {curve.mode}): {text.sig(row.intensity, 3)} "
+        f"FLOP/byte at batch 1, {side} the ridge of {text.sig(row.ridge, 3)}; {knees_text(curve)}; throughput "
+        f"from batch {curve.batches[0]} to {curve.batches[-1]} grows {text.sig(gain, 2)}×"
+        + (f" (roofline: {text.sig(predicted, 2)}×)." if predicted else ".")
+    )
+    if predicted and gain > 1.3 * predicted and (curve.overhead_ratio() or 0) > 1.5:
+        words += (
+            f" The gain beyond the roofline's is the cost of small calls: at batch {curve.batches[0]} the time is "
+            f"{text.sig(curve.overhead_ratio(), 2)}× the roofline's, a fixed per-call cost that larger batches "
+            "amortise (not measured separately here); it is not a shared weight read."
+        )
+    return words
+
+
+# --------------------------------------------------------------------------- formulas until a GPU run exists
+
+
+def preview(data: SiteData) -> list:
+    """What the formulas give on an H200 for the GPU profile's layers, while no GPU measured them."""
+    if any(c.curves(run, "conv") or c.curves(run, "resnet50") for run in data.gpus):
+        return []
+    h200 = find_gpu("NVIDIA H200")
+    shapes = [
+        tuple(s.params[k] for k in ("c_in", "c_out", "kernel", "resolution"))
+        for s in FULL.sweeps
+        if s.workload == "conv"
+    ]
+    if not (h200 and shapes and "bfloat16" in h200.peak_flops):
+        return []
+    ridge = h200.ridge_intensity("bfloat16")
+    found = cnn.formula_convs(shapes, "bfloat16", h200.ceilings("bfloat16"))
+    verdicts = cnn.formula_verdicts(found)
+    said = formula_sentences(verdicts, ridge)
+    longest = verdicts.longest
+    if longest is not None:
+        said.append(
+            f"The longest flat region is about {text.fmt_batch(longest)} images, against "
+            f"{text.fmt_batch(h200.ridge_batch('bfloat16'))} rows for a large Linear layer in bf16 on the same GPU."
+        )
+    return [
+        Heading("What a GPU run will show", 2),
+        Paragraph(
+            "No GPU measurement of these layers is committed yet. Until one is, here is what the formulas above give "
+            "for the layers the GPU profile measures, in bf16 with the H200's datasheet ceilings "
+            f"({text.fmt_rate(h200.peak_flops['bfloat16'], 'FLOP/s')} dense bf16, "
+            f"{text.fmt_rate(h200.bandwidth, 'B/s')}, ridge {text.sig(ridge, 3)} FLOP/byte). These are formulas, "
+            "not measurements."
+        ),
+        Table(
+            FORMULA_CONV_HEADERS,
+            [formula_cells(f) for f in found],
+            "Formula with datasheet ceilings (NVIDIA H200, bf16): no measurement",
+        ),
+        Paragraph("By these formulas, on that GPU:"),
+        Bullets(said),
+    ]
+
+
+def formula_cells(f: cnn.FormulaConv) -> list[str]:
+    if f.knee is None:
+        knee = "none: memory-bound at every batch"
+    elif f.knee < 1:
+        knee = "below batch 1: compute-bound from the start"
+    else:
+        knee = f"≈ {text.fmt_batch(f.knee)}"
+    return [
+        f.label,
+        f"{f.reuse.weights:,}",
+        f"{f.reuse.positions:,}",
+        f"{text.sig(100 * f.weight_share, 2)} %",
+        text.sig(f.intensity, 3),
+        text.sig(f.per_image_intensity, 3),
+        knee,
+    ]
+
+
+def formula_sentences(verdicts: cnn.FormulaVerdicts, ridge: float) -> list[str]:
+    said = []
+    if verdicts.from_start:
+        labels = " and ".join(f.label for f in verdicts.from_start)
+        said.append(f"{labels}: compute-bound from the first image, so no flat region at all.")
+    if verdicts.short:
+        shared = all(f.weight_share > 0.5 for f in verdicts.short)
+        said.append(
+            " and ".join(f"{f.label} (knee ≈ {text.fmt_batch(f.knee)})" for f in verdicts.short)
+            + ": a flat region that ends at the knee"
+            + (
+                ", because the weights dominate the bytes at batch 1 and extra images share their read."
+                if shared
+                else "."
+            )
+        )
+    if verdicts.never:
+        said.append(
+            f"{' and '.join(f.label for f in verdicts.never)}: never compute-bound, because the activations each extra "
+            "image brings have their own intensity below the ridge; memory-bound, yet slower with every image, since "
+            "those bytes grow with the batch."
+        )
+    if verdicts.on_ridge:
+        said.append(
+            " and ".join(
+                f"{f.label} ({text.sig(f.per_image_intensity, 3)} FLOP/byte per extra image)" for f in verdicts.on_ridge
+            )
+            + f": on the ridge ({text.sig(ridge, 3)} FLOP/byte) to within 5 %, so the formula cannot say which side it "
+            "falls; either way each extra image costs about as much time as the first."
+        )
+    return said
