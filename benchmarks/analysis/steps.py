@@ -13,7 +13,10 @@ import math
 import re
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchmarks.results import Run
 
 Z = 4.0  # a step must exceed this many combined standard errors
 TREND_WINDOW = 8  # intervals on each side used to estimate the local rise per row
@@ -165,32 +168,104 @@ def explain_step(
     - a wave boundary: with the kernel's tile, the number of output tiles crosses a multiple
       of the SM count (either tile dimension may be the batch's, so both are tried).
     """
-    causes: list[str] = []
     known_before = [b for b in kernels if b <= step.before]
     known_after = [b for b in kernels if b >= step.after]
     kernel_before = _gemm(kernels[max(known_before)]) if known_before else None
     kernel_after = _gemm(kernels[min(known_after)]) if known_after else None
     adjacent = known_before and known_after and max(known_before) == step.before and min(known_after) == step.after
-    if adjacent and kernel_before != kernel_after:
-        causes.append(f"kernel switch: {kernel_before} → {kernel_after}")
+    causes = [f"kernel switch: {kernel_before} → {kernel_after}"] if adjacent and kernel_before != kernel_after else []
+    causes += _tile_boundary(step)
+    shape = tile_shape(kernel_after) if kernel_after else None
+    if shape and sm_count:
+        causes += _wave_boundary(step, shape, out_features, sm_count)
+    return causes
+
+
+def _tile_boundary(step: Step) -> list[str]:
     for multiple in TILE_MULTIPLES:
         crossed = [m for m in range(multiple, step.after, multiple) if step.before <= m < step.after]
         if crossed:
-            causes.append(f"tile boundary: batch crosses {crossed[0]} (a multiple of {multiple})")
-            break
-    shape = tile_shape(kernel_after or "") if kernel_after else None
-    if shape and sm_count:
-        for rows, cols in {shape, shape[::-1]}:
+            return [f"tile boundary: batch crosses {crossed[0]} (a multiple of {multiple})"]
+    return []
 
-            def waves(batch: int, rows: int = rows, cols: int = cols) -> int:
-                tiles = math.ceil(batch / rows) * math.ceil(out_features / cols)
-                return math.ceil(tiles / sm_count)
 
-            if waves(step.after) > waves(step.before):
-                tiles = math.ceil(step.after / rows) * math.ceil(out_features / cols)
-                causes.append(
-                    f"wave boundary: {rows}×{cols} tiles, {tiles} tiles need {waves(step.after)} waves "
-                    f"on {sm_count} SMs (was {waves(step.before)})"
-                )
-                break
-    return causes
+def tiles_and_waves(batch: int, out_features: int, tile: tuple[int, int], sm_count: int) -> tuple[int, int]:
+    """Output tiles of a batch × out_features GEMM with (rows, columns) tiles, and the waves they take."""
+    tiles = math.ceil(batch / tile[0]) * math.ceil(out_features / tile[1])
+    return tiles, math.ceil(tiles / sm_count)
+
+
+def _wave_boundary(step: Step, shape: tuple[int, int], out_features: int, sm_count: int) -> list[str]:
+    for tile in {shape, shape[::-1]}:
+        _, before = tiles_and_waves(step.before, out_features, tile, sm_count)
+        tiles, after = tiles_and_waves(step.after, out_features, tile, sm_count)
+        if after > before:
+            return [
+                f"wave boundary: {tile[0]}×{tile[1]} tiles, {tiles} tiles need {after} waves "
+                f"on {sm_count} SMs (was {before})"
+            ]
+    return []
+
+
+# --------------------------------------------------------------------------- one run's sweeps
+
+
+def linear_groups(run: Run) -> dict[tuple, list[dict[str, Any]]]:
+    """(dtype, mode, cache, sorted params) -> the run's Linear-sweep records of that configuration."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for record in run.records:
+        if record["workload"] == "linear":
+            key = (record["dtype"], record["mode"], record["cache"], tuple(sorted(record["params"].items())))
+            groups.setdefault(key, []).append(record)
+    return groups
+
+
+def plateaus(points: Sequence[CurvePoint], free: dict[int, int]) -> list[tuple[int, int]]:
+    """Runs of batch sizes that cost no more than the first of the run, in batch order."""
+    found, index = [], 0
+    batches = [p.batch for p in points]
+    while index < len(points):
+        start = points[index].batch
+        end = free[start]
+        found.append((start, end))
+        index = batches.index(end) + 1
+    return found
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One configuration's fine sweep: its points, steps, their candidate causes and free ranges."""
+
+    dtype: str
+    mode: str
+    cache: str
+    params: dict[str, Any]
+    points: list[CurvePoint]
+    steps: list[Step]
+    causes: list[list[str]]  # per step; [] when nothing explains it
+    noise: float  # typical relative standard error of a point's median
+    free_ranges: list[tuple[int, int]] = field(default_factory=list)  # plateaus longer than one batch
+
+    @property
+    def explained(self) -> int:
+        return sum(bool(cause) for cause in self.causes)
+
+
+MIN_SWEEP_POINTS = 4
+
+
+def sweeps(run: Run) -> list[Sweep]:
+    """Every Linear sweep of the run with at least MIN_SWEEP_POINTS measured batches, analysed."""
+    found = []
+    sm_count = run.device.get("sm_count")
+    for (dtype, mode, cache, params), records in sorted(linear_groups(run).items()):
+        points = curve_from_records(records)
+        if len(points) < MIN_SWEEP_POINTS:
+            continue
+        params = dict(params)
+        steps = find_steps(points)
+        kernels = {r["batch"]: r["kernels"] for r in records if r.get("kernels")}
+        causes = [explain_step(step, kernels, params.get("out_features", 0), sm_count) for step in steps]
+        free = [(start, end) for start, end in plateaus(points, free_batch_up_to(points)) if end > start]
+        found.append(Sweep(dtype, mode, cache, params, points, steps, causes, noise_level(points), free))
+    return found

@@ -101,3 +101,54 @@ def test_explain_step_names_kernel_switch_tile_and_wave():
     assert causes[0].startswith("tile boundary: batch crosses 256")
     assert causes[1] == "wave boundary: 128×128 tiles, 192 tiles need 2 waves on 132 SMs (was 1)"
     assert explain_step(Step(100, 101, 1e-6, 0.1, 5), {}, out_features=8192, sm_count=132) == []
+
+
+def _synthetic_run(**fixture):
+    from pathlib import Path
+
+    from benchmarks.results import Run
+    from tests.synthetic import make_run
+
+    doc = make_run(**fixture)
+    return Run(path=Path(f"/synthetic/{doc['device']['slug']}/{doc['run']['id']}.json"), doc=doc)
+
+
+def test_linear_groups_collect_one_configuration_per_key():
+    from benchmarks.analysis.steps import linear_groups
+
+    groups = linear_groups(_synthetic_run())
+    assert list(groups) == [("bfloat16", "graph", "rotated", (("in_features", 4096), ("out_features", 4096)))]
+    (records,) = groups.values()
+    assert len(records) == 300 and all(r["workload"] == "linear" for r in records)
+    assert linear_groups(_synthetic_run(linear_batches=())) == {}
+
+
+def test_plateaus_run_from_each_start_to_its_free_end():
+    from benchmarks.analysis.steps import plateaus
+
+    points = synthetic_curve(range(1, 513), staircase(tile=128, per_tile=5e-6), noise=0.0)
+    spans = plateaus(points, free_batch_up_to(points, slack=0.001))
+    assert spans == [(1, 128), (129, 256), (257, 384), (385, 512)]
+
+
+def test_sweeps_summarise_each_curve():
+    """The SYNTHETIC fixture steps every 64 rows once compute-bound; its kernels announce 64×128 tiles."""
+    from benchmarks.analysis.steps import sweeps
+
+    (sweep,) = sweeps(_synthetic_run())
+    assert (sweep.dtype, sweep.mode, sweep.cache) == ("bfloat16", "graph", "rotated")
+    assert sweep.params == {"in_features": 4096, "out_features": 4096} and len(sweep.points) == 300
+    assert [(s.before, s.after) for s in sweep.steps][-2:] == [(192, 193), (256, 257)]
+    assert len(sweep.causes) == len(sweep.steps) and sweep.explained == len(sweep.steps)
+    assert sweep.causes[-1][0] == "tile boundary: batch crosses 256 (a multiple of 256)"
+    assert all(end > start for start, end in sweep.free_ranges) and 0 < sweep.noise < 0.1
+    assert sweeps(_synthetic_run(linear_batches=(1, 2, 3))) == []
+
+
+def test_tiles_and_waves_of_an_h200_layer():
+    """8192 output features in 128×256 tiles on 132 SMs: 32 tiles per 128 rows, 4 rows of tiles per wave."""
+    from benchmarks.analysis.steps import tiles_and_waves
+
+    assert tiles_and_waves(385, 8192, (128, 256), 132) == (128, 1)
+    assert tiles_and_waves(512, 8192, (128, 256), 132) == (128, 1)
+    assert tiles_and_waves(513, 8192, (128, 256), 132) == (160, 2)

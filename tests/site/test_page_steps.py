@@ -1,0 +1,56 @@
+"""The steps page module on SYNTHETIC runs (labelled so; never published)."""
+
+from benchmarks.site.pages import steps
+from tests.synthetic import make_run, site_data
+
+HOSTILE = "<img src=x onerror=alert(1)> (test fixture)"
+
+
+def test_the_synthetic_staircase_has_its_figure_steps_and_causes():
+    out = steps.build(site_data()).text()
+    assert out.count('id="chart-steps-synthetic-gpu-bfloat16-graph-rotated"') == 1
+    assert "Linear 4096→4096, bfloat16, graph, cache rotated" in out
+    assert "This GPU has 100 SMs." in out
+    assert "192 → 193" in out and "256 → 257" in out
+    assert "tile boundary: batch crosses 256 (a multiple of 256)" in out
+    assert "wave boundary: 64×128 tiles" in out
+    assert "<caption>Detected steps: Linear 4096→4096, bfloat16, graph, on GPU: Synthetic GPU" in out
+    assert "<strong>Free batch sizes.</strong>" in out
+
+
+def test_the_summary_states_each_curve_in_the_takeaway():
+    page = steps.build(site_data())
+    summary = page.html("summary")
+    assert "Takeaways" in summary and "2 step(s) above a typical noise of" in summary
+    assert "2 explained, 0 not." in summary and "Every measurement here is from a CPU" not in summary
+
+
+def test_a_cpu_run_says_what_it_cannot_check():
+    doc = make_run(kind="cpu", slug="synthetic-cpu", name="Synthetic CPU (test fixture)", hardware=False)
+    page = steps.build(site_data(doc))
+    out = page.text()
+    assert "it sees only <code>aten::addmm</code>" in out
+    assert 'id="chart-steps-synthetic-cpu-bfloat16-graph-rotated"' in out
+    assert "The tile and wave steps this page explains are a GPU&#x27;s." in page.html("summary")
+    assert "Every measurement here is from a CPU" in page.html("summary")
+
+
+def test_a_run_without_a_sweep_says_so():
+    out = steps.build(site_data(make_run(linear_batches=(), hardware=False))).text()
+    assert "This run has no Linear-layer sweep." in out
+    assert "No Linear-layer sweep is committed yet." in out
+
+
+def test_no_runs_says_how_to_measure():
+    out = steps.build(site_data(empty=True)).text()
+    assert "No results are committed yet" in out and "No Linear-layer sweep is committed yet." in out
+
+
+def test_results_text_is_escaped():
+    doc = make_run(name=HOSTILE, slug="synthetic-evil", hardware=False)
+    for record in doc["records"]:
+        if record.get("kernels"):
+            record["kernels"] = ["<script>gemm_tilesize64x128</script>"]
+    out = steps.build(site_data(doc)).text()
+    assert HOSTILE not in out and "<script>" not in out
+    assert "&lt;img src=x onerror=alert(1)&gt;" in out
