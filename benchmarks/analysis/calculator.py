@@ -21,10 +21,16 @@ Pure Python: nothing on this module's import path may import torch.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPU
+from benchmarks.analysis.curves import Curve
+from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPU, find_gpu
+from benchmarks.analysis.regimes import mlp_curves
+from benchmarks.results import Run
 from snippets.costs import mlp_cost
+
+DEFAULT_GPU = "NVIDIA H100 SXM"
 
 
 @dataclass(frozen=True)
@@ -70,3 +76,36 @@ def vega_expressions(width: str, depth: str) -> dict[str, str]:
     denominator = f"(2 * {w} * {w} / datum.peak - 2 * datum.size * {w} / datum.bandwidth)"
     ridge = f"{denominator} > 0 ? datum.size * ({w} * {w} + {w}) / datum.bandwidth / {denominator} : null"
     return {"seconds": seconds, "ridge": ridge}
+
+
+# --------------------------------------------------------------------------- measured devices
+
+
+def measured_rates(run: Run) -> dict[str, tuple[float, float]]:
+    """dtype -> (FLOP/s, bytes/s): the run's measured matmul rate and copy bandwidth, the
+    ceilings the calculator predicts a measured device from."""
+    bandwidth = run.ceilings["copy"]["bytes_per_s"]
+    return {dtype: (entry["flops_per_s"], bandwidth) for dtype, entry in run.ceilings.get("matmul", {}).items()}
+
+
+def datasheet_of(run: Run) -> GPU | None:
+    """The datasheet entry of a run's GPU (None for a CPU or a GPU not in the table)."""
+    return find_gpu(run.device.get("name", "")) if run.device.get("kind") == "cuda" else None
+
+
+def measured_curves(run: Run) -> list[Curve]:
+    """The run's depth-8 MLPs with rotated weights, in the mode that shows the hardware (CUDA-graph
+    replay on a GPU, eager calls on a CPU), measured at two batch sizes or more."""
+    mode = "graph" if run.device.get("kind") == "cuda" else "eager"
+    return [c for c in mlp_curves(run, cache="rotated") if c.mode == mode and len(c.points) >= 2]
+
+
+def default_gpu(gpu_runs: Sequence[Run]) -> str:
+    """The calculator's first choice: the datasheet entry of the first measured GPU that has one."""
+    sheets = [sheet for sheet in map(datasheet_of, gpu_runs) if sheet is not None]
+    return sheets[0].name if sheets else DEFAULT_GPU
+
+
+def ridge_range(gpus: Sequence[GPU], dtype: str) -> list[tuple[float, str]]:
+    """(wide-layer ridge batch, GPU name) in `dtype`, smallest first, for every GPU that runs it."""
+    return sorted((gpu.ridge_batch(dtype), gpu.name) for gpu in gpus if dtype in gpu.peak_flops)

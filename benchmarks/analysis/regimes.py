@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.analysis.curves import Curve, bytes_per_element, curves
+from benchmarks.analysis.curves import Curve, bytes_per_element, curves, group_by
 from benchmarks.results import Run
 from snippets.costs import mlp_cost
 
@@ -87,6 +87,38 @@ def _plateau(name: str, points: list[tuple[int, float]]) -> Plateau:
     return Plateau(name, points[0][0], points[-1][0], statistics.median(bw for _, bw in points), len(points))
 
 
+def read_plateaus(run: Run) -> list[Plateau]:
+    """The plateaus of the run's read curve: one per cache level it measured, then memory."""
+    return plateaus(bandwidth_points(run, "read"), cache_levels(run))
+
+
+def memory_read(run: Run) -> float | None:
+    """Bytes/s of the read curve's memory plateau (working sets at least 4× the largest cache)."""
+    return next((p.bytes_per_s for p in read_plateaus(run) if p.name == "memory"), None)
+
+
+@dataclass(frozen=True)
+class PlateauRow:
+    """One level of the memory hierarchy, with the read and the copy plateau measured there."""
+
+    name: str
+    read: Plateau | None
+    copy: Plateau | None
+
+
+def plateau_rows(run: Run) -> list[PlateauRow]:
+    """The read and copy plateaus side by side, one row per level either kernel found."""
+    levels = cache_levels(run)
+    found = {kind: {p.name: p for p in plateaus(bandwidth_points(run, kind), levels)} for kind in ("read", "copy")}
+    names = dict.fromkeys([*found["read"], *found["copy"]])
+    return [PlateauRow(name, found["read"].get(name), found["copy"].get(name)) for name in names]
+
+
+def best_matmul(run: Run) -> dict[str, tuple[int, float]]:
+    """dtype -> (n, FLOP/s) of the fastest square matmul the run measured in that dtype."""
+    return {dtype: max(points, key=lambda p: p[1]) for dtype, points in matmul_points(run).items()}
+
+
 # --------------------------------------------------------------------------- overhead
 
 
@@ -150,6 +182,31 @@ def launch_cost_saved(rows: list[OverheadRow]) -> float | None:
     return None
 
 
+def resident_curves(run: Run) -> list[Curve]:
+    """The run's depth-8 MLPs with resident weights, measured at two batch sizes or more."""
+    return [c for c in mlp_curves(run, None, "resident") if len(c.points) >= 2]
+
+
+def smallest_resident_width(run: Run) -> int | None:
+    """Width of the run's smallest resident MLP: the one whose time is the overhead itself."""
+    return min((c.params["width"] for c in resident_curves(run)), default=None)
+
+
+def tiny_eager_curve(run: Run) -> Curve | None:
+    """The eager curve of the smallest resident MLP, when it was measured at batch 1."""
+    width = smallest_resident_width(run)
+    found = [c for c in resident_curves(run) if c.params["width"] == width and c.mode == "eager"]
+    return next((c for c in found if point_at(c, 1)), None)
+
+
+def mode_ratio(rows: list[OverheadRow], mode: str, base: str = "eager") -> float | None:
+    """Batch-1 time in `mode` over the time in `base`, from the first row of each mode."""
+    first = {r.mode: r for r in reversed(rows)}  # the first row of each mode
+    if mode in first and base in first:
+        return first[mode].batch1_s / first[base].batch1_s
+    return None
+
+
 # --------------------------------------------------------------------------- the cache trap
 
 
@@ -179,6 +236,50 @@ def weight_bandwidth(run: Run, dtype: str, mode: str, batch: int = 1) -> list[We
 def weight_bytes(curve: Curve) -> float:
     """The weight term of an MLP's analytic bytes: its cost at batch 0."""
     return mlp_cost(0, curve.params["width"], curve.params["depth"], bytes_per_element(curve.dtype) or 4)[1]
+
+
+def cache_pairs(run: Run, width: int = 1024) -> dict[tuple[str, str], list[Curve]]:
+    """(dtype, mode) -> the `width` MLP's curves timed both with weights resident and rotated."""
+    twins = [c for c in mlp_curves(run, width) if len(c.points) >= 2]
+    pairs = group_by(twins, "dtype", "mode")
+    return {key: group for key, group in pairs.items() if len({c.cache for c in group}) >= 2}
+
+
+def widest_weight_sweep(run: Run, batch: int = 1) -> tuple[str, str, list[WeightBandwidth]] | None:
+    """(dtype, mode, rows) of the batch-1 width sweep with both cache states and the most rows."""
+    best = None
+    for dtype, mode in dict.fromkeys((c.dtype, c.mode) for c in mlp_curves(run)):
+        rows = weight_bandwidth(run, dtype, mode, batch)
+        if len({r.cache for r in rows}) == 2 and (best is None or len(rows) > len(best[2])):
+            best = (dtype, mode, rows)
+    return best
+
+
+@dataclass(frozen=True)
+class CacheTrap:
+    """Where a hot loop overstates the weight bandwidth most, and how much at the widest width."""
+
+    width: int  # the width with the largest resident ÷ rotated ratio
+    weight_bytes: float
+    ratio: float  # resident ÷ rotated weight bandwidth at that width
+    widest: int  # the widest width measured in both states
+    widest_bytes: float
+    widest_ratio: float
+
+
+def cache_trap(rows: list[WeightBandwidth]) -> CacheTrap | None:
+    """The cache trap read off a width sweep measured with weights resident and rotated."""
+    by = {(r.cache, r.width): r for r in rows}
+    both = sorted(w for (cache, w) in by if cache == "resident" and ("rotated", w) in by)
+    if not both:
+        return None
+
+    def ratio(width: int) -> float:
+        return by[("resident", width)].bytes_per_s / by[("rotated", width)].bytes_per_s
+
+    gap, widest = max(both, key=ratio), both[-1]
+    resident = {w: by[("resident", w)].weight_bytes for w in (gap, widest)}
+    return CacheTrap(gap, resident[gap], ratio(gap), widest, resident[widest], ratio(widest))
 
 
 # --------------------------------------------------------------------------- which regime
@@ -228,3 +329,21 @@ def signals(run: Run, curve: Curve, wider: Curve | None) -> RegimeSignals:
         ratio(point_at(graph, 1), point_at(curve, 1)) if graph else None,
         ratio(point_at(compiled, 1), point_at(curve, 1)) if compiled else None,
     )
+
+
+def wider_twin(run: Run, curve: Curve) -> Curve | None:
+    """The MLP twice as wide as `curve`, in the same dtype, eager, with the same cache state."""
+    return next(
+        (
+            c
+            for c in mlp_curves(run, curve.params["width"] * 2)
+            if c.dtype == curve.dtype and c.mode == "eager" and c.cache == curve.cache
+        ),
+        None,
+    )
+
+
+def signal_rows(run: Run) -> list[tuple[Curve, RegimeSignals]]:
+    """The three-question test on every eager depth-8 MLP of the run measured at two batches or more."""
+    eager = [c for c in mlp_curves(run) if c.mode == "eager" and len(c.points) >= 2]
+    return [(curve, signals(run, curve, wider_twin(run, curve))) for curve in eager]

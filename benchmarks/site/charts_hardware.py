@@ -99,9 +99,7 @@ def bandwidth_chart(run: Run, gpu: GPU | None, title: str) -> alt.LayerChart:
     )
     datasheet = []
     if gpu is not None:
-        datasheet.append(
-            {"gb_per_s": gpu.bandwidth / 1e9, "label": f"datasheet {text.fmt_rate(gpu.bandwidth, 'B/s')}"}
-        )
+        datasheet.append({"gb_per_s": gpu.bandwidth / 1e9, "label": f"datasheet {text.fmt_rate(gpu.bandwidth, 'B/s')}"})
     subtitle = [
         f"{text.device_label(run)} · float32 buffers · "
         + ("each point a CUDA graph of back-to-back kernels" if run.device.get("kind") == "cuda" else "eager"),
@@ -219,6 +217,7 @@ STEPS_PER_DOUBLING = 4
 CALCULATOR_BATCHES = [round(2 ** (i / STEPS_PER_DOUBLING)) for i in range(0, 65)]  # 1 .. 65536
 CALCULATOR_WIDTHS = [256, 512, 1024, 2048, 4096, 8192, 16384]
 CALCULATOR_DTYPES = ["bfloat16", "float16", "float8", "tfloat32", "float32"]
+SELECTED = "datum.gpu == gpu && datum.dtype == dtype"  # the rates row of the chosen device and dtype
 
 
 def calculator_chart(
@@ -238,6 +237,29 @@ def calculator_chart(
     page stays static and its data is one row per (device, dtype).
     """
     names = [g.name for g in gpus] + [d["name"] for d in measured_devices]
+    rates = _calculator_rates(gpus, measured_devices)
+    predicted, ridge = _predicted(rates), _ridge(rates)
+    panels = [
+        alt.layer(*_calculator_layers(predicted, ridge, measured, field, y_title)).properties(width=WIDTH, height=210)
+        for field, y_title in (
+            ("ms", "predicted latency per call (ms)"),
+            ("rows_per_s", "throughput (rows per second)"),
+        )
+    ]
+    subtitle = [
+        "line: max(FLOPs ÷ peak, bytes ÷ bandwidth) per call, from the datasheet",
+        "(a measured device: from its run's measured ceilings) · dashed: the ridge batch",
+        "dots: the device's measured depth-8 MLPs of this dtype and width, if a run has them",
+    ]
+    return (
+        alt.vconcat(*panels)
+        .add_params(*_calculator_params(names, default_gpu))
+        .properties(title=_title(title, *subtitle))
+    )
+
+
+def _calculator_params(names: list[str], default_gpu: str) -> list[alt.Parameter]:
+    """The controls: device, dtype, layer width and depth, each a Vega parameter bound to an input."""
     gpu_param = alt.param(name="gpu", value=default_gpu, bind=alt.binding_select(options=names, name="device "))
     dtype_param = alt.param(
         name="dtype", value="bfloat16", bind=alt.binding_select(options=CALCULATOR_DTYPES, name="dtype ")
@@ -249,6 +271,11 @@ def calculator_chart(
     depth_param = alt.param(
         name="layers", value=8, bind=alt.binding_range(min=1, max=64, step=1, name="layers (depth) ")
     )
+    return [gpu_param, dtype_param, width_param, depth_param]
+
+
+def _calculator_rates(gpus: Sequence[GPU], measured_devices: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (device, dtype): peak rate, bandwidth and element size, datasheet then measured."""
     rates = [
         {"gpu": gpu.name, "dtype": dtype, "peak": peak, "bandwidth": gpu.bandwidth, "size": BYTES_PER_ELEMENT[dtype]}
         for gpu in gpus
@@ -261,74 +288,80 @@ def calculator_chart(
         for dtype, (peak, bandwidth) in d["rates"].items()
         if dtype in CALCULATOR_DTYPES
     ]
+    return rates
+
+
+def _predicted(rates: list[dict[str, Any]]) -> alt.Chart:
+    """The chosen device's prediction at every batch of the grid, computed in the browser."""
     expressions = calculator.vega_expressions("layer_width", "layers")
-    selected = "datum.gpu == gpu && datum.dtype == dtype"
     steps = len(CALCULATOR_BATCHES)
-    predicted = (
+    return (
         alt.Chart(alt.Data(values=rates))
-        .transform_filter(selected)
+        .transform_filter(SELECTED)
         .transform_calculate(step=f"sequence(0, {steps})")  # the batch grid, built in the browser
         .transform_flatten(["step"])
         .transform_calculate(batch=f"round(pow(2, datum.step / {STEPS_PER_DOUBLING}))")
         .transform_calculate(seconds=expressions["seconds"])
         .transform_calculate(ms="datum.seconds * 1000", rows_per_s="datum.batch / datum.seconds")
     )
-    ridge = (
+
+
+def _ridge(rates: list[dict[str, Any]]) -> alt.Chart:
+    """The chosen device's ridge batch, with its label, when it falls inside the batch grid."""
+    expressions = calculator.vega_expressions("layer_width", "layers")
+    return (
         alt.Chart(alt.Data(values=rates))
-        .transform_filter(selected)
+        .transform_filter(SELECTED)
         .transform_calculate(batch=expressions["ridge"])
         .transform_filter("datum.batch != null && datum.batch <= 65536")
         .transform_calculate(label="'ridge: batch ≈ ' + format(datum.batch, ',.0f')")
     )
-    measured_points = (
+
+
+def _calculator_layers(
+    predicted: alt.Chart, ridge: alt.Chart, measured: list[dict[str, Any]], field: str, y_title: str
+) -> list[alt.Chart]:
+    """One panel's layers: the prediction, the ridge rule and its label, and the measured dots."""
+    x = _batch_axis(CALCULATOR_BATCHES)
+    y = alt.Y(f"{field}:Q", title=y_title, scale=alt.Scale(type="log"))
+    line = predicted.mark_line(strokeWidth=2, color=PALETTE[0]).encode(
+        x=x,
+        y=y,
+        tooltip=[
+            alt.Tooltip("batch:Q", format=",.0f"),
+            alt.Tooltip("ms:Q", title="latency (ms)", format=".4~g"),
+            alt.Tooltip("rows_per_s:Q", title="rows/s", format=".4~s"),
+        ],
+    )
+    rule = ridge.mark_rule(strokeDash=[4, 3], color="#888").encode(x="batch:Q")
+    label = ridge.mark_text(
+        align="left", dx=4, dy=-4, baseline="bottom", fontSize=11, color=LABEL_GREY, angle=270
+    ).encode(x="batch:Q", y=alt.value(210), text="label:N")
+    return [line, rule, label, _measured_dots(measured, field)] if measured else [line, rule, label]
+
+
+def _measured_dots(measured: list[dict[str, Any]], field: str) -> alt.Chart:
+    """The measured depth-8 MLP points of the chosen device, dtype and width."""
+    points = (
         alt.Chart(alt.Data(values=_rows(measured)))
         .transform_filter("(datum.option == gpu || datum.datasheet == gpu) && datum.dtype == dtype")
         .transform_filter("datum.width == layer_width && layers == 8")
         .transform_calculate(rows_per_s="datum.batch / (datum.ms / 1000)")
     )
-    x = _batch_axis(CALCULATOR_BATCHES)
-    panels = []
-    for field, y_title in (("ms", "predicted latency per call (ms)"), ("rows_per_s", "throughput (rows per second)")):
-        y = alt.Y(f"{field}:Q", title=y_title, scale=alt.Scale(type="log"))
-        line = predicted.mark_line(strokeWidth=2, color=PALETTE[0]).encode(
-            x=x,
-            y=y,
-            tooltip=[
-                alt.Tooltip("batch:Q", format=",.0f"),
-                alt.Tooltip("ms:Q", title="latency (ms)", format=".4~g"),
-                alt.Tooltip("rows_per_s:Q", title="rows/s", format=".4~s"),
-            ],
-        )
-        rule = ridge.mark_rule(strokeDash=[4, 3], color="#888").encode(x="batch:Q")
-        label = ridge.mark_text(
-            align="left", dx=4, dy=-4, baseline="bottom", fontSize=11, color=LABEL_GREY, angle=270
-        ).encode(x="batch:Q", y=alt.value(210), text="label:N")
-        dots = measured_points.mark_point(filled=True, size=36).encode(
-            x="batch:Q",
-            y=f"{field}:Q",
-            color=alt.Color(
-                "series:N",
-                title="measured (depth 8)",
-                scale=alt.Scale(range=PALETTE[1:]),
-                legend=None,  # named in the tooltip; the subtitle says what dots are
-            ),
-            tooltip=[
-                alt.Tooltip("series:N", title="measured"),
-                alt.Tooltip("run:N"),
-                alt.Tooltip("cache:N"),
-                alt.Tooltip("batch:Q", format=",.0f"),
-                alt.Tooltip("ms:Q", title="latency (ms)", format=".4~g"),
-            ],
-        )
-        layers = [line, rule, label, dots] if measured else [line, rule, label]
-        panels.append(alt.layer(*layers).properties(width=WIDTH, height=210))
-    subtitle = [
-        "line: max(FLOPs ÷ peak, bytes ÷ bandwidth) per call, from the datasheet",
-        "(a measured device: from its run's measured ceilings) · dashed: the ridge batch",
-        "dots: the device's measured depth-8 MLPs of this dtype and width, if a run has them",
-    ]
-    return (
-        alt.vconcat(*panels)
-        .add_params(gpu_param, dtype_param, width_param, depth_param)
-        .properties(title=_title(title, *subtitle))
+    return points.mark_point(filled=True, size=36).encode(
+        x="batch:Q",
+        y=f"{field}:Q",
+        color=alt.Color(
+            "series:N",
+            title="measured (depth 8)",
+            scale=alt.Scale(range=PALETTE[1:]),
+            legend=None,  # named in the tooltip; the subtitle says what dots are
+        ),
+        tooltip=[
+            alt.Tooltip("series:N", title="measured"),
+            alt.Tooltip("run:N"),
+            alt.Tooltip("cache:N"),
+            alt.Tooltip("batch:Q", format=",.0f"),
+            alt.Tooltip("ms:Q", title="latency (ms)", format=".4~g"),
+        ],
     )

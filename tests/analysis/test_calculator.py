@@ -66,3 +66,26 @@ def test_vega_expressions_agree_with_python(gpu):
             assert (ridge is None) == (expected is None)
             if expected is not None:
                 assert math.isclose(ridge, expected, rel_tol=1e-9)
+
+
+def test_measured_devices_predict_from_their_own_ceilings(write_doc):
+    from benchmarks.results import read_run
+    from tests.synthetic import make_run
+
+    gpu = read_run(write_doc(make_run(name="NVIDIA H200")))  # SYNTHETIC, named after a datasheet GPU
+    rates = calculator.measured_rates(gpu)
+    assert rates["bfloat16"] == (400e12, gpu.ceilings["copy"]["bytes_per_s"])
+    assert calculator.datasheet_of(gpu).name == "NVIDIA H200"
+    assert {c.mode for c in calculator.measured_curves(gpu)} == {"graph"}  # the hardware's curve
+    assert calculator.default_gpu([gpu]) == "NVIDIA H200"
+    cpu = read_run(write_doc(make_run(kind="cpu", slug="synthetic-cpu"), slug="synthetic-cpu"))
+    assert calculator.datasheet_of(cpu) is None
+    assert {c.mode for c in calculator.measured_curves(cpu)} == {"eager"}
+    assert calculator.default_gpu([]) == calculator.DEFAULT_GPU
+
+
+def test_ridge_range_is_sorted_over_the_gpus_that_run_the_dtype():
+    found = calculator.ridge_range(GPUS, "bfloat16")
+    assert [b for b, _ in found] == sorted(b for b, _ in found)
+    assert "NVIDIA T4" not in {name for _, name in found}  # Turing has no bf16
+    assert (H100.ridge_batch("bfloat16"), H100.name) in found

@@ -77,3 +77,51 @@ def test_cache_floor_reads_at_the_plateau_of_the_level_that_holds_the_bytes(run)
     ])}  # fmt: skip
     assert regimes.cache_floor(run, 2**20) == ("L2", pytest.approx(2**20 / plateau["L2"]))
     assert regimes.cache_floor(run, 2 * L2) is None  # bigger than every cache: no cache-speed floor
+
+
+def test_plateau_rows_put_read_and_copy_side_by_side(run):
+    rows = {row.name: row for row in regimes.plateau_rows(run)}
+    assert list(rows) == ["L2", "memory"]
+    assert rows["L2"].read.points == rows["L2"].copy.points  # the fixture measures both kernels at every size
+    assert regimes.memory_read(run) == rows["memory"].read.bytes_per_s
+
+
+def test_best_matmul_is_the_fastest_size_per_dtype(run):
+    best = regimes.best_matmul(run)
+    assert best["bfloat16"][0] == 8192  # the fixture's rate rises with n
+    assert best["bfloat16"][1] == pytest.approx(400e12 * 8192 / (8192 + 1024))
+
+
+def test_the_tiny_mlp_and_compile_against_eager(run):
+    assert regimes.smallest_resident_width(run) == 64
+    tiny = regimes.tiny_eager_curve(run)
+    assert tiny.params["width"] == 64 and tiny.mode == "eager" and tiny.cache == "resident"
+    rows = regimes.overhead_rows(run, 64)
+    assert regimes.mode_ratio(rows, "compile") == pytest.approx(0.5, rel=0.2)  # launches: compile 40, eager 80 µs
+    assert regimes.mode_ratio(rows, "graph", base="missing") is None
+
+
+def test_cache_pairs_and_the_widest_sweep(run):
+    assert set(regimes.cache_pairs(run, 1024)) == {("bfloat16", "graph"), ("bfloat16", "eager")}
+    dtype, mode, rows = regimes.widest_weight_sweep(run)
+    assert (dtype, mode) == ("bfloat16", "graph")
+    assert {r.cache for r in rows} == {"resident", "rotated"}
+
+
+def test_cache_trap_by_hand():
+    def row(cache, width, per_s):
+        return regimes.WeightBandwidth(width, cache, width * 10.0, 1.0, per_s)
+
+    rows = [row("resident", 256, 300), row("rotated", 256, 100), row("resident", 512, 500), row("rotated", 512, 100)]
+    rows += [row("resident", 1024, 110), row("rotated", 1024, 100), row("resident", 2048, 90)]  # 2048: no twin
+    trap = regimes.cache_trap(rows)
+    assert (trap.width, trap.weight_bytes, trap.ratio) == (512, 5120.0, 5.0)
+    assert (trap.widest, trap.widest_bytes, trap.widest_ratio) == (1024, 10240.0, pytest.approx(1.1))
+    assert regimes.cache_trap(rows[-1:]) is None
+
+
+def test_signal_rows_cover_every_eager_mlp(run):
+    found = {(c.params["width"], c.cache): s for c, s in regimes.signal_rows(run)}
+    assert {(64, "resident"), (1024, "resident"), (1024, "rotated"), (4096, "rotated")} <= set(found)
+    assert regimes.regime_of(found[(64, "resident")]) == "overhead"
+    assert found[(1024, "rotated")].width_ratio is None  # the fixture has no 2048-wide eager curve

@@ -1,0 +1,150 @@
+"""The calculator page: roofline predictions for an MLP on any GPU of the datasheet table, run in
+the reader's browser, with worked examples, the table itself and its sources."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.analysis import calculator
+from benchmarks.analysis import curves as c
+from benchmarks.analysis.curves import SiteData
+from benchmarks.analysis.datasheet import GPU, GPUS, find_gpu
+from benchmarks.results import Run
+from benchmarks.site import charts, charts_hardware, text
+from benchmarks.site.render import Bullets, Details, Page, Table, strong, tag, takeaway
+
+EXAMPLES = (
+    ("NVIDIA H100 SXM", "bfloat16", 4096),
+    ("NVIDIA H200", "bfloat16", 4096),
+    ("NVIDIA T4", "float16", 4096),
+    ("NVIDIA T4", "float32", 4096),
+    ("NVIDIA L4", "bfloat16", 4096),
+    ("AMD Instinct MI300X", "bfloat16", 8192),
+)
+EXAMPLE_HEADERS = [
+    "GPU",
+    "dtype",
+    "MLP",
+    "batch 1",
+    "ridge b* (this width)",
+    "ridge, wide-layer limit",
+    "batch 4096",
+    "rows/s at 4096",
+]
+DATASHEET_HEADERS = ["GPU", "dense TFLOP/s per dtype", "TB/s", "L2", "SMs", "memory", "ridge b*"]
+FP32_EXAMPLES = ("NVIDIA T4", "NVIDIA H100 SXM")
+
+
+def build(data: SiteData | None = None) -> Page:
+    data = data or c.load_site_data()
+    default = calculator.default_gpu(data.gpus)
+    return Page(
+        {
+            "chart": [calculator_figure(data, default)],
+            "examples": [examples_table()],
+            "datasheet": [datasheet_table(), sources()],
+            "takeaway": [takeaway(lesson(), cpu_only=bool(data.shown) and not data.gpus)],
+        },
+        data,
+        {"default": default},
+    )
+
+
+def option(run: Run) -> str:
+    """The name of a measured device among the calculator's choices."""
+    return f"measured: {text.device_label(run)}"
+
+
+def measured_rows(run: Run) -> list[dict[str, Any]]:
+    """The run's measured MLP points, as the calculator chart draws them (dots)."""
+    sheet = calculator.datasheet_of(run)
+    return [
+        {
+            "option": option(run),
+            "datasheet": sheet.name if sheet else "",
+            "series": f"{text.device_label(run)} ({curve.mode}, weights rotated)",
+            "run": run.id,
+            "dtype": curve.dtype,
+            "width": curve.params["width"],
+            "batch": point.batch,
+            "ms": point.median_s * 1e3,
+            "cache": curve.cache,
+        }
+        for curve in calculator.measured_curves(run)
+        for point in curve.points
+    ]
+
+
+def calculator_figure(data: SiteData, default: str):
+    devices = [{"name": option(run), "rates": calculator.measured_rates(run)} for run in data.shown]
+    rows = [row for run in data.shown for row in measured_rows(run)]
+    chart = charts_hardware.calculator_chart(
+        GPUS, devices, rows, default, "Predicted MLP latency and throughput against batch"
+    )
+    return charts.figure(
+        chart,
+        "calculator",
+        "Roofline calculator: pick a device, dtype, width and depth",
+        "Interactive log-log charts of the roofline-predicted latency per call and throughput of an MLP against "
+        "batch size, for the device, dtype, layer width and depth chosen in the controls above the chart, with the "
+        f"ridge batch marked. The exported image shows the default choice: {default}, bfloat16, width 4096, depth 8. "
+        "Measured points of committed runs appear as dots where they match the choice.",
+    )
+
+
+def example_row(gpu: GPU, dtype: str, width: int) -> list[str]:
+    one, big = calculator.predict(gpu, dtype, width, 8, 1), calculator.predict(gpu, dtype, width, 8, 4096)
+    ridge = calculator.gpu_ridge_batch(gpu, dtype, width)
+    return [
+        gpu.name,
+        dtype,
+        f"8×{width}",
+        text.fmt_time(one.seconds),
+        f"{ridge:,.0f}" if ridge else "never",
+        f"{gpu.ridge_batch(dtype):,.0f}",
+        text.fmt_time(big.seconds),
+        f"{big.rows_per_s:,.0f}",
+    ]
+
+
+def examples_table() -> Table:
+    rows = [example_row(find_gpu(name), dtype, width) for name, dtype, width in EXAMPLES]
+    return Table(EXAMPLE_HEADERS, rows, "Roofline predictions from the datasheet table below (no measurement)")
+
+
+def datasheet_row(gpu: GPU) -> list[str]:
+    rates = ", ".join(f"{dtype} {text.sig(rate / 1e12, 3)}" for dtype, rate in gpu.peak_flops.items())
+    ridge_dtype = "bfloat16" if "bfloat16" in gpu.peak_flops else "float16"
+    return [
+        gpu.name,
+        rates,
+        text.sig(gpu.bandwidth / 1e12, 3),
+        text.fmt_bytes(gpu.l2_bytes) if gpu.l2_bytes else "–",
+        str(gpu.sm_count or "–"),
+        text.fmt_bytes(gpu.memory_bytes) if gpu.memory_bytes else "–",
+        f"{gpu.ridge_batch(ridge_dtype):,.0f} ({ridge_dtype})",
+    ]
+
+
+def datasheet_table() -> Table:
+    caption = "Datasheet figures (benchmarks/analysis/datasheet.py); ridge b* = (F/BW)·(s/2)"
+    return Table(DATASHEET_HEADERS, [datasheet_row(gpu) for gpu in GPUS], caption)
+
+
+def sources() -> Details:
+    items = [[strong(gpu.name), f": {gpu.source}", *([" ", tag("em", gpu.notes)] if gpu.notes else [])] for gpu in GPUS]
+    return Details("Sources and notes for every entry", [Bullets(items)])
+
+
+def lesson() -> str:
+    bf16 = calculator.ridge_range(GPUS, "bfloat16")
+    fp32 = [(name, find_gpu(name).ridge_batch("float32")) for name in FP32_EXAMPLES]
+    return (
+        "The ridge batch of a wide layer is (F/BW)·(s/2). In bf16 it is "
+        f"{bf16[0][0]:,.0f} ({bf16[0][1]}) to {bf16[-1][0]:,.0f} ({bf16[-1][1]}) rows across the datasheet table; "
+        "in plain fp32, with 4-byte weights and a far lower rate, it is 2·F/BW: "
+        + ", ".join(f"{b:,.0f} rows on the {n}" for n, b in fp32)
+        + ". Below it, a batch costs about the same as a single row; above it, time grows with the batch. Use the "
+        "prediction to choose where to measure, then measure: the measured pages of this site show how far real "
+        "kernels fall short of the datasheet."
+    )

@@ -1,0 +1,58 @@
+"""The calculator page module, without runs and on SYNTHETIC runs (labelled so; never published)."""
+
+from benchmarks.analysis.datasheet import GPUS
+from benchmarks.site.pages import calculator
+from benchmarks.site.render import CPU_ONLY
+from tests.synthetic import make_run, site_data
+
+HOSTILE = "<img src=x onerror=alert(1)> (test fixture)"
+
+
+def _params(page):
+    return {param["name"]: param for param in page.sections["chart"][0].spec["params"]}
+
+
+def test_without_runs_the_page_is_the_datasheet_alone():
+    page = calculator.build(site_data(empty=True))
+    out = page.text()
+    assert 'id="chart-calculator"' in out
+    assert page.extra["default"] == "NVIDIA H100 SXM"
+    assert "The exported image shows the default choice: NVIDIA H100 SXM, bfloat16" in out
+    assert page.html("examples").count("<tr>") == 1 + len(calculator.EXAMPLES)
+    assert page.html("datasheet").count("<tr>") == 1 + len(GPUS)
+    assert "Sources and notes for every entry" in out and "<strong>NVIDIA T4</strong>" in out
+    box = page.html("takeaway")
+    assert "The ridge batch of a wide layer is (F/BW)·(s/2)" in box and CPU_ONLY not in box
+
+
+def test_the_controls_the_browser_test_reads():
+    params = _params(calculator.build(site_data(empty=True)))
+    assert {"gpu", "dtype", "layer_width", "layers"} <= set(params)
+    assert params["gpu"]["value"] == "NVIDIA H100 SXM" and params["layer_width"]["value"] == 4096
+
+
+def test_a_measured_device_becomes_a_choice_with_its_points():
+    page = calculator.build(site_data())
+    options = _params(page)["gpu"]["bind"]["options"]
+    assert "measured: GPU: Synthetic GPU (test fixture, not a measurement)" in options
+    rows = calculator.measured_rows(page.data.shown[0])
+    assert rows and {row["dtype"] for row in rows} == {"bfloat16", "float32"}
+    assert {row["width"] for row in rows} == {1024, 4096}  # rotated, graph replay, two batches or more
+
+
+def test_a_datasheet_gpu_run_becomes_the_default():
+    # a SYNTHETIC run named after a datasheet GPU
+    page = calculator.build(site_data(make_run(name="NVIDIA H200")))
+    assert page.extra["default"] == "NVIDIA H200"
+    assert all(row["datasheet"] == "NVIDIA H200" for row in calculator.measured_rows(page.data.shown[0]))
+
+
+def test_a_cpu_only_site_says_so():
+    page = calculator.build(site_data(make_run(kind="cpu", slug="synthetic-cpu")))
+    assert CPU_ONLY in page.html("takeaway")
+    assert all(row["datasheet"] == "" for row in calculator.measured_rows(page.data.shown[0]))
+
+
+def test_a_hostile_device_name_is_escaped():
+    out = calculator.build(site_data(make_run(name=HOSTILE))).text()
+    assert "<img" not in out
