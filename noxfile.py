@@ -11,7 +11,7 @@ import nox
 
 nox.needs_version = ">=2025.2.9"
 nox.options.default_venv_backend = "venv"
-nox.options.sessions = ["lint", "tests"]
+nox.options.sessions = ["lint", "tests"]  # the fast loop; CI runs lint and tests-all
 nox.options.reuse_existing_virtualenvs = True
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
@@ -47,9 +47,23 @@ def bench(session: nox.Session) -> None:
     session.run("python", "-m", "benchmarks", "run", *session.posargs)
 
 
+FAST = "not slow and not build and not browser"
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Unit, snippet, end-to-end (a real quick run) and site tests. Args go to pytest."""
+    """The fast loop (a few minutes): every test but the real quick profile, the site build and the browser.
+
+    Arguments go to pytest, e.g. `nox -s tests -- tests/site -x`.
+    """
+    session.install(*group("test"))
+    session.run("pytest", "-m", FAST, *session.posargs)
+
+
+@nox.session(name="tests-all")
+def tests_all(session: nox.Session) -> None:
+    """Everything CI runs: the fast loop plus a real quick-profile run, the strict site build and the browser
+    checks (Debian's Chromium). Arguments go to pytest."""
     session.install(*group("test"))
     session.run("pytest", *session.posargs)
 

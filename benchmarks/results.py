@@ -18,7 +18,11 @@ from typing import Any
 
 from benchmarks.schema import validate_document
 
-DEFAULT_RESULTS_DIR = Path(__file__).resolve().parent / "results"
+_PACKAGE = Path(__file__).resolve().parent
+# In a checkout, results are committed beside the code; an installed copy writes under the working directory.
+DEFAULT_RESULTS_DIR = (
+    _PACKAGE / "results" if (_PACKAGE.parent / "pyproject.toml").is_file() else Path.cwd() / "benchmarks-results"
+)
 
 
 class ResultsError(Exception):

@@ -25,6 +25,7 @@ function draw() {
     const spec = JSON.parse(source.content.textContent);
     const options = {
       renderer: "svg",
+      mode: "vega-lite", // the specs are Vega-Lite; a top-level concat would otherwise be taken for Vega
       actions: false, // the default menu links to an editor on another host
       theme: wanted === "dark" ? "dark" : undefined,
       config: { background: null },

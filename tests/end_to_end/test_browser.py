@@ -17,7 +17,7 @@ from benchmarks.analysis import calculator
 from benchmarks.analysis.datasheet import find_gpu
 from tests.end_to_end.test_site_build import BUNDLE, MAX_PAGE_BYTES, PAGES, served_site
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.build]
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 CHROMIUM = os.environ.get("BATCHING_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")

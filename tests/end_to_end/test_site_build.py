@@ -33,6 +33,8 @@ PAGES = [
 BUNDLE = "assets/javascripts/vega-bundle.js"
 MAX_PAGE_BYTES = 1_000_000
 
+pytestmark = pytest.mark.build
+
 pytest.importorskip("mkdocs", reason="the docs dependency group is not installed")
 pytest.importorskip("altair", reason="the docs dependency group is not installed")
 

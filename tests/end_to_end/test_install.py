@@ -1,0 +1,36 @@
+"""`pip install .` builds and installs a working command, outside the checkout."""
+
+import subprocess
+import venv
+
+import pytest
+
+from tests.end_to_end.test_quick_run import ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def test_pip_install_gives_a_working_command(tmp_path):
+    env_dir = tmp_path / "env"
+    venv.create(env_dir, with_pip=True, system_site_packages=False)
+    python = env_dir / "bin" / "python"
+    subprocess.run(
+        [python, "-m", "pip", "install", "--quiet", "--no-deps", str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    run = tmp_path / "elsewhere"
+    run.mkdir()
+    listed = subprocess.run([python, "-m", "benchmarks", "list"], cwd=run, capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    assert "mlp" in listed.stdout and "Profile quick" in listed.stdout
+    code = "import benchmarks.results as r, snippets.costs; print(r.DEFAULT_RESULTS_DIR)"
+    where = subprocess.run([python, "-c", code], cwd=run, capture_output=True, text=True, check=True)
+    assert where.stdout.strip() == str(run / "benchmarks-results")
+    assert (
+        "site-packages"
+        in subprocess.run(
+            [python, "-c", "import benchmarks; print(benchmarks.__file__)"], cwd=run, capture_output=True, text=True
+        ).stdout
+    )
