@@ -262,3 +262,40 @@ def site_data(*docs: dict[str, Any], empty: bool = False):
     runs = [Run(path=Path(f"/synthetic/{d['device']['slug']}/{d['run']['id']}.json"), doc=d) for d in docs]
     shown = sorted(runs, key=lambda r: (r.device["kind"] != "cuda", r.device["name"]))
     return SiteData(runs=runs, shown=shown)
+
+
+def record(workload: str, params: dict[str, Any], batch: int, seconds: float, flops: float, moved: float, **fields):
+    """One SYNTHETIC ok record with a tight timing around `seconds`."""
+    timing = {
+        "median_s": seconds,
+        "q1_s": seconds * 0.99,
+        "q3_s": seconds * 1.01,
+        "min_s": seconds * 0.98,
+        "max_s": seconds * 1.02,
+        "samples_s": [seconds * 0.98, seconds * 0.99, seconds, seconds * 1.01, seconds * 1.02],
+        "inner_loops": 1,
+    }
+    base = {"dtype": "bfloat16", "mode": "eager", "cache": "rotated", "weight_copies": 1, "status": "ok"}
+    return {
+        **base,
+        "workload": workload,
+        "params": params,
+        "batch": batch,
+        "message": None,
+        "median_s": seconds,
+        "timing": timing,
+        "flops": flops,
+        "bytes": moved,
+        **fields,
+    }
+
+
+def run_of(records: list[dict[str, Any]], **options):
+    """A SYNTHETIC Run holding exactly `records`, with make_run's ceilings (options go to make_run)."""
+    from pathlib import Path
+
+    from benchmarks.results import Run
+
+    doc = make_run(widths=(), linear_batches=(), hardware=False, **options)
+    doc["records"] = records
+    return Run(path=Path(f"/synthetic/{doc['device']['slug']}/{doc['run']['id']}.json"), doc=doc)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT
-from benchmarks.analysis.roofline import Ceilings, Knee, critical_batch, detect_knee, predicted_time, run_ceilings
+from benchmarks.analysis.roofline import Ceilings, Knee, crossing_batch, detect_knee, predicted_time, run_ceilings
 from benchmarks.results import DEFAULT_RESULTS_DIR, Run, load_results, newest_complete_runs
 from benchmarks.workloads import ROWS, WORKLOADS, BatchUnit, Workload
 
@@ -213,7 +213,7 @@ def curves(run: Run, workload: str = "mlp") -> list[Curve]:
             )
         curve = Curve(run, workload, dict(params), dtype, mode, cache, copies, points, not_ok, ceilings)
         if ceilings and len({p.batch for p in points}) >= 2:
-            curve.predicted_knee = critical_batch([(p.batch, p.flops, p.bytes) for p in points], ceilings)
+            curve.predicted_knee = crossing_batch([(p.batch, p.flops, p.bytes) for p in points], ceilings)
         curve.knee = detect_knee([p.batch for p in points], [p.median_s for p in points])
         found.append(curve)
     return sorted(found, key=_sort_key)

@@ -81,6 +81,35 @@ def critical_batch(points: Iterable[tuple[int, float, float]], ceilings: Ceiling
     return max((bytes0 * ratio - flops0) / denominator, 0.0)
 
 
+def crossing_batch(points: Iterable[tuple[int, float, float]], ceilings: Ceilings) -> float | None:
+    """Batch where compute time overtakes memory time, following the measured points' own FLOPs and
+    bytes: linear between neighbouring batches (exact where they are affine, as for most workloads
+    here) and along the first and last segments beyond them. Unlike `critical_batch` it does not
+    assume one line through every point, so a workload whose bytes stop growing (an MoE layer once
+    its batch touches every expert) gets the knee where its roofline bends. 0 when compute-bound
+    from the start; None when never compute-bound.
+    """
+    points = sorted({b: (b, f, m) for b, f, m in points}.values())
+    if len(points) < 2:
+        raise ValueError("crossing_batch needs points at two or more batch sizes")
+
+    def gap(point) -> float:  # compute time minus memory time
+        return point[1] / ceilings.flops_per_s - point[2] / ceilings.bytes_per_s
+
+    gaps = [gap(p) for p in points]
+    if gaps[0] >= 0:  # compute-bound at the first point: where the first segment's line crosses zero
+        (b0, *_), (b1, *_), g0, g1 = points[0], points[1], gaps[0], gaps[1]
+        return max(b0 - (b1 - b0) * g0 / (g1 - g0), 0.0) if g1 > g0 else 0.0
+    for (b0, *_), (b1, *_), g0, g1 in zip(points, points[1:], gaps, gaps[1:]):
+        if g0 < 0 <= g1:
+            return b0 + (b1 - b0) * (-g0) / (g1 - g0)  # where the segment's line crosses zero
+    (b0, *_), (b1, *_) = points[-2:]
+    g0, g1 = gaps[-2:]
+    if g1 < 0 and g1 > g0:  # still memory-bound but closing in: the last segment's line crosses later
+        return b1 + (b1 - b0) * (-g1) / (g1 - g0)
+    return None
+
+
 def large_layer_ridge_batch(ceilings: Ceilings, bytes_per_element: int) -> float:
     """b* = (F / BW) · (s / 2): the critical batch once the weight term dominates the bytes."""
     return ceilings.ridge_intensity * bytes_per_element / 2

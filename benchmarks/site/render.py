@@ -50,8 +50,11 @@ def inline(content: Any) -> str:
 
 
 def tag(name: str, content: Any, **attributes: str) -> Html:
-    """<name attributes>content</name>, the content escaped unless it is Html."""
-    attrs = "".join(f' {key.rstrip("_")}="{html.escape(value, quote=True)}"' for key, value in attributes.items())
+    """<name attributes>content</name>, the content escaped unless it is Html; `class_` and `data_x`
+    name the attributes class and data-x."""
+    attrs = "".join(
+        f' {key.rstrip("_").replace("_", "-")}="{html.escape(value, quote=True)}"' for key, value in attributes.items()
+    )
     return Html(f"<{name}{attrs}>{inline(content)}</{name}>")
 
 

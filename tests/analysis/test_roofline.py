@@ -7,6 +7,7 @@ from benchmarks.analysis.roofline import (
     Ceilings,
     bound_by,
     critical_batch,
+    crossing_batch,
     detect_knee,
     large_layer_ridge_batch,
     predicted_time,
@@ -86,3 +87,35 @@ def test_curves_without_a_knee(times):
 
 def test_knee_needs_enough_points():
     assert detect_knee([1, 2, 4], [1, 1, 2]) is None
+
+
+def _affine(batches, flops0, flops_per_row, bytes0, bytes_per_row):
+    return [(b, flops0 + flops_per_row * b, bytes0 + bytes_per_row * b) for b in batches]
+
+
+@pytest.mark.parametrize(
+    "points",
+    [
+        _affine((1, 2, 4, 8, 16, 32, 64), 0, 2e6, 1e6, 4e3),  # an MLP-like layer, knee inside the range
+        _affine((1, 2, 4), 0, 2e6, 1e6, 4e3),  # knee beyond the range: the last segment extends
+        _affine((4, 8, 16), 0, 2e6, 1e3, 1e3),  # compute-bound from the start
+        _affine((1, 2, 4, 8), 0, 1e3, 1e6, 1e3),  # never compute-bound
+    ],
+)
+def test_crossing_batch_is_the_closed_form_for_affine_workloads(points):
+    ceilings = Ceilings(flops_per_s=100e12, bytes_per_s=2e12)
+    expected = critical_batch(points, ceilings)
+    found = crossing_batch(points, ceilings)
+    assert (found is None) == (expected is None)
+    if expected is not None:
+        assert found == pytest.approx(expected, rel=1e-9, abs=1e-9)
+
+
+def test_crossing_batch_sits_where_saturating_bytes_bend_the_roofline():
+    """An MoE-like layer: weights grow with the experts touched until all are, then stop."""
+    ceilings = Ceilings(flops_per_s=1e12, bytes_per_s=1e11)  # ridge: 10 FLOP/B
+    points = [(b, 4e6 * b, min(b, 8) * 1e6 + 1e3 * b) for b in (1, 2, 4, 8, 16, 32, 64)]
+    found = crossing_batch(points, ceilings)
+    # compute 4e6·b / 1e12 = memory (8e6 + 1e3·b) / 1e11 past b = 8: b = 8e6 / (4e5 − 1e3) ≈ 20.05
+    assert found == pytest.approx(8e6 / (4e5 - 1e3), rel=1e-6)
+    assert critical_batch(points, ceilings) != pytest.approx(found, rel=0.05)  # one line misses the bend
