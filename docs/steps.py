@@ -26,8 +26,9 @@
 # - **Kernel switches.** At small batches the library may pick a different kernel (a
 #   matrix-vector kernel, a split-K kernel, another tile shape), with its own cost.
 #
-# These steps only show once the layer is compute-bound. Below the knee the time is the time to
-# read the weights, whatever the tiles do.
+# Tile and wave steps show once the layer is compute-bound: below the knee the time is the time
+# to read the weights, whatever the tiles do. A kernel switch can show anywhere, since the new
+# kernel may read the weights at another rate as well as tile the work another way.
 
 # %% [markdown]
 # The same arithmetic for that H200 layer, at batches on either side of two tile boundaries: one

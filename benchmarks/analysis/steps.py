@@ -164,7 +164,8 @@ def explain_step(
     """Candidate causes of a step, each stated with its evidence; [] when none fits.
 
     - a kernel switch: the recorded kernels on the two sides differ;
-    - a tile boundary: a multiple of 64, 128 or 256 rows lies in [before, after);
+    - a tile boundary: a multiple of a side of the tile the kernel's name announces (of 64, 128 or 256
+      when it announces none) lies in [before, after);
     - a wave boundary: with the kernel's tile, the number of output tiles crosses a multiple
       of the SM count (either tile dimension may be the batch's, so both are tried).
     """
@@ -174,18 +175,22 @@ def explain_step(
     kernel_after = _gemm(kernels[min(known_after)]) if known_after else None
     adjacent = known_before and known_after and max(known_before) == step.before and min(known_after) == step.after
     causes = [f"kernel switch: {kernel_before} → {kernel_after}"] if adjacent and kernel_before != kernel_after else []
-    causes += _tile_boundary(step)
     shape = tile_shape(kernel_after) if kernel_after else None
+    causes += _tile_boundary(step, shape)
     if shape and sm_count:
         causes += _wave_boundary(step, shape, out_features, sm_count)
     return causes
 
 
-def _tile_boundary(step: Step) -> list[str]:
-    for multiple in TILE_MULTIPLES:
-        crossed = [m for m in range(multiple, step.after, multiple) if step.before <= m < step.after]
+def _tile_boundary(step: Step, shape: tuple[int, int] | None) -> list[str]:
+    """A tile boundary inside the step: a multiple of a side of the tile the kernel names (either side
+    may be the batch's), or, when the kernel names none, of a common tile size."""
+    sizes = sorted(set(shape), reverse=True) if shape else list(TILE_MULTIPLES)
+    for size in sizes:
+        crossed = [m for m in range(size, step.after, size) if step.before <= m < step.after]
         if crossed:
-            return [f"tile boundary: batch crosses {crossed[0]} (a multiple of {multiple})"]
+            why = f"a side of the kernel's {shape[0]}×{shape[1]} tile" if shape else "a common tile size"
+            return [f"tile boundary: batch crosses {crossed[0]} (a multiple of {size}, {why})"]
     return []
 
 

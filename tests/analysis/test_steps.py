@@ -95,7 +95,7 @@ def test_explain_step_names_kernel_switch_tile_and_wave():
     kernels = {128: [kernel_a], 129: [kernel_b], 256: [kernel_b], 257: [kernel_b]}
     causes = explain_step(Step(128, 129, 1e-6, 0.1, 5), kernels, out_features=8192, sm_count=132)
     assert causes[0] == f"kernel switch: {kernel_a} → {kernel_b}"
-    assert causes[1] == "tile boundary: batch crosses 128 (a multiple of 128)"
+    assert causes[1] == "tile boundary: batch crosses 128 (a multiple of 128, a side of the kernel's 128×128 tile)"
     # 8192 / 128 = 64 tiles per 128 rows: 256 rows → 128 tiles (1 wave), 257 rows → 192 tiles (2 waves)
     causes = explain_step(Step(256, 257, 1e-6, 0.1, 5), kernels, out_features=8192, sm_count=132)
     assert causes[0].startswith("tile boundary: batch crosses 256")
@@ -140,7 +140,10 @@ def test_sweeps_summarise_each_curve():
     assert sweep.params == {"in_features": 4096, "out_features": 4096} and len(sweep.points) == 300
     assert [(s.before, s.after) for s in sweep.steps][-2:] == [(192, 193), (256, 257)]
     assert len(sweep.causes) == len(sweep.steps) and sweep.explained == len(sweep.steps)
-    assert sweep.causes[-1][0] == "tile boundary: batch crosses 256 (a multiple of 256)"
+    assert (
+        sweep.causes[-1][0]
+        == "tile boundary: batch crosses 256 (a multiple of 128, a side of the kernel's 64×128 tile)"
+    )
     assert all(end > start for start, end in sweep.free_ranges) and 0 < sweep.noise < 0.1
     assert sweeps(_synthetic_run(linear_batches=(1, 2, 3))) == []
 
@@ -152,3 +155,15 @@ def test_tiles_and_waves_of_an_h200_layer():
     assert tiles_and_waves(385, 8192, (128, 256), 132) == (128, 1)
     assert tiles_and_waves(512, 8192, (128, 256), 132) == (128, 1)
     assert tiles_and_waves(513, 8192, (128, 256), 132) == (160, 2)
+
+
+def test_a_tile_boundary_must_fit_the_tile_the_kernel_names():
+    """A step at 64 rows is not explained by a kernel that announces 128×256 tiles; without a name, it is."""
+    from benchmarks.analysis.steps import Step, explain_step
+
+    kernel = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize1x1x1_kernel"
+    step = Step(64, 65, 1e-6, 0.1, 5)
+    assert explain_step(step, {64: [kernel], 65: [kernel]}, out_features=8192, sm_count=None) == []
+    assert explain_step(step, {}, out_features=8192, sm_count=None) == [
+        "tile boundary: batch crosses 64 (a multiple of 64, a common tile size)"
+    ]

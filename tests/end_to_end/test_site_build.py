@@ -199,7 +199,7 @@ def test_steps_page_finds_the_synthetic_staircase():
     """The SYNTHETIC fixture's Linear sweep steps up every 64 rows once compute-bound (from 192)."""
     text = (built_site("synthetic") / "steps" / "index.html").read_text(encoding="utf-8")
     assert "192 → 193" in text and "256 → 257" in text
-    assert "tile boundary: batch crosses 256 (a multiple of 256)" in text
+    assert "tile boundary: batch crosses 256 (a multiple of 128, a side of the kernel's 64×128 tile)" in text
     assert "wave boundary: 64×128 tiles" in text
 
 

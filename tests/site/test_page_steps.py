@@ -12,7 +12,7 @@ def test_the_synthetic_staircase_has_its_figure_steps_and_causes():
     assert "Linear 4096→4096, bfloat16, graph, cache rotated" in out
     assert "This GPU has 100 SMs." in out
     assert "192 → 193" in out and "256 → 257" in out
-    assert "tile boundary: batch crosses 256 (a multiple of 256)" in out
+    assert "tile boundary: batch crosses 256 (a multiple of 128, a side of the kernel&#x27;s 64×128 tile)" in out
     assert "wave boundary: 64×128 tiles" in out
     assert "<caption>Detected steps: Linear 4096→4096, bfloat16, graph, on GPU: Synthetic GPU" in out
     assert "<strong>Free batch sizes.</strong>" in out
