@@ -189,7 +189,7 @@ QUICK = Profile(
         ),
         Sweep("resnet50", {"resolution": 64}, ("float32",), ("eager",), (1, 2, 4, 8, 16), rounds=5, min_sample_s=0.01),
         *decode_sweeps(
-            {"layers": 2, "d_model": 512, "heads": 8, "d_ff": 2048},
+            {"layers": 2, "d_model": 512, "heads": 8, "d_ff": 2048, "ffn": "swiglu"},
             (128, 2048),
             2,
             ("float32",),
@@ -265,7 +265,7 @@ FULL = Profile(
             rounds=15,
         ),
         *decode_sweeps(
-            {"layers": 4, "d_model": 4096, "heads": 32, "d_ff": 14336},
+            {"layers": 4, "d_model": 4096, "heads": 32, "d_ff": 14336, "ffn": "swiglu"},
             (128, 2048, 8192, 32768),
             8,
             ("bfloat16",),

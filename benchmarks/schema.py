@@ -212,6 +212,10 @@ RECORD = _obj(
             {"type": "object", "additionalProperties": {"type": "number", "minimum": 0}},
             "Workloads whose bytes have parts (decode): weight_bytes, kv_bytes and activation_bytes, summing to bytes.",
         ),
+        "attention_backend": _d(
+            {"type": "string", "enum": ["flash_attention", "cudnn_attention", "efficient_attention", "math"]},
+            "Attention workloads: the scaled-dot-product-attention backend the calls were pinned to.",
+        ),
         "kernels_error": _d(
             {"type": "string"}, "Why kernel names could not be recorded at a sampled batch (the point is still timed)."
         ),

@@ -84,7 +84,7 @@ class Workload:
         return next((p for p in self.params if p.name == name), None)
 
     def defaults(self) -> dict[str, Any]:
-        return {p.name: p.default for p in self.params if not p.optional}
+        return {p.name: p.default for p in self.params}
 
     def problems(self, params: Mapping[str, Any]) -> list[tuple[str, str]]:
         """(parameter, message) for every way `params` breaks this spec; [] when valid."""
@@ -199,7 +199,8 @@ RESNET50 = Workload(
 
 
 def decoder_config(p: Mapping[str, Any]) -> costs.DecoderConfig:
-    return costs.DecoderConfig(*(p[k] for k in ("layers", "d_model", "heads", "kv_heads", "d_ff")))
+    sizes = (p[k] for k in ("layers", "d_model", "heads", "kv_heads", "d_ff"))
+    return costs.DecoderConfig(*sizes, ffn=p.get("ffn", "gelu"))  # runs before the ffn parameter had GELU
 
 
 def attention_name(p: Mapping[str, Any]) -> str:
@@ -243,13 +244,22 @@ DECODE = Workload(
         _int("heads", "query heads", 32, high=1024),
         _int("kv_heads", "key/value heads (fewer than heads: grouped-query attention)", 8, high=1024),
         _int("d_ff", "hidden width of the FFN", 14336, high=2**19),
+        Param(
+            "ffn",
+            str,
+            "swiglu: SiLU(gate)·up then down, as Llama; gelu: up, GELU, down",
+            "swiglu",
+            choices=costs.FFN_KINDS,
+            optional=True,
+        ),
         _int("context", "tokens in each sequence's cache (decode) or prompt (prefill)", 2048, low=0, high=2**24),
         Param("phase", str, "decode: a new token per sequence; prefill: whole prompts", "decode", choices=PHASES),
     ),
     unit=SEQUENCES,
     label=_decode_label,
     shape=lambda p: (
-        f"{_get(p, 'layers')}-layer decoder (d={_get(p, 'd_model')}, {_get(p, 'heads')} heads, FFN {_get(p, 'd_ff')})"
+        f"{_get(p, 'layers')}-layer decoder (d={_get(p, 'd_model')}, {_get(p, 'heads')} heads, "
+        f"{'SwiGLU' if p.get('ffn') == 'swiglu' else 'GELU'} FFN {_get(p, 'd_ff')})"
     ),
     cost=lambda p, s, batch: (lambda c: (c["flops"], c["bytes"]))(decoder_cost(p, s, batch)),
     weight_bytes=lambda p, s: s * costs.weight_elements(decoder_config(p)),

@@ -7,8 +7,9 @@
 # But it does not save the memory traffic. Every step must read the cached keys and values of
 # every position of every sequence, and unlike the weights that read is not shared across the
 # batch. This page measures decode steps of a small decoder stack (`snippets/decode.py`: pre-norm
-# attention and a GELU FFN per layer, no embedding or LM head) at several context lengths, with
-# full multi-head attention (MHA) and with grouped-query attention (GQA), and a prefill beside them.
+# attention and a SwiGLU FFN per layer, as in Llama, no embedding or LM head) at several context
+# lengths, with full multi-head attention (MHA) and with grouped-query attention (GQA), and a
+# prefill beside them.
 #
 # ## What one decode step moves
 #

@@ -109,6 +109,10 @@ def resnet50_weight_bytes(bytes_per_element):
 # --------------------------------------------------------------------------- Transformer decode
 
 
+FFN_KINDS = ("gelu", "swiglu")
+FFN_MATRICES = {"gelu": 2, "swiglu": 3}
+
+
 @dataclass(frozen=True)
 class DecoderConfig:
     layers: int  # decoder layers
@@ -116,10 +120,13 @@ class DecoderConfig:
     heads: int  # query heads; head_dim = d_model / heads
     kv_heads: int  # key/value heads: heads for multi-head attention, fewer for grouped-query attention
     d_ff: int  # hidden width of the FFN
+    ffn: str = "gelu"  # gelu: up, GELU, down (two matrices); swiglu: SiLU(gate)·up, then down (three, as Llama)
 
     def __post_init__(self):
         if min(self.layers, self.d_model, self.heads, self.kv_heads, self.d_ff) < 1:
             raise ValueError(f"every size must be positive: {self}")
+        if self.ffn not in FFN_KINDS:
+            raise ValueError(f"ffn must be one of {', '.join(FFN_KINDS)}, got {self.ffn!r}")
         if self.d_model % self.heads:
             raise ValueError(f"heads ({self.heads}) must divide d_model ({self.d_model})")
         if self.heads % self.kv_heads:
@@ -131,12 +138,13 @@ class DecoderConfig:
 
 
 def matmul_weight_elements(config):
-    """Elements of the Linear weights of the whole stack: q, k, v, o, up and down of every layer."""
+    """Elements of the Linear weights of the whole stack: q, k, v, o and the FFN's two (GELU: up, down) or
+    three (SwiGLU: gate, up, down) matrices, in every layer."""
     c = config
     attention = (
         c.d_model * c.heads * c.head_dim + 2 * c.d_model * c.kv_heads * c.head_dim + c.heads * c.head_dim * c.d_model
     )
-    return c.layers * (attention + 2 * c.d_model * c.d_ff)
+    return c.layers * (attention + FFN_MATRICES[c.ffn] * c.d_model * c.d_ff)
 
 
 def weight_elements(config):
@@ -151,10 +159,13 @@ def kv_cache_bytes(config, batch, context, bytes_per_element):
 
 def activation_elements_per_token(config):
     """Activations one token moves per layer: every projection's input and output once, except the K and V
-    outputs (those are the cache writes, counted as KV bytes); the norms, GELU, residual adds and the
-    attention's scores are assumed fused and not counted. q, k, v read d each, o reads heads·hd = d, up reads d,
-    down reads d_ff; q and o write d each, up writes d_ff, down writes d: 8·d + 2·d_ff."""
-    return 8 * config.d_model + 2 * config.d_ff
+    outputs (those are the cache writes, counted as KV bytes); the norms, the activation function, the
+    SwiGLU product, the residual adds and the attention's scores are assumed fused and not counted.
+    Attention: q, k, v read d each, o reads heads·hd = d, q and o write d each: 6·d. GELU FFN: up reads d
+    and writes d_ff, down reads d_ff and writes d: 2·d + 2·d_ff. SwiGLU FFN: gate and up read d and write
+    d_ff each, down reads d_ff and writes d: 3·d + 3·d_ff."""
+    ffn = 3 * (config.d_model + config.d_ff) if config.ffn == "swiglu" else 2 * (config.d_model + config.d_ff)
+    return 6 * config.d_model + ffn
 
 
 def attention_flops_per_position(config):

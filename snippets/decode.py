@@ -1,8 +1,9 @@
 """One decode step of a decoder-only Transformer stack with a KV cache, against batch and context length.
 
-Each layer is pre-norm (RMSNorm) self-attention with separate q/k/v/o projections, then a GELU FFN,
-each with a residual add; the embedding and LM head are left out, so the stack maps hidden states to
-hidden states, and positions are ignored (rotary embeddings would not change the cost). One decode
+Each layer is pre-norm (RMSNorm) self-attention with separate q/k/v/o projections, then a SwiGLU FFN
+(as in Llama; a GELU FFN on request), each with a residual add; the embedding and LM head are left
+out, so the stack maps hidden states to hidden states, and positions are ignored (rotary embeddings
+would not change the cost). One decode
 step reads every weight once for the whole batch, but each sequence reads its own KV cache, so the
 bytes moved grow as batch × context and, at long context, the cache rather than the weights sets the
 time. Grouped-query attention (kv_heads < heads) shares each K/V head among heads / kv_heads query
@@ -29,15 +30,15 @@ GPU = torch.cuda.is_available()
 DEVICE = "cuda" if GPU else "cpu"
 DTYPE = torch.bfloat16 if GPU else torch.float32
 CONFIG = (
-    Config(layers=4, d_model=4096, heads=32, kv_heads=8, d_ff=14336)  # 4 layers of a Llama-3-8B-sized model
+    Config(layers=4, d_model=4096, heads=32, kv_heads=8, d_ff=14336, ffn="swiglu")  # 4 of Llama-3-8B's 32 layers
     if GPU
-    else Config(layers=2, d_model=512, heads=8, kv_heads=2, d_ff=2048)  # small enough for a laptop
+    else Config(layers=2, d_model=512, heads=8, kv_heads=2, d_ff=2048, ffn="swiglu")  # small enough for a laptop
 )
 CONTEXTS = [512, 2048, 8192] if GPU else [128, 1024]  # tokens already in each sequence's cache
 BATCHES = [1, 4, 16, 64, 256] if GPU else [1, 4, 16, 64]  # sequences decoded together
 REPEATS = 20  # timed decode steps per point; the median is reported
 TOLERANCE = {torch.float32: 1e-4, torch.float16: 5e-3, torch.bfloat16: 3e-2}
-CHECK_CONFIG = Config(layers=2, d_model=64, heads=4, kv_heads=2, d_ff=128)  # GQA: 2 query heads per K/V head
+CHECK_CONFIG = Config(2, 64, heads=4, kv_heads=2, d_ff=128, ffn="swiglu")  # GQA: 2 query heads per K/V head
 
 
 class Layer(nn.Module):
@@ -53,6 +54,7 @@ class Layer(nn.Module):
         self.o = nn.Linear(c.heads * c.head_dim, c.d_model, bias=False)
         self.ffn_norm = nn.RMSNorm(c.d_model, eps=1e-5)
         self.up = nn.Linear(c.d_model, c.d_ff, bias=False)
+        self.gate = nn.Linear(c.d_model, c.d_ff, bias=False) if c.ffn == "swiglu" else None
         self.down = nn.Linear(c.d_ff, c.d_model, bias=False)
 
     def forward(self, x, cache, start):
@@ -71,7 +73,9 @@ class Layer(nn.Module):
         # enable_gqa: each K/V head serves heads / kv_heads query heads without being copied
         a = F.scaled_dot_product_attention(q, keys, values, is_causal=t > 1, enable_gqa=True)
         x = x + self.o(a.transpose(1, 2).reshape(b, t, self.c.heads * self.c.head_dim))
-        return x + self.down(F.gelu(self.up(self.ffn_norm(x))))
+        h = self.ffn_norm(x)
+        hidden = F.silu(self.gate(h)) * self.up(h) if self.gate is not None else F.gelu(self.up(h))
+        return x + self.down(hidden)
 
 
 class Decoder(nn.Module):

@@ -14,6 +14,7 @@ from typing import Any
 
 from benchmarks.analysis.curves import MODE_ORDER, Curve, Point, bytes_per_element
 from benchmarks.results import Run
+from benchmarks.workloads import decoder_config
 from snippets import costs
 
 
@@ -93,7 +94,7 @@ class DecodeTerms:
 
 def decode_terms(params: dict[str, Any], bytes_per_element: int) -> DecodeTerms:
     """The terms of `snippets.costs.decode_cost` for one config (layers, d_model, heads, kv_heads, d_ff)."""
-    config = costs.DecoderConfig(*(params[k] for k in ("layers", "d_model", "heads", "kv_heads", "d_ff")))
+    config = decoder_config(params)
     s = bytes_per_element
     return DecodeTerms(
         matmul_weights=costs.matmul_weight_elements(config),

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from benchmarks import workloads
 from benchmarks.workloads import Workload
@@ -221,15 +222,47 @@ class DecodePrepared(Prepared):
         self.cache.normal_()
         self.context = context
         self.params, self.dtype = dict(params), dtype
+        self.backend = attention_backend(self, device)
+
+    def step(self, batch: int, copies: int | None = None) -> Callable[[], Any]:
+        """One unpinned call: every copy (or the first `copies`) runs the phase on the batch's sequences."""
+        x, cache, context, models = self.inputs[:batch], self.cache, self.context, self.copies[:copies]
+        if self.phase == "prefill":
+            return lambda: [model.prefill(x, cache) for model in models]
+        return lambda: [model.decode_step(x, cache, context) for model in models]
 
     def call(self, batch: int, mode: str = "eager", copies: int | None = None) -> Callable[[], Any]:
         if mode == "compile":
             raise ValueError("the decode workload has no compile mode")
-        x, cache, context = self.inputs[:batch], self.cache, self.context
-        copies = self.copies[:copies]
-        if self.phase == "prefill":
-            return lambda: [model.prefill(x, cache) for model in copies]
-        return lambda: [model.decode_step(x, cache, context) for model in copies]
+        run, backend = self.step(batch, copies), self.backend
+
+        def pinned() -> None:
+            with sdpa_kernel([backend]):
+                run()
+
+        return pinned
+
+
+# Attention backends in order of preference. On CUDA the math backend is never used: with grouped-query
+# attention it copies each K/V head to every query head it serves (its reference implementation is
+# `repeat_interleave`), which would erase the effect the decode curves measure.
+ATTENTION_BACKENDS = {
+    "cuda": (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION, SDPBackend.EFFICIENT_ATTENTION),
+    "cpu": (SDPBackend.FLASH_ATTENTION, SDPBackend.MATH),
+}
+
+
+def attention_backend(prepared: DecodePrepared, device: torch.device) -> SDPBackend:
+    """The first backend, in order of preference, that runs this decoder's calls here."""
+    errors = []
+    for backend in ATTENTION_BACKENDS[torch.device(device).type]:
+        try:
+            with torch.no_grad(), sdpa_kernel([backend]):
+                prepared.step(1, copies=1)()
+            return backend
+        except RuntimeError as exc:  # "No available kernel", "No viable backend": try the next
+            errors.append(f"{backend.name}: {str(exc).splitlines()[0][:120]}")
+    raise RuntimeError("no attention backend runs this decoder: " + "; ".join(errors))
 
 
 class Decode(Adapter):
@@ -258,7 +291,10 @@ class Decode(Adapter):
 
     def point_info(self, prepared: DecodePrepared, batch: int) -> dict:
         split = workloads.decoder_cost(prepared.params, element_size(prepared.dtype), batch)
-        return {"bytes_split": {k: split[k] for k in ("weight_bytes", "kv_bytes", "activation_bytes")}}
+        return {
+            "bytes_split": {k: split[k] for k in ("weight_bytes", "kv_bytes", "activation_bytes")},
+            "attention_backend": prepared.backend.name.lower(),
+        }
 
 
 ADAPTERS = {adapter.name: adapter for adapter in (MLP(), Linear(), MoE(), Conv(), ResNet50(), Decode())}

@@ -388,6 +388,47 @@ def test_decode_batches_whose_kv_cache_cannot_fit_are_skipped(tiny, capsys, monk
     assert split["kv_bytes"] == 2 * 1 * 2 * 2 * 8 * 17 * 4  # K and V, 1 layer, batch 2, 2 heads of 8, 17 positions
     assert sum(split.values()) == status[2]["bytes"]
     assert [c["workload"] for c in run.doc["checks"]] == ["decode"]
+    assert status[1]["attention_backend"] == "flash_attention"  # pinned: the CPU's flash kernel takes GQA as is
+
+
+def test_the_attention_backend_falls_back_in_order_and_never_to_math_on_cuda(monkeypatch):
+    """A stand-in decoder that only the math backend can run: chosen on a CPU, refused on CUDA."""
+    from types import SimpleNamespace
+
+    from torch.nn.attention import SDPBackend
+
+    from benchmarks.measure import adapters
+
+    tried = []
+    monkeypatch.setattr(adapters, "sdpa_kernel", lambda backends: _Allow(backends, tried))
+
+    def step(batch, copies=None):
+        def run():
+            if tried[-1] is not SDPBackend.MATH:
+                raise RuntimeError("No available kernel. Aborting execution.")
+
+        return run
+
+    prepared = SimpleNamespace(step=step)
+    assert adapters.attention_backend(prepared, torch.device("cpu")) is SDPBackend.MATH
+    assert tried == [SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]
+    tried.clear()
+    with pytest.raises(RuntimeError, match="no attention backend runs this decoder: FLASH_ATTENTION: No available"):
+        adapters.attention_backend(prepared, torch.device("cuda"))
+    assert tried == list(adapters.ATTENTION_BACKENDS["cuda"]) and SDPBackend.MATH not in tried
+
+
+class _Allow:
+    """A stand-in for sdpa_kernel that records which backend a call was pinned to."""
+
+    def __init__(self, backends, tried):
+        self.backends, self.tried = backends, tried
+
+    def __enter__(self):
+        self.tried.append(self.backends[0])
+
+    def __exit__(self, *exc):
+        return False
 
 
 def test_conv_and_resnet50_run_with_their_analytic_costs(tiny, capsys, monkeypatch):

@@ -41,7 +41,7 @@ def test_a_gpu_run_has_every_figure_and_table():
         "decode-synthetic-gpu-float32-eager-rotated-prefill",
     ]
     out = page.text()
-    assert "The decoder: 2-layer decoder (d_model 512, 8 query heads of 64, FFN 2048) in float32." in out
+    assert "The decoder: 2-layer decoder (d_model 512, 8 query heads of 64, GELU FFN 2048) in float32." in out
     assert "Knees and KV share (GPU)" in out and "The MLP condition on this run (float32, ridge 25.0)" in out
     assert "shares each K/V head among 4 query heads" in out
     assert "A prefill of 128-token prompts processes" in out
@@ -64,7 +64,7 @@ def test_a_run_without_decode_curves_says_so_and_the_formulas_stand_in():
     assert "This run has no Transformer decode measurement (no decode workload)." in page.text()
     preview = page.html("preview")
     assert "What a GPU run will show" in preview and "NVIDIA H200, bf16" in preview
-    assert "4-layer decoder (d_model 4096, 32 query heads of 128, FFN 14336) in bf16" in preview
+    assert "4-layer decoder (d_model 4096, 32 query heads of 128, SwiGLU FFN 14336) in bf16" in preview
     assert "No decode measurement is committed yet." in page.html("takeaway")
 
 

@@ -183,3 +183,15 @@ def test_config_validation(sizes, message):
     with pytest.raises(ValueError, match=message):
         Config(layers=2, d_ff=16, **sizes)
     assert Config(layers=2, d_model=64, heads=4, kv_heads=2, d_ff=16).head_dim == 16
+
+
+def test_swiglu_has_three_ffn_matrices_and_the_cost_counts_them():
+    gelu = costs.DecoderConfig(layers=2, d_model=64, heads=4, kv_heads=2, d_ff=128)
+    swiglu = costs.DecoderConfig(layers=2, d_model=64, heads=4, kv_heads=2, d_ff=128, ffn="swiglu")
+    assert costs.matmul_weight_elements(swiglu) - costs.matmul_weight_elements(gelu) == 2 * 64 * 128
+    model = decode.make_decoder(swiglu)
+    assert costs.weight_elements(swiglu) == sum(p.numel() for p in model.parameters())
+    assert costs.activation_elements_per_token(swiglu) == 9 * 64 + 3 * 128
+    assert decode.check_correctness(torch.float32, "cpu", config=swiglu) <= decode.TOLERANCE[torch.float32]
+    with pytest.raises(ValueError, match="ffn must be one of gelu, swiglu"):
+        costs.DecoderConfig(layers=2, d_model=64, heads=4, kv_heads=2, d_ff=128, ffn="relu")

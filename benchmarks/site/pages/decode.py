@@ -138,7 +138,8 @@ def device_section(data: SiteData, run: Run) -> DeviceSection:
 def config_words(params: dict[str, Any], dtype: str) -> str:
     return (
         f"{params['layers']}-layer decoder (d_model {params['d_model']}, {params['heads']} query heads of "
-        f"{params['d_model'] // params['heads']}, FFN {params['d_ff']}) in {dtype}"
+        f"{params['d_model'] // params['heads']}, {'SwiGLU' if params.get('ffn') == 'swiglu' else 'GELU'} FFN "
+        f"{params['d_ff']}) in {dtype}"
     )
 
 
@@ -363,12 +364,19 @@ def attention_sentences(steps: list[Curve]) -> list[tuple[str, str]]:
 
 
 def step_times(pair: d.AttentionPair) -> str:
+    """The two step times at the largest common batch, the speed-up beside the one the counted bytes
+    predict, and the attention backend that ran (the claim that a K/V head is read once holds only
+    for a backend that does not copy it per query head)."""
     if not pair.same_last_batch:
         return ""
     last_mha, last_gqa = pair.mha.points[-1], pair.gqa.points[-1]
+    backends = {r.get("attention_backend") for r in pair.gqa.records("ok")} - {None}
+    backend = f"attention backend {', '.join(sorted(backends))}" if backends else "attention backend not recorded"
     return (
         f"; at batch {last_mha.batch} a step takes {text.fmt_time(last_gqa.median_s)} with GQA against "
-        f"{text.fmt_time(last_mha.median_s)} with MHA ({pair.gqa.mode})"
+        f"{text.fmt_time(last_mha.median_s)} with MHA ({pair.gqa.mode}, {backend}): "
+        f"{text.sig(last_mha.median_s / last_gqa.median_s, 2)}× faster, where the counted bytes predict "
+        f"{text.sig(last_mha.bytes / last_gqa.bytes, 2)}×"
     )
 
 
