@@ -88,18 +88,45 @@ def resnet50_layers(resolution=224):
     return layers
 
 
-def resnet50_cost(batch, bytes_per_element, resolution=224):
-    """(FLOPs, bytes) of one ResNet-50 forward pass: its 53 convs and the fc.
+def resnet50_cost(batch, bytes_per_element, resolution=224, fused=False):
+    """(FLOPs, bytes) of one ResNet-50 forward pass as the timed model runs it.
 
-    BatchNorm, ReLU, pooling and the residual adds are left out: they are about half a percent of
-    the FLOPs, and at inference BatchNorm folds into the conv before it. Bytes are every conv and fc
-    weight (and the fc bias) read once plus each conv's input read and output written once.
+    FLOPs: the 53 convs and the fc (BatchNorm, ReLU, pooling and the residual adds are about half a
+    percent of them and are left out). Bytes: every conv and fc weight (and the fc bias) read once and
+    each conv's input read and output written once; then, because the timed model runs every
+    BatchNorm, ReLU, residual add and pooling as its own pass over memory, `resnet50_elementwise_bytes`
+    of them. `fused=True` leaves those passes out: what an inference engine that folds BatchNorm into the
+    conv and fuses the rest would move.
     """
     flops = moved = 0
     for _, c_in, c_out, kernel, stride, side in resnet50_layers(resolution):  # the fc: a 1×1 conv on a 1×1 image
         f, b = conv_cost(batch, c_in, c_out, kernel, side, bytes_per_element, stride)
         flops, moved = flops + f, moved + b
-    return flops, moved + bytes_per_element * RESNET50_CLASSES  # the fc's bias
+    moved += bytes_per_element * RESNET50_CLASSES  # the fc's bias
+    if not fused:
+        moved += resnet50_elementwise_bytes(batch, bytes_per_element, resolution)
+    return flops, moved
+
+
+def resnet50_elementwise_bytes(batch, bytes_per_element, resolution=224):
+    """Bytes of the passes between the convs of an unfused ResNet-50: each BatchNorm and each ReLU reads
+    and writes its activation (the ReLUs work in place, which still reads and writes it), each residual
+    add reads two activations and writes one, the max pool reads the stem's output and writes a quarter
+    of it, and the average pool reads the last feature map. BatchNorm's four per-channel vectors are read
+    too."""
+    elements = 0
+    for name, _, c_out, _, stride, side in resnet50_layers(resolution):
+        if name == "fc":
+            continue
+        out = c_out * (-(-side // stride)) ** 2  # the conv's output, which its BatchNorm reads and writes
+        elements += 2 * out + 4 * c_out  # BatchNorm
+        if name == "conv1" or name.endswith((".conv1", ".conv2")):
+            elements += 2 * out  # the ReLU after it
+        if name.endswith(".conv3"):
+            elements += 3 * out + 2 * out  # the residual add, then the block's ReLU
+    stem = 64 * (-(-resolution // 2)) ** 2
+    elements += stem + stem // 4 + 2048 * (-(-resolution // 32)) ** 2 + 2048  # max pool, then average pool
+    return bytes_per_element * batch * elements
 
 
 def resnet50_weight_bytes(bytes_per_element):

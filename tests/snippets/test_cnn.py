@@ -52,7 +52,7 @@ def test_make_conv_keeps_the_shape_and_is_channels_last():
 
 def test_resnet50_cost_is_8_2_gflops_per_image_and_linear_in_batch():
     # resnet50_cost(1, 4) == (8_178_368_512, 189_133_376): 4.09 GMACs, 43 FLOP/byte in fp32
-    flops, bytes_moved = costs.resnet50_cost(1, 4)
+    flops, bytes_moved = costs.resnet50_cost(1, 4, fused=True)
     assert (flops, bytes_moved) == (8_178_368_512, 189_133_376)
     assert abs(flops / 8.2e9 - 1) < 0.01
     found = [costs.resnet50_cost(batch, 2) for batch in (1, 2, 3)]
@@ -145,3 +145,19 @@ def test_check_resnet50_catches_a_missing_layer(monkeypatch):
     monkeypatch.setattr(cnn, "make_resnet50", short)
     with pytest.raises(AssertionError, match="parameters"):
         cnn.check_resnet50()
+
+
+def test_unfused_resnet50_adds_every_pass_between_the_convs():
+    """BatchNorm, ReLU, residual adds and pooling each read and write whole activations."""
+    for batch in (1, 64):
+        _, fused = costs.resnet50_cost(batch, 2, 224, fused=True)
+        flops, unfused = costs.resnet50_cost(batch, 2, 224)
+        assert unfused == fused + costs.resnet50_elementwise_bytes(batch, 2, 224)
+        assert flops == costs.resnet50_cost(batch, 2, 224, fused=True)[0]
+    # bf16 at 224²: the passes add 125 % at batch 1 (weights dominate) and 267 % at batch 64
+    assert round(100 * (costs.resnet50_cost(1, 2)[1] / costs.resnet50_cost(1, 2, fused=True)[1] - 1)) == 125
+    assert round(100 * (costs.resnet50_cost(64, 2)[1] / costs.resnet50_cost(64, 2, fused=True)[1] - 1)) == 267
+    # by hand, the stem of one 224² image in bf16: BatchNorm and ReLU read and write 64·112² each, the max
+    # pool reads it and writes 64·56²
+    stem = 64 * 112 * 112
+    assert costs.resnet50_elementwise_bytes(1, 2, 224) > 2 * (4 * stem + stem + stem // 4)

@@ -9,10 +9,12 @@ from benchmarks.analysis import cnn
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import Curve, SiteData
 from benchmarks.analysis.datasheet import find_gpu
+from benchmarks.analysis.diagnosis import diagnose
 from benchmarks.profiles import FULL
 from benchmarks.results import Run
 from benchmarks.site import charts, text
 from benchmarks.site import charts_models as cm
+from benchmarks.site import verdicts as causes
 from benchmarks.site.pages._models_words import (
     knees_text,
     measured_knee_text,
@@ -205,13 +207,31 @@ def resnet_figures(run: Run, nets: list[Curve]) -> list:
                 f"ResNet-50 at {res}×{res} against batch ({curve.dtype}, {curve.mode})",
                 f"Two log-log panels for ResNet-50 (v1.5, inference, channels-last) at {res}×{res} pixels. Left: "
                 "median latency per call with its interquartile band; right: images per second. Dashed: the roofline "
-                "from the run's ceilings, counting the 53 convolutions and the fc layer",
+                "from the run's ceilings, counting the 53 convolutions, the fc layer and the passes between them",
                 [curve],
                 where=where(run, curve),
                 findings=f"Predicted knee {predicted_knee_text(curve)}, measured knee {measured_knee_text(curve.knee)}",
             ),
+            resnet_bytes(curve),
         ]
     return parts
+
+
+def resnet_bytes(curve: Curve) -> Paragraph:
+    """What the byte count of the timed ResNet-50 holds, beside what a fused engine would move."""
+    s, res = c.bytes_per_element(curve.dtype) or 4, curve.params["resolution"]
+    shares = []
+    for batch in (curve.batches[0], curve.batches[-1]):
+        _, unfused = costs.resnet50_cost(batch, s, res)
+        _, fused = costs.resnet50_cost(batch, s, res, fused=True)
+        shares.append(f"{text.fmt_bytes(unfused)} against {text.fmt_bytes(fused)} at batch {batch} "
+                      f"(+{100 * (unfused / fused - 1):.0f} %)")  # fmt: skip
+    return Paragraph(
+        "The bytes counted for the roofline are those of the model as timed: it runs every BatchNorm, ReLU, "
+        "residual add and pooling as its own pass over memory, each reading and writing a whole activation. An "
+        "inference engine that folds BatchNorm into the convolution and fuses the rest moves only the "
+        f"convolutions' own bytes: {'; '.join(shares)}."
+    )
 
 
 def intensity_figures(run: Run, found: list[Curve]) -> list:
@@ -355,22 +375,18 @@ def takeaway_items(run: Run) -> list[str]:
     return items
 
 
-def resnet_item(run: Run, row: cnn.IntensityRow) -> str:
+def resnet_item(run: Run, row: cnn.IntensityRow) -> list:
     curve = row.curve
     gain, predicted = cnn.throughput_gain(curve)
     side = "above" if row.above_ridge else "below"
-    words = (
+    words: list = [
         f"{text.device_label(run)}, {curve.label} ({curve.dtype}, {curve.mode}): {text.sig(row.intensity, 3)} "
         f"FLOP/byte at batch 1, {side} the ridge of {text.sig(row.ridge, 3)}; {knees_text(curve)}; throughput "
         f"from batch {curve.batches[0]} to {curve.batches[-1]} grows {text.sig(gain, 2)}×"
-        + (f" (roofline: {text.sig(predicted, 2)}×)." if predicted else ".")
-    )
-    if predicted and gain > 1.3 * predicted and (curve.overhead_ratio() or 0) > 1.5:
-        words += (
-            f" The gain beyond the roofline's is the cost of small calls: at batch {curve.batches[0]} the time is "
-            f"{text.sig(curve.overhead_ratio(), 2)}× the roofline's, a fixed per-call cost that larger batches "
-            "amortise (not measured separately here); it is not a shared weight read."
-        )
+        + (f" (roofline: {text.sig(predicted, 2)}×). " if predicted else ". ")
+    ]
+    d = diagnose(curve)
+    words += [causes.point_sentence(d, curve.batches[0]), " ", causes.point_sentence(d, curve.batches[-1])]
     return words
 
 
@@ -391,9 +407,9 @@ def preview(data: SiteData) -> list:
         return []
     ridge = h200.ridge_intensity("bfloat16")
     found = cnn.formula_convs(shapes, "bfloat16", h200.ceilings("bfloat16"))
-    verdicts = cnn.formula_verdicts(found)
-    said = formula_sentences(verdicts, ridge)
-    longest = verdicts.longest
+    found_verdicts = cnn.formula_verdicts(found)
+    said = formula_sentences(found_verdicts, ridge)
+    longest = found_verdicts.longest
     if longest is not None:
         said.append(
             f"The longest flat region is about {text.fmt_batch(longest)} images, against "
