@@ -26,14 +26,23 @@ def linear_cost(batch, in_features, out_features, bytes_per_element):
     return flops, bytes_per_element * elements
 
 
-def mlp_cost(batch, width, depth, bytes_per_element):
+def mlp_cost(batch, width, depth, bytes_per_element, activations="memory"):
     """(FLOPs, bytes) of one forward pass of `depth` Linear+ReLU layers of `width` features.
 
     Each layer is a `linear_cost` of width→width: 2·width²·batch FLOPs, and it reads its weight and
-    bias, reads its input and writes its output once (the ReLU is counted as fused into it).
+    bias once (the ReLU is counted as fused into it). `activations` says where the activations between
+    layers go: "memory" (the default, what the harness counts) has every layer read its input from
+    memory and write its output back; "cache" keeps them on chip or in L2 between layers, as a GPU
+    does when they fit, so only the network's input and output cross memory. The two bound the bytes
+    from above and below.
     """
     flops, moved = linear_cost(batch, width, width, bytes_per_element)
-    return depth * flops, depth * moved
+    if activations == "memory":
+        return depth * flops, depth * moved
+    if activations != "cache":
+        raise ValueError(f"activations must be 'memory' or 'cache', got {activations!r}")
+    weights = linear_cost(0, width, width, bytes_per_element)[1]
+    return depth * flops, depth * weights + bytes_per_element * 2 * batch * width
 
 
 # --------------------------------------------------------------------------- convolutions

@@ -46,24 +46,34 @@ class Prediction:
         return self.batch / self.seconds
 
 
-def predict(gpu: GPU, dtype: str, width: int, depth: int, batch: float) -> Prediction:
-    """Roofline time of one forward pass from the GPU's datasheet rate for `dtype`."""
-    flops, moved = mlp_cost(batch, width, depth, BYTES_PER_ELEMENT[dtype])
+def predict(gpu: GPU, dtype: str, width: int, depth: int, batch: float, activations: str = "memory") -> Prediction:
+    """Roofline time of one forward pass from the GPU's datasheet rate for `dtype`; `activations` as in
+    `snippets.costs.mlp_cost` ("memory": every layer's activations cross memory; "cache": they stay on chip)."""
+    flops, moved = mlp_cost(batch, width, depth, BYTES_PER_ELEMENT[dtype], activations)
     compute, memory = flops / gpu.peak_flops[dtype], moved / gpu.bandwidth
     return Prediction(batch, max(compute, memory), flops, moved, "compute" if compute > memory else "memory")
 
 
-def ridge_batch(peak_flops: float, bandwidth: float, bytes_per_element: int, width: int) -> float | None:
-    """Batch where a width×width layer's compute time equals its memory time (None: never)."""
+def ridge_batch(
+    peak_flops: float, bandwidth: float, bytes_per_element: int, width: int, depth: int = 1, activations="memory"
+) -> float | None:
+    """Batch where a depth × (width×width) MLP's compute time equals its memory time (None: never).
+
+    activations "memory": each layer reads its input and writes its output, s·(w² + w + 2·b·w) a layer,
+    so the depth cancels; "cache": only the weights and the network's own input and output cross memory.
+    """
     s = bytes_per_element
-    denominator = 2 * width * width / peak_flops - 2 * s * width / bandwidth
-    if denominator <= 0:
-        return None
-    return s * (width * width + width) / bandwidth / denominator
+    weights = s * (width * width + width) / bandwidth
+    per_row = 2 * s * width / bandwidth  # one row's activations in and out
+    if activations == "memory":
+        denominator = 2 * width * width / peak_flops - per_row
+        return weights / denominator if denominator > 0 else None
+    denominator = depth * 2 * width * width / peak_flops - per_row
+    return depth * weights / denominator if denominator > 0 else None
 
 
-def gpu_ridge_batch(gpu: GPU, dtype: str, width: int) -> float | None:
-    return ridge_batch(gpu.peak_flops[dtype], gpu.bandwidth, BYTES_PER_ELEMENT[dtype], width)
+def gpu_ridge_batch(gpu: GPU, dtype: str, width: int, depth: int = 1, activations: str = "memory") -> float | None:
+    return ridge_batch(gpu.peak_flops[dtype], gpu.bandwidth, BYTES_PER_ELEMENT[dtype], width, depth, activations)
 
 
 def vega_expressions(width: str, depth: str) -> dict[str, str]:
@@ -75,7 +85,9 @@ def vega_expressions(width: str, depth: str) -> dict[str, str]:
     seconds = f"max(({flops}) / datum.peak, ({moved}) / datum.bandwidth)"
     denominator = f"(2 * {w} * {w} / datum.peak - 2 * datum.size * {w} / datum.bandwidth)"
     ridge = f"{denominator} > 0 ? datum.size * ({w} * {w} + {w}) / datum.bandwidth / {denominator} : null"
-    return {"seconds": seconds, "ridge": ridge}
+    cached = f"({d} * 2 * {w} * {w} / datum.peak - 2 * datum.size * {w} / datum.bandwidth)"
+    ridge_cached = f"{cached} > 0 ? {d} * datum.size * ({w} * {w} + {w}) / datum.bandwidth / {cached} : null"
+    return {"seconds": seconds, "ridge": ridge, "ridge_cached": ridge_cached}
 
 
 # --------------------------------------------------------------------------- measured devices

@@ -248,7 +248,8 @@ def calculator_chart(
     ]
     subtitle = [
         "line: max(FLOPs ÷ peak, bytes ÷ bandwidth) per call, from the datasheet",
-        "(a measured device: from its run's measured ceilings) · dashed: the ridge batch",
+        "(a measured device: from its run's measured ceilings), every layer's activations to memory · dashed: the "
+        "ridge batch · dotted: the ridge if activations stay in cache between layers, as on a GPU when they fit",
         "dots: the device's measured depth-8 MLPs of this dtype and width, if a run has them",
     ]
     return (
@@ -306,15 +307,17 @@ def _predicted(rates: list[dict[str, Any]]) -> alt.Chart:
     )
 
 
-def _ridge(rates: list[dict[str, Any]]) -> alt.Chart:
-    """The chosen device's ridge batch, with its label, when it falls inside the batch grid."""
+def _ridge(rates: list[dict[str, Any]], which: str = "ridge") -> alt.Chart:
+    """The chosen device's ridge batch, with its label, when it falls inside the batch grid: with every
+    layer's activations crossing memory ("ridge"), or kept in cache between layers ("ridge_cached")."""
     expressions = calculator.vega_expressions("layer_width", "layers")
+    words = "'ridge: batch ≈ '" if which == "ridge" else "'ridge, activations kept in cache: ≈ '"
     return (
         alt.Chart(alt.Data(values=rates))
         .transform_filter(SELECTED)
-        .transform_calculate(batch=expressions["ridge"])
+        .transform_calculate(batch=expressions[which])
         .transform_filter("datum.batch != null && datum.batch <= 65536")
-        .transform_calculate(label="'ridge: batch ≈ ' + format(datum.batch, ',.0f')")
+        .transform_calculate(label=f"{words} + format(datum.batch, ',.0f')")
     )
 
 
@@ -333,11 +336,15 @@ def _calculator_layers(
             alt.Tooltip("rows_per_s:Q", title="rows/s", format=".4~s"),
         ],
     )
-    rule = ridge.mark_rule(strokeDash=[4, 3], color="#888").encode(x="batch:Q")
-    label = ridge.mark_text(
-        align="left", dx=4, dy=-4, baseline="bottom", fontSize=11, color=LABEL_GREY, angle=270
-    ).encode(x="batch:Q", y=alt.value(210), text="label:N")
-    return [line, rule, label, _measured_dots(measured, field)] if measured else [line, rule, label]
+    rules = []
+    for chart, dash in ((ridge, [4, 3]), (_ridge(ridge.data.values, "ridge_cached"), [1, 3])):
+        rules.append(chart.mark_rule(strokeDash=dash, color="#888").encode(x="batch:Q"))
+        rules.append(
+            chart.mark_text(
+                align="left", dx=4, dy=-4, baseline="bottom", fontSize=11, color=LABEL_GREY, angle=270
+            ).encode(x="batch:Q", y=alt.value(210), text="label:N")
+        )
+    return [line, *rules, _measured_dots(measured, field)] if measured else [line, *rules]
 
 
 def _measured_dots(measured: list[dict[str, Any]], field: str) -> alt.Chart:

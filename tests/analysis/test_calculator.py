@@ -66,6 +66,22 @@ def test_vega_expressions_agree_with_python(gpu):
             assert (ridge is None) == (expected is None)
             if expected is not None:
                 assert math.isclose(ridge, expected, rel_tol=1e-9)
+            cached = _evaluate_vega(expressions["ridge_cached"], **names)
+            expected = calculator.gpu_ridge_batch(gpu, dtype, width, depth, "cache")
+            assert (cached is None) == (expected is None)
+            if expected is not None:
+                assert math.isclose(cached, expected, rel_tol=1e-9)
+
+
+def test_the_article_s_t4_example_has_one_answer_between_two_bounds():
+    """8×1024 in fp16 on a T4: 337 when every activation crosses memory, 214 when they stay in cache; the
+    wide-layer limit is 203."""
+    t4 = find_gpu("NVIDIA T4")
+    assert calculator.gpu_ridge_batch(t4, "float16", 1024) == pytest.approx(337, abs=0.5)
+    assert calculator.gpu_ridge_batch(t4, "float16", 1024, 8, "cache") == pytest.approx(214, abs=0.5)
+    assert t4.ridge_batch("float16") == pytest.approx(203, abs=0.5)
+    cached = calculator.predict(t4, "float16", 1024, 8, 1, "cache")
+    assert cached.bytes == 8 * 2 * (1024 * 1024 + 1024) + 2 * 2 * 1024
 
 
 def test_measured_devices_predict_from_their_own_ceilings(write_doc):

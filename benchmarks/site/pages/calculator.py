@@ -26,7 +26,8 @@ EXAMPLE_HEADERS = [
     "dtype",
     "MLP",
     "batch 1",
-    "ridge b* (this width)",
+    "ridge b*, activations to memory",
+    "ridge b*, activations in cache",
     "ridge, wide-layer limit",
     "batch 4096",
     "rows/s at 4096",
@@ -95,12 +96,14 @@ def calculator_figure(data: SiteData, default: str):
 def example_row(gpu: GPU, dtype: str, width: int) -> list[str]:
     one, big = calculator.predict(gpu, dtype, width, 8, 1), calculator.predict(gpu, dtype, width, 8, 4096)
     ridge = calculator.gpu_ridge_batch(gpu, dtype, width)
+    cached = calculator.gpu_ridge_batch(gpu, dtype, width, 8, "cache")
     return [
         gpu.name,
         dtype,
         f"8×{width}",
         text.fmt_time(one.seconds),
         f"{ridge:,.0f}" if ridge else "never",
+        f"{cached:,.0f}" if cached else "never",
         f"{gpu.ridge_batch(dtype):,.0f}",
         text.fmt_time(big.seconds),
         f"{big.rows_per_s:,.0f}",
