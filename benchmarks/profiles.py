@@ -208,7 +208,8 @@ QUICK = Profile(
 
 FULL = Profile(
     name="full",
-    description="A GPU in about 5 minutes on an H200: bandwidth and matmul curves (every dtype the GPU has); bf16 "
+    description="A GPU, in an estimated 5 minutes on an H200 (no H200 run is committed yet): bandwidth and "
+    "matmul curves (every dtype the GPU has); bf16 "
     "and fp32 MLPs of width 1024 to 8192 at batch 1 to 4096, CUDA-graph replay and eager; 64- and 1024-wide bf16 "
     "MLPs with resident weights in graph and eager (the 64-wide one also through torch.compile); "
     "widths 256 to 8192 at batch 1 resident and "

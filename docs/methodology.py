@@ -18,7 +18,11 @@ page.show("profiles")
 # - **GPU**: CUDA events recorded on the stream around the timed calls, then synchronised; the
 #   host clock never times GPU work. Each point is timed two ways: replaying a captured CUDA
 #   graph (`graph`, close to what the hardware needs) and calling the model normally (`eager`,
-#   what user code sees, including Python dispatch and one launch per kernel).
+#   what user code sees, including Python dispatch and one launch per kernel). Eager calls are
+#   issued back to back inside one pair of events, so the host launches the next call while the
+#   device still runs the last: the figure is about the larger of the host's time and the
+#   device's time per call, the cost per call of a busy loop, not the latency of one request that
+#   waits for its result before the next is sent (that adds one synchronisation per call).
 # - **CPU**: `time.perf_counter` around the timed calls, with torch's intra-op thread count
 #   fixed for the whole run and recorded in the results file (`device.threads`). The default is
 #   every core but one, which keeps the operating system and the timing loop off the measured
@@ -74,7 +78,7 @@ page.show("profiles")
 #
 # ## Execution modes
 #
-# `eager` times the calls user code makes; `graph` captures the call once in a CUDA graph and times
+# `eager` times the calls user code makes, back to back; `graph` captures the call once in a CUDA graph and times
 # its replays (one launch for all of its kernels); `compile` wraps the model in `torch.compile`
 # (default mode, dynamic shapes, so one compilation serves every batch size), compiles inside the
 # point's warm-up and times eager calls of the compiled model. A compilation that fails is recorded

@@ -40,8 +40,14 @@ page.show("curves")
 # *Measured knee* is where a continuous two-segment line fitted to log time against log batch
 # bends, reported only if the time grows at least like the square root of the batch beyond it.
 # A ratio near 1 means the roofline explains the curve. A measured knee far beyond the predicted
-# one, together with a smallest-batch time many times the roofline's, means the flat region is
-# set by per-call overhead rather than by memory: a false knee.
+# one has two possible causes, and the same slow batch 1 fits both: a fixed per-call cost (Python
+# dispatch, kernel launches) that hides the flat part, or small-batch kernels that move bytes well
+# below the copy bandwidth the prediction assumes, so reading the weights stays slower than the
+# arithmetic for more rows. The last column tells them apart with the run's own evidence: it calls
+# a point overhead-bound only when a measured fixed cost (the gap to CUDA-graph replay, the per-op
+# cost of the tiny MLP, or the intercept across widths) is at least half its time, and otherwise
+# names the ceiling that bounds it and the share of it reached. *Knee at the rates reached* puts
+# the kernels' own best bandwidth and FLOP rate into the same roofline.
 #
 # The detector is a few lines of arithmetic on the medians; here it is, run on the 8×1024 curve
 # that the home page shows:

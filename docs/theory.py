@@ -20,8 +20,10 @@ page = theory.build()
 #
 # $$t \;\ge\; \max\left(\frac{\mathrm{FLOPs}}{F},\ \frac{\mathrm{bytes}}{BW}\right)$$
 #
-# This is the *roofline*. The site's predictions use it with *F* and *BW* measured on the same
-# device in the same run (a large matmul and a large copy), never with datasheet figures.
+# This is the *roofline*. Wherever a device was measured, the site predicts its curves with *F*
+# and *BW* measured on that device in the same run (a large matmul and a large copy). Datasheet
+# figures appear only where nothing was measured, and say so: the ridge table below, the
+# calculator, and the GPU previews on the CNN and decode pages.
 #
 # ## Step 2: the arithmetic intensity of a Linear layer
 #

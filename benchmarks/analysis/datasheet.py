@@ -48,6 +48,8 @@ class GPU:
     memory_bytes: int | None = None
     notes: str = ""
     aliases: tuple[str, ...] = field(default=())
+    # A rate others measured where the datasheet's peak is not sustained: dtype -> (FLOP/s, source).
+    sustained_flops: dict[str, tuple[float, str]] = field(default_factory=dict)
 
     def ceilings(self, dtype: str) -> Ceilings:
         return Ceilings(flops_per_s=self.peak_flops[dtype], bytes_per_s=self.bandwidth)
@@ -71,8 +73,18 @@ GPUS: tuple[GPU, ...] = (
         memory_bytes=16 * GIB,
         source="NVIDIA T4 Tensor Core GPU datasheet (https://www.nvidia.com/en-us/data-center/tesla-t4/); "
         "SM count and L2 from the NVIDIA Turing GPU Architecture whitepaper",
-        notes="65 TFLOP/s is the fp16 tensor-core rate (mixed precision); plain fp32 is 8.1. Turing has no bf16.",
+        notes="65 TFLOP/s is the fp16 tensor-core rate (mixed precision) at the 1,590 MHz boost clock; plain fp32 "
+        "is 8.1. Turing has no bf16. A 70 W card does not hold its boost clock under a long matmul: about 24 TFLOP/s "
+        "has been measured for a 4096³ HGEMM, where power capping lowers the clock.",
         aliases=("Tesla T4",),
+        sustained_flops={
+            "float16": (
+                24 * TERA,
+                "a 4096³ cuBLAS HGEMM measured on a T4, reported on the NVIDIA Developer Forums, “About GPU peak "
+                "performance” (2023, https://forums.developer.nvidia.com/t/about-gpu-peak-performance/264462), "
+                "with NVIDIA's answer there that the 70 W power cap lowers the clock",
+            )
+        },
     ),
     GPU(
         name="NVIDIA V100 SXM2 32GB",
@@ -158,9 +170,9 @@ GPUS: tuple[GPU, ...] = (
         "datasheet), dense rates: half the datasheet's 120 TF32, 242 bf16/fp16 and 485 fp8 figures, which are "
         "with sparsity; 48 MB of L2, the AD104's, from the NVIDIA Ada GPU Architecture whitepaper "
         "(https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf)",
-        notes="72 W, GDDR6, PCIe. NVIDIA's datasheet gives no SM count: 58 SMs (7,424 CUDA cores, of the AD104's "
-        "60) is the count third-party spec databases list. Its low bandwidth gives it one of the highest ridges "
-        "here.",
+        notes="72 W, GDDR6, PCIe. NVIDIA's datasheet gives no SM count: 58 is the multiprocessor count the CUDA "
+        "driver reports for an L4 (7,424 CUDA cores at 128 per SM, of the AD104's 60 SMs). Its low bandwidth gives "
+        "it one of the highest ridges here.",
     ),
     GPU(
         name="NVIDIA L40S",
@@ -234,12 +246,13 @@ GPUS: tuple[GPU, ...] = (
         bandwidth=4.8 * TERA,
         sm_count=132,
         l2_bytes=50 * MIB,
-        memory_bytes=141 * 10**9,
+        memory_bytes=143_771 * MIB,  # 141 GB on the datasheet; the driver reports 143,771 MiB
         source="NVIDIA H200 Tensor Core GPU datasheet (https://www.nvidia.com/en-us/data-center/h200/), "
         "SXM form factor, dense rates (the headline tensor figures are with sparsity, twice these); "
         "the datasheet gives no L2 size: 50 MB is the GH100's, from the NVIDIA H100 Tensor Core GPU "
         "Architecture whitepaper (https://resources.nvidia.com/en-us-tensor-core/gtc22-whitepaper-hopper)",
-        notes="Same GH100 compute as the H100 SXM with faster, larger HBM3e, so its ridge point is lower. "
+        notes="Same GH100 compute as the H100 SXM with faster, larger HBM3e, so its ridge point is lower. Memory: "
+        "141 GB on the datasheet; nvidia-smi reports 143,771 MiB (140 GiB), the figure used here. "
         "L2 is inferred from the shared die (50 MB, as on the H100), not printed on the H200 datasheet.",
         aliases=("H200 SXM", "NVIDIA H200 SXM"),
     ),

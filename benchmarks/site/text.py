@@ -22,7 +22,7 @@ CACHE_WORDS = {
 }
 MODE_WORDS = {
     "graph": "CUDA-graph replay (the hardware's curve)",
-    "eager": "eager calls (what user code sees)",
+    "eager": "eager calls back to back (what user code sees in a busy loop)",
 }
 
 

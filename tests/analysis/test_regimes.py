@@ -125,3 +125,14 @@ def test_signal_rows_cover_every_eager_mlp(run):
     assert {(64, "resident"), (1024, "resident"), (1024, "rotated"), (4096, "rotated")} <= set(found)
     assert regimes.regime_of(found[(64, "resident")]) == "overhead"
     assert found[(1024, "rotated")].width_ratio is None  # the fixture has no 2048-wide eager curve
+
+
+def test_compile_that_cuts_the_time_points_to_overhead():
+    from benchmarks.analysis.regimes import RegimeSignals, regime_of
+
+    assert regime_of(RegimeSignals("x", batch_ratio=1.1, width_ratio=3.5, graph_ratio=None, compile_ratio=0.4)) == (
+        "overhead"
+    )
+    assert regime_of(RegimeSignals("x", batch_ratio=1.1, width_ratio=3.5, graph_ratio=None, compile_ratio=0.9)) == (
+        "memory"
+    )

@@ -5,8 +5,9 @@ from __future__ import annotations
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import Curve, SiteData
 from benchmarks.analysis.datasheet import GPUS
+from benchmarks.analysis.diagnosis import diagnose
 from benchmarks.results import Run
-from benchmarks.site import charts, text
+from benchmarks.site import charts, text, verdicts
 from benchmarks.site.charts import SITE_ROOT
 from benchmarks.site.render import (
     Admonition,
@@ -99,14 +100,9 @@ def headline_words(curve: Curve) -> list:
             else "This run has no measured ceilings for this dtype, so it makes no prediction."
         ),
     ]
-    ratio = curve.overhead_ratio()
-    if ratio and ratio > 2:
-        said.append(
-            Paragraph(
-                f"At batch {first.batch} the measured time is {text.sig(ratio, 2)}× the roofline's: there the call is "
-                "bound by fixed per-call costs (overhead), not by memory, which is the flat region's other cause."
-            )
-        )
+    diagnosis = diagnose(curve)
+    why = [verdicts.point_sentence(diagnosis, first.batch), verdicts.knee_sentence(diagnosis)]
+    said.append(Paragraph([part for w in why if w is not None for part in (w, " ")]))
     said.append(Paragraph(f"Chart data: {text.provenance(run)}."))
     return said
 

@@ -10,8 +10,9 @@ from benchmarks.analysis import regimes
 from benchmarks.analysis.calculator import datasheet_of
 from benchmarks.analysis.curves import Curve, SiteData
 from benchmarks.analysis.datasheet import GPU
+from benchmarks.analysis.diagnosis import diagnose
 from benchmarks.results import Run
-from benchmarks.site import charts, charts_hardware, text
+from benchmarks.site import charts, charts_hardware, text, verdicts
 from benchmarks.site.render import (
     DeviceSection,
     Heading,
@@ -43,7 +44,8 @@ SIGNAL_HEADERS = [
     "graph ÷ eager",
     "compile ÷ eager",
     "4× batch (1 → 4)",
-    "regime at small batch",
+    "the test says",
+    "the diagnosis at batch 1",
 ]
 COPY_NOTE = Paragraph(
     "The copy's smallest working sets measure the cost of each copy call as much as the cache: one pass is one "
@@ -338,13 +340,17 @@ def signals_table(data: SiteData):
             f"8×{curve.params['width']} {curve.dtype}, {curve.cache}",
             *map(ratio_cell, (s.width_ratio, s.graph_ratio, s.compile_ratio, s.batch_ratio)),
             regimes.regime_of(s),
+            verdicts.point_brief(diagnose(curve), 1),
         ]
         for run in data.shown
         for curve, s in regimes.signal_rows(run)
     ]
     if not rows:
         return Paragraph("No MLP measurement is committed yet.")
-    caption = "The three-question test on measured curves: time ratios, and the regime they point to"
+    caption = (
+        "The three-question test on measured curves: time ratios and the regime they point to, beside the "
+        "diagnosis from the run's measured fixed costs and ceilings"
+    )
     return Table(SIGNAL_HEADERS, rows, caption)
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, find_gpu
-from benchmarks.site import charts, text
+from benchmarks.analysis.diagnosis import diagnose
+from benchmarks.site import charts, text, verdicts
 from benchmarks.site.render import Bullets, Page, Paragraph, Table, autolink, link, strong, takeaway
 
 T4 = find_gpu("NVIDIA T4")
@@ -14,7 +15,7 @@ H100 = find_gpu("NVIDIA H100 SXM")
 H200 = find_gpu("NVIDIA H200")
 CHARTED = (T4, A100, H100, H200)
 RIDGE_DTYPES = ("float8", "bfloat16", "float16", "tfloat32", "float32")
-SEED_BANDWIDTH = 300e9  # the article's bandwidth figure for the T4
+SEED_MAGIC_RATIO = 216  # the article's critical batch for the T4, as it states it (65 TFLOP/s ÷ 300 GB/s)
 A100_L1_PER_SM = 192 * 1024  # bytes of L1/shared memory per SM (A100 architecture whitepaper)
 
 
@@ -86,6 +87,7 @@ def cache_words() -> Paragraph:
 
 def corrections_table() -> Table:
     t4_fp16, t4_fp32 = T4.peak_flops["float16"], T4.peak_flops["float32"]
+    sustained, where = T4.sustained_flops["float16"]
     side = 224
     rows = [
         [
@@ -96,17 +98,20 @@ def corrections_table() -> Table:
         ],
         ["The T4's memory bandwidth is 300 GB/s.", f"It is {text.sig(T4.bandwidth / 1e9, 3)} GB/s.", T4.source],
         [
-            f"So the critical batch (“magic ratio”) is {t4_fp16 / SEED_BANDWIDTH:.0f}.",
-            f"With the right figures b* = (F/BW)·(s/2) is ≈ {T4.ridge_batch('float16'):.0f} in fp16 and "
-            f"≈ {T4.ridge_batch('float32'):.0f} in fp32; the article also divided an fp16 rate by a wrong bandwidth "
-            "and ignored bytes per element.",
-            "computed from the two rows above",
+            f"So the critical batch (“magic ratio”) is {SEED_MAGIC_RATIO}.",
+            "For fp16 the article's F/BW is already the right formula: b* = (F/BW)·(s/2) with s = 2 bytes. Its "
+            "errors are the fp32 label and 300 for 320 GB/s, so b* ≈ "
+            f"{T4.ridge_batch('float16'):.0f} in fp16 and ≈ {T4.ridge_batch('float32'):.0f} in fp32 (4-byte weights "
+            f"at the fp32 rate). Both assume the 65 TFLOP/s peak, which a 70 W card does not sustain: about "
+            f"{sustained / 1e12:.0f} TFLOP/s was measured on a large fp16 matmul, which puts its practical fp16 ridge "
+            f"near {sustained / T4.bandwidth:.0f}.",
+            f"computed from the two rows above; the sustained rate: {where}",
         ],
         [
             "An A100's “device memory” is only 192 KB.",
             f"192 KB is the L1/shared memory of one SM. An A100 has {A100.sm_count} SMs "
             f"({text.fmt_bytes(A100.sm_count * A100_L1_PER_SM)} of L1/shared memory in all) and a "
-            f"{A100.l2_bytes / 1e6:.0f} MB L2 cache, in front of 40 or 80 GB of HBM.",
+            f"{A100.l2_bytes / 2**20:.0f} MB L2 cache, in front of 40 or 80 GB of HBM.",
             A100.source,
         ],
         [
@@ -125,24 +130,29 @@ def corrections_table() -> Table:
 
 
 def cpu_words(data: SiteData) -> Paragraph:
-    measured = []
-    for run in data.cpus:
-        for curve in c.curves(run):
-            if curve.params.get("width") == 1024 and len(curve.points) >= 4:
-                first, last = curve.points[0], curve.points[-1]
-                measured.append(
-                    f"{text.device_label(run)}, {curve.shape} in {curve.dtype}: {text.fmt_time(first.median_s)} at "
-                    f"batch {first.batch}, {text.fmt_time(last.median_s)} at batch {last.batch} "
-                    f"({text.knee_verdict(curve)}; {text.provenance(run)})"
-                )
-    words = [
+    words: list = [
         "The article also says a CPU scales linearly with the batch. A CPU has a roofline too: its time grows "
         "slowly while reading the weights dominates, and in proportion to the batch beyond its own, much smaller, "
         "ridge point."
     ]
+    measured = [c for run in data.cpus for c in c_curves_1024(run)]
+    for curve in measured:
+        first, last = curve.points[0], curve.points[-1]
+        words.append(
+            f" Measured here, {text.device_label(curve.run)}, {curve.shape} in {curve.dtype} ({curve.mode}, cache "
+            f"{curve.cache}): {text.fmt_time(first.median_s)} at batch {first.batch}, {text.fmt_time(last.median_s)} "
+            f"at batch {last.batch} ({text.knee_verdict(curve)}; {text.provenance(curve.run)}). "
+        )
+        why = verdicts.knee_sentence(diagnose(curve))
+        if why is not None:
+            words.append(why)
     if measured:
-        words += [f" Measured here: {'; '.join(measured)}. The ", link("MLP page", "mlp/"), " shows the whole curve."]
+        words += [" The ", link("MLP page", "mlp/"), " shows the whole curves and what bounds each of them."]
     return Paragraph(words)
+
+
+def c_curves_1024(run) -> list:
+    return [curve for curve in c.curves(run) if curve.params.get("width") == 1024 and len(curve.points) >= 4]
 
 
 def sources() -> list:
@@ -156,6 +166,7 @@ def closing():
     return takeaway(
         "The critical batch of a large layer is the device's FLOP/s over its bandwidth, times half the bytes per "
         f"element: from the datasheets, about {H200.ridge_batch('bfloat16'):.0f} rows for an H200 in bf16 and "
-        f"{T4.ridge_batch('float32'):.0f} for a T4 in fp32. Below it, extra rows are nearly free; measure your own "
-        "device, because launch overhead and caches move the knee you actually see."
+        f"{T4.ridge_batch('float32'):.0f} for a T4 in fp32 (datasheet peaks; a T4 sustains far less than its fp16 "
+        "peak). Below it, extra rows are nearly free; measure your own device, because kernels that fall short of "
+        "the ceilings, launch overhead and caches all move the knee you actually see."
     )
