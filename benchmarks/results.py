@@ -40,7 +40,7 @@ class ResultsError(Exception):
         return f"{self.path}: {self.field}: {self.message}{tail}"
 
 
-@dataclass
+@dataclass(eq=False)  # a run is itself: compared and hashed by identity, so analyses can cache per run
 class Run:
     """One validated results document and where it came from."""
 

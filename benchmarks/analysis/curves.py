@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import weakref
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -176,8 +177,19 @@ def _sort_key(curve: Curve) -> tuple:
     return (curve.workload, dtype, curve.dtype, mode, curve.cache, sorted(curve.params.items()))
 
 
+_CURVES: weakref.WeakKeyDictionary[Run, dict[str, list[Curve]]] = weakref.WeakKeyDictionary()
+
+
 def curves(run: Run, workload: str = "mlp") -> list[Curve]:
-    """The run's curves for one workload, with predictions from the run's own ceilings."""
+    """The run's curves for one workload, with predictions from the run's own ceilings. Built once per
+    run and workload (a run is read-only once loaded); each call returns a new list of the same curves."""
+    cached = _CURVES.setdefault(run, {})
+    if workload not in cached:
+        cached[workload] = _build_curves(run, workload)
+    return list(cached[workload])
+
+
+def _build_curves(run: Run, workload: str) -> list[Curve]:
     groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for record in run.records:
         if record["workload"] != workload:

@@ -86,56 +86,25 @@ def _series_scale(curves: Sequence[Curve]) -> alt.Scale:
 # --------------------------------------------------------------------------- data
 
 
+def _point_row(series: str, kind: str, batch: float, seconds: float, **more: float) -> dict[str, Any]:
+    return {"series": series, "kind": kind, "batch": batch, "ms": seconds * 1e3, **more, "rows_per_s": batch / seconds}
+
+
 def curve_rows(curves: Sequence[Curve], series: str = "label") -> list[dict[str, Any]]:
     """Long-format rows drawn by the latency and throughput charts (also the CSV export)."""
     rows: list[dict[str, Any]] = []
     for curve in curves:
         name = getattr(curve, series)
         for p in curve.points:
-            rows.append(
-                {
-                    "series": name,
-                    "kind": "measured",
-                    "batch": p.batch,
-                    "ms": p.median_s * 1e3,
-                    "q1_ms": p.q1_s * 1e3,
-                    "q3_ms": p.q3_s * 1e3,
-                    "rows_per_s": p.batch / p.median_s,
-                }
-            )
+            rows.append(_point_row(name, "measured", p.batch, p.median_s, q1_ms=p.q1_s * 1e3, q3_ms=p.q3_s * 1e3))
             if p.predicted_s:
-                rows.append(
-                    {
-                        "series": name,
-                        "kind": "roofline",
-                        "batch": p.batch,
-                        "ms": p.predicted_s * 1e3,
-                        "rows_per_s": p.batch / p.predicted_s,
-                    }
-                )
+                rows.append(_point_row(name, "roofline", p.batch, p.predicted_s))
         low, high = curve.batches[0], curve.batches[-1]
         if curve.predicted_knee and low <= curve.predicted_knee <= high:
-            t = report.predicted_at(curve, curve.predicted_knee)
-            rows.append(
-                {
-                    "series": name,
-                    "kind": "predicted knee",
-                    "batch": curve.predicted_knee,
-                    "ms": t * 1e3,
-                    "rows_per_s": curve.predicted_knee / t,
-                }
-            )
+            at = report.predicted_at(curve, curve.predicted_knee)
+            rows.append(_point_row(name, "predicted knee", curve.predicted_knee, at))
         if curve.knee:
-            k = curve.knee
-            rows.append(
-                {
-                    "series": name,
-                    "kind": "measured knee",
-                    "batch": k.batch,
-                    "ms": k.time_at_knee_s * 1e3,
-                    "rows_per_s": k.batch / k.time_at_knee_s,
-                }
-            )
+            rows.append(_point_row(name, "measured knee", curve.knee.batch, curve.knee.time_at_knee_s))
     return _rows(rows)
 
 
