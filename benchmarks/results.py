@@ -84,24 +84,45 @@ class LoadReport:
     errors: list[ResultsError] = field(default_factory=list)
 
 
-def read_run(path: Path | str) -> Run:
-    """Parse and validate one results file; raise ResultsError naming the file and field."""
+MAX_FILE_BYTES = 256 * 2**20  # a full GPU profile writes a few MiB
+
+
+def read_run(path: Path | str, *, layout: bool = True) -> Run:
+    """Parse and validate one results file; raise ResultsError naming the file and field.
+
+    With `layout`, the file must also sit where a results directory keeps it: `<slug>/<run id>.json`.
+    """
     path = Path(path)
     try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ResultsError(path, "(file)", f"is larger than {MAX_FILE_BYTES // 2**20} MiB")
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ResultsError(path, "(file)", f"cannot be read: {exc}") from None
     if not text.strip():
         raise ResultsError(path, "(file)", "is empty")
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ResultsError(path, "(json)", f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
+    doc = _parse(path, text)
     problems = validate_document(doc)
     if problems:
         where, message = problems[0]
         raise ResultsError(path, where, message, more=len(problems) - 1)
-    return Run(path=path, doc=doc)
+    run = Run(path=path, doc=doc)
+    if layout and path.name != f"{run.id}.json":
+        raise ResultsError(path, "run.id", f"must name the file: {run.id!r} is not the file's name")
+    if layout and path.parent.name != run.device["slug"]:
+        raise ResultsError(path, "device.slug", f"must name the file's directory: {run.device['slug']!r} is not it")
+    return run
+
+
+def _parse(path: Path, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultsError(path, "(json)", f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
+    except RecursionError:
+        raise ResultsError(path, "(json)", "is nested too deeply to be a results file") from None
+    except ValueError as exc:  # e.g. an integer of thousands of digits
+        raise ResultsError(path, "(json)", f"holds a value no results file has: {str(exc)[:120]}") from None
 
 
 def result_files(paths: Iterable[Path | str]) -> list[Path]:
@@ -117,13 +138,22 @@ def result_files(paths: Iterable[Path | str]) -> list[Path]:
 
 
 def load_results(*paths: Path | str) -> LoadReport:
-    """Load every results file under the given files/directories (default: the committed ones)."""
+    """Load every results file under the given files/directories (default: the committed ones). A
+    run id may appear once per device: a second file with it is reported, and only the first loads."""
     report = LoadReport()
+    seen: dict[tuple[str, str], Path] = {}
     for path in result_files(paths or (DEFAULT_RESULTS_DIR,)):
         try:
-            report.runs.append(read_run(path))
+            run = read_run(path)
         except ResultsError as exc:
             report.errors.append(exc)
+            continue
+        key = (run.device["slug"], run.id)
+        if key in seen:
+            report.errors.append(ResultsError(path, "run.id", f"{run.id!r} of this device is also {seen[key]}"))
+            continue
+        seen[key] = path
+        report.runs.append(run)
     return report
 
 

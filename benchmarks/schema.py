@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import math
 import re
+from datetime import datetime
 from typing import Any
+
+from benchmarks.workloads import WORKLOADS
 
 SCHEMA_VERSION = 1
 
@@ -20,12 +23,33 @@ STATUSES = ("ok", "oom", "skipped", "error")
 MODES = ("eager", "graph", "compile")
 CACHE_STATES = ("resident", "rotated", "flushed")
 DEVICE_KINDS = ("cpu", "cuda")
+DTYPES = ("float64", "float32", "tfloat32", "bfloat16", "float16", "float8")
+ATTENTION_BACKENDS = ("flash_attention", "cudnn_attention", "efficient_attention", "math")
+SLUG = r"^[a-z0-9][a-z0-9-]{0,63}$"
+RUN_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$"
 
-_NUMBER = {"type": "number"}
-_POSITIVE = {"type": "number", "exclusiveMinimum": 0}
-_POSITIVE_OR_NULL = {"type": ["number", "null"], "exclusiveMinimum": 0}
-_STRING_OR_NULL = {"type": ["string", "null"]}
-_INT_OR_NULL = {"type": ["integer", "null"], "minimum": 0}
+# Limits: far beyond any real run, small enough that a hostile file cannot make a reader slow or crash.
+MAX_SECONDS = 1e6  # one call
+MAX_COUNT = 1e24  # FLOPs or bytes of one call
+MAX_BATCH = 2**24
+MAX_TEXT = 1000  # characters of a message or a free-form field
+MAX_NAME = 200  # characters of a name
+MAX_SAMPLES = 100_000
+MAX_RECORDS = 200_000
+
+_NUMBER = {"type": "number", "minimum": 0, "maximum": MAX_COUNT}
+_POSITIVE = {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_SECONDS}
+_RATE = {"type": "number", "exclusiveMinimum": 0, "maximum": 1e21}  # bytes/s or FLOP/s
+_POSITIVE_OR_NULL = {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": MAX_SECONDS}
+_NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME}
+_TEXT = {"type": "string", "maxLength": MAX_TEXT}
+_NAME_OR_NULL = {"type": ["string", "null"], "maxLength": MAX_NAME}
+_TEXT_OR_NULL = {"type": ["string", "null"], "maxLength": MAX_TEXT}
+_STRING_OR_NULL = _TEXT_OR_NULL
+_INT_OR_NULL = {"type": ["integer", "null"], "minimum": 0, "maximum": 2**50}
+_SIZE = {"type": "integer", "minimum": 1, "maximum": 2**50}
+_DTYPE = {"type": "string", "enum": list(DTYPES)}
+_DATE = {"type": "string", "format": "date-time", "maxLength": 40}
 
 
 def _obj(properties: dict, required: list[str], description: str, extra: bool = True) -> dict:
@@ -50,47 +74,57 @@ TIMING = _obj(
         "min_s": _d(_POSITIVE, "Fastest sample (s)."),
         "max_s": _d(_POSITIVE, "Slowest sample (s)."),
         "samples_s": _d(
-            {"type": "array", "items": _POSITIVE},
+            {"type": "array", "items": _POSITIVE, "minItems": 1, "maxItems": MAX_SAMPLES},
             "Every timed sample, seconds per call, in the order taken.",
         ),
         "inner_loops": _d(
-            {"type": "integer", "minimum": 1},
+            {"type": "integer", "minimum": 1, "maximum": 10**9},
             "Calls timed back to back inside one sample; a sample is their mean.",
         ),
     },
     ["median_s", "q1_s", "q3_s", "samples_s", "inner_loops"],
-    "Timing statistics of one measurement.",
+    "Timing statistics of one measurement: q1 ≤ median ≤ q3, all within the samples.",
 )
 
 DEVICE = _obj(
     {
         "kind": _d({"type": "string", "enum": list(DEVICE_KINDS)}, "cpu or cuda."),
-        "name": _d({"type": "string", "minLength": 1}, "Device name as the driver reports it."),
+        "name": _d(_NAME, "Device name as the driver reports it."),
         "slug": _d(
-            {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]*$"},
-            "Directory name under benchmarks/results/ for this device.",
+            {"type": "string", "pattern": SLUG},
+            "Directory name under benchmarks/results/ for this device; the results file must sit in it.",
         ),
-        "sm_count": _d(_INT_OR_NULL, "Streaming multiprocessors (CUDA only)."),
+        "sm_count": _d({"type": ["integer", "null"], "minimum": 0, "maximum": 100_000}, "Streaming multiprocessors."),
         "l2_bytes": _d(_INT_OR_NULL, "L2 cache size in bytes (CUDA), or the last-level cache (CPU) where readable."),
         "memory_bytes": _d(_INT_OR_NULL, "Device memory (CUDA) or system memory (CPU) in bytes."),
-        "compute_capability": _d(_STRING_OR_NULL, "CUDA compute capability, e.g. 9.0."),
-        "driver": _d(_STRING_OR_NULL, "NVIDIA driver version, where nvidia-smi answers."),
-        "cuda": _d(_STRING_OR_NULL, "CUDA version torch was built with."),
-        "torch": _d({"type": "string"}, "torch.__version__."),
-        "python": _d({"type": "string"}, "Python version."),
-        "platform": _d({"type": "string"}, "platform.platform()."),
-        "cpu_model": _d(_STRING_OR_NULL, "Host CPU model name."),
-        "threads": _d({"type": "integer", "minimum": 1}, "torch intra-op threads used for the run (fixed)."),
-        "clocks_mhz": _d({"type": ["object", "null"]}, "SM and memory clocks (current and max) where readable."),
-        "power_limit_w": _d({"type": ["number", "null"]}, "Board power limit where readable."),
+        "compute_capability": _d(
+            {"type": ["string", "null"], "pattern": r"^[0-9]{1,2}\.[0-9]{1,2}$"}, "CUDA compute capability, e.g. 9.0."
+        ),
+        "driver": _d(_NAME_OR_NULL, "NVIDIA driver version, where nvidia-smi answers."),
+        "cuda": _d(_NAME_OR_NULL, "CUDA version torch was built with."),
+        "torch": _d(_NAME, "torch.__version__."),
+        "python": _d(_NAME, "Python version."),
+        "platform": _d({"type": "string", "maxLength": MAX_NAME}, "platform.platform()."),
+        "cpu_model": _d(_NAME_OR_NULL, "Host CPU model name."),
+        "threads": _d({"type": "integer", "minimum": 1, "maximum": 4096}, "torch intra-op threads (fixed)."),
+        "clocks_mhz": _d(
+            {
+                "type": ["object", "null"],
+                "additionalProperties": {"type": ["number", "null"], "minimum": 0, "maximum": 100_000},
+                "maxProperties": 32,
+            },
+            "SM and memory clocks (current and max) where readable.",
+        ),
+        "power_limit_w": _d({"type": ["number", "null"], "minimum": 0, "maximum": 100_000}, "Board power limit."),
         "cache_levels": _d(
             {
                 "type": "array",
+                "maxItems": 8,
                 "items": _obj(
                     {
-                        "level": {"type": "integer", "minimum": 1},
-                        "type": {"type": "string"},
-                        "bytes": {"type": "integer", "minimum": 1},
+                        "level": {"type": "integer", "minimum": 1, "maximum": 8},
+                        "type": {"type": "string", "maxLength": 40},
+                        "bytes": _SIZE,
                     },
                     ["level", "bytes"],
                     "One cache level.",
@@ -99,7 +133,7 @@ DEVICE = _obj(
             "Data cache levels the device reports (per core for a CPU's private levels).",
         ),
         "float32_matmul_precision": _d(
-            {"type": "string"},
+            {"type": "string", "enum": ["highest", "high", "medium"]},
             "torch.get_float32_matmul_precision(); 'highest' means TF32 is off.",
         ),
     },
@@ -111,8 +145,8 @@ CEILINGS = _obj(
     {
         "copy": _obj(
             {
-                "bytes_per_s": _d(_POSITIVE, "Bytes read plus bytes written per second."),
-                "size_bytes": _d({"type": "integer", "minimum": 1}, "Bytes in the copied buffer."),
+                "bytes_per_s": _d(_RATE, "Bytes read plus bytes written per second."),
+                "size_bytes": _d(_SIZE, "Bytes in the copied buffer."),
                 "timing": TIMING,
             },
             ["bytes_per_s", "size_bytes", "timing"],
@@ -121,10 +155,11 @@ CEILINGS = _obj(
         "matmul": {
             "type": "object",
             "description": "Square matmul rate per dtype, keyed by dtype name.",
+            "propertyNames": _DTYPE,
             "additionalProperties": _obj(
                 {
-                    "flops_per_s": _d(_POSITIVE, "2·n³ over the median time."),
-                    "n": _d({"type": "integer", "minimum": 1}, "Matrix size n (n×n by n×n)."),
+                    "flops_per_s": _d(_RATE, "2·n³ over the median time."),
+                    "n": _d({"type": "integer", "minimum": 1, "maximum": 2**20}, "Matrix size n (n×n by n×n)."),
                     "timing": TIMING,
                 },
                 ["flops_per_s", "n", "timing"],
@@ -136,6 +171,7 @@ CEILINGS = _obj(
                 "bandwidth": {
                     "type": "array",
                     "description": "Bandwidth against working-set size.",
+                    "maxItems": 1000,
                     "items": _obj(
                         {
                             "kind": _d(
@@ -143,11 +179,11 @@ CEILINGS = _obj(
                                 "copy: dst.copy_(src), bytes read + written; read: a row sum over a stride-0 view "
                                 "that reads one buffer many times in one kernel.",
                             ),
-                            "working_set_bytes": _d({"type": "integer", "minimum": 1}, "Bytes touched per pass."),
-                            "bytes_per_s": _POSITIVE,
+                            "working_set_bytes": _d(_SIZE, "Bytes touched per pass."),
+                            "bytes_per_s": _RATE,
                             "timing": TIMING,
                             "status": {"type": "string", "enum": list(STATUSES)},
-                            "message": _STRING_OR_NULL,
+                            "message": _TEXT_OR_NULL,
                         },
                         ["kind", "working_set_bytes"],
                         "One working-set size; bytes_per_s and timing when measured, else status and message.",
@@ -156,17 +192,18 @@ CEILINGS = _obj(
                 "matmul": {
                     "type": "array",
                     "description": "Square matmul rate against size, per dtype.",
+                    "maxItems": 1000,
                     "items": _obj(
                         {
                             "dtype": _d(
-                                {"type": "string"},
+                                _DTYPE,
                                 "float32 (TF32 off), tfloat32, bfloat16, float16 or float8 (e4m3, scaled matmul).",
                             ),
-                            "n": {"type": "integer", "minimum": 1},
-                            "flops_per_s": _POSITIVE,
+                            "n": {"type": "integer", "minimum": 1, "maximum": 2**20},
+                            "flops_per_s": _RATE,
                             "timing": TIMING,
                             "status": {"type": "string", "enum": list(STATUSES)},
-                            "message": _STRING_OR_NULL,
+                            "message": _TEXT_OR_NULL,
                         },
                         ["dtype", "n"],
                         "One matmul size; flops_per_s and timing when measured, else status and message.",
@@ -181,14 +218,19 @@ CEILINGS = _obj(
     "Ceilings measured on the same device in the same run; predictions use these.",
 )
 
+_WORKLOAD = {"type": "string", "enum": list(WORKLOADS)}
+
 RECORD = _obj(
     {
-        "workload": _d({"type": "string", "minLength": 1}, "Workload name, e.g. mlp."),
-        "params": _d({"type": "object"}, "Workload parameters, e.g. width and depth."),
-        "dtype": _d({"type": "string", "minLength": 1}, "torch dtype name, e.g. bfloat16."),
+        "workload": _d(_WORKLOAD, "Workload name, one of benchmarks/workloads.py."),
+        "params": _d(
+            {"type": "object", "maxProperties": 32},
+            "Workload parameters, each declared with its type and range by the workload (`python -m benchmarks list`).",
+        ),
+        "dtype": _d(_DTYPE, "torch dtype name, e.g. bfloat16."),
         "mode": _d(
             {"type": "string", "enum": list(MODES)},
-            "eager: the calls user code makes; graph: a captured CUDA graph replayed; "
+            "eager: the calls user code makes, back to back; graph: a captured CUDA graph replayed; "
             "compile: the model wrapped in torch.compile (default mode, dynamic shapes), called eagerly.",
         ),
         "cache": _d(
@@ -196,34 +238,48 @@ RECORD = _obj(
             "What the cache held: resident (hot loop, weights may stay cached), rotated "
             "(several weight copies, larger than L2 together, used in turn) or flushed.",
         ),
-        "weight_copies": _d({"type": "integer", "minimum": 1}, "Weight copies rotated through (1 = none)."),
-        "batch": _d({"type": "integer", "minimum": 1}, "Rows in the batch."),
+        "weight_copies": _d({"type": "integer", "minimum": 1, "maximum": 10_000}, "Weight copies rotated through."),
+        "batch": _d({"type": "integer", "minimum": 1, "maximum": MAX_BATCH}, "Rows in the batch."),
         "status": _d({"type": "string", "enum": list(STATUSES)}, "Outcome of this point."),
-        "message": _d(_STRING_OR_NULL, "Why the point is not ok (null when ok)."),
+        "message": _d(_TEXT_OR_NULL, "Why the point is not ok (null when ok)."),
         "median_s": _d(_POSITIVE_OR_NULL, "Median seconds per call; null unless status is ok."),
         "timing": {"oneOf": [TIMING, {"type": "null"}]},
-        "flops": _d({"type": "number", "minimum": 0}, "Analytic floating-point operations per call."),
+        "flops": _d(_NUMBER, "Analytic floating-point operations per call."),
         "routing": _d(
-            {"type": "object"},
+            _obj(
+                {
+                    "max_load": {"type": "number", "minimum": 0, "maximum": 2**40},
+                    "mean_load": {"type": "number", "minimum": 0, "maximum": 2**40},
+                    "touched_experts": {"type": "number", "minimum": 0, "maximum": 2**20},
+                    "dropped_tokens": {"type": "number", "minimum": 0, "maximum": 2**40},
+                },
+                [],
+                "routing",
+                extra=False,
+            ),
             "Routed workloads, for the timed input: max_load and mean_load (rows per expert), touched_experts, "
             "and for expert choice dropped_tokens (tokens no expert took).",
         ),
         "bytes_split": _d(
-            {"type": "object", "additionalProperties": {"type": "number", "minimum": 0}},
+            {
+                "type": "object",
+                "propertyNames": {"enum": ["weight_bytes", "kv_bytes", "activation_bytes"]},
+                "additionalProperties": _NUMBER,
+            },
             "Workloads whose bytes have parts (decode): weight_bytes, kv_bytes and activation_bytes, summing to bytes.",
         ),
         "attention_backend": _d(
-            {"type": "string", "enum": ["flash_attention", "cudnn_attention", "efficient_attention", "math"]},
+            {"type": "string", "enum": list(ATTENTION_BACKENDS)},
             "Attention workloads: the scaled-dot-product-attention backend the calls were pinned to.",
         ),
         "kernels_error": _d(
-            {"type": "string"}, "Why kernel names could not be recorded at a sampled batch (the point is still timed)."
+            _TEXT, "Why kernel names could not be recorded at a sampled batch (the point is still timed)."
         ),
         "kernels": _d(
-            {"type": "array", "items": {"type": "string"}},
+            {"type": "array", "maxItems": 64, "items": {"type": "string", "maxLength": MAX_TEXT}},
             "Kernels the library ran at this batch (CUDA) or the ops (CPU), from torch.profiler; sampled batches only.",
         ),
-        "bytes": _d({"type": "number", "minimum": 0}, "Analytic minimum bytes moved per call (memory traffic)."),
+        "bytes": _d(_NUMBER, "Analytic minimum bytes moved per call (memory traffic)."),
     },
     ["workload", "params", "dtype", "mode", "cache", "batch", "status", "median_s", "flops", "bytes"],
     "One measured point: a workload configuration at one batch size.",
@@ -231,19 +287,27 @@ RECORD = _obj(
 
 RUN = _obj(
     {
-        "id": _d({"type": "string", "pattern": "^[A-Za-z0-9._-]+$"}, "Run id; also the file name."),
-        "started_at": _d({"type": "string"}, "UTC start time, ISO 8601."),
-        "finished_at": _d(_STRING_OR_NULL, "UTC end time; null while running or if interrupted."),
+        "id": _d({"type": "string", "pattern": RUN_ID}, "Run id; also the file name."),
+        "started_at": _d(_DATE, "UTC start time, ISO 8601 with its offset."),
+        "finished_at": _d({**_DATE, "type": ["string", "null"]}, "UTC end time; null if the run did not finish."),
         "complete": _d({"type": "boolean"}, "True only when every planned workload finished."),
-        "interrupted": _d(_STRING_OR_NULL, "Why an incomplete run stopped (e.g. KeyboardInterrupt)."),
-        "git_commit": _d(_STRING_OR_NULL, "Commit of the benchmark code, where known."),
-        "git_dirty": _d({"type": ["boolean", "null"]}, "Uncommitted changes present at run time."),
-        "command": _d({"type": "array", "items": {"type": "string"}}, "Command line of the run."),
-        "profile": _d({"type": "string"}, "Profile name: quick or full."),
+        "interrupted": _d(_TEXT_OR_NULL, "Why an incomplete run stopped (e.g. KeyboardInterrupt)."),
+        "git_commit": _d(
+            {"type": ["string", "null"], "pattern": "^[0-9a-f]{7,64}$"},
+            "Commit of the measured code, where the code belongs to that repository's commit.",
+        ),
+        "git_dirty": _d({"type": ["boolean", "null"]}, "Uncommitted or untracked changes to the measured code."),
+        "command": _d({"type": "array", "maxItems": 200, "items": _TEXT}, "Command line of the run."),
+        "profile": _d({"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,39}$"}, "Profile name: quick or full."),
+        "workloads_planned": _d(
+            {"type": "array", "maxItems": 64, "items": _WORKLOAD},
+            "Workloads the run set out to measure (a subset with `run --only`).",
+        ),
         "workloads_done": _d(
-            {"type": "array", "items": {"type": "string"}},
+            {"type": "array", "maxItems": 64, "items": _WORKLOAD},
             "Workloads whose points all finished (every point is sampled in shared rounds, so this fills at the end).",
         ),
+        "contended": _d({"type": "boolean"}, "Another run was measuring this device at the same time."),
         "synthetic": _d({"type": "boolean"}, "True for test fixtures; such files are never published."),
     },
     ["id", "started_at", "complete", "profile"],
@@ -252,8 +316,8 @@ RUN = _obj(
 
 CHECK = _obj(
     {
-        "workload": {"type": "string"},
-        "dtype": {"type": "string"},
+        "workload": _WORKLOAD,
+        "dtype": _DTYPE,
         "max_rel_error": _d(_NUMBER, "‖out − ref‖ / ‖ref‖ against a float64 reference."),
         "tolerance": _NUMBER,
         "passed": {"type": "boolean"},
@@ -274,8 +338,13 @@ SCHEMA: dict[str, Any] = {
             "run": RUN,
             "device": DEVICE,
             "ceilings": CEILINGS,
-            "checks": {"type": "array", "items": CHECK, "description": CHECK["description"]},
-            "records": {"type": "array", "items": RECORD, "description": RECORD["description"]},
+            "checks": {"type": "array", "maxItems": 1000, "items": CHECK, "description": CHECK["description"]},
+            "records": {
+                "type": "array",
+                "maxItems": MAX_RECORDS,
+                "items": RECORD,
+                "description": RECORD["description"],
+            },
         },
         ["schema_version", "run", "device", "ceilings", "records"],
         "One benchmark run on one device: provenance, fingerprint, ceilings and records.",
@@ -316,29 +385,70 @@ def _check(value: Any, schema: dict, path: str, problems: list[tuple[str, str]])
         allowed = ", ".join(repr(e) for e in schema["enum"])
         problems.append((path, f"must be one of {allowed}, got {_describe(value)}"))
     if _PY_TYPES["number"](value):
-        if "exclusiveMinimum" in schema and not value > schema["exclusiveMinimum"]:
-            problems.append((path, f"must be > {schema['exclusiveMinimum']}, got {value}"))
-        if "minimum" in schema and not value >= schema["minimum"]:
-            problems.append((path, f"must be >= {schema['minimum']}, got {value}"))
-    if isinstance(value, str):
-        if len(value) < schema.get("minLength", 0):
-            problems.append((path, "must not be empty"))
-        if "pattern" in schema and not re.search(schema["pattern"], value):
-            problems.append((path, f"must match {schema['pattern']}, got {value!r}"))
-    if isinstance(value, dict):
-        for name in schema.get("required", []):
-            if name not in value:
-                problems.append((_join(path, name), "is required but missing"))
-        properties = schema.get("properties", {})
-        extra = schema.get("additionalProperties", True)
-        for name, item in value.items():
-            if name in properties:
-                _check(item, properties[name], _join(path, name), problems)
-            elif isinstance(extra, dict):
-                _check(item, extra, _join(path, name), problems)
-            elif extra is False:
-                problems.append((_join(path, name), "is not an allowed field"))
-    if isinstance(value, list) and "items" in schema:
+        _check_number(value, schema, path, problems)
+    elif isinstance(value, str):
+        _check_string(value, schema, path, problems)
+    elif isinstance(value, dict):
+        _check_object(value, schema, path, problems)
+    elif isinstance(value, list):
+        _check_array(value, schema, path, problems)
+
+
+def _check_number(value, schema: dict, path: str, problems: list) -> None:
+    if "exclusiveMinimum" in schema and not value > schema["exclusiveMinimum"]:
+        problems.append((path, f"must be > {schema['exclusiveMinimum']}, got {_describe(value)}"))
+    if "minimum" in schema and not value >= schema["minimum"]:
+        problems.append((path, f"must be >= {schema['minimum']}, got {_describe(value)}"))
+    if "maximum" in schema and not value <= schema["maximum"]:
+        problems.append((path, f"must be <= {schema['maximum']:g}, got {_describe(value)}"))
+
+
+def _check_string(value: str, schema: dict, path: str, problems: list) -> None:
+    if len(value) < schema.get("minLength", 0):
+        problems.append((path, "must not be empty"))
+    if len(value) > schema.get("maxLength", math.inf):
+        problems.append((path, f"must be at most {schema['maxLength']} characters, got {len(value)}"))
+    elif "pattern" in schema and not re.fullmatch(schema["pattern"], value):  # the whole string, newlines too
+        problems.append((path, f"must match {schema['pattern']}, got {_describe(value)}"))
+    elif schema.get("format") == "date-time" and not _is_datetime(value):
+        problems.append((path, f"must be an ISO 8601 date and time with its offset, got {_describe(value)}"))
+
+
+def _is_datetime(value: str) -> bool:
+    try:
+        return datetime.fromisoformat(value).tzinfo is not None
+    except ValueError:
+        return False
+
+
+def _check_object(value: dict, schema: dict, path: str, problems: list) -> None:
+    if len(value) > schema.get("maxProperties", math.inf):
+        problems.append((path, f"must have at most {schema['maxProperties']} fields, got {len(value)}"))
+        return
+    for name in schema.get("required", []):
+        if name not in value:
+            problems.append((_join(path, name), "is required but missing"))
+    properties = schema.get("properties", {})
+    extra = schema.get("additionalProperties", True)
+    names = schema.get("propertyNames")
+    for name, item in value.items():
+        if names is not None and name not in names.get("enum", [name]):
+            problems.append((_join(path, name), f"is not a known key (one of {', '.join(names['enum'])})"))
+        elif name in properties:
+            _check(item, properties[name], _join(path, name), problems)
+        elif isinstance(extra, dict):
+            _check(item, extra, _join(path, name), problems)
+        elif extra is False:
+            problems.append((_join(path, name), "is not an allowed field"))
+
+
+def _check_array(value: list, schema: dict, path: str, problems: list) -> None:
+    if len(value) > schema.get("maxItems", math.inf):
+        problems.append((path, f"must have at most {schema['maxItems']} items, got {len(value)}"))
+        return
+    if len(value) < schema.get("minItems", 0):
+        problems.append((path, f"must have at least {schema['minItems']} item(s)"))
+    if "items" in schema:
         for index, item in enumerate(value):
             _check(item, schema["items"], f"{path}[{index}]", problems)
 
@@ -359,7 +469,11 @@ def _describe(value: Any) -> str:
 
 
 def validate_document(doc: Any) -> list[tuple[str, str]]:
-    """Every problem in a parsed results document, as (field path, message); [] if valid."""
+    """Every problem in a parsed results document, as (field path, message); [] if valid. The schema
+    first, then the rules it cannot say (`benchmarks.rules`): each workload's parameters, timing
+    statistics that agree with their samples, dates in order, no duplicated points."""
+    from benchmarks.rules import document_rules
+
     if not isinstance(doc, dict):
         return [("(document)", f"must be a JSON object, got {type(doc).__name__}")]
     version = doc.get("schema_version")
@@ -367,16 +481,7 @@ def validate_document(doc: Any) -> list[tuple[str, str]]:
         shown = "missing" if "schema_version" not in doc else f"got {_describe(version)}"
         return [("schema_version", f"must be {SCHEMA_VERSION} ({shown})")]
     problems = _problems(doc, SCHEMA, "")
-    for index, record in enumerate(doc.get("records") or []):
-        if not isinstance(record, dict):
-            continue
-        path = f"records[{index}]"
-        status = record.get("status")
-        if status == "ok" and record.get("median_s") is None:
-            problems.append((f"{path}.median_s", "must be a positive number when status is ok"))
-        if status in ("oom", "skipped", "error") and not record.get("message"):
-            problems.append((f"{path}.message", f"must explain a {status!r} status"))
-    return problems
+    return problems or document_rules(doc)
 
 
 def describe_fields(schema: dict | None = None, prefix: str = "") -> list[tuple[str, str, bool, str]]:

@@ -14,9 +14,16 @@ def synthetic_doc():
 
 @pytest.fixture
 def write_doc(tmp_path):
-    """Write a document (or raw text) to a results file under tmp_path and return its path."""
+    """Write a document (or raw text) to a results file under tmp_path and return its path: by
+    default where a results directory keeps it, <device slug>/<run id>.json."""
 
-    def write(content, name="run.json", slug="synthetic-gpu") -> Path:
+    def write(content, name=None, slug=None) -> Path:
+        document = content if isinstance(content, dict) else {}
+        run, device = document.get("run"), document.get("device")
+        run_id = run.get("id") if isinstance(run, dict) else None
+        device_slug = device.get("slug") if isinstance(device, dict) else None
+        name = name or (f"{run_id}.json" if isinstance(run_id, str) else "run.json")
+        slug = slug or (device_slug if isinstance(device_slug, str) else "synthetic-gpu")
         path = tmp_path / slug / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content if isinstance(content, str) else json.dumps(content))

@@ -19,6 +19,7 @@ from typing import Any
 from benchmarks.results import Run
 
 Z = 4.0  # a step must exceed this many combined standard errors
+FLOOR = 1e-3  # and 0.1 % of the time, however quiet the run (samples may all be equal)
 TREND_WINDOW = 8  # intervals on each side used to estimate the local rise per row
 LEVEL_WINDOW = 3  # points on each side whose median is the level before and after an interval
 MIN_SIDE = 2  # points needed on each side of an interval
@@ -93,7 +94,7 @@ def find_steps(points: Sequence[CurvePoint], z: float = Z) -> list[Step]:
         after = points[i + 1 : i + 1 + LEVEL_WINDOW]
         jump = level(after) - level(before)
         typical = math.sqrt(2) * pooled * points[i].median_s
-        error = max(math.hypot(points[i].stderr_s, points[i + 1].stderr_s), typical)
+        error = max(math.hypot(points[i].stderr_s, points[i + 1].stderr_s), typical, FLOOR * points[i].median_s)
         if math.isfinite(error) and jump > z * error:
             base = points[i].median_s
             rise = points[i + 1].median_s - base - slope * widths[i]

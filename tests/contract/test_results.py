@@ -7,8 +7,8 @@ from tests.synthetic import make_run
 
 
 def test_one_bad_file_hides_no_good_ones(tmp_path, write_doc):
-    write_doc(make_run(run_id="a"), name="a.json")
-    write_doc(make_run(run_id="b"), name="b.json", slug="other")
+    write_doc(make_run(run_id="a"))
+    write_doc(make_run(run_id="b", slug="other"))
     bad = write_doc('{"schema_version": 1}', name="bad.json")
     report = load_results(tmp_path)
     assert sorted(run.id for run in report.runs) == ["a", "b"]

@@ -110,9 +110,11 @@ def test_unreadable_documents_are_named(write_doc, content, field, words):
 
 
 def test_validate_reports_every_bad_file_and_passes_good_ones(synthetic_doc, write_doc, capsys):
-    good = write_doc(synthetic_doc, name="good.json")
+    good = write_doc(synthetic_doc)
     bad_a = write_doc("", name="empty.json")
-    bad_b = write_doc(_broken(synthetic_doc, _set(["records", 0, "batch"], -3)), name="batch.json")
+    broken = _broken(synthetic_doc, _set(["records", 0, "batch"], -3))
+    broken["run"]["id"] = "batch"
+    bad_b = write_doc(broken)
     assert main(["validate", str(good)]) == 0
     assert main(["validate", str(good.parent)]) == 1
     out = capsys.readouterr().out.strip().splitlines()
