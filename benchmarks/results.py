@@ -75,6 +75,22 @@ class Run:
     def ceilings(self) -> dict[str, Any]:
         return self.doc["ceilings"]
 
+    @property
+    def workloads_done(self) -> set[str]:
+        """The workloads whose every point finished (none for a run cut short)."""
+        return set(self.doc["run"].get("workloads_done") or [])
+
+    @property
+    def workloads_measured(self) -> set[str]:
+        """The workloads the run holds records of, finished or not."""
+        return {r["workload"] for r in self.records}
+
+    def only(self, workloads: Iterable[str]) -> Run:
+        """This run with only the records of `workloads` (the rest of the document is shared)."""
+        wanted = set(workloads)
+        doc = {**self.doc, "records": [r for r in self.records if r["workload"] in wanted]}
+        return Run(path=self.path, doc=doc)
+
 
 @dataclass
 class LoadReport:

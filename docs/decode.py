@@ -57,8 +57,8 @@
 # %%
 from snippets.costs import DecoderConfig, decode_cost
 
-# 4 layers, d_model 4096, 32 query and 32 K/V heads, d_ff 14336
-config = DecoderConfig(4, 4096, 32, 32, 14336)
+# 4 layers, d_model 4096, 32 query and 32 K/V heads, SwiGLU d_ff 14336
+config = DecoderConfig(4, 4096, 32, 32, 14336, ffn="swiglu")
 for context in (128, 8192):  # 8 sequences in bf16
     cost = decode_cost(8, context, config, bytes_per_element=2)
     weights = cost["weight_bytes"] // 2**20  # MiB

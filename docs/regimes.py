@@ -65,10 +65,15 @@ page.show("overhead")
 
 # %% [markdown]
 # The per-op column is one division: the batch-1 time of the smallest MLP, called eagerly, over
-# the ops it launches. Here it is on the first device this page shows:
+# the ops it launches. Here it is, run from the repository's root on the first device this page
+# shows:
 
 # %%
-tiny = page.extra["tiny"]  # smallest resident-weight MLP, eager
+from benchmarks.analysis import regimes
+from benchmarks.analysis.curves import load_site_data
+
+runs = load_site_data().shown_for("mlp")
+tiny = next(filter(None, map(regimes.tiny_eager_curve, runs)), None)
 if tiny is not None:
     batch1 = next(p.median_s for p in tiny.points if p.batch == 1)
     ops = 2 * tiny.params["depth"]  # a matmul and a ReLU per layer

@@ -48,7 +48,8 @@ page = theory.build()
 from snippets.costs import linear_cost
 
 for batch in (1, 8, 64, 512, 4096):
-    flops, moved = linear_cost(batch, in_features=4096, out_features=4096, bytes_per_element=2)
+    # a 4096 → 4096 layer in bf16 (2 bytes per element)
+    flops, moved = linear_cost(batch, 4096, 4096, 2)
     print(f"batch {batch:>4}: {flops / moved:6.1f} FLOP per byte")
 
 # %% [markdown]

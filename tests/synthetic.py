@@ -207,7 +207,7 @@ def make_run(
             "git_dirty": None,
             "command": ["synthetic fixture"],
             "profile": "synthetic",
-            "workloads_done": ["mlp"],
+            "workloads_done": sorted({r["workload"] for r in records}) if complete else [],
             "synthetic": True,
         },
         "device": {
@@ -256,11 +256,12 @@ def site_data(*docs: dict[str, Any], empty: bool = False):
     from pathlib import Path
 
     from benchmarks.analysis.curves import SiteData
-    from benchmarks.results import Run
+    from benchmarks.results import Run, newest_complete_runs
 
     docs = () if empty else docs or (make_run(),)
     runs = [Run(path=Path(f"/synthetic/{d['device']['slug']}/{d['run']['id']}.json"), doc=d) for d in docs]
-    shown = sorted(runs, key=lambda r: (r.device["kind"] != "cuda", r.device["name"]))
+    newest = newest_complete_runs(runs, include_synthetic=True)  # as load_site_data chooses
+    shown = sorted(newest.values(), key=lambda r: (r.device["kind"] != "cuda", r.device["name"]))
     return SiteData(runs=runs, shown=shown)
 
 

@@ -63,11 +63,44 @@ class SiteData:
     def cpus(self) -> list[Run]:
         return [r for r in self.shown if r.device["kind"] != "cuda"]
 
+    _views: dict[tuple, list[Run]] = field(default_factory=dict, repr=False)
+
     def others(self, run: Run) -> list[Run]:
-        """The device's other runs, newest first, that the pages do not chart."""
+        """The device's other runs, newest first."""
         slug = run.device["slug"]
-        same = [r for r in self.runs if r.device["slug"] == slug and r is not run]
+        same = [r for r in self.runs if r.device["slug"] == slug and r.id != run.id]
         return sorted(same, key=lambda r: r.started_at, reverse=True)
+
+    def source(self, slug: str, workload: str) -> Run | None:
+        """The run a page charts `workload` of this device from: the newest that finished it, else (none
+        did) the newest that measured some of it. A run of a few workloads never hides another's."""
+        mine = [r for r in self.runs if r.device["slug"] == slug]
+        done = [r for r in mine if workload in r.workloads_done]
+        some = done or [r for r in mine if workload in r.workloads_measured]
+        return max(some, key=lambda r: (r.started_at, r.id), default=None)
+
+    def shown_for(self, *workloads: str) -> list[Run]:
+        """Per device, the run(s) a page about `workloads` charts, each holding only the workloads it is
+        the source of (a device none of whose runs measured them: its shown run, holding none); devices
+        in the order of `shown`."""
+        if workloads not in self._views:
+            views = []
+            for shown in self.shown:
+                chosen: dict[int, tuple[Run, list[str]]] = {}
+                for workload in workloads:
+                    run = self.source(shown.device["slug"], workload)
+                    if run is not None:
+                        chosen.setdefault(id(run), (run, []))[1].append(workload)
+                if not chosen:  # no run of this device measured them: its page section says so
+                    chosen[id(shown)] = (shown, list(workloads))
+                ordered = sorted(chosen.values(), key=lambda pair: pair[0].started_at, reverse=True)
+                views += [run.only(names) for run, names in ordered]
+            self._views[workloads] = views
+        return self._views[workloads]
+
+    def charted(self, run: Run) -> list[str]:
+        """The workloads the site charts from this run."""
+        return [w for w in WORKLOADS if self.source(run.device["slug"], w) is run]
 
 
 def load_site_data(directory: Path | str | None = None, synthetic: bool | None = None) -> SiteData:
@@ -244,7 +277,7 @@ def predicted_at(curve: Curve, batch: float) -> float | None:
 
 def headline_curve(data: SiteData) -> Curve | None:
     """The curve for the home page: a GPU when one exists, the seed's 8×1024 MLP where measured."""
-    for run in data.gpus + data.cpus:
+    for run in data.shown_for("mlp"):  # GPUs first
         found = [c for c in curves(run) if len(c.points) >= 2]
         if not found:
             continue

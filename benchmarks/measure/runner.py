@@ -334,6 +334,7 @@ def start_run(
             "git_dirty": None if dirty is None else bool(dirty),
             "command": command,
             "profile": profile.name,
+            "workloads_planned": list(dict.fromkeys(sweep.workload for sweep in sweeps)),
             "workloads_done": [],
         },
         "device": device_info,

@@ -247,10 +247,9 @@ def calculator_chart(
         )
     ]
     subtitle = [
-        "line: max(FLOPs ÷ peak, bytes ÷ bandwidth) per call, from the datasheet",
-        "(a measured device: from its run's measured ceilings), every layer's activations to memory · dashed: the "
-        "ridge batch · dotted: the ridge if activations stay in cache between layers, as on a GPU when they fit",
-        "dots: the device's measured depth-8 MLPs of this dtype and width, if a run has them",
+        "line: max(FLOPs ÷ peak, bytes ÷ bandwidth) per call, from the datasheet (a measured device: from its",
+        "run's ceilings), every layer's activations to memory · dashed: the ridge batch · dotted: the ridge",
+        "if activations stay in cache between layers · dots: the device's measured depth-8 MLPs, if any",
     ]
     return (
         alt.vconcat(*panels)
@@ -311,7 +310,7 @@ def _ridge(rates: list[dict[str, Any]], which: str = "ridge") -> alt.Chart:
     """The chosen device's ridge batch, with its label, when it falls inside the batch grid: with every
     layer's activations crossing memory ("ridge"), or kept in cache between layers ("ridge_cached")."""
     expressions = calculator.vega_expressions("layer_width", "layers")
-    words = "'ridge: batch ≈ '" if which == "ridge" else "'ridge, activations kept in cache: ≈ '"
+    words = "'ridge: batch ≈ '" if which == "ridge" else "'in-cache ridge ≈ '"
     return (
         alt.Chart(alt.Data(values=rates))
         .transform_filter(SELECTED)
@@ -337,13 +336,18 @@ def _calculator_layers(
         ],
     )
     rules = []
-    for chart, dash in ((ridge, [4, 3]), (_ridge(ridge.data.values, "ridge_cached"), [1, 3])):
+    # the two ridges can sit close: one label rises from the bottom, the other hangs from the top
+    for chart, dash, align, y in (
+        (ridge, [4, 3], "left", 210),
+        (_ridge(ridge.data.values, "ridge_cached"), [1, 3], "right", 0),
+    ):
         rules.append(chart.mark_rule(strokeDash=dash, color="#888").encode(x="batch:Q"))
         rules.append(
             chart.mark_text(
-                align="left", dx=4, dy=-4, baseline="bottom", fontSize=11, color=LABEL_GREY, angle=270
-            ).encode(x="batch:Q", y=alt.value(210), text="label:N")
-        )
+                align=align, dx=-4 if align == "right" else 4, dy=-4, baseline="bottom", fontSize=11,
+                color=LABEL_GREY, angle=270,
+            ).encode(x="batch:Q", y=alt.value(y), text="label:N")
+        )  # fmt: skip
     return [line, *rules, _measured_dots(measured, field)] if measured else [line, *rules]
 
 

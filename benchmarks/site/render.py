@@ -94,7 +94,7 @@ class Paragraph:
 @dataclass(frozen=True)
 class Heading:
     content: Text
-    level: int = 3
+    level: int = 4  # inside a device's section, whose own heading is h3 under the page's h2
 
 
 @dataclass(frozen=True)
@@ -206,9 +206,9 @@ def _table(part: Table) -> str:
     head = "".join(f"<th>{inline(h)}</th>" for h in part.headers)
     body = "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in row) + "</tr>" for row in part.rows)
     caption = f"<caption>{inline(part.caption)}</caption>" if part.caption else ""
-    return (
-        f'<div class="md-typeset__table"><table>{caption}<thead><tr>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table></div>"
+    return (  # Material's own wrappers: a wide table scrolls inside the text column, not the page
+        f'<div class="md-typeset__scrollwrap"><div class="md-typeset__table"><table>{caption}<thead><tr>{head}</tr>'
+        f"</thead><tbody>{body}</tbody></table></div></div>"
     )
 
 
@@ -245,7 +245,7 @@ def device_intro(section: DeviceSection) -> Html:
 
 
 def _device_section(part: DeviceSection) -> str:
-    return f"<h2>{inline(text.device_label(part.run))}</h2>{device_intro(part)}{render(part.body)}"
+    return f"<h3>{inline(text.device_label(part.run))}</h3>{device_intro(part)}{render(part.body)}"
 
 
 _RENDERERS: dict[type, Callable[[Any], str]] = {
@@ -295,6 +295,10 @@ class Page:
         display(HTML(self.html(name)))
 
 
-def device_sections(data: SiteData, build: Callable[[Run], DeviceSection], empty: Part = NO_RESULTS) -> list[Part]:
-    """One DeviceSection per device the site shows, or `empty` when there is none."""
-    return [build(run) for run in data.shown] or [empty]
+def device_sections(
+    data: SiteData, build: Callable[[Run], DeviceSection], empty: Part = NO_RESULTS, workloads: tuple[str, ...] = ()
+) -> list[Part]:
+    """One DeviceSection per device the site shows (per run a page's `workloads` come from, when a
+    device's newest runs measured different ones), or `empty` when there is none."""
+    runs = data.shown_for(*workloads) if workloads else data.shown
+    return [build(run) for run in runs] or [empty]

@@ -78,7 +78,7 @@ def measured_rows(run: Run) -> list[dict[str, Any]]:
 
 def calculator_figure(data: SiteData, default: str):
     devices = [{"name": option(run), "rates": calculator.measured_rates(run)} for run in data.shown]
-    rows = [row for run in data.shown for row in measured_rows(run)]
+    rows = [row for run in data.shown_for("mlp") for row in measured_rows(run)]
     chart = charts_hardware.calculator_chart(
         GPUS, devices, rows, default, "Predicted MLP latency and throughput against batch"
     )

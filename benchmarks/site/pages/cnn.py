@@ -39,6 +39,8 @@ from benchmarks.site.render import (
 from benchmarks.workloads import IMAGES
 from snippets import costs
 
+WORKLOADS = ("conv", "resnet50")
+
 INTENSITY_HEADERS = [
     "layer",
     "dtype · mode · cache",
@@ -81,11 +83,11 @@ LESSON = (
 
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
-    items = [item for run in data.shown for item in takeaway_items(run)]
+    items = [item for run in data.shown_for(*WORKLOADS) for item in takeaway_items(run)]
     return Page(
         {
             "article": article(),
-            "curves": device_sections(data, lambda run: device_section(data, run)),
+            "curves": device_sections(data, lambda run: device_section(data, run), workloads=WORKLOADS),
             "preview": preview(data),
             "takeaway": [
                 takeaway(
@@ -395,7 +397,8 @@ def resnet_item(run: Run, row: cnn.IntensityRow) -> list:
 
 def preview(data: SiteData) -> list:
     """What the formulas give on an H200 for the GPU profile's layers, while no GPU measured them."""
-    if any(c.curves(run, "conv") or c.curves(run, "resnet50") for run in data.gpus):
+    gpus = [run for run in data.shown_for(*WORKLOADS) if run.device["kind"] == "cuda"]
+    if any(c.curves(run, "conv") or c.curves(run, "resnet50") for run in gpus):
         return []
     h200 = find_gpu("NVIDIA H200")
     shapes = [

@@ -85,10 +85,10 @@ def lesson() -> list[Any]:
 
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
-    items = [item for run in data.shown for item in takeaway_items(run)]
+    items = [item for run in data.shown_for("decode") for item in takeaway_items(run)]
     return Page(
         {
-            "curves": device_sections(data, lambda run: device_section(data, run)),
+            "curves": device_sections(data, lambda run: device_section(data, run), workloads=("decode",)),
             "preview": preview(data),
             "takeaway": [
                 takeaway(
@@ -503,7 +503,8 @@ def takeaway_items(run: Run) -> list[str]:
 
 def preview(data: SiteData) -> list:
     """What the formulas give on an H200 for the GPU profile's decoder, while no GPU measured a decode step."""
-    if any(any(d.is_decode(curve) for curve in c.curves(run, "decode")) for run in data.gpus):
+    gpus = [run for run in data.shown_for("decode") if run.device["kind"] == "cuda"]
+    if any(any(d.is_decode(curve) for curve in c.curves(run, "decode")) for run in gpus):
         return []
     h200 = find_gpu("NVIDIA H200")
     sweeps = [s for s in FULL.sweeps if s.workload == "decode" and s.params.get("phase") == "decode"]

@@ -22,7 +22,7 @@ from benchmarks.site.render import (
     takeaway,
 )
 
-RUNS_HEADERS = ["kind", "device", "detail", "profile", "date", "commit", "complete", "on this site", "results file"]
+RUNS_HEADERS = ["device", "detail", "profile", "date", "commit", "complete", "covers", "charted here", "results file"]
 
 
 def build(data: SiteData | None = None) -> Page:
@@ -132,27 +132,31 @@ def cpu_notice(run: Run) -> Admonition:
 def runs_table(data: SiteData) -> Table:
     rows = []
     for run in data.shown:
-        for shown, each in [(True, run), *((False, r) for r in data.others(run))]:
-            rows.append(run_row(each, shown))
+        for each in [run, *data.others(run)]:
+            rows.append(run_row(data, each))
     return Table(RUNS_HEADERS, rows)
 
 
-def run_row(run: Run, shown: bool) -> list:
+def run_row(data: SiteData, run: Run) -> list:
     device = run.device
     if device["kind"] == "cuda" and device.get("l2_bytes"):
         detail = f"{device.get('sm_count') or '?'} SMs, {text.fmt_bytes(device['l2_bytes'])} L2"
     else:
         detail = f"{device['threads']} thread{'s' * (device['threads'] != 1)}"
     href = f"{SITE_ROOT}results/{device['slug']}/{run.id}.json"
+    planned = run.doc["run"].get("workloads_planned") or sorted(run.workloads_measured)
+    done = run.workloads_done
+    covers = ", ".join(w if w in done else f"{w} (unfinished)" for w in planned)
+    charted = data.charted(run)
     return [
-        text.kind_word(run),
-        device["name"],
+        text.device_label(run),
         detail,
         run.doc["run"].get("profile", ""),
         text.run_date(run),
         (run.doc["run"].get("git_commit") or "unknown")[:7],
-        "yes" if run.complete else "no (interrupted)",
-        "charted" if shown else "older",
+        "yes" if run.complete else f"no: {run.doc['run'].get('interrupted') or 'stopped early'}",
+        covers or "nothing measured",
+        ", ".join(charted) if charted else "no: a newer run measured the same",
         tag("a", f"{run.id}.json", href=href),
     ]
 

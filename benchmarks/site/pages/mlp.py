@@ -22,15 +22,11 @@ from benchmarks.site.render import (
 
 KNEE_HEADERS = [
     "curve",
-    "dtype",
-    "mode",
-    "cache",
+    "dtype · mode · cache",
     "predicted knee",
     "knee at the rates reached",
-    "measured knee",
-    "measured ÷ predicted (error)",
-    "log-log slope below / above",
-    "what bounds it (diagnosis)",
+    "measured knee (log-log slope below → above)",
+    "measured ÷ predicted",
 ]
 
 
@@ -38,7 +34,7 @@ def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
     return Page(
         {
-            "curves": device_sections(data, lambda run: device_section(data, run)),
+            "curves": device_sections(data, lambda run: device_section(data, run), workloads=("mlp",)),
             "code": [Source("snippets/mlp.py")],
             "takeaway": [
                 takeaway(
@@ -143,40 +139,40 @@ def mode_ratios(group: list[Curve]) -> str:
 
 def knee_table(run: Run, found: list[Curve]) -> list:
     diagnoses = [diagnose(curve) for curve in found]
-    rows = [knee_row(d) for d in diagnoses]
-    if not rows:
+    if not diagnoses:
         return []
     caption = f"{text.device_label(run)}; {text.provenance(run)}"
-    why = [s for d in diagnoses if (s := why_sentence(d)) is not None]
     return [
         Heading(f"Knees: predicted against measured ({text.kind_word(run)})"),
-        Table(KNEE_HEADERS, rows, caption),
-        Heading("What bounds each curve at its smallest batch", level=4),
-        Bullets(why),
+        Table(KNEE_HEADERS, [knee_row(d) for d in diagnoses], caption),
+        Heading("What bounds each curve", level=5),
+        Bullets([bounds(d) for d in diagnoses]),
     ]
 
 
 def knee_row(d: Diagnosis) -> list:
     curve, knee, ratio = d.curve, d.curve.knee, d.curve.knee_ratio()
+    measured = f"≈ {text.fmt_batch(knee.batch)} ({knee.slope_below:.2f} → {knee.slope_above:.2f})" if knee else "none"
     return [
         curve.label,
-        curve.dtype,
-        curve.mode,
-        curve.cache,
+        f"{curve.dtype} · {curve.mode} · {curve.cache}",
         text.fmt_batch(curve.predicted_knee),
         text.fmt_batch(d.reached_knee),
-        text.fmt_batch(knee.batch) if knee else "none detected",
-        f"{text.sig(ratio, 2)}× ({(ratio - 1) * 100:+.0f} %)" if ratio else "–",
-        f"{knee.slope_below:.2f} / {knee.slope_above:.2f}" if knee else "–",
-        verdicts.curve_summary(d),
+        measured,
+        f"{text.sig(ratio, 2)}×" if ratio else "–",
     ]
 
 
-def why_sentence(d: Diagnosis):
-    sentence = verdicts.point_sentence(d, d.curve.batches[0])
-    if sentence is None:
-        return None
-    return [f"{d.curve.label}, {d.curve.dtype}, {d.curve.mode}, cache {d.curve.cache}: ", sentence]
+def bounds(d: Diagnosis) -> list:
+    """'width 1024, float32, eager, cache rotated: memory-bound at batches 1–4 …; At batch 1 the call …'"""
+    curve = d.curve
+    words: list = [
+        f"{curve.label}, {curve.dtype}, {curve.mode}, cache {curve.cache}: ",
+        verdicts.curve_summary(d),
+        ". ",
+    ]
+    sentence = verdicts.point_sentence(d, curve.batches[0])
+    return [*words, sentence] if sentence is not None else words
 
 
 def not_measured(found: list[Curve]) -> list:

@@ -32,7 +32,7 @@ LESSON = (
 
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
-    return Page({"curves": device_sections(data, device_section), "summary": summary(data)}, data)
+    return Page({"curves": device_sections(data, device_section, workloads=("moe",)), "summary": summary(data)}, data)
 
 
 def measured_curves(run: Run) -> dict[tuple, list[Curve]]:
@@ -169,6 +169,6 @@ def run_lines(run: Run) -> list[str]:
 
 
 def summary(data: SiteData) -> list:
-    lines = [line for run in data.shown for line in run_lines(run)]
+    lines = [line for run in data.shown_for("moe") for line in run_lines(run)]
     parts = [] if lines else [Paragraph("No MoE measurement is committed yet.")]
     return [*parts, takeaway(LESSON, lines, cpu_only=bool(data.shown) and not data.gpus)]

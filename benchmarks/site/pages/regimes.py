@@ -68,7 +68,7 @@ CPU_LESSON = " On a CPU there are no CUDA graphs, and the overhead is the framew
 
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
-    tiny = next(filter(None, map(regimes.tiny_eager_curve, data.shown)), None)
+    tiny = next(filter(None, map(regimes.tiny_eager_curve, data.shown_for("mlp"))), None)
     return Page(
         {
             "ceilings": device_sections(data, lambda run: ceilings_device(data, run)),
@@ -85,8 +85,8 @@ def build(data: SiteData | None = None) -> Page:
 def per_device(data: SiteData, section) -> list:
     """A device's parts under a short heading: the device was introduced in the first section."""
     parts = []
-    for run in data.shown:
-        parts += [Heading(f"{text.device_label(run)} ({text.kind_word(run)} run)"), *section(run)]
+    for run in data.shown_for("mlp"):
+        parts += [Heading(f"{text.device_label(run)} ({text.kind_word(run)} run)", 3), *section(run)]
     return parts
 
 
@@ -342,7 +342,7 @@ def signals_table(data: SiteData):
             regimes.regime_of(s),
             verdicts.point_brief(diagnose(curve), 1),
         ]
-        for run in data.shown
+        for run in data.shown_for("mlp")
         for curve, s in regimes.signal_rows(run)
     ]
     if not rows:
@@ -354,25 +354,30 @@ def signals_table(data: SiteData):
     return Table(SIGNAL_HEADERS, rows, caption)
 
 
-def device_takeaways(run: Run) -> list[str]:
-    """What this device's run teaches, in the order the page shows it."""
-    items = []
+def ceilings_takeaways(run: Run) -> list[str]:
+    """What this device's ceilings teach."""
     words = plateau_words(run) if run.ceilings.get("curves") else ""
-    if words:
-        items.append(
-            f"{text.device_label(run)}: read bandwidth by where the data sits: {words}. A working set that fits "
-            "a cache is read several times faster than one that does not."
-        )
+    if not words:
+        return []
+    return [
+        f"{text.device_label(run)}: read bandwidth by where the data sits: {words}. A working set that fits "
+        "a cache is read several times faster than one that does not."
+    ]
+
+
+def mlp_takeaways(run: Run) -> list[str]:
+    """What this device's MLPs teach, in the order the page shows them."""
     width = regimes.smallest_resident_width(run)
     rows = regimes.overhead_rows(run, width) if width is not None else []
     compiled = compile_sentence(rows)
-    items += [overhead_takeaway(run, rows), f"{text.device_label(run)}: {compiled}" if compiled else ""]
+    items = [overhead_takeaway(run, rows), f"{text.device_label(run)}: {compiled}" if compiled else ""]
     items.append(cache_trap_takeaway(run))
     return [item for item in items if item]
 
 
 def takeaway_parts(data: SiteData) -> list:
-    items = [item for run in data.shown for item in device_takeaways(run)]
+    items = [item for run in data.shown for item in ceilings_takeaways(run)]
+    items += [item for run in data.shown_for("mlp") for item in mlp_takeaways(run)]
     cpu_only = bool(data.shown) and not data.gpus
     lesson = LESSON + (CPU_LESSON if cpu_only else "")
     empty = [] if items else [Paragraph("No measurement with ceiling curves is committed yet.")]

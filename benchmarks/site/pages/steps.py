@@ -37,7 +37,7 @@ def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
     return Page(
         {
-            "curves": device_sections(data, device_section),
+            "curves": device_sections(data, device_section, workloads=("linear",)),
             "summary": summary(data),
         },
         data,
@@ -86,8 +86,12 @@ def sweep_figure(run: Run, sweep: Sweep):
         f"layer with {params.get('in_features')} inputs and {params.get('out_features', 0)} outputs",
         run=run,
         where=f"{text.device_label(run)}, {sweep.dtype}, {sweep.mode}, cache {sweep.cache}",
-        findings=f"Dashed rules mark the {len(sweep.steps)} step(s) detected above the run's noise (typical "
-        f"standard error {noise_words(sweep)} of the median)",
+        findings=(
+            f"Dashed rules mark the {len(sweep.steps)} step(s) detected above the run's noise"
+            if sweep.steps
+            else "No step stands out from the run's noise"
+        )
+        + f" (typical standard error {noise_words(sweep)} of the median)",
     )
 
 
@@ -150,7 +154,7 @@ def summary(data: SiteData) -> list:
     lines = [
         f"{text.device_label(run)}, Linear {label(sweep)} ({sweep.mode}): {len(sweep.steps)} step(s) above a "
         f"typical noise of {noise_words(sweep)}, {sweep.explained} explained, {len(sweep.steps) - sweep.explained} not."
-        for run in data.shown
+        for run in data.shown_for("linear")
         for sweep in sweeps(run)
     ]
     lesson = (

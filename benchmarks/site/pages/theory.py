@@ -135,7 +135,8 @@ def cpu_words(data: SiteData) -> Paragraph:
         "slowly while reading the weights dominates, and in proportion to the batch beyond its own, much smaller, "
         "ridge point."
     ]
-    measured = [c for run in data.cpus for c in c_curves_1024(run)]
+    cpus = [run for run in data.shown_for("mlp") if run.device["kind"] != "cuda"]
+    measured = [c for run in cpus for c in c_curves_1024(run)]
     for curve in measured:
         first, last = curve.points[0], curve.points[-1]
         words.append(
