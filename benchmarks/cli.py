@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -74,6 +75,13 @@ def _parser() -> argparse.ArgumentParser:
         help="rotated (default): cycle through weight copies totalling 3x the last-level cache, so "
         "every call reads its weights from memory; resident: one copy, reused (measures the cache)",
     )
+    run.add_argument(
+        "--allow-contended",
+        action="store_true",
+        help="measure even while another run measures this device (refused by default: two runs slow each other "
+        "down); the results file then says contended",
+    )
+    run.add_argument("--debug", action="store_true", help="print the traceback when the run fails")
     progress = run.add_mutually_exclusive_group()
     progress.add_argument(
         "--progress",
@@ -113,21 +121,57 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from benchmarks.measure.backends import DeviceUnavailable
+    from benchmarks.measure.session import RunRefused, Terminated, sigterm_raises
 
-    if args.threads is not None and args.threads < 1:
-        print("error: --threads must be at least 1", file=sys.stderr)
+    cores = os.cpu_count() or 1
+    if args.threads is not None and not 1 <= args.threads <= cores:
+        print(f"error: --threads {args.threads}: choose 1 to {cores}, the cores of this machine", file=sys.stderr)
         return 2
-    show = sys.stderr.isatty() if args.progress is None else args.progress
+    with sigterm_raises():
+        try:
+            run, measure_all = _start(args)
+        except RunRefused as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        except OSError as exc:
+            print(f"error: writing the results failed: {exc.strerror or exc}; no results file kept", file=sys.stderr)
+            return 1
+        except (KeyboardInterrupt, Terminated) as exc:
+            print(f"\n{_stop_words(exc)} before any workload was measured; no results file kept", file=sys.stderr)
+            return 130 if isinstance(exc, KeyboardInterrupt) else 143
+        try:
+            measure_all()
+        except (KeyboardInterrupt, Terminated) as exc:
+            return _stopped(run, _stop_words(exc), 130 if isinstance(exc, KeyboardInterrupt) else 143)
+        except OSError as exc:
+            return _stopped(run, f"writing the results failed: {exc.strerror or exc}", 1)
+        except Exception as exc:
+            if args.debug:
+                traceback.print_exc()
+            hint = "" if args.debug else " (run with --debug for the traceback)"
+            return _stopped(run, f"{type(exc).__name__}: {str(exc)[:300]}", 1, f"crashed{hint}: ")
+    error = run.finish(complete=True)
+    if error is not None:
+        return _stopped(run, f"writing the results failed: {error.strerror or error}", 1)
+    bad = sum(r["status"] != "ok" for r in run.doc["records"])
+    note = f", {bad} not ok (see their status and message)" if bad else ""
+    print(f"measured {len(run.doc['records'])} points{note}", file=sys.stderr)
+    print(run.path)
+    return 0
+
+
+def _start(args: argparse.Namespace):
+    from benchmarks.measure.backends import DeviceUnavailable
+    from benchmarks.measure.runner import start_run
+    from benchmarks.measure.session import RunRefused
+
     profile = args.profile
     if profile == "auto":
         import torch
 
         profile = "full" if args.device != "cpu" and torch.cuda.is_available() else "quick"
-    from benchmarks.measure.runner import start_run
-
     try:
-        run, measure_all = start_run(
+        return start_run(
             profile_name=profile,
             device=args.device,
             only=args.only,
@@ -135,33 +179,27 @@ def _run(args: argparse.Namespace) -> int:
             threads=args.threads,
             cache=args.cache,
             command=list(sys.argv),
-            show_progress=show,
+            show_progress=sys.stderr.isatty() if args.progress is None else args.progress,
+            allow_contended=args.allow_contended,
         )
     except DeviceUnavailable as exc:
-        print(f"error: --device {args.device}: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted before any workload was measured; no results file written", file=sys.stderr)
-        return 130
-    try:
-        measure_all()
-    except KeyboardInterrupt:
-        run.finish(complete=False, interrupted="KeyboardInterrupt: stopped by the user")
-        print(f"\ninterrupted; kept {len(run.doc['records'])} records (marked incomplete)", file=sys.stderr)
-        print(run.path)
-        return 130
-    except Exception as exc:
-        run.finish(complete=False, interrupted=f"{type(exc).__name__}: {exc}")
-        traceback.print_exc()
-        print(f"crashed; kept {len(run.doc['records'])} records (marked incomplete)", file=sys.stderr)
-        print(run.path)
-        return 1
-    run.finish(complete=True)
-    bad = sum(r["status"] != "ok" for r in run.doc["records"])
-    note = f", {bad} not ok (see their status and message)" if bad else ""
-    print(f"measured {len(run.doc['records'])} points{note}", file=sys.stderr)
+        raise RunRefused(f"--device {args.device}: {exc}") from None
+
+
+def _stop_words(exc: BaseException) -> str:
+    return "SIGTERM: stopped by a signal" if type(exc).__name__ == "Terminated" else "KeyboardInterrupt: stopped"
+
+
+def _stopped(run, why: str, code: int, prefix: str = "") -> int:
+    """End an unfinished run: mark the file incomplete with the reason, say so in one line, print its path."""
+    error = run.finish(complete=False, interrupted=why)
+    kept = len(run.doc["records"])
+    if error is None:
+        print(f"\n{prefix}{why}; kept {kept} records, marked incomplete", file=sys.stderr)
+    else:
+        print(f"\n{prefix}{why}; the file keeps its last complete write ({error.strerror or error})", file=sys.stderr)
     print(run.path)
-    return 0
+    return code
 
 
 def _validate(args: argparse.Namespace) -> int:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import secrets
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from benchmarks.measure.backends import select_backend
 from benchmarks.measure.ceilings import measure_ceilings
 from benchmarks.measure.fingerprint import fingerprint
 from benchmarks.measure.sampler import Outcome, Point, measure_points
+from benchmarks.measure.session import DeviceLock, check_writable, provenance, remove_temporaries
 from benchmarks.profiles import PROFILES, Profile, Sweep, select_sweeps
 from benchmarks.results import write_atomic
 from benchmarks.schema import SCHEMA_VERSION
@@ -33,20 +33,6 @@ FALLBACK_CACHE_BYTES = 256 * 2**20  # when the device does not report its cache 
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def _git(*args: str) -> str | None:
-    try:
-        return subprocess.run(
-            ["git", *args],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-            cwd=Path(__file__).resolve().parent,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
 
 
 class Progress:
@@ -83,18 +69,28 @@ def weight_copies(weight_bytes: int, cache_bytes: int | None, cache: str, memory
 class RunFile:
     """The results document of one run, rewritten atomically whenever it changes."""
 
-    def __init__(self, path: Path, doc: dict[str, Any]):
+    def __init__(self, path: Path, doc: dict[str, Any], lock: DeviceLock | None = None):
         self.path = path
         self.doc = doc
+        self.lock = lock  # held from before the ceilings until the run finishes
 
     def save(self) -> None:
         write_atomic(self.path, self.doc)
 
-    def finish(self, complete: bool, interrupted: str | None = None) -> None:
+    def finish(self, complete: bool, interrupted: str | None = None) -> OSError | None:
+        """Mark the run finished (or not) and write it; the write's error, if any, instead of raising:
+        the previous atomic write stays valid."""
         self.doc["run"]["complete"] = complete
-        self.doc["run"]["interrupted"] = interrupted
+        self.doc["run"]["interrupted"] = interrupted[:1000] if interrupted else None
         self.doc["run"]["finished_at"] = _now() if complete else None
-        self.save()
+        try:
+            self.save()
+        except OSError as exc:
+            return exc
+        finally:
+            if self.lock is not None:
+                self.lock.release()
+        return None
 
 
 def memory_budgets(sweeps: list[Sweep], memory_bytes: int | None) -> dict[tuple[int, str], float]:
@@ -302,16 +298,33 @@ def start_run(
     cache: str,
     command: list[str],
     show_progress: bool,
+    allow_contended: bool = False,
 ) -> tuple[RunFile, Callable[[], None]]:
     """Measure the device and its ceilings, write the first version of the file, return it
     with a function that runs every sweep (so the caller can report the path on interrupt)."""
     profile = PROFILES[profile_name]
     sweeps = select_sweeps(profile, only)
+    check_writable(results_dir)
     backend = select_backend(device, threads)
     progress = Progress(show_progress)
     started = datetime.now(timezone.utc)
-    dirty = _git("status", "--porcelain", "--untracked-files=no")
+    commit, dirty = provenance()
     device_info = fingerprint(backend)
+    lock = DeviceLock(device_info["slug"])
+    contended = lock.acquire(allow_contended)
+    if not contended:
+        remove_temporaries(results_dir / device_info["slug"])
+    try:
+        return _first_write(profile, sweeps, backend, progress, started, commit, dirty, device_info, contended, lock,
+                            results_dir, cache, command)  # fmt: skip
+    except BaseException:
+        lock.release()
+        raise
+
+
+def _first_write(profile, sweeps, backend, progress, started, commit, dirty, device_info, contended, lock, results_dir,
+                 cache, command):  # fmt: skip
+    """Measure the ceilings, write the first version of the file, and return it with the rest of the run."""
     progress.show("measuring ceilings (copy bandwidth, matmul rate)")
     dtypes = sorted({d for s in sweeps for d in s.dtypes})
     ceilings = measure_ceilings(
@@ -330,19 +343,20 @@ def start_run(
             "finished_at": None,
             "complete": False,
             "interrupted": None,
-            "git_commit": _git("rev-parse", "HEAD"),
-            "git_dirty": None if dirty is None else bool(dirty),
+            "git_commit": commit,
+            "git_dirty": dirty,
             "command": command,
             "profile": profile.name,
             "workloads_planned": list(dict.fromkeys(sweep.workload for sweep in sweeps)),
             "workloads_done": [],
+            **({"contended": True} if contended else {}),
         },
         "device": device_info,
         "ceilings": ceilings,
         "checks": [],
         "records": [],
     }
-    run = RunFile(results_dir / device_info["slug"] / f"{run_id}.json", doc)
+    run = RunFile(results_dir / device_info["slug"] / f"{run_id}.json", doc, lock)
     workloads = list(dict.fromkeys(sweep.workload for sweep in sweeps))
     run.save()
 

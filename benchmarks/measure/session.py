@@ -1,0 +1,121 @@
+"""What surrounds a run: a results directory it can write, one run per device at a time, honest
+provenance, and a stop signal that ends in a valid file.
+
+Pure Python (no torch): the command line checks these before it measures anything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]  # the project: benchmarks/ and snippets/ live here
+MEASURED_CODE = ("benchmarks", "snippets")
+
+
+class RunRefused(Exception):
+    """The run cannot start; the message says why in one line."""
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived. A BaseException, so no point's error handling swallows it."""
+
+
+def check_writable(directory: Path) -> None:
+    """Create the results directory if needed and prove a file can be written in it."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".write-check-", suffix=".tmp"):
+            pass
+    except OSError as exc:
+        raise RunRefused(f"--results-dir {directory}: cannot write there ({exc.strerror or exc})") from None
+
+
+def remove_temporaries(directory: Path) -> list[Path]:
+    """Delete what an interrupted atomic write left in a device's directory. Only one run measures a
+    device at a time (DeviceLock), so no other writer can own these."""
+    removed = []
+    for path in directory.glob(".*.tmp") if directory.is_dir() else []:
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed.append(path)
+    return removed
+
+
+class DeviceLock:
+    """One run per device at a time: two runs on one device slow each other down (2–3× here)."""
+
+    def __init__(self, slug: str):
+        self.path = Path(tempfile.gettempdir()) / f"batching-{slug}.lock"
+        self._file = None
+
+    def acquire(self, allow_contended: bool) -> bool:
+        """Take the lock; True when another run holds it and `allow_contended` let this one start anyway."""
+        import fcntl
+
+        self._file = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 (held for the run's life)
+        try:
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._file.seek(0)
+            holder = self._file.read().strip() or "another process"
+            if not allow_contended:
+                self.release()
+                raise RunRefused(
+                    f"another run is measuring this device ({holder}); two at once slow each other down. Wait "
+                    "for it, or pass --allow-contended to measure anyway (the run is then marked contended)"
+                ) from None
+            return True
+        self._file.seek(0)
+        self._file.truncate()
+        self._file.write(f"pid {os.getpid()}, since {time.strftime('%Y-%m-%d %H:%M:%S')}")
+        self._file.flush()
+        return False
+
+    def release(self) -> None:
+        """Let the next run start (closing the file drops the lock; so does the process ending)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def _git(*args: str) -> str | None:
+    try:
+        return subprocess.run(
+            ["git", *args], capture_output=True, text=True, timeout=10, check=True, cwd=ROOT
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def provenance() -> tuple[str | None, bool | None]:
+    """(commit, dirty) of the measured code: the commit only when the repository around the project
+    tracks its code (a copy inside another repository is not that repository's commit); dirty when the
+    measured code has uncommitted or untracked changes (results files do not count)."""
+    tracked = _git("ls-files", "--", "benchmarks/measure/runner.py", "snippets/costs.py")
+    if not tracked:
+        return None, None
+    status = _git(
+        "status", "--porcelain", "--untracked-files=all", "--", *MEASURED_CODE, ":(exclude)benchmarks/results"
+    )
+    return _git("rev-parse", "HEAD"), None if status is None else bool(status)
+
+
+@contextlib.contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """Within the block, SIGTERM raises Terminated (so the run can end with a valid file)."""
+
+    def handler(signum, frame):
+        raise Terminated("SIGTERM")
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
