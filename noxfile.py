@@ -65,6 +65,7 @@ def tests_all(session: nox.Session) -> None:
     """Everything CI runs: the fast loop plus a real quick-profile run, the strict site build and the browser
     checks (Debian's Chromium). Arguments go to pytest."""
     session.install(*group("test"))
+    session.env.setdefault("BATCHING_FUZZ_CASES", "1000")  # the fast loop tries 120 mutated results files
     session.run("pytest", *session.posargs)
 
 

@@ -300,3 +300,27 @@ def run_of(records: list[dict[str, Any]], **options):
     doc = make_run(widths=(), linear_batches=(), hardware=False, **options)
     doc["records"] = records
     return Run(path=Path(f"/synthetic/{doc['device']['slug']}/{doc['run']['id']}.json"), doc=doc)
+
+
+PAYLOAD = "<img src=x onerror=alert(1)>[x](javascript:alert(2))<script>alert(3)</script>"
+
+
+def hostile(doc: dict[str, Any], payload: str = PAYLOAD) -> dict[str, Any]:
+    """The document with `payload` in every free-form string field the schema allows (device texts, the
+    command, a failed point's message, kernel names, a ceiling's error): for escaping tests. SYNTHETIC."""
+    device = doc["device"]
+    device["name"] = f"{payload} (test fixture)"
+    for name in ("cpu_model", "platform", "torch", "python", "driver", "cuda"):
+        device[name] = payload
+    device["cache_levels"] = [{"level": 3, "type": payload[:40], "bytes": 32 * 2**20}]
+    doc["run"]["command"] = [payload, payload]
+    failed = next(r for r in doc["records"] if r["workload"] == "mlp")
+    failed.update(status="error", message=payload, median_s=None, timing=None)
+    for record in doc["records"]:
+        if record["workload"] == "linear" and record["batch"] % 16 in (0, 1):
+            record["kernels"] = [payload]
+        record.setdefault("kernels_error", payload) if record["workload"] == "linear" else None
+    for entry in doc["ceilings"].get("curves", {}).get("matmul", []):
+        if entry.get("status") == "error":
+            entry["message"] = payload
+    return doc

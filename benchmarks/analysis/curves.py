@@ -110,9 +110,8 @@ def load_site_data(directory: Path | str | None = None, synthetic: bool | None =
     if not directory.exists():
         return SiteData(runs=[], shown=[])
     report = load_results(directory)
-    if report.errors:
-        lines = "\n".join(f"  {error}" for error in report.errors)
-        raise SiteDataError(f"{len(report.errors)} bad results file(s); fix or remove them:\n{lines}")
+    if report.errors:  # one line per bad file, naming the file and the field
+        raise SiteDataError("\n".join(str(error) for error in report.errors))
     runs = [r for r in report.runs if synthetic or not r.synthetic]
     newest = newest_complete_runs(runs, include_synthetic=synthetic)
     shown = sorted(newest.values(), key=lambda r: (r.device["kind"] != "cuda", r.device["name"], r.device["slug"]))

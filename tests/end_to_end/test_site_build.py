@@ -23,10 +23,10 @@ from urllib.parse import unquote, urljoin, urlparse
 
 import pytest
 
-from tests.synthetic import SYNTHETIC_DEVICE, make_run
+from tests.synthetic import PAYLOAD, SYNTHETIC_DEVICE, hostile, make_run
 
 ROOT = Path(__file__).resolve().parents[2]
-EVIL = "<img src=x onerror=alert(1)>"
+EVIL = f"{PAYLOAD} (test fixture)"
 PAGES = [
     "", "theory/", "mlp/", "regimes/", "steps/", "moe/", "cnn/", "decode/", "calculator/", "methodology/", "reproduce/"
 ]  # fmt: skip
@@ -46,19 +46,15 @@ def _tmp(prefix: str) -> Path:
 
 
 def write_synthetic_results(directory: Path) -> None:
-    """Two SYNTHETIC devices: a GPU-like fixture and a CPU fixture whose name is an HTML payload."""
+    """SYNTHETIC devices: a GPU-like fixture, and a CPU fixture with an HTML, markdown and JavaScript-URL
+    payload in every free-form string field (its older run was cut short, with the payload as reason)."""
     gpu = make_run()
-    evil = make_run(
-        name=f"{EVIL} (test fixture)",
-        slug="synthetic-evil",
-        kind="cpu",
-        run_id="20260102T000000Z-evil",
-        started_at="2026-01-02T00:00:00+00:00",
-        widths=(512,),
-        dtypes=("float32",),
-        modes=("eager",),
-    )
-    for doc in (gpu, evil):
+    evil = dict(name=EVIL, slug="synthetic-evil", kind="cpu", widths=(512,), dtypes=("float32",), modes=("eager",))
+    newer = hostile(make_run(run_id="20260102T000000Z-evil", started_at="2026-01-02T00:00:00+00:00", **evil))
+    older = hostile(make_run(run_id="20260101T120000Z-cut", started_at="2026-01-01T12:00:00+00:00", complete=False,
+                             **evil))  # fmt: skip
+    older["run"]["interrupted"] = PAYLOAD
+    for doc in (gpu, newer, older):
         path = directory / doc["device"]["slug"] / f"{doc['run']['id']}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(doc), encoding="utf-8")
@@ -239,13 +235,52 @@ def test_page_weight(site):
         assert weight <= MAX_PAGE_BYTES, f"{name or 'home'}: {weight} bytes"
 
 
+class _Live(HTMLParser):
+    """What would run in a browser: the payload's <img> with its handler, an inline script that calls
+    alert, any event handler, any javascript: link."""
+
+    def __init__(self):
+        super().__init__()
+        self.found: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        values = dict(attrs)
+        if tag == "img" and values.get("src") == "x":
+            self.found.append("<img src=x>")
+        self._in_script = tag == "script"
+        for name, value in attrs:
+            if name.startswith("on") or (value or "").strip().lower().startswith("javascript:"):
+                self.found.append(f"<{tag} {name}={value!r}>")
+
+    def handle_endtag(self, tag):
+        self._in_script = False
+
+    def handle_data(self, data):
+        if self._in_script and "alert(" in data:
+            self.found.append("<script> calling alert")
+
+
+def _live(text: str) -> list[str]:
+    parser = _Live()
+    parser.feed(text)
+    return parser.found
+
+
 def test_results_strings_are_escaped():
+    """Every page and every exported chart of a site built from a payload in every free-form field."""
     site = built_site("synthetic")
+    shown = 0
     for page in _html_pages(site):
         text = page.read_text(encoding="utf-8")
-        assert EVIL not in text, page
-        assert "onerror=alert" not in re.sub(r"&lt;img src=x onerror=alert\(1\)&gt;|\\u003cimg src=x onerror", "", text)
-    assert "&lt;img src=x onerror=alert(1)&gt;" in (site / "mlp" / "index.html").read_text(encoding="utf-8")
+        assert not _live(text), (page, _live(text))
+        assert "javascript:alert" not in re.sub(r"\[x\]\(javascript:alert\(2\)\)", "", text.replace("&amp;", "&"))
+        shown += text.count("&lt;img src=x onerror=alert(1)&gt;[x](javascript:alert(2))&lt;script&gt;")
+    for export in (site / "charts").glob("*.svg"):
+        assert not _live(export.read_text(encoding="utf-8")), export
+    assert shown >= 5, "the payload must be shown, escaped, on the pages"
+    for path in (site / "results").rglob("*.json"):  # the raw files are served as data, never as pages
+        assert path.suffix == ".json"
 
 
 def test_cpu_run_is_labelled_as_cpu():
