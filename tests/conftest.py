@@ -6,6 +6,14 @@ import pytest
 from tests.synthetic import make_run
 
 
+@pytest.fixture(autouse=True, scope="session")
+def private_device_locks(tmp_path_factory):
+    """Runs started by the tests (and their subprocesses) lock devices among themselves only."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BATCHING_LOCK_DIR", str(tmp_path_factory.mktemp("locks")))
+        yield
+
+
 @pytest.fixture
 def synthetic_doc():
     """A valid SYNTHETIC results document (labelled so; never published)."""

@@ -49,10 +49,15 @@ def remove_temporaries(directory: Path) -> list[Path]:
 
 
 class DeviceLock:
-    """One run per device at a time: two runs on one device slow each other down (2–3× here)."""
+    """One run per device at a time: two runs on one device slow each other down (2–3× here).
+
+    The lock file lives in the system's temporary directory, or in BATCHING_LOCK_DIR when set (the
+    tests give each test session its own, so that they never wait on a real run).
+    """
 
     def __init__(self, slug: str):
-        self.path = Path(tempfile.gettempdir()) / f"batching-{slug}.lock"
+        directory = os.environ.get("BATCHING_LOCK_DIR") or tempfile.gettempdir()
+        self.path = Path(directory) / f"batching-{slug}.lock"
         self._file = None
 
     def acquire(self, allow_contended: bool) -> bool:
