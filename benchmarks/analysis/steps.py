@@ -137,6 +137,9 @@ def free_batch_up_to(points: Sequence[CurvePoint], slack: float | None = None) -
 
 TILE_IN_NAME = (
     re.compile(r"tilesize(\d+)x(\d+)"),  # cuBLAS sm90 kernels: ..._tilesize128x256x64_...
+    # cuBLAS's nvjet kernels (Hopper and later): nvjet_tst_128x256_64x4_2x1_v_bz_TNT,
+    # nvjet_sm100_tst_64x16_64x16_2x4_2cta_..., nvjet_sm120_tst_mma_64x64x128_3_...
+    re.compile(r"nvjet_(?:sm\d+_)?[a-z]+_(?:mma_)?(\d+)x(\d+)"),
     re.compile(r"_(\d+)x(\d+)_(?:\d+x\d+_)?"),  # CUTLASS/cuBLAS sm80 style: ..._bf16_128x128_32x3_...
 )
 TILE_MULTIPLES = (256, 128, 64)
@@ -152,7 +155,7 @@ def tile_shape(kernel: str) -> tuple[int, int] | None:
 
 
 def _gemm(kernels: Sequence[str]) -> str | None:
-    names = [k for k in kernels if "gemm" in k.lower() or "gemv" in k.lower() or "matmul" in k.lower()]
+    names = [k for k in kernels if any(word in k.lower() for word in ("gemm", "gemv", "matmul", "nvjet"))]
     return names[0] if names else (kernels[0] if kernels else None)
 
 

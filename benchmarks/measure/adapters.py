@@ -274,7 +274,7 @@ class Decode(Adapter):
     """
 
     spec = workloads.DECODE
-    MEMORY_SHARE = 0.5  # the KV cache may take at most this share of device memory
+    MEMORY_SHARE = 0.7  # the KV caches may take this share of the memory left free once the rest is set up
 
     def memory_needed(self, params: dict, dtype: str, batch: int) -> int:
         """Bytes the KV cache of this batch takes (the harness skips a batch that cannot fit)."""

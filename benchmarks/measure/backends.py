@@ -16,7 +16,20 @@ class DeviceUnavailable(Exception):
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
-    return isinstance(exc, torch.OutOfMemoryError) or "out of memory" in str(exc).lower()
+    text = str(exc).lower()
+    return isinstance(exc, torch.OutOfMemoryError) or "out of memory" in text or "can't allocate memory" in text
+
+
+def available_memory_bytes() -> int | None:
+    """The memory the system could still give this process (Linux's MemAvailable), or None."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
 
 
 class CpuBackend:
@@ -43,32 +56,48 @@ class CpuBackend:
 
     is_oom = staticmethod(is_out_of_memory)
 
+    def new_phase(self) -> None:
+        """Nothing to reset between the ceilings and the workloads on a CPU."""
+
+    def free_memory(self) -> int | None:
+        return available_memory_bytes()
+
     def release(self) -> None:
         gc.collect()
 
 
 class CudaBackend:
-    """CUDA-event timing of eager calls or of a captured CUDA graph's replays."""
+    """CUDA-event timing of eager calls or of a captured CUDA graph's replays.
+
+    Graphs are captured on one dedicated stream (warm-up and capture on the same stream, so cuBLAS
+    makes its workspace for that stream once, outside any capture) from one memory pool per phase:
+    graphs may share scratch memory because no graph's output is ever read, and a sweep over a
+    thousand batch sizes must not hold a thousand sets of activations. A new phase (the workloads,
+    after the ceilings' graphs are gone) and any capture that fails for a reason other than memory
+    get a fresh pool: a pool whose every graph died, or one a broken capture left recording, must not
+    be captured into again. Whatever happens, the default stream is current after a capture.
+
+    `cuda` is the torch.cuda module; tests pass a stand-in that records the calls.
+    """
 
     kind = "cuda"
     modes = ("graph", "eager", "compile")
+    WARMUP_CALLS = 3
 
-    def __init__(self, index: int = 0):
-        if not torch.cuda.is_available():
+    def __init__(self, index: int = 0, cuda=None):
+        self.cuda = cuda or torch.cuda
+        if not self.cuda.is_available():
             built = "without CUDA" if torch.version.cuda is None else f"with CUDA {torch.version.cuda}"
             raise DeviceUnavailable(f"CUDA is not available (torch {torch.__version__} built {built}, no GPU visible)")
         self.device = torch.device("cuda", index)
-        torch.cuda.set_device(self.device)
+        self.cuda.set_device(self.device)
         self.threads = torch.get_num_threads()
-        # Every captured graph draws from one memory pool. Safe here because no graph's output
-        # is ever read (each call's result is dead when its capture ends), so graphs may reuse
-        # each other's scratch memory; without sharing, a sweep over a thousand batch sizes
-        # would hold a thousand sets of activations.
-        self.graph_pool = torch.cuda.graph_pool_handle()
+        self.capture_stream = self.cuda.Stream(self.device)
+        self.graph_pool = self.cuda.graph_pool_handle()
 
     def time(self, fn: Callable[[], Any], inner: int) -> float:
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
+        start = self.cuda.Event(enable_timing=True)
+        end = self.cuda.Event(enable_timing=True)
         start.record()
         for _ in range(inner):
             fn()
@@ -76,27 +105,45 @@ class CudaBackend:
         end.synchronize()
         return start.elapsed_time(end) / 1e3 / inner
 
+    def new_phase(self) -> None:
+        """A fresh graph pool for the next phase of the run."""
+        self.graph_pool = self.cuda.graph_pool_handle()
+
     def for_mode(self, fn: Callable[[], Any], mode: str) -> Callable[[], Any]:
         """Eager and compile: the call itself (a compiled model is compiled by the workload). Graph:
         capture the call once and return the replay."""
         if mode in ("eager", "compile"):
             return fn
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):  # warm up off the capture stream, as capture requires
-            for _ in range(3):
+        return self.capture(fn)
+
+    def capture(self, fn: Callable[[], Any]) -> Callable[[], Any]:
+        stream = self.capture_stream
+        stream.wait_stream(self.cuda.current_stream(self.device))
+        try:
+            with self.cuda.stream(stream):  # warm up where the capture runs
+                for _ in range(self.WARMUP_CALLS):
+                    fn()
+            graph = self.cuda.CUDAGraph()
+            with self.cuda.graph(graph, pool=self.graph_pool, stream=stream):
                 fn()
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, pool=self.graph_pool):
-            fn()
+        except Exception as exc:
+            if not is_out_of_memory(exc):
+                self.new_phase()
+            raise
+        finally:
+            self.cuda.set_stream(self.cuda.default_stream(self.device))
+        self.cuda.current_stream(self.device).wait_stream(stream)
         return graph.replay
 
     is_oom = staticmethod(is_out_of_memory)
 
+    def free_memory(self) -> int | None:
+        free, _total = self.cuda.mem_get_info(self.device)
+        return free
+
     def release(self) -> None:
         gc.collect()
-        torch.cuda.empty_cache()
+        self.cuda.empty_cache()
 
 
 def select_backend(name: str, threads: int | None) -> CpuBackend | CudaBackend:

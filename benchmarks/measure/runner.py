@@ -97,9 +97,9 @@ def memory_budgets(sweeps: list[Sweep], memory_bytes: int | None) -> dict[tuple[
     """Bytes each memory-hungry curve (sweep index, dtype) may hold, e.g. for its KV cache.
 
     Every configuration is set up before sampling starts, so their caches are held at once and
-    share one budget: a workload's MEMORY_SHARE of device memory. It is shared by water-filling:
-    curves that need little get what they need at their largest batch, and the rest split what is
-    left equally.
+    share one budget: a workload's MEMORY_SHARE of `memory_bytes`, the memory left free once every
+    other configuration is set up. It is shared by water-filling: curves that need little get what
+    they need at their largest batch, and the rest split what is left equally.
     """
     wants = {}
     share = 0.0
@@ -143,24 +143,43 @@ def _record(sweep: Sweep, dtype: str, mode: str, cache: str, copies: int, batch:
     }
 
 
-def _preparer(backend, workload, prepared, batch, copies, mode, curve, plan, kernel_batches):
-    """The Point.prepare of one batch: note its kernels (if sampled) and routing, then build the
-    timed call over the point's weight copies."""
+def _preparer(backend, workload, prepared, batch, copies, mode, curve, plan):
+    """The Point.prepare of one batch: note its routing, then build the timed call over the
+    point's weight copies."""
 
     def prepare():
         extra = plan.extras.setdefault((curve, batch), {})
-        if batch in kernel_batches and hasattr(workload, "kernels") and plan.kernel_s < KERNEL_BUDGET_S:
-            started = time.perf_counter()
-            try:
-                extra["kernels"] = workload.kernels(prepared, batch)
-            except Exception as exc:  # a profiler that cannot trace here costs the names, not the point
-                extra["kernels_error"] = f"{type(exc).__name__}: {exc}"[:300]
-            plan.kernel_s += time.perf_counter() - started
         if hasattr(workload, "point_info"):
             extra.update(workload.point_info(prepared, batch))
         return backend.for_mode(prepared.call(batch, mode, copies), mode)
 
     return prepare
+
+
+def record_kernels(plan: Plan, outcomes: dict) -> None:
+    """Name the kernels (CUDA) or ops (CPU) of each sampled batch, after every sample is taken.
+
+    A profiler session leaves CUPTI attached to the process, which slows later launches, so no
+    timed call may follow one. Each sampled batch gets its names or a `kernels_error` saying why not.
+    """
+    started, budget_s = time.perf_counter(), KERNEL_BUDGET_S
+    for key, workload, prepared, batch in plan.kernel_jobs:
+        outcome = outcomes.get(key)
+        if outcome is None or outcome.status != "ok":
+            continue
+        extra = plan.extras.setdefault(key, {})
+        if time.perf_counter() - started >= budget_s:
+            extra["kernels_error"] = f"skipped: the run's {budget_s:.0f} s for recording kernel names was spent"
+            continue
+        try:
+            names = workload.kernels(prepared, batch)
+        except Exception as exc:  # a profiler that cannot trace here costs the names, not the point
+            extra["kernels_error"] = f"{type(exc).__name__}: {exc}"[:300]
+            continue
+        if names:
+            extra["kernels"] = names
+        else:
+            extra["kernels_error"] = "no kernel names: the profiler recorded no matching kernel or op"
 
 
 @dataclass
@@ -174,7 +193,7 @@ class Plan:
     copies: dict[tuple, int] = field(default_factory=dict)  # (curve, batch) -> weight copies
     extras: dict[tuple, dict] = field(default_factory=dict)  # (curve, batch) -> what preparing recorded
     keep_alive: list = field(default_factory=list)
-    kernel_s: float = 0.0  # time spent recording kernel names, against KERNEL_BUDGET_S
+    kernel_jobs: list[tuple] = field(default_factory=list)  # (curve, batch) key, workload, prepared, batch
 
     def fail(self, sweep, dtype, modes, state, copies: dict[int, int], status: str, message: str) -> None:
         for mode in modes:
@@ -186,12 +205,24 @@ def copies_by_batch(workload, sweep: Sweep, dtype: str, cache: str, device: dict
     """Weight copies per batch: enough that one pass over the copies, each with that batch's
     activations, spans ROTATE_FACTOR cache sizes. Large batches need fewer: their activations
     push the weights out of the cache on their own, so rotating more copies would only repeat work."""
+    return {
+        batch: weight_copies(footprint, device.get("l2_bytes"), cache, device.get("memory_bytes"))
+        for batch, footprint in _footprints(workload, sweep, dtype, batches).items()
+    }
+
+
+def _footprints(workload, sweep: Sweep, dtype: str, batches) -> dict[int, float]:
+    """Bytes one copy touches per call at each batch: its weights and that batch's activations."""
     weights = workload.weight_bytes(sweep.params, dtype)
-    found = {}
-    for batch in batches:
-        activations = max(0.0, workload.cost(sweep.params, dtype, batch)[1] - weights)
-        found[batch] = weight_copies(weights + activations, device.get("l2_bytes"), cache, device.get("memory_bytes"))
-    return found
+    return {b: weights + max(0.0, workload.cost(sweep.params, dtype, b)[1] - weights) for b in batches}
+
+
+def unrotatable(workload, sweep: Sweep, dtype: str, device: dict, copies: dict[int, int]) -> list[int]:
+    """Batches whose rotated copies cannot together span ROTATE_FACTOR cache sizes (copies are
+    capped at MAX_COPIES and by memory): their weights would stay cached, so they are resident."""
+    cache_bytes = device.get("l2_bytes") or FALLBACK_CACHE_BYTES
+    footprints = _footprints(workload, sweep, dtype, copies)
+    return [b for b, n in copies.items() if n * footprints[b] < ROTATE_FACTOR * cache_bytes]
 
 
 def _fits(plan: Plan, workload, sweep, dtype, modes, state, copies, budget, sharing) -> dict[int, int]:
@@ -203,7 +234,7 @@ def _fits(plan: Plan, workload, sweep, dtype, modes, state, copies, budget, shar
         for batch in [b for b in copies if needs[b] > budget]:
             message = (
                 f"not run: needs {needs[batch] / 2**30:.1f} GiB of KV cache, over this curve's "
-                f"{budget / 2**30:.1f} GiB share ({workload.MEMORY_SHARE:.0%} of device memory, "
+                f"{budget / 2**30:.1f} GiB share ({workload.MEMORY_SHARE:.0%} of the memory left free, "
                 f"shared by {sharing} curves held at once)"
             )
             plan.fixed.append(
@@ -212,39 +243,92 @@ def _fits(plan: Plan, workload, sweep, dtype, modes, state, copies, budget, shar
     return {b: n for b, n in copies.items() if needs[b] <= budget}
 
 
-def plan_configuration(run: RunFile, backend, plan: Plan, sweep: Sweep, dtype: str, settings, budget, sharing, cache):
-    """Check, set up and enqueue one workload configuration in one dtype, in each mode it runs in."""
+def cache_states(plan: Plan, workload, sweep, dtype, modes, device, sweep_cache, copies, twins) -> dict:
+    """The points of one configuration, {(mode, cache state): {batch: copies}}.
+
+    A rotated point whose copies cannot span ROTATE_FACTOR cache sizes is measured resident (one
+    copy) and labelled so, unless another sweep of the run already measures that point resident:
+    then it is recorded here as skipped, with the reason.
+    """
+    if sweep_cache == "resident":
+        return {(mode, "resident"): copies for mode in modes}
+    stuck = unrotatable(workload, sweep, dtype, device, copies)
+    cache_bytes = device.get("l2_bytes") or FALLBACK_CACHE_BYTES
+    message = (
+        f"not run rotated: at most {MAX_COPIES} copies cannot span {ROTATE_FACTOR}× the "
+        f"{cache_bytes / 2**20:.0f} MiB cache, so the weights would stay cached; the resident curve measures it"
+    )
+    states = {}
+    for mode in modes:
+        states[(mode, "rotated")] = {b: n for b, n in copies.items() if b not in stuck}
+        states[(mode, "resident")] = {}
+        for batch in stuck:
+            if (sweep.label(), dtype, mode, batch) in twins:
+                outcome = Outcome("skipped", message=message)
+                plan.fixed.append(_record(sweep, dtype, mode, "rotated", copies[batch], batch, outcome))
+            else:
+                states[(mode, "resident")][batch] = 1
+    return states
+
+
+def plan_configuration(run: RunFile, backend, plan: Plan, sweep: Sweep, dtype: str, settings, budget, sharing, cache,
+                       twins=frozenset()):  # fmt: skip
+    """Check, set up and enqueue one workload configuration in one dtype, in each mode it runs in.
+    `twins` are the points other sweeps of the run measure with resident weights."""
     workload = ADAPTERS[sweep.workload]
     modes = [mode for mode in sweep.modes if mode in backend.modes]
     sweep_cache = sweep.cache or cache
-    state = "resident" if sweep_cache == "resident" else "rotated"
-    copies = copies_by_batch(workload, sweep, dtype, sweep_cache, run.doc["device"], sweep.batches)
-    copies = _fits(plan, workload, sweep, dtype, modes, state, copies, budget, sharing)
-    if not copies:
+    device = run.doc["device"]
+    copies = copies_by_batch(workload, sweep, dtype, sweep_cache, device, sweep.batches)
+    points = cache_states(plan, workload, sweep, dtype, modes, device, sweep_cache, copies, twins)
+    points = {(m, s): _fits(plan, workload, sweep, dtype, [m], s, c, budget, sharing) for (m, s), c in points.items()}
+    points = {key: batches for key, batches in points.items() if batches}
+    if not points:
         return
+
+    def fail(status: str, message: str) -> None:
+        for (mode, state), batches in points.items():
+            plan.fail(sweep, dtype, [mode], state, batches, status, message)
+
     try:
         error, tolerance = workload.check(dtype, backend.device)
     except Exception as exc:
-        plan.fail(sweep, dtype, modes, state, copies, "error", f"correctness check failed: {exc}")
+        fail("error", f"correctness check failed: {exc}")
         return
     check = {"workload": sweep.workload, "dtype": dtype, "max_rel_error": error, "tolerance": tolerance}
     run.doc["checks"].append({**check, "passed": True})
     try:
         torch.manual_seed(SEED)  # same weights, inputs and so routing in every run of a profile
-        prepared = workload.setup(sweep.params, dtype, backend.device, max(copies.values()), max(copies))
+        most_copies = max(n for batches in points.values() for n in batches.values())
+        largest_batch = max(b for batches in points.values() for b in batches)
+        prepared = workload.setup(sweep.params, dtype, backend.device, most_copies, largest_batch)
     except Exception as exc:
-        status = "oom" if backend.is_oom(exc) else "error"
-        plan.fail(sweep, dtype, modes, state, copies, status, f"setup failed: {type(exc).__name__}: {exc}")
+        fail("oom" if backend.is_oom(exc) else "error", f"setup failed: {type(exc).__name__}: {exc}")
         backend.release()
         return
     plan.keep_alive.append(prepared)
-    for mode in modes:
+    for (mode, state), batches in points.items():
         curve = (sweep.label(), dtype, mode, state)
         plan.labels[curve] = (sweep, dtype, mode, state)
-        for batch, n in copies.items():
+        for batch, n in batches.items():
             plan.copies[(curve, batch)] = n
-            prepare = _preparer(backend, workload, prepared, batch, n, mode, curve, plan, sweep.kernel_batches)
+            prepare = _preparer(backend, workload, prepared, batch, n, mode, curve, plan)
             plan.points.append(Point(curve, batch, prepare, n, **settings))
+            if batch in sweep.kernel_batches and hasattr(workload, "kernels"):
+                plan.kernel_jobs.append(((curve, batch), workload, prepared, batch))
+
+
+def resident_points(sweeps: list[Sweep], cache: str, modes) -> set[tuple]:
+    """(label, dtype, mode, batch) of every point some sweep of the run measures with resident weights."""
+    return {
+        (s.label(), dtype, mode, batch)
+        for s in sweeps
+        if (s.cache or cache) == "resident"
+        for dtype in s.dtypes
+        for mode in s.modes
+        if mode in modes
+        for batch in s.batches
+    }
 
 
 def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cache: str, progress) -> None:
@@ -255,11 +339,18 @@ def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cac
     instead of moving one workload a lot.
     """
     plan = Plan()
-    budgets = memory_budgets(sweeps, run.doc["device"].get("memory_bytes"))
-    for index, sweep in enumerate(sweeps):
+    backend.new_phase()  # the ceilings' graphs are gone: the workloads capture into a fresh pool
+    twins = resident_points(sweeps, cache, backend.modes)
+    hungry = [s for s in sweeps if hasattr(ADAPTERS[s.workload], "memory_needed")]
+    for sweep in (s for s in sweeps if s not in hungry):
+        for dtype in sweep.dtypes:
+            plan_configuration(run, backend, plan, sweep, dtype, profile.settings(sweep), None, 0, cache, twins)
+    budgets = memory_budgets(hungry, backend.free_memory())  # what the rest left free
+    for index, sweep in enumerate(hungry):
         for dtype in sweep.dtypes:
             budget = budgets.get((index, dtype))
-            plan_configuration(run, backend, plan, sweep, dtype, profile.settings(sweep), budget, len(budgets), cache)
+            plan_configuration(run, backend, plan, sweep, dtype, profile.settings(sweep), budget, len(budgets), cache,
+                               twins)  # fmt: skip
     existing = list(run.doc["records"])
 
     def save(outcomes: dict) -> None:
@@ -282,6 +373,8 @@ def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cac
             progress=progress,
             after_round=save,
         )
+    save(outcomes)
+    record_kernels(plan, outcomes)
     save(outcomes)
     plan.keep_alive.clear()  # the prepared models and inputs: free them before the next run phase
     plan.points.clear()

@@ -85,6 +85,17 @@ def test_tile_shape_from_kernel_names():
     assert tile_shape(sm90) == (128, 256)
     assert tile_shape("ampere_bf16_s16816gemm_bf16_64x64_sliced1x2_ldg8_f2f_tn") == (64, 64)
     assert tile_shape("aten::addmm") is None
+    # cuBLAS's Hopper and Blackwell kernels (nvjet) name their output tile first
+    assert tile_shape("nvjet_tst_128x256_64x4_2x1_v_bz_coopA_TNT") == (128, 256)
+    assert tile_shape("nvjet_hsh_64x8_64x16_4x1_v_bz_TNN") == (64, 8)
+    assert tile_shape("nvjet_sm100_tst_64x16_64x16_2x4_2cta_h_bz_splitK_TNT") == (64, 16)
+    assert tile_shape("nvjet_sm120_tst_mma_64x64x128_3_32x32x128_tmaAB_alignCD4_bz_TNNN") == (64, 64)
+
+
+def test_the_gemm_is_found_among_other_kernels():
+    from benchmarks.analysis.steps import _gemm
+
+    assert _gemm(["void at::native::elementwise_kernel", "nvjet_tst_64x8_64x16_4x1_v_bz_TNN"]).startswith("nvjet")
 
 
 def test_explain_step_names_kernel_switch_tile_and_wave():

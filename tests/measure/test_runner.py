@@ -10,52 +10,15 @@ import torch
 
 from benchmarks import profiles
 from benchmarks.cli import main
-from benchmarks.measure import ceilings, runner
+from benchmarks.measure import runner
 from benchmarks.measure.adapters import MLP
 from benchmarks.measure.backends import CpuBackend
 from benchmarks.profiles import Profile, Sweep
 from benchmarks.results import read_run
 from snippets import costs
+from tests.measure.conftest import TINY, small_cache, written
 
 ROOT = Path(__file__).resolve().parents[2]
-TINY = Profile(
-    name="tiny",
-    description="test-only: two tiny MLPs",
-    sweeps=tuple(
-        Sweep("mlp", {"width": w, "depth": 2}, ("float32",), ("graph", "eager"), (1, 4, 8, 16)) for w in (64, 128)
-    ),
-    rounds=3,
-    min_sample_s=0.001,
-    warmup_s=0.0,
-)
-
-
-def small_ceilings(monkeypatch):
-    """Ceiling curves at a few small sizes: the fault paths do not need the real ones."""
-    monkeypatch.setitem(ceilings.COPY_BYTES, "cpu", 2**20)
-    monkeypatch.setitem(ceilings.WORKING_SETS, "cpu", [2**14, 2**17])
-    monkeypatch.setitem(ceilings.MATMUL_N, "cpu", 128)
-    monkeypatch.setitem(ceilings.MATMUL_SIZES, "cpu", [32, 128])
-    monkeypatch.setattr(ceilings, "WARMUP_S", 0.0)
-
-
-@pytest.fixture
-def tiny(monkeypatch, tmp_path):
-    monkeypatch.setitem(profiles.PROFILES, "tiny", TINY)
-    monkeypatch.setattr(runner, "PROFILES", profiles.PROFILES)
-    small_ceilings(monkeypatch)
-
-    def run(*extra):
-        return main(
-            ["run", "--profile", "tiny", "--device", "cpu", "--threads", "1", "--results-dir", str(tmp_path), *extra]
-        )
-
-    return run
-
-
-def written(capsys) -> Path:
-    lines = capsys.readouterr().out.strip().splitlines()
-    return Path(lines[-1])
 
 
 def test_cpu_run_writes_a_valid_complete_file(tiny, capsys, tmp_path):
@@ -304,20 +267,6 @@ def test_schema_command_prints_the_schema(capsys):
     assert json.loads(capsys.readouterr().out)["properties"]["schema_version"]["const"] == 1
 
 
-@pytest.fixture
-def one_sweep(monkeypatch, tmp_path, capsys):
-    """Run a test-only profile of one sweep on the CPU; return the records by batch."""
-
-    def run(sweep: Sweep) -> dict[int, dict]:
-        profile = Profile(name="one-sweep", description="test-only", sweeps=(sweep,), rounds=3, min_sample_s=0.001)
-        monkeypatch.setitem(profiles.PROFILES, "one-sweep", profile)
-        args = ["run", "--profile", "one-sweep", "--device", "cpu", "--threads", "1", "--results-dir", str(tmp_path)]
-        assert main(args) == 0
-        return {r["batch"]: r for r in read_run(written(capsys)).records}
-
-    return run
-
-
 def test_linear_sweep_records_kernels_at_sampled_batches(one_sweep):
     records = one_sweep(
         Sweep(
@@ -374,16 +323,23 @@ DECODE_TINY = {"layers": 1, "d_model": 32, "heads": 4, "kv_heads": 2, "d_ff": 64
 
 def test_decode_batches_whose_kv_cache_cannot_fit_are_skipped(tiny, capsys, monkeypatch):
     from benchmarks.measure.adapters import Decode
-    from benchmarks.measure.fingerprint import system_memory_bytes
+    from benchmarks.measure.backends import CpuBackend
 
     needed = Decode().memory_needed(DECODE_TINY, "float32", 2)
-    monkeypatch.setattr(Decode, "MEMORY_SHARE", needed / system_memory_bytes())  # room for batch 2, not 4
+    free = {}
+
+    def free_memory(self):  # the budget is a share of what is free once everything else is set up
+        free["asked"] = True
+        return int(needed / Decode.MEMORY_SHARE) + 1  # room for batch 2, not 4
+
+    monkeypatch.setattr(CpuBackend, "free_memory", free_memory)
     _one_sweep_profile(monkeypatch, Sweep("decode", DECODE_TINY, ("float32",), ("eager",), (1, 2, 4)))
     assert tiny() == 0
     run = read_run(written(capsys))
     status = {r["batch"]: r for r in run.records}
     assert status[1]["status"] == status[2]["status"] == "ok"
-    assert status[4]["status"] == "skipped" and "KV cache" in status[4]["message"]
+    assert status[4]["status"] == "skipped" and "KV cache" in status[4]["message"] and free["asked"]
+    assert "of the memory left free" in status[4]["message"]
     split = status[2]["bytes_split"]
     assert split["kv_bytes"] == 2 * 1 * 2 * 2 * 8 * 17 * 4  # K and V, 1 layer, batch 2, 2 heads of 8, 17 positions
     assert sum(split.values()) == status[2]["bytes"]
@@ -456,12 +412,13 @@ def test_kv_budgets_give_small_curves_what_they_need_and_split_the_rest():
     ]
     sweeps.insert(1, Sweep("mlp", {"width": 8, "depth": 1}, ("float32",), ("eager",), (1,)))
     wants = [decode.memory_needed(s.params, "float32", 64) for s in (sweeps[0], sweeps[2], sweeps[3])]
-    memory = int(2 * (wants[0] + 2 * wants[1] * 0.75))  # half of it: the small curve's need and 75 % of two others
+    share = decode.MEMORY_SHARE
+    memory = (wants[0] + 2 * wants[1] * 0.75) / share  # the small curve's need and 75 % of two others
     budgets = runner.memory_budgets(sweeps, memory)
     assert set(budgets) == {(0, "float32"), (2, "float32"), (3, "float32")}  # the MLP needs no budget
     assert budgets[(0, "float32")] == wants[0]  # the short context gets all it needs
     assert budgets[(2, "float32")] == budgets[(3, "float32")] == pytest.approx(0.75 * wants[1])  # equal split
-    assert sum(budgets.values()) == pytest.approx(memory / 2)
+    assert sum(budgets.values()) == pytest.approx(memory * share)
 
 
 def test_every_workload_has_an_adapter_and_every_adapter_a_workload():
@@ -481,3 +438,88 @@ def test_large_batches_need_fewer_weight_copies():
     # 2 MiB of weights; activations 8·4·2·b·256 bytes: 16 KiB a row
     assert copies == {1: 48, 64: 32, 512: 10}
     assert runner.copies_by_batch(mlp, sweep, "float32", "resident", device, sweep.batches) == {1: 1, 64: 1, 512: 1}
+
+
+def test_points_that_cannot_rotate_past_the_cache_are_measured_resident_or_left_to_their_twin():
+    """64 copies of a 0.5 MiB MLP span 32 MiB, not 3 × 32 MiB: such a point is resident, whatever
+    the sweep asked for; where another sweep already measures it resident, it is skipped with the reason."""
+    plan = runner.Plan()
+    sweep = Sweep("mlp", {"width": 128, "depth": 8}, ("float32",), ("eager",), (1, 4096))
+    device = {"l2_bytes": 32 * 2**20, "memory_bytes": 2**34}
+    copies = runner.copies_by_batch(MLP(), sweep, "float32", "rotated", device, sweep.batches)
+    assert copies[1] == runner.MAX_COPIES
+    # alone: batch 1 is measured resident with one copy; batch 4096's activations rotate on their own
+    states = runner.cache_states(plan, MLP(), sweep, "float32", ["eager"], device, "rotated", copies, set())
+    assert states == {("eager", "rotated"): {4096: copies[4096]}, ("eager", "resident"): {1: 1}}
+    assert plan.fixed == []
+    # with a resident twin of batch 1 in the run: skipped here, with the reason
+    twins = {(sweep.label(), "float32", "eager", 1)}
+    states = runner.cache_states(plan, MLP(), sweep, "float32", ["eager"], device, "rotated", copies, twins)
+    assert states == {("eager", "rotated"): {4096: copies[4096]}, ("eager", "resident"): {}}
+    [skipped] = plan.fixed
+    assert (skipped["batch"], skipped["status"], skipped["cache"]) == (1, "skipped", "rotated")
+    assert "cannot span 3× the 32 MiB cache" in skipped["message"]
+
+
+def test_a_profile_with_both_cache_states_never_measures_a_point_twice(tiny, capsys, monkeypatch):
+    """The tiny profile's MLPs under a 32 MiB cache: rotation cannot reach 3×, and the resident
+    twins the profile measures take those points."""
+    twin = Sweep("mlp", {"width": 64, "depth": 2}, ("float32",), ("eager",), (1, 4), cache="resident")
+    profile = Profile(name="tiny", description="test-only", sweeps=(*TINY.sweeps, twin), rounds=2, min_sample_s=0.001)
+    monkeypatch.setitem(profiles.PROFILES, "tiny", profile)
+    small_cache(monkeypatch, l2_bytes=32 * 2**20)
+    assert tiny() == 0
+    records = read_run(written(capsys)).records  # the reader rejects a point recorded twice
+    by_state = {(r["params"]["width"], r["batch"], r["cache"]): r["status"] for r in records}
+    assert by_state[(64, 1, "resident")] == by_state[(64, 4, "resident")] == "ok"
+    assert by_state[(64, 1, "rotated")] == by_state[(64, 4, "rotated")] == "skipped"
+    assert by_state[(64, 8, "resident")] == by_state[(128, 16, "resident")] == "ok"  # no twin: measured resident
+    assert not any(cache == "rotated" and status == "ok" for (_, _, cache), status in by_state.items())
+
+
+class Recorder:
+    """Wraps measure_points and a workload's kernels() so a test can read the order they ran in."""
+
+    def __init__(self, monkeypatch, names=("gemm_kernel",)):
+        from benchmarks.measure.adapters import Linear
+
+        self.calls = []
+        measure = runner.measure_points
+
+        def measure_points(*args, **kwargs):
+            outcomes = measure(*args, **kwargs)
+            self.calls.append("every sample taken")
+            return outcomes
+
+        def kernels(adapter, prepared, batch):
+            self.calls.append(f"kernels of batch {batch}")
+            return list(names)
+
+        monkeypatch.setattr(runner, "measure_points", measure_points)
+        monkeypatch.setattr(Linear, "kernels", kernels)
+
+
+LINEAR_SWEEP = Sweep(
+    "linear", {"in_features": 16, "out_features": 8}, ("float32",), ("eager",), (1, 2, 3),
+    rounds=2, min_sample_s=0.0005, warmup_s=0.0, kernel_batches=frozenset({1, 3}),
+)  # fmt: skip
+
+
+def test_kernel_names_are_recorded_after_every_sample(monkeypatch, one_sweep):
+    """A profiler session leaves CUPTI attached and slows later launches: none may precede a sample."""
+    recorder = Recorder(monkeypatch)
+    records = one_sweep(LINEAR_SWEEP)
+    assert recorder.calls == ["every sample taken", "kernels of batch 1", "kernels of batch 3"]
+    assert records[1]["kernels"] == records[3]["kernels"] == ["gemm_kernel"] and "kernels" not in records[2]
+
+
+def test_kernel_names_say_why_they_are_missing(monkeypatch, one_sweep):
+    Recorder(monkeypatch, names=())
+    records = one_sweep(LINEAR_SWEEP)
+    assert records[1]["kernels_error"].startswith("no kernel names")
+    monkeypatch.setattr(runner, "KERNEL_BUDGET_S", 0.0)
+    Recorder(monkeypatch)
+    records = one_sweep(LINEAR_SWEEP)
+    assert records[1]["kernels_error"] == records[3]["kernels_error"]
+    assert records[1]["kernels_error"].startswith("skipped: the run's 0 s for recording kernel names was spent")
+    assert all(r["status"] == "ok" for r in records.values())

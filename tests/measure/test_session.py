@@ -17,7 +17,8 @@ from benchmarks.measure import runner, sampler
 from benchmarks.measure.fingerprint import fingerprint
 from benchmarks.measure.session import DeviceLock, provenance
 from benchmarks.results import read_run
-from tests.measure.test_runner import ROOT, tiny, written  # noqa: F401 (tiny is a fixture)
+from tests.measure.conftest import written
+from tests.measure.test_runner import ROOT
 
 
 def _one_line(capsys) -> str:
@@ -45,7 +46,7 @@ def test_threads_beyond_the_cores_are_refused(capsys):
     assert _one_line(capsys) == f"error: --threads 100000: choose 1 to {os.cpu_count()}, the cores of this machine"
 
 
-def test_sigterm_ends_with_a_valid_incomplete_file(tiny, capsys, monkeypatch):  # noqa: F811
+def test_sigterm_ends_with_a_valid_incomplete_file(tiny, capsys, monkeypatch):
     original = sampler.measure_points
 
     def signalled(*args, after_round=None, **kwargs):
@@ -64,7 +65,7 @@ def test_sigterm_ends_with_a_valid_incomplete_file(tiny, capsys, monkeypatch):  
     assert run.doc["run"]["finished_at"] is None and run.records
 
 
-def test_a_full_disk_ends_in_one_line_and_keeps_the_last_complete_write(tiny, capsys, monkeypatch):  # noqa: F811
+def test_a_full_disk_ends_in_one_line_and_keeps_the_last_complete_write(tiny, capsys, monkeypatch):
     writes = {"n": 0}
     original = results.write_atomic
 
@@ -84,7 +85,7 @@ def test_a_full_disk_ends_in_one_line_and_keeps_the_last_complete_write(tiny, ca
     assert not run.complete
 
 
-def test_one_run_per_device_at_a_time(tiny, capsys, tmp_path):  # noqa: F811
+def test_one_run_per_device_at_a_time(tiny, capsys, tmp_path):
     from benchmarks.measure.backends import CpuBackend
 
     lock = DeviceLock(fingerprint(CpuBackend(1))["slug"])
@@ -100,7 +101,7 @@ def test_one_run_per_device_at_a_time(tiny, capsys, tmp_path):  # noqa: F811
     assert "contended" not in read_run(written(capsys)).doc["run"]
 
 
-def test_leftover_temporaries_are_removed_and_ignored_by_git(tiny, capsys, tmp_path):  # noqa: F811
+def test_leftover_temporaries_are_removed_and_ignored_by_git(tiny, capsys, tmp_path):
     assert tiny() == 0
     device_dir = written(capsys).parent
     stale = device_dir / ".20260101T000000Z-old.json.abc123.tmp"

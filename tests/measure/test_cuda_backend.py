@@ -1,0 +1,213 @@
+"""The CUDA backend's control flow, against a stand-in for torch.cuda that records every call.
+
+No GPU runs here: the stand-in proves the order of streams, pools and captures that a real
+torch.cuda would see (warm-up and capture on one dedicated stream, a fresh pool per phase and after
+a broken capture, the default stream current again whatever happens).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import ClassVar
+
+import pytest
+
+from benchmarks.measure import runner
+from benchmarks.measure.backends import CpuBackend, CudaBackend
+
+
+class FakeStream:
+    def __init__(self, name: str, log: list):
+        self.name, self.log = name, log
+
+    def wait_stream(self, other: FakeStream) -> None:
+        self.log.append(f"{self.name} waits for {other.name}")
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class FakeCuda:
+    """Just enough of torch.cuda for CudaBackend. `fail_capture` makes the next capture raise
+    that message: at capture begin (`where="begin"`, as a pool left recording does) or inside it."""
+
+    def __init__(self):
+        self.log: list[str] = []
+        self.default = FakeStream("default stream", self.log)
+        self.current = self.default
+        self.pools = 0
+        self.fail_capture: tuple[str, str] | None = None
+
+    # devices, memory, events
+    def is_available(self):
+        return True
+
+    def set_device(self, device):
+        self.log.append("set device")
+
+    def mem_get_info(self, device):
+        return 60 * 2**30, 141 * 2**30
+
+    def empty_cache(self):
+        self.log.append("empty cache")
+
+    def Event(self, enable_timing=False):
+        return _FakeEvent()
+
+    # streams
+    def Stream(self, device=None):
+        return FakeStream("capture stream", self.log)
+
+    def current_stream(self, device=None):
+        return self.current
+
+    def default_stream(self, device=None):
+        return self.default
+
+    def set_stream(self, stream):
+        self.current = stream
+
+    @contextlib.contextmanager
+    def stream(self, stream):
+        previous, self.current = self.current, stream
+        try:
+            yield
+        finally:
+            self.current = previous
+
+    # graphs
+    def graph_pool_handle(self):
+        self.pools += 1
+        return f"pool {self.pools}"
+
+    def CUDAGraph(self):
+        return _FakeGraph(self.log)
+
+    @contextlib.contextmanager
+    def graph(self, graph, pool=None, stream=None):
+        previous, self.current = self.current, stream  # torch enters the stream, then begins the capture
+        self.log.append(f"capture into {pool} on {stream}")
+        failure, self.fail_capture = self.fail_capture, None
+        if failure and failure[1] == "begin":
+            raise RuntimeError(failure[0])  # raised in __enter__: torch's __exit__ never restores the stream
+        try:
+            yield
+            if failure:
+                raise RuntimeError(failure[0])
+            self.log.append("capture ended")
+        finally:
+            self.current = previous
+
+
+class _FakeEvent:
+    def record(self):
+        pass
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, other):
+        return 1.0
+
+
+class _FakeGraph:
+    def __init__(self, log):
+        self.log = log
+
+    def replay(self):
+        self.log.append("replay")
+
+
+@pytest.fixture
+def cuda():
+    return FakeCuda()
+
+
+def calls_on_stream(cuda: FakeCuda):
+    def call():
+        cuda.log.append(f"call on {cuda.current}")
+
+    return call
+
+
+def test_warm_up_and_capture_run_on_one_dedicated_stream(cuda):
+    backend = CudaBackend(cuda=cuda)
+    replay = backend.for_mode(calls_on_stream(cuda), "graph")
+    assert cuda.log[1:] == [
+        "capture stream waits for default stream",
+        *["call on capture stream"] * CudaBackend.WARMUP_CALLS,
+        "capture into pool 1 on capture stream",
+        "call on capture stream",
+        "capture ended",
+        "default stream waits for capture stream",
+    ]
+    assert cuda.current is cuda.default
+    replay()
+    assert cuda.log[-1] == "replay"
+
+
+def test_every_phase_captures_into_a_fresh_pool(cuda):
+    backend = CudaBackend(cuda=cuda)
+    for _ in range(2):
+        backend.capture(calls_on_stream(cuda))
+    backend.new_phase()  # the ceilings' graphs are gone
+    backend.capture(calls_on_stream(cuda))
+    captures = [line for line in cuda.log if line.startswith("capture into")]
+    assert captures == ["capture into pool 1 on capture stream"] * 2 + ["capture into pool 2 on capture stream"]
+
+
+@pytest.mark.parametrize("where", ["begin", "inside"])
+def test_a_broken_capture_restores_the_default_stream_and_renews_the_pool(cuda, where):
+    backend = CudaBackend(cuda=cuda)
+    cuda.fail_capture = ("CUDA error: operation not permitted when stream is capturing", where)
+    with pytest.raises(RuntimeError, match="not permitted"):
+        backend.capture(calls_on_stream(cuda))
+    assert cuda.current is cuda.default
+    backend.capture(calls_on_stream(cuda))
+    captures = [line for line in cuda.log if line.startswith("capture into")]
+    assert captures == ["capture into pool 1 on capture stream", "capture into pool 2 on capture stream"]
+    assert cuda.current is cuda.default
+
+
+def test_an_out_of_memory_capture_keeps_the_pool(cuda):
+    backend = CudaBackend(cuda=cuda)
+    cuda.fail_capture = ("CUDA out of memory. Tried to allocate 2.00 GiB", "inside")
+    with pytest.raises(RuntimeError):
+        backend.capture(calls_on_stream(cuda))
+    backend.capture(calls_on_stream(cuda))
+    captures = [line for line in cuda.log if line.startswith("capture into")]
+    assert captures == ["capture into pool 1 on capture stream"] * 2
+    assert cuda.current is cuda.default
+
+
+def test_free_memory_is_what_the_device_reports_free(cuda):
+    assert CudaBackend(cuda=cuda).free_memory() == 60 * 2**30
+
+
+class PhaseRecorder(CpuBackend):
+    """The CPU backend, logging the calls whose order the runner must get right."""
+
+    log: ClassVar[list[str]] = []
+
+    def new_phase(self):
+        self.log.append("new phase")
+
+    def free_memory(self):
+        self.log.append("free memory asked")
+        return super().free_memory()
+
+    def for_mode(self, fn, mode):
+        self.log.append("prepare")
+        return super().for_mode(fn, mode)
+
+
+def test_the_workloads_start_a_new_phase_after_the_ceilings(tiny, capsys, monkeypatch):
+    PhaseRecorder.log = []
+    monkeypatch.setattr(runner, "select_backend", lambda name, threads: PhaseRecorder(threads or 1))
+    assert tiny() == 0
+    log = PhaseRecorder.log
+    assert log.count("new phase") == 1
+    ceilings, workloads = log[: log.index("new phase")], log[log.index("new phase") + 1 :]
+    assert ceilings and set(ceilings) == {"prepare"}  # the ceilings' own captures
+    assert workloads[0] == "free memory asked"  # budgets come after every other setup, before any point
+    assert workloads.count("prepare") == 2 * 4  # each point of the tiny profile
