@@ -50,9 +50,10 @@ REPEATS = 20 if ON_GPU else 5  # timed calls per batch size; the median is repor
 
 
 def make_conv(c_in, c_out, kernel, dtype=torch.float32, device="cpu"):
-    conv = nn.Conv2d(c_in, c_out, kernel, padding=kernel // 2, bias=False)
+    with torch.device(device):  # initialise the weights where they run, not on the CPU and copy
+        conv = nn.Conv2d(c_in, c_out, kernel, padding=kernel // 2, bias=False)
     # NHWC is the layout cuDNN's tensor-core kernels and oneDNN work in; NCHW would add transposes.
-    return conv.to(device=device, dtype=dtype, memory_format=torch.channels_last)
+    return conv.to(dtype=dtype, memory_format=torch.channels_last)
 
 
 class Bottleneck(nn.Module):
@@ -106,7 +107,9 @@ class ResNet50(nn.Module):
 
 
 def make_resnet50(dtype=torch.float32, device="cpu", num_classes=1000):
-    model = ResNet50(num_classes).to(device=device, dtype=dtype, memory_format=torch.channels_last)
+    with torch.device(device):  # initialise the weights where they run, not on the CPU and copy
+        model = ResNet50(num_classes)
+    model = model.to(dtype=dtype, memory_format=torch.channels_last)
     return model.eval()  # BatchNorm uses its running statistics, as in inference
 
 

@@ -120,7 +120,9 @@ class Decoder(nn.Module):
 
 
 def make_decoder(config, dtype=torch.float32, device="cpu"):
-    return Decoder(config).to(device=device, dtype=dtype).eval()
+    with torch.device(device):  # initialise the weights where they run, not on the CPU and copy
+        model = Decoder(config)
+    return model.to(dtype=dtype).eval()
 
 
 @torch.no_grad()

@@ -24,10 +24,11 @@ REPEATS = 20  # timed calls per batch size; the median is reported
 
 
 def make_mlp(width, depth, dtype=torch.float32, device="cpu"):
-    layers = []
-    for _ in range(depth):
-        layers += [nn.Linear(width, width), nn.ReLU()]
-    return nn.Sequential(*layers).to(device=device, dtype=dtype)
+    with torch.device(device):  # initialise the weights where they run, not on the CPU and copy
+        layers = []
+        for _ in range(depth):
+            layers += [nn.Linear(width, width), nn.ReLU()]
+    return nn.Sequential(*layers).to(dtype=dtype)
 
 
 TOLERANCE = {torch.float32: 1e-4, torch.float16: 5e-3, torch.bfloat16: 3e-2}

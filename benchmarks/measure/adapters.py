@@ -143,13 +143,16 @@ class MoE(Adapter):
         return error, moe.TOLERANCE[torch_dtype(dtype)]
 
     def _module(self, params: dict, dtype: str, device: torch.device) -> torch.nn.Module:
-        if params["variant"] == "dense":
-            return moe.ffn(params["d_model"], params["top_k"] * params["d_ff"]).to(device, torch_dtype(dtype))
-        layer = moe.MoE(
-            params["d_model"], params["d_ff"], params["experts"], params["top_k"], skew=params.get("skew", 0.0),
-            variant=params["variant"], capacity_factor=params.get("capacity_factor", 1.0),
-        )  # fmt: skip
-        return layer.to(device, torch_dtype(dtype))
+        with torch.device(device):  # initialise the weights where they run, not on the CPU and copy
+            if params["variant"] == "dense":
+                module = moe.ffn(params["d_model"], params["top_k"] * params["d_ff"])
+            else:
+                module = moe.MoE(
+                    params["d_model"], params["d_ff"], params["experts"], params["top_k"],
+                    skew=params.get("skew", 0.0), variant=params["variant"],
+                    capacity_factor=params.get("capacity_factor", 1.0),
+                )  # fmt: skip
+        return module.to(dtype=torch_dtype(dtype))
 
     def setup(self, params: dict, dtype: str, device: torch.device, copies: int, max_batch: int) -> Prepared:
         layers = [self._module(params, dtype, device) for _ in range(copies)]
