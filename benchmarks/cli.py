@@ -13,6 +13,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from benchmarks.estimate import MACHINES, describe, estimate
 from benchmarks.profiles import PROFILES
 from benchmarks.results import DEFAULT_RESULTS_DIR, ResultsError, read_run, result_files
 from benchmarks.schema import SCHEMA
@@ -39,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
         choices=["auto", *PROFILES],
         default="auto",
         help="what to measure: "
-        + "; ".join(f"{p.name}: {p.description}" for p in PROFILES.values())
+        + "; ".join(f"{p.name}: {p.description}" for p in PROFILES.values()).replace("%", "%%")
         + " (default auto: full on a GPU, quick on a CPU)",
     )
     run.add_argument(
@@ -81,6 +82,14 @@ def _parser() -> argparse.ArgumentParser:
         help="measure even while another run measures this device (refused by default: two runs slow each other "
         "down); the results file then says contended",
     )
+    run.add_argument(
+        "--time-limit",
+        type=float,
+        metavar="SECONDS",
+        help="end the run within this many seconds, with a complete file: after the ceilings, the cost model "
+        "(see `list`) on this run's own ceilings plans fewer samples per point, then fewer batch sizes, and "
+        "sampling stops when the time is up; the file records the limit and what was cut",
+    )
     run.add_argument("--debug", action="store_true", help="print the traceback when the run fails")
     progress = run.add_mutually_exclusive_group()
     progress.add_argument(
@@ -102,8 +111,10 @@ def _parser() -> argparse.ArgumentParser:
 
     commands.add_parser(
         "list",
-        help="show workloads and what each profile runs",
-        description="Show every workload with its parameters, and what each profile measures.",
+        help="show workloads, what each profile runs, and how long it should take",
+        description="Show every workload with its parameters, what each profile measures, and each profile's "
+        "estimated time on the machine it is written for, by part, from a stated cost model "
+        "(benchmarks/estimate.py).",
     )
     summary = commands.add_parser(
         "summary",
@@ -124,6 +135,9 @@ def _run(args: argparse.Namespace) -> int:
     from benchmarks.measure.session import RunRefused, Terminated, sigterm_raises
 
     cores = os.cpu_count() or 1
+    if args.time_limit is not None and not 0 < args.time_limit <= 7 * 24 * 3600:
+        print(f"error: --time-limit {args.time_limit:g}: give a number of seconds above 0", file=sys.stderr)
+        return 2
     if args.threads is not None and not 1 <= args.threads <= cores:
         print(f"error: --threads {args.threads}: choose 1 to {cores}, the cores of this machine", file=sys.stderr)
         return 2
@@ -181,6 +195,7 @@ def _start(args: argparse.Namespace):
             command=list(sys.argv),
             show_progress=sys.stderr.isatty() if args.progress is None else args.progress,
             allow_contended=args.allow_contended,
+            time_limit_s=args.time_limit,
         )
     except DeviceUnavailable as exc:
         raise RunRefused(f"--device {args.device}: {exc}") from None
@@ -237,6 +252,8 @@ def _list() -> int:
                 + (f"; cache {sweep.cache} whatever --cache says" if sweep.cache else "")
             )
         print("  (graph mode needs CUDA: a CPU run measures eager only)")
+        found = estimate(profile, MACHINES[profile.name])
+        print("\n".join(f"  {line}" for line in describe(found)))
     return 0
 
 

@@ -76,6 +76,8 @@ FULL_BATCHES = (
 QUICK_MOE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 QUICK_LINEAR_BATCHES = (1, *range(2, 129, 2), *range(136, 257, 8))
 FULL_LINEAR_BATCHES = fine_batches(512, 8, 4096, odd_near=(64, 128))
+FULL_FP32_BATCHES = tuple(b for b in FULL_BATCHES if b <= 1024)
+FULL_FP32_LINEAR_BATCHES = tuple(b for b in FULL_LINEAR_BATCHES if b <= 512)
 
 
 def moe_sweeps(d_model, d_ff, shapes, skews, dtypes, batches, **settings) -> tuple[Sweep, ...]:
@@ -139,10 +141,10 @@ FULL_MLP_WIDTHS = (1024, 2048, 4096, 8192)
 
 QUICK = Profile(
     name="quick",
-    description="Any CPU in about 2½ minutes on 2 cores (1 thread): bandwidth and matmul curves; fp32 MLPs of width "
-    "256 to 1024 at batch 1 to 512 with rotated weights, a 64-wide and a 1024-wide one with resident weights (eager "
-    "and torch.compile), widths 128 to 2048 at batch 1 resident and rotated, "
-    "one 1024-wide Linear layer (cache-resident) at every second batch size to 128, then every 8 to 256, an "
+    description="Any CPU, in under two minutes on 2 cores (1 thread; `list` gives the estimate): bandwidth and "
+    "matmul curves; fp32 MLPs of width 256 to 1024 at batch 1 to 512 with rotated weights, a 64-wide and a "
+    "1024-wide one with resident weights (eager and torch.compile), widths 128 to 2048 at batch 1 resident and "
+    "rotated, one 1024-wide Linear layer (cache-resident) at every second batch size to 128, then every 8 to 256, an "
     "8-expert top-2 MoE layer (three routing skews, expert choice, dense baseline) at batch 1 to 256, three Conv2d "
     "layers and ResNet-50 at 64×64 pixels to batch 32 and 16, and decode steps of a 2-layer, 512-wide Transformer "
     "at contexts 128 and 2048 (MHA and GQA) with a prefill, to batch 32.",
@@ -208,22 +210,22 @@ QUICK = Profile(
 
 FULL = Profile(
     name="full",
-    description="A GPU, in an estimated 5 minutes on an H200 (no H200 run is committed yet): bandwidth and "
-    "matmul curves (every dtype the GPU has); bf16 "
-    "and fp32 MLPs of width 1024 to 8192 at batch 1 to 4096, CUDA-graph replay and eager; 64- and 1024-wide bf16 "
-    "MLPs with resident weights in graph and eager (the 64-wide one also through torch.compile); "
-    "widths 256 to 8192 at batch 1 resident and "
-    "rotated; one 8192-wide Linear layer at every batch size to 512, then every 8 "
-    "to 4096 plus the sizes around each multiple of 64, graph replay; MoE layers with 8 and 32 experts (top-2, "
-    "top-4) at three routing skews, expert choice and the dense baseline; five Conv2d layers to batch 1024 and "
-    "ResNet-50 at 224×224 to batch 512; decode steps of a 4-layer, 4096-wide Transformer (d_ff 14336) at contexts "
-    "128 to 32768, MHA and 8 KV heads, to batch 512 (skipping batches whose KV cache exceeds its share of half "
-    "the memory), "
-    "and a 512-token prefill.",
+    description="A GPU, in an estimated 2½ minutes on an H200 (`list` gives the estimate by part; no H200 run is "
+    "committed yet): bandwidth and matmul curves (every dtype the GPU has); MLPs of width 1024 to 8192, bf16 at "
+    "batch 1 to 4096 and fp32 to 1024, CUDA-graph replay and eager; 64- and 1024-wide bf16 MLPs with resident "
+    "weights in graph and eager (the 64-wide one also through torch.compile); widths 256 to 8192 at batch 1 "
+    "resident and rotated; one 8192-wide Linear layer in bf16 at every batch size to 512, then every 8 to 4096 "
+    "plus the sizes around each multiple of 64 (fp32 to 512), graph replay; MoE layers with 8 and 32 experts "
+    "(top-2, top-4) at three routing skews, expert choice and the dense baseline; five Conv2d layers to batch "
+    "1024 and ResNet-50 at 224×224 to batch 512; decode steps of a 4-layer, 4096-wide Transformer (d_ff 14336) "
+    "at contexts 128 to 32768, MHA and 8 KV heads, to batch 512 (skipping batches whose KV cache exceeds its "
+    "share of 70 % of the memory left free), and a 512-token prefill.",
     sweeps=(
         *(
-            Sweep("mlp", {"width": width, "depth": 8}, ("bfloat16", "float32"), ("graph", "eager"), FULL_BATCHES)
+            Sweep("mlp", {"width": width, "depth": 8}, dtypes, ("graph", "eager"), batches)
             for width in FULL_MLP_WIDTHS
+            # fp32 runs without tensor cores: past batch 1024 it only repeats its slope, slowly
+            for dtypes, batches in ((("bfloat16",), FULL_BATCHES), (("float32",), FULL_FP32_BATCHES))
         ),
         # one torch.compile (tens of seconds of the budget): the tiny MLP, where overhead is everything
         *overhead_sweeps((TINY_WIDTH,), ("bfloat16",), ("graph", "eager", "compile"), FULL_BATCHES),
@@ -234,16 +236,20 @@ FULL = Profile(
             ("graph",),
             covered={"rotated": set(FULL_MLP_WIDTHS), "resident": {TINY_WIDTH, 1024}},
         ),
-        Sweep(
-            "linear",
-            {"in_features": 8192, "out_features": 8192},
-            ("bfloat16", "float32"),
-            ("graph",),
-            FULL_LINEAR_BATCHES,
-            rounds=10,
-            min_sample_s=0.0005,
-            warmup_s=0.002,
-            kernel_batches=kernel_sample(FULL_LINEAR_BATCHES),
+        *(
+            Sweep(
+                "linear",
+                {"in_features": 8192, "out_features": 8192},
+                (dtype,),
+                ("graph",),
+                batches,
+                rounds=10,
+                min_sample_s=0.0005,
+                warmup_s=0.002,
+                kernel_batches=kernel_sample(batches),
+            )
+            # fp32 (no tensor cores) is ~15× slower per row: its steps are charted to batch 512
+            for dtype, batches in (("bfloat16", FULL_LINEAR_BATCHES), ("float32", FULL_FP32_LINEAR_BATCHES))
         ),
         *moe_sweeps(2048, 2048, [(8, 2), (32, 4)], (0.0, 1.0, 2.0), ("bfloat16",), FULL_BATCHES, rounds=15),
         *(
@@ -279,6 +285,7 @@ FULL = Profile(
     ),
     rounds=20,
     min_sample_s=0.002,
+    warmup_s=0.01,  # graph replays need no more: the capture already ran the call four times
 )
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (QUICK, FULL)}

@@ -308,6 +308,8 @@ RUN = _obj(
             "Workloads whose points all finished (every point is sampled in shared rounds, so this fills at the end).",
         ),
         "contended": _d({"type": "boolean"}, "Another run was measuring this device at the same time."),
+        "time_limit_s": _d(_POSITIVE, "The run's --time-limit: it planned to end within this many seconds."),
+        "fitted_to_time": _d(_TEXT, "What the time limit cut (fewer samples per point, fewer batch sizes)."),
         "synthetic": _d({"type": "boolean"}, "True for test fixtures; such files are never published."),
     },
     ["id", "started_at", "complete", "profile"],

@@ -277,7 +277,6 @@ class Decode(Adapter):
     """
 
     spec = workloads.DECODE
-    MEMORY_SHARE = 0.7  # the KV caches may take this share of the memory left free once the rest is set up
 
     def memory_needed(self, params: dict, dtype: str, batch: int) -> int:
         """Bytes the KV cache of this batch takes (the harness skips a batch that cannot fit)."""

@@ -9,28 +9,10 @@ from __future__ import annotations
 
 import torch
 
+from benchmarks.measure import ceiling_plan
 from benchmarks.measure.adapters import torch_dtype
+from benchmarks.measure.ceiling_plan import copy_repeats, matmul_ceiling_n, plan_ceilings, read_repeats
 from benchmarks.measure.sampler import Point, measure_points
-
-COPY_BYTES = {"cpu": 256 * 2**20, "cuda": 2**30}  # the ceiling's buffer: far larger than any last-level cache
-MATMUL_N = {"cpu": 2048, "cuda": 8192}  # the ceiling's matmul size
-CPU_LOW_PRECISION_MATMUL_N = 1024  # bf16/fp16 matmul is slow on most CPUs
-WARMUP_S = 0.05
-
-# Working sets from well inside L1/L2 to far beyond the last-level cache, in bytes.
-WORKING_SETS = {
-    "cpu": [2**e for e in range(14, 30)],  # 16 KiB .. 512 MiB
-    "cuda": [round(2 ** (e / 2)) // 256 * 256 for e in range(34, 67)],  # 128 KiB .. 8 GiB, steps of √2
-}
-# Bytes each timed call moves, so that small working sets are not timed as launch overhead.
-BYTES_PER_CALL = {"cpu": 64 * 2**20, "cuda": 512 * 2**20}
-MAX_REPEATS = {"cpu": 4096, "cuda": 256}  # copies per call (a CUDA graph of that many nodes)
-MATMUL_SIZES = {"cpu": [64, 128, 256, 512, 1024, 2048], "cuda": [256, 512, 1024, 2048, 4096, 8192, 16384]}
-SLOW_MATMUL_MAX_N = {"cpu": 1024, "cuda": 8192}  # fp32, TF32 and CPU bf16 stop here: the next size costs seconds
-
-# The matmul dtypes a CUDA device is measured in. float32 runs with TF32 off (torch's default);
-# tfloat32 is the same fp32 tensors with TF32 allowed; float8 is e4m3 through torch._scaled_mm.
-CUDA_MATMUL_DTYPES = ("float32", "tfloat32", "bfloat16", "float16", "float8")
 
 
 class CeilingError(RuntimeError):
@@ -56,7 +38,7 @@ def _copy_call(size: int, kind: str, device):
     """A call that copies a buffer of `size` bytes `repeats` times; working set 2·size."""
     src = torch.randn(size // 4, device=device)
     dst = torch.empty_like(src)
-    repeats = max(1, min(MAX_REPEATS[kind], BYTES_PER_CALL[kind] // (2 * size)))
+    repeats = copy_repeats(size, kind)
 
     def copy_repeatedly():
         for _ in range(repeats):
@@ -69,7 +51,7 @@ def _read_call(size: int, kind: str, device):
     """A single kernel that reads one buffer of `size` bytes `repeats` times (a row sum over a
     stride-0 view), so even a buffer that fits in L1 is read for long enough to time."""
     x = torch.randn(size // 4, device=device)
-    repeats = max(1, BYTES_PER_CALL[kind] // size)
+    repeats = read_repeats(size, kind)
     view = x.expand(repeats, x.numel())
     out = torch.empty(repeats, device=device)
     return (lambda: torch.sum(view, dim=1, out=out)), size * repeats
@@ -114,11 +96,9 @@ def measure_ceilings(backend, dtypes: list[str], rounds: int, min_sample_s: floa
     MATMUL_N for each dtype."""
     kind = backend.kind
     free = torch.cuda.mem_get_info()[0] if kind == "cuda" else None
-    ceiling_copy = COPY_BYTES[kind] if free is None else min(COPY_BYTES[kind], free // 8)
-    # Every point is prepared before sampling starts, so all buffers are held at once: about
-    # 3.4 times the largest working set for the copy and read curves together.
-    working_sets = [w for w in WORKING_SETS[kind] if free is None or w <= free // 16]
-    copy_sizes = sorted({w // 2 for w in working_sets} | {ceiling_copy})
+    measured_dtypes = matmul_dtypes(backend, dtypes)
+    plan = plan_ceilings(kind, measured_dtypes, free)
+    copy_sizes, working_sets, ceiling_copy = plan.copy_sizes, plan.working_sets, plan.ceiling_copy
     moved: dict[tuple, int] = {}
     alive = []  # a captured graph does not keep its tensors alive; these references do
     points = []
@@ -144,18 +124,13 @@ def measure_ceilings(backend, dtypes: list[str], rounds: int, min_sample_s: floa
         add("copy", size, lambda size=size: _copy_call(size, kind, backend.device))
     for size in working_sets:
         add("read", size, lambda size=size: _read_call(size, kind, backend.device))
-    measured_dtypes = matmul_dtypes(backend, dtypes)
-    for name in measured_dtypes:
-        ceiling_n = CPU_LOW_PRECISION_MATMUL_N if kind == "cpu" and name != "float32" else MATMUL_N[kind]
-        slow = name in ("float32", "tfloat32") or kind == "cpu"
-        sizes = [n for n in MATMUL_SIZES[kind] if not slow or n <= max(SLOW_MATMUL_MAX_N[kind], ceiling_n)]
-        sizes = [n for n in sizes if kind != "cpu" or name == "float32" or n <= ceiling_n]
-        for n in sorted(set(sizes) | {ceiling_n}):
+    for name, sizes in plan.matmul_sizes.items():
+        for n in sizes:
             build = _in_mode(backend, lambda name=name, n=n: matmul(name, n))
-            points.append(Point(("matmul", name), n, build, **settings(n == ceiling_n)))
+            points.append(Point(("matmul", name), n, build, **settings(n == matmul_ceiling_n(kind, name))))
 
     outcomes = measure_points(
-        backend, points, rounds=rounds, min_sample_s=min_sample_s, warmup_s=WARMUP_S, progress=progress
+        backend, points, rounds=rounds, min_sample_s=min_sample_s, warmup_s=ceiling_plan.WARMUP_S, progress=progress
     )
 
     def timing(curve, size):
@@ -198,7 +173,7 @@ def measure_ceilings(backend, dtypes: list[str], rounds: int, min_sample_s: floa
         "curves": {"bandwidth": bandwidth, "matmul": matmul_curve},
     }
     for name in measured_dtypes:
-        n = CPU_LOW_PRECISION_MATMUL_N if kind == "cpu" and name != "float32" else MATMUL_N[kind]
+        n = matmul_ceiling_n(kind, name)
         found = timing(("matmul", name), n)
         if found is None:
             if name in dtypes:

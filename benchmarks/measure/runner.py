@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import secrets
 import sys
 import time
@@ -14,21 +13,28 @@ from typing import Any
 
 import torch
 
+from benchmarks.estimate import fit_to_time, machine_from_ceilings
 from benchmarks.measure.adapters import ADAPTERS
 from benchmarks.measure.backends import select_backend
 from benchmarks.measure.ceilings import measure_ceilings
 from benchmarks.measure.fingerprint import fingerprint
+from benchmarks.measure.planning import (
+    FALLBACK_CACHE_BYTES,
+    KERNEL_NAMES_BUDGET_S,
+    KV_MEMORY_SHARE,
+    MAX_COPIES,
+    ROTATE_FACTOR,
+    copies_by_batch,
+    share_memory,
+    unrotatable,
+)
 from benchmarks.measure.sampler import Outcome, Point, measure_points
 from benchmarks.measure.session import DeviceLock, check_writable, provenance, remove_temporaries
 from benchmarks.profiles import PROFILES, Profile, Sweep, select_sweeps
 from benchmarks.results import write_atomic
 from benchmarks.schema import SCHEMA_VERSION
 
-ROTATE_FACTOR = 3  # rotated weight copies together span at least this many cache sizes
-MAX_COPIES = 64
 SEED = 0
-KERNEL_BUDGET_S = 30.0  # at most this long spent recording kernel names per run
-FALLBACK_CACHE_BYTES = 256 * 2**20  # when the device does not report its cache size
 
 
 def _now() -> str:
@@ -51,19 +57,15 @@ class Progress:
     def curve(self, label: str) -> Callable[[int, int], None]:
         return lambda done, total: self.show(f"{label}  {100 * done // max(total, 1):3d}%")
 
+    def note(self, text: str) -> None:
+        """A line that stays, whether or not progress is shown."""
+        if self.enabled:
+            sys.stderr.write("\r\033[K")
+        sys.stderr.write(f"note: {text}\n")
+
     def end_line(self) -> None:
         if self.enabled:
             sys.stderr.write("\n")
-
-
-def weight_copies(weight_bytes: int, cache_bytes: int | None, cache: str, memory_bytes: int | None) -> int:
-    """How many weight copies to rotate through so that no call finds its weights cached."""
-    if cache == "resident":
-        return 1
-    wanted = math.ceil(ROTATE_FACTOR * (cache_bytes or FALLBACK_CACHE_BYTES) / max(weight_bytes, 1))
-    if memory_bytes:
-        wanted = min(wanted, max(1, memory_bytes // 4 // max(weight_bytes, 1)))
-    return max(1, min(MAX_COPIES, wanted))
 
 
 class RunFile:
@@ -97,26 +99,16 @@ def memory_budgets(sweeps: list[Sweep], memory_bytes: int | None) -> dict[tuple[
     """Bytes each memory-hungry curve (sweep index, dtype) may hold, e.g. for its KV cache.
 
     Every configuration is set up before sampling starts, so their caches are held at once and
-    share one budget: a workload's MEMORY_SHARE of `memory_bytes`, the memory left free once every
-    other configuration is set up. It is shared by water-filling: curves that need little get what
-    they need at their largest batch, and the rest split what is left equally.
+    share one budget: KV_MEMORY_SHARE of `memory_bytes`, the memory left free once every other
+    configuration is set up, water-filled between the curves.
     """
-    wants = {}
-    share = 0.0
-    for index, sweep in enumerate(sweeps):
-        workload = ADAPTERS[sweep.workload]
-        if hasattr(workload, "memory_needed") and memory_bytes:
-            share = max(share, workload.MEMORY_SHARE)
-            for dtype in sweep.dtypes:
-                wants[(index, dtype)] = workload.memory_needed(sweep.params, dtype, max(sweep.batches))
-    left = share * (memory_bytes or 0)
-    budgets = {}
-    pending = sorted(wants, key=wants.get)
-    while pending:
-        key = pending.pop(0)
-        budgets[key] = min(wants[key], left / (len(pending) + 1))
-        left -= budgets[key]
-    return budgets
+    wants = {
+        (index, dtype): ADAPTERS[sweep.workload].memory_needed(sweep.params, dtype, max(sweep.batches))
+        for index, sweep in enumerate(sweeps)
+        if hasattr(ADAPTERS[sweep.workload], "memory_needed") and memory_bytes
+        for dtype in sweep.dtypes
+    }
+    return share_memory(wants, KV_MEMORY_SHARE * (memory_bytes or 0))
 
 
 def _record(sweep: Sweep, dtype: str, mode: str, cache: str, copies: int, batch: int, outcome, extra=None) -> dict:
@@ -156,20 +148,20 @@ def _preparer(backend, workload, prepared, batch, copies, mode, curve, plan):
     return prepare
 
 
-def record_kernels(plan: Plan, outcomes: dict) -> None:
+def record_kernels(plan: Plan, outcomes: dict, budget_s: float) -> None:
     """Name the kernels (CUDA) or ops (CPU) of each sampled batch, after every sample is taken.
 
     A profiler session leaves CUPTI attached to the process, which slows later launches, so no
     timed call may follow one. Each sampled batch gets its names or a `kernels_error` saying why not.
     """
-    started, budget_s = time.perf_counter(), KERNEL_BUDGET_S
+    started = time.perf_counter()
     for key, workload, prepared, batch in plan.kernel_jobs:
         outcome = outcomes.get(key)
         if outcome is None or outcome.status != "ok":
             continue
         extra = plan.extras.setdefault(key, {})
         if time.perf_counter() - started >= budget_s:
-            extra["kernels_error"] = f"skipped: the run's {budget_s:.0f} s for recording kernel names was spent"
+            extra["kernels_error"] = f"skipped: the run's {budget_s:.0f} s for recording kernel names were spent"
             continue
         try:
             names = workload.kernels(prepared, batch)
@@ -201,30 +193,6 @@ class Plan:
                 self.fixed.append(_record(sweep, dtype, mode, state, n, batch, Outcome(status, message=message)))
 
 
-def copies_by_batch(workload, sweep: Sweep, dtype: str, cache: str, device: dict, batches) -> dict[int, int]:
-    """Weight copies per batch: enough that one pass over the copies, each with that batch's
-    activations, spans ROTATE_FACTOR cache sizes. Large batches need fewer: their activations
-    push the weights out of the cache on their own, so rotating more copies would only repeat work."""
-    return {
-        batch: weight_copies(footprint, device.get("l2_bytes"), cache, device.get("memory_bytes"))
-        for batch, footprint in _footprints(workload, sweep, dtype, batches).items()
-    }
-
-
-def _footprints(workload, sweep: Sweep, dtype: str, batches) -> dict[int, float]:
-    """Bytes one copy touches per call at each batch: its weights and that batch's activations."""
-    weights = workload.weight_bytes(sweep.params, dtype)
-    return {b: weights + max(0.0, workload.cost(sweep.params, dtype, b)[1] - weights) for b in batches}
-
-
-def unrotatable(workload, sweep: Sweep, dtype: str, device: dict, copies: dict[int, int]) -> list[int]:
-    """Batches whose rotated copies cannot together span ROTATE_FACTOR cache sizes (copies are
-    capped at MAX_COPIES and by memory): their weights would stay cached, so they are resident."""
-    cache_bytes = device.get("l2_bytes") or FALLBACK_CACHE_BYTES
-    footprints = _footprints(workload, sweep, dtype, copies)
-    return [b for b, n in copies.items() if n * footprints[b] < ROTATE_FACTOR * cache_bytes]
-
-
 def _fits(plan: Plan, workload, sweep, dtype, modes, state, copies, budget, sharing) -> dict[int, int]:
     """The batches whose KV cache fits this curve's memory budget; the others are recorded as skipped."""
     if budget is None:
@@ -234,7 +202,7 @@ def _fits(plan: Plan, workload, sweep, dtype, modes, state, copies, budget, shar
         for batch in [b for b in copies if needs[b] > budget]:
             message = (
                 f"not run: needs {needs[batch] / 2**30:.1f} GiB of KV cache, over this curve's "
-                f"{budget / 2**30:.1f} GiB share ({workload.MEMORY_SHARE:.0%} of the memory left free, "
+                f"{budget / 2**30:.1f} GiB share ({KV_MEMORY_SHARE:.0%} of the memory left free, "
                 f"shared by {sharing} curves held at once)"
             )
             plan.fixed.append(
@@ -331,7 +299,9 @@ def resident_points(sweeps: list[Sweep], cache: str, modes) -> set[tuple]:
     }
 
 
-def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cache: str, progress) -> None:
+def run_sweeps(
+    run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cache: str, progress, deadline: float | None = None
+) -> None:
     """Measure every sweep, all points interleaved, saving the file after every round.
 
     Sampling every point of the run in shared rounds means each point's samples span the
@@ -372,13 +342,27 @@ def run_sweeps(run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cac
             warmup_s=profile.warmup_s,
             progress=progress,
             after_round=save,
+            deadline=deadline,
         )
     save(outcomes)
-    record_kernels(plan, outcomes)
+    left = None if deadline is None else max(0.0, deadline - time.perf_counter())
+    record_kernels(plan, outcomes, KERNEL_NAMES_BUDGET_S if left is None else min(KERNEL_NAMES_BUDGET_S, left))
     save(outcomes)
     plan.keep_alive.clear()  # the prepared models and inputs: free them before the next run phase
     plan.points.clear()
     backend.release()
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What the command line asked for."""
+
+    profile: Profile
+    sweeps: list[Sweep]
+    results_dir: Path
+    cache: str
+    command: list[str]
+    time_limit_s: float | None = None
 
 
 def start_run(
@@ -392,32 +376,35 @@ def start_run(
     command: list[str],
     show_progress: bool,
     allow_contended: bool = False,
+    time_limit_s: float | None = None,
 ) -> tuple[RunFile, Callable[[], None]]:
     """Measure the device and its ceilings, write the first version of the file, return it
-    with a function that runs every sweep (so the caller can report the path on interrupt)."""
+    with a function that runs every sweep (so the caller can report the path on interrupt).
+    With `time_limit_s`, the sweeps are planned to end within that many seconds of this call."""
+    clock_started = time.perf_counter()
     profile = PROFILES[profile_name]
-    sweeps = select_sweeps(profile, only)
+    options = RunOptions(profile, select_sweeps(profile, only), results_dir, cache, command, time_limit_s)
     check_writable(results_dir)
     backend = select_backend(device, threads)
     progress = Progress(show_progress)
     started = datetime.now(timezone.utc)
-    commit, dirty = provenance()
     device_info = fingerprint(backend)
     lock = DeviceLock(device_info["slug"])
     contended = lock.acquire(allow_contended)
     if not contended:
         remove_temporaries(results_dir / device_info["slug"])
+    deadline = None if time_limit_s is None else clock_started + time_limit_s
     try:
-        return _first_write(profile, sweeps, backend, progress, started, commit, dirty, device_info, contended, lock,
-                            results_dir, cache, command)  # fmt: skip
+        return _first_write(options, backend, progress, started, device_info, contended, lock, deadline)
     except BaseException:
         lock.release()
         raise
 
 
-def _first_write(profile, sweeps, backend, progress, started, commit, dirty, device_info, contended, lock, results_dir,
-                 cache, command):  # fmt: skip
+def _first_write(options: RunOptions, backend, progress, started, device_info, contended, lock, deadline):
     """Measure the ceilings, write the first version of the file, and return it with the rest of the run."""
+    profile, sweeps = options.profile, options.sweeps
+    commit, dirty = provenance()
     progress.show("measuring ceilings (copy bandwidth, matmul rate)")
     dtypes = sorted({d for s in sweeps for d in s.dtypes})
     ceilings = measure_ceilings(
@@ -428,6 +415,7 @@ def _first_write(profile, sweeps, backend, progress, started, commit, dirty, dev
         progress=progress.curve("ceilings: bandwidth and matmul curves"),
     )
     run_id = f"{started:%Y%m%dT%H%M%SZ}-{profile.name}-{secrets.token_hex(3)}"
+    workloads = list(dict.fromkeys(sweep.workload for sweep in sweeps))
     doc = {
         "schema_version": SCHEMA_VERSION,
         "run": {
@@ -438,9 +426,9 @@ def _first_write(profile, sweeps, backend, progress, started, commit, dirty, dev
             "interrupted": None,
             "git_commit": commit,
             "git_dirty": dirty,
-            "command": command,
+            "command": options.command,
             "profile": profile.name,
-            "workloads_planned": list(dict.fromkeys(sweep.workload for sweep in sweeps)),
+            "workloads_planned": workloads,
             "workloads_done": [],
             **({"contended": True} if contended else {}),
         },
@@ -449,14 +437,33 @@ def _first_write(profile, sweeps, backend, progress, started, commit, dirty, dev
         "checks": [],
         "records": [],
     }
-    run = RunFile(results_dir / device_info["slug"] / f"{run_id}.json", doc, lock)
-    workloads = list(dict.fromkeys(sweep.workload for sweep in sweeps))
+    if deadline is not None:
+        sweeps = _fit(doc, options, backend.kind, deadline, progress)
+    run = RunFile(options.results_dir / device_info["slug"] / f"{run_id}.json", doc, lock)
     run.save()
 
     def measure_all() -> None:
-        run_sweeps(run, backend, sweeps, profile, cache, progress.curve(" + ".join(dict.fromkeys(workloads))))
+        label = progress.curve(" + ".join(workloads))
+        run_sweeps(run, backend, sweeps, profile, options.cache, label, deadline)
         doc["run"]["workloads_done"] = workloads
         run.save()
         progress.end_line()
 
     return run, measure_all
+
+
+SAVE_MARGIN = 0.05  # share of the time limit (at most 2 s) kept free for the last writes of the file
+
+
+def _fit(doc: dict, options: RunOptions, kind: str, deadline: float, progress) -> list[Sweep]:
+    """The sweeps cut to end by the deadline by the cost model on this run's own ceilings; the
+    run records its limit and what was cut."""
+    machine = machine_from_ceilings(kind, doc["ceilings"], doc["device"])
+    margin = min(2.0, SAVE_MARGIN * options.time_limit_s)
+    seconds = max(0.0, deadline - time.perf_counter() - margin)
+    sweeps, note = fit_to_time(options.profile, options.sweeps, machine, seconds, options.cache)
+    doc["run"]["time_limit_s"] = options.time_limit_s
+    if note:
+        doc["run"]["fitted_to_time"] = note
+        progress.note(note)
+    return sweeps

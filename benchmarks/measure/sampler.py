@@ -95,6 +95,7 @@ def measure_points(
     progress: Callable[[int, int], None] | None = None,
     after_round: Callable[[dict[tuple[Hashable, int], Outcome]], None] | None = None,
     seed: int = 0,
+    deadline: float | None = None,
 ) -> dict[tuple[Hashable, int], Outcome]:
     """Time every point; return (curve, batch) -> Outcome, seconds per unit.
 
@@ -105,6 +106,10 @@ def measure_points(
     other exception records `error` for that point alone. Nothing raised escapes except
     KeyboardInterrupt and SystemExit. `after_round` receives the outcomes so far (ok points
     summarised from the samples taken until then), so a caller can save partial results.
+
+    With a `deadline` (a time.perf_counter() value) no round starts that would end after it, judging
+    by the last round's length, and no point is prepared after it: the measurement ends with fewer
+    samples per point, and a point that got none is recorded as skipped, saying why.
     """
     outcomes: dict[tuple[Hashable, int], Outcome] = {}
     ready: dict[tuple[Hashable, int], tuple[Point, Callable[[], Any], int]] = {}
@@ -126,8 +131,15 @@ def measure_points(
                 ready.pop(other_key, None)
                 outcomes[other_key] = Outcome("skipped", message=f"not run: batch {point.batch} ran out of memory")
 
+    late = Outcome("skipped", message="not sampled: the run's time limit came before this point's first sample")
+
+    def out_of_time(needed: float = 0.0) -> bool:
+        return deadline is not None and time.perf_counter() + needed > deadline
+
     for point in points:
-        if (point.curve, point.batch) not in outcomes:
+        if (point.curve, point.batch) not in outcomes and out_of_time():
+            outcomes[(point.curve, point.batch)] = late
+        elif (point.curve, point.batch) not in outcomes:
             try:
                 fn = point.prepare()
                 ready[(point.curve, point.batch)] = (
@@ -148,15 +160,21 @@ def measure_points(
 
     samples: dict[tuple[Hashable, int], list[float]] = {key: [] for key in ready}
 
-    def current() -> dict[tuple[Hashable, int], Outcome]:
+    def current(final: bool = False) -> dict[tuple[Hashable, int], Outcome]:
         result = dict(outcomes)
         for key, (_, _, inner) in ready.items():
             if samples[key]:
                 result[key] = Outcome("ok", timing=summarize(samples[key], inner))
+            elif final:
+                result[key] = late
         return result
 
     rng = random.Random(seed)
+    round_s = 0.0
     for round_index in range(rounds):
+        if out_of_time(round_s):
+            break
+        round_started = time.perf_counter()
         order = list(ready)
         rng.shuffle(order)
         for key in order:
@@ -172,6 +190,7 @@ def measure_points(
             done += 1
             if progress:
                 progress(min(done, total), total)
+        round_s = time.perf_counter() - round_started
         if after_round:
             after_round(current())
-    return current()
+    return current(final=True)

@@ -27,6 +27,9 @@ def test_the_explaining_side_never_imports_torch():
         "benchmarks.summary",
         "benchmarks.workloads",
         "benchmarks.measure.sampler",
+        "benchmarks.measure.planning",
+        "benchmarks.measure.ceiling_plan",
+        "benchmarks.estimate",
         "snippets.costs",
     ]
     assert "benchmarks.site.pages.mlp" in modules and "benchmarks.analysis.roofline" in modules

@@ -6,7 +6,7 @@ import pytest
 
 from benchmarks import profiles
 from benchmarks.cli import main
-from benchmarks.measure import ceilings, runner
+from benchmarks.measure import ceiling_plan, runner
 from benchmarks.profiles import Profile, Sweep
 from benchmarks.results import read_run
 
@@ -24,11 +24,11 @@ TINY = Profile(
 
 def small_ceilings(monkeypatch):
     """Ceiling curves at a few small sizes: the fault paths do not need the real ones."""
-    monkeypatch.setitem(ceilings.COPY_BYTES, "cpu", 2**20)
-    monkeypatch.setitem(ceilings.WORKING_SETS, "cpu", [2**14, 2**17])
-    monkeypatch.setitem(ceilings.MATMUL_N, "cpu", 128)
-    monkeypatch.setitem(ceilings.MATMUL_SIZES, "cpu", [32, 128])
-    monkeypatch.setattr(ceilings, "WARMUP_S", 0.0)
+    monkeypatch.setitem(ceiling_plan.COPY_BYTES, "cpu", 2**20)
+    monkeypatch.setitem(ceiling_plan.WORKING_SETS, "cpu", [2**14, 2**17])
+    monkeypatch.setitem(ceiling_plan.MATMUL_N, "cpu", 128)
+    monkeypatch.setitem(ceiling_plan.MATMUL_SIZES, "cpu", [32, 128])
+    monkeypatch.setattr(ceiling_plan, "WARMUP_S", 0.0)
 
 
 def small_cache(monkeypatch, l2_bytes=2**16):

@@ -10,7 +10,7 @@ import torch
 
 from benchmarks import profiles
 from benchmarks.cli import main
-from benchmarks.measure import runner
+from benchmarks.measure import planning, runner
 from benchmarks.measure.adapters import MLP
 from benchmarks.measure.backends import CpuBackend
 from benchmarks.profiles import Profile, Sweep
@@ -232,7 +232,7 @@ def test_a_compile_failure_fails_its_points_once(tiny, capsys, monkeypatch):
     ],
 )
 def test_weight_copies(weights, cache, mode, memory, expected):
-    assert runner.weight_copies(weights, cache, mode, memory) == expected
+    assert planning.weight_copies(weights, cache, mode, memory) == expected
 
 
 def test_cuda_without_cuda_is_one_clear_line():
@@ -330,7 +330,7 @@ def test_decode_batches_whose_kv_cache_cannot_fit_are_skipped(tiny, capsys, monk
 
     def free_memory(self):  # the budget is a share of what is free once everything else is set up
         free["asked"] = True
-        return int(needed / Decode.MEMORY_SHARE) + 1  # room for batch 2, not 4
+        return int(needed / planning.KV_MEMORY_SHARE) + 1  # room for batch 2, not 4
 
     monkeypatch.setattr(CpuBackend, "free_memory", free_memory)
     _one_sweep_profile(monkeypatch, Sweep("decode", DECODE_TINY, ("float32",), ("eager",), (1, 2, 4)))
@@ -412,7 +412,7 @@ def test_kv_budgets_give_small_curves_what_they_need_and_split_the_rest():
     ]
     sweeps.insert(1, Sweep("mlp", {"width": 8, "depth": 1}, ("float32",), ("eager",), (1,)))
     wants = [decode.memory_needed(s.params, "float32", 64) for s in (sweeps[0], sweeps[2], sweeps[3])]
-    share = decode.MEMORY_SHARE
+    share = planning.KV_MEMORY_SHARE
     memory = (wants[0] + 2 * wants[1] * 0.75) / share  # the small curve's need and 75 % of two others
     budgets = runner.memory_budgets(sweeps, memory)
     assert set(budgets) == {(0, "float32"), (2, "float32"), (3, "float32")}  # the MLP needs no budget
@@ -434,10 +434,10 @@ def test_large_batches_need_fewer_weight_copies():
     mlp = MLP()
     sweep = Sweep("mlp", {"width": 256, "depth": 8}, ("float32",), ("eager",), (1, 64, 512))
     device = {"l2_bytes": 32 * 2**20, "memory_bytes": 2**34}
-    copies = runner.copies_by_batch(mlp, sweep, "float32", "rotated", device, sweep.batches)
+    copies = planning.copies_by_batch(mlp, sweep, "float32", "rotated", device, sweep.batches)
     # 2 MiB of weights; activations 8·4·2·b·256 bytes: 16 KiB a row
     assert copies == {1: 48, 64: 32, 512: 10}
-    assert runner.copies_by_batch(mlp, sweep, "float32", "resident", device, sweep.batches) == {1: 1, 64: 1, 512: 1}
+    assert planning.copies_by_batch(mlp, sweep, "float32", "resident", device, sweep.batches) == {1: 1, 64: 1, 512: 1}
 
 
 def test_points_that_cannot_rotate_past_the_cache_are_measured_resident_or_left_to_their_twin():
@@ -446,8 +446,8 @@ def test_points_that_cannot_rotate_past_the_cache_are_measured_resident_or_left_
     plan = runner.Plan()
     sweep = Sweep("mlp", {"width": 128, "depth": 8}, ("float32",), ("eager",), (1, 4096))
     device = {"l2_bytes": 32 * 2**20, "memory_bytes": 2**34}
-    copies = runner.copies_by_batch(MLP(), sweep, "float32", "rotated", device, sweep.batches)
-    assert copies[1] == runner.MAX_COPIES
+    copies = planning.copies_by_batch(MLP(), sweep, "float32", "rotated", device, sweep.batches)
+    assert copies[1] == planning.MAX_COPIES
     # alone: batch 1 is measured resident with one copy; batch 4096's activations rotate on their own
     states = runner.cache_states(plan, MLP(), sweep, "float32", ["eager"], device, "rotated", copies, set())
     assert states == {("eager", "rotated"): {4096: copies[4096]}, ("eager", "resident"): {1: 1}}
@@ -517,9 +517,33 @@ def test_kernel_names_say_why_they_are_missing(monkeypatch, one_sweep):
     Recorder(monkeypatch, names=())
     records = one_sweep(LINEAR_SWEEP)
     assert records[1]["kernels_error"].startswith("no kernel names")
-    monkeypatch.setattr(runner, "KERNEL_BUDGET_S", 0.0)
+    monkeypatch.setattr(runner, "KERNEL_NAMES_BUDGET_S", 0.0)
     Recorder(monkeypatch)
     records = one_sweep(LINEAR_SWEEP)
     assert records[1]["kernels_error"] == records[3]["kernels_error"]
-    assert records[1]["kernels_error"].startswith("skipped: the run's 0 s for recording kernel names was spent")
+    assert records[1]["kernels_error"].startswith("skipped: the run's 0 s for recording kernel names were spent")
     assert all(r["status"] == "ok" for r in records.values())
+
+
+def test_a_time_limit_plans_fewer_samples_and_ends_in_time(tiny, capsys, monkeypatch):
+    """Eight points wanting 60 samples of 20 ms each (about 10 s) under a 4 s limit: the run plans
+    fewer samples on its own ceilings, ends in time with a complete file and says what it cut."""
+    import dataclasses
+    import time
+
+    sweeps = tuple(dataclasses.replace(s, rounds=60, min_sample_s=0.02) for s in TINY.sweeps)
+    slow = Profile(name="tiny", description="test-only", sweeps=sweeps, rounds=3, min_sample_s=0.001, warmup_s=0.0)
+    monkeypatch.setitem(profiles.PROFILES, "tiny", slow)
+    started = time.perf_counter()
+    assert tiny("--time-limit", "4") == 0
+    elapsed = time.perf_counter() - started
+    run = read_run(written(capsys))
+    assert run.complete and run.doc["run"]["time_limit_s"] == 4
+    assert "samples per point instead of 60" in run.doc["run"]["fitted_to_time"]
+    assert all(r["status"] == "ok" and len(r["timing"]["samples_s"]) < 60 for r in run.records)
+    assert elapsed < 4 + 1, elapsed  # the limit, and the last write of the file
+
+
+def test_a_time_limit_must_be_positive(tiny, capsys):
+    assert tiny("--time-limit", "-3") == 2
+    assert "--time-limit -3: give a number of seconds above 0" in capsys.readouterr().err

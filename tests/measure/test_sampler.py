@@ -144,3 +144,58 @@ def test_warm_up_waits_for_the_device():
 
     calibrate(backend, enqueue, min_sample_s=0.01, warmup_s=0.05)
     assert max(most_queued) == 1  # never more than one call in flight during warm-up
+
+
+class Clock:
+    """A clock that the fake backend's calls move forward."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        return self.now
+
+
+class TimedFakeBackend(FakeClockBackend):
+    def __init__(self, clock):
+        super().__init__()
+        self.clock = clock
+
+    def time(self, fn, inner):
+        per_call = super().time(fn, inner)
+        self.clock.now += per_call * inner
+        return per_call
+
+
+def test_a_deadline_ends_the_measurement_with_fewer_rounds(monkeypatch):
+    """Each round of 3 points × 10 ms samples takes about 30 ms; a deadline 100 ms after the start
+    leaves time for the warm-up and calibration and a few rounds, never one that would end too late."""
+    from types import SimpleNamespace
+
+    from benchmarks.measure import sampler
+
+    clock = Clock()
+    monkeypatch.setattr(sampler, "time", SimpleNamespace(perf_counter=clock.perf_counter))
+    points = [Point("a", b, constant(0.001)) for b in (1, 2, 3)]
+    sparse = Point("b", 1, constant(0.001), rounds=2)  # wants 2 of 20 rounds: its first comes in round 9
+    outcomes = measure_points(
+        TimedFakeBackend(clock), [*points, sparse], rounds=20, min_sample_s=0.01, warmup_s=0.0, deadline=0.1
+    )
+    taken = {key[1]: len(o.timing["samples_s"]) for key, o in outcomes.items() if key[0] == "a"}
+    assert min(taken.values()) >= 1 and max(taken.values()) < 20
+    assert clock.now <= 0.1 + 1e-9
+    assert outcomes[("b", 1)].status == "skipped" and "time limit" in outcomes[("b", 1)].message
+
+
+def test_a_deadline_already_passed_prepares_nothing(monkeypatch):
+    from types import SimpleNamespace
+
+    from benchmarks.measure import sampler
+
+    clock = Clock()
+    clock.now = 5.0
+    monkeypatch.setattr(sampler, "time", SimpleNamespace(perf_counter=clock.perf_counter))
+    prepared = []
+    points = [Point("a", 1, lambda: prepared.append(1) or (lambda: 0.001))]
+    outcomes = measure_points(TimedFakeBackend(clock), points, rounds=3, min_sample_s=0.01, warmup_s=0.0, deadline=1)
+    assert prepared == [] and outcomes[("a", 1)].status == "skipped"

@@ -1,0 +1,319 @@
+"""How long a profile takes, from a stated cost model: `python -m benchmarks list` prints it.
+
+The model follows what a run does, step by step, with the harness's own planning (ceiling points,
+weight copies, KV-cache budgets, sampling rounds). A call's time is its roofline time on the
+machine's reached rates, plus a per-operator cost (added on a CPU; on a GPU, eager launches overlap
+the kernels and a graph replay pays per kernel). Each point then costs its warm-up, calibration,
+samples and (graph mode) capture; each configuration its model build; each compiled curve one cold
+compile; each sampled batch one kernel-name profiler session, within the run's budget for them.
+
+Machines: the reference CPU's figures are measured (its committed quick runs); the H200's are the
+datasheet's with stated assumptions, to be replaced by measured ones once an H200 run is committed.
+Pure Python.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, find_gpu
+from benchmarks.measure import ceiling_plan, planning
+from benchmarks.profiles import Profile, Sweep
+from benchmarks.workloads import WORKLOADS, decoder_config
+from snippets import costs
+
+GRAPH_WARMUP_CALLS = 3  # CudaBackend.WARMUP_CALLS: calls on the capture stream before each capture
+CHECK_S = 0.05  # a configuration's correctness check at toy sizes
+
+
+@dataclass(frozen=True)
+class Machine:
+    """The figures the estimate needs about a device, and where they come from."""
+
+    name: str
+    kind: str  # "cpu" or "cuda"
+    flops_per_s: Mapping[str, float]  # reached matmul rate by dtype
+    bytes_per_s: float  # reached memory bandwidth
+    op_s: float  # host cost of one eager operator
+    graph_op_s: float  # cost of one kernel in a replayed CUDA graph
+    capture_s: float  # fixed cost of one graph capture
+    compile_s: float  # one cold torch.compile of a curve's model
+    profile_s: float  # one kernel-name profiler session
+    build_bytes_per_s: float  # weights initialised per second when the models are built
+    l2_bytes: int
+    memory_bytes: int
+    basis: str  # where these figures come from, in a sentence
+    modes: tuple[str, ...] = ("eager", "compile")
+
+    @property
+    def device(self) -> dict[str, int]:
+        return {"l2_bytes": self.l2_bytes, "memory_bytes": self.memory_bytes}
+
+    def rate(self, dtype: str) -> float:
+        return self.flops_per_s.get(dtype) or min(self.flops_per_s.values())
+
+
+REFERENCE_RUN = "benchmarks/results/cpu-amd-epyc/20261130T100333Z-quick-19a50f.json"
+REFERENCE_CPU = Machine(
+    name="the reference 2-core CPU (AMD EPYC, 1 thread)",
+    kind="cpu",
+    flops_per_s={"float32": 107.3e9},  # the run's fp32 matmul ceiling
+    bytes_per_s=38.4e9,  # the run's copy ceiling
+    op_s=3.0e-6,  # the run's 8×64 MLP, eager, batch 1: 48.8 µs for 16 operators
+    graph_op_s=0.0,
+    capture_s=0.0,
+    compile_s=15.0,  # assumed: a cold compile of a small MLP with dynamic shapes
+    profile_s=0.01,  # measured on the same machine: 8 ms per profiler session
+    build_bytes_per_s=1.0e9,  # measured on the same machine: fp32 weights initialised at 1.0 GB/s
+    l2_bytes=32 * 2**20,
+    memory_bytes=25_276_059_648,
+    basis=f"ceilings and the 8×64 MLP's eager cost measured in {REFERENCE_RUN}; compile time assumed",
+)
+
+_H200 = find_gpu("NVIDIA H200")
+REACHED_FLOPS = 0.7  # assumed share of the datasheet's dense peak that large GEMMs reach
+REACHED_BANDWIDTH = 0.85  # assumed share of the datasheet bandwidth that large copies reach
+H200 = Machine(
+    name="NVIDIA H200 (datasheet, assumptions)",
+    kind="cuda",
+    flops_per_s={dtype: REACHED_FLOPS * rate for dtype, rate in _H200.peak_flops.items()},
+    bytes_per_s=REACHED_BANDWIDTH * _H200.bandwidth,
+    op_s=6e-6,  # assumed: PyTorch's eager cost per operator on a fast host
+    graph_op_s=2e-6,  # assumed: one kernel node of a replayed graph
+    capture_s=0.005,  # assumed
+    compile_s=40.0,  # assumed: a cold torch.compile with Inductor's Triton kernels
+    profile_s=0.05,  # assumed: one profiler session with CUPTI
+    build_bytes_per_s=100e9,  # assumed: weights initialised on the device
+    l2_bytes=_H200.l2_bytes,
+    memory_bytes=_H200.memory_bytes,
+    basis=f"{REACHED_FLOPS:.0%} of the datasheet's dense FLOP/s and {REACHED_BANDWIDTH:.0%} of its bandwidth, "
+    "per-operator, capture and compile costs assumed; no H200 run is committed yet",
+    modes=("graph", "eager", "compile"),
+)
+MACHINES = {"quick": REFERENCE_CPU, "full": H200}  # the machine each profile is written for
+
+
+def _moe_ops(p: Mapping[str, Any]) -> int:
+    if p["variant"] == "dense":
+        return 3
+    if p["variant"] == "expert-choice":
+        return 12
+    return 10 + 6 * p["experts"]  # routing, sort and count, then gather, two matmuls, scale, scatter per expert
+
+
+# Operators one call runs (about; kernels on a GPU): what the per-operator costs multiply.
+OPERATORS: dict[str, Callable[[Mapping[str, Any]], int]] = {
+    "mlp": lambda p: 2 * p["depth"],  # Linear and ReLU per layer
+    "linear": lambda p: 1,
+    "conv": lambda p: 1,
+    "resnet50": lambda p: 175,  # 53 convolutions, 53 batch norms, 49 ReLUs, 16 adds, pools, the classifier
+    "decode": lambda p: 18 * p["layers"],  # norms, 7 projections, cache writes, attention, activation, adds
+    "moe": _moe_ops,
+}
+
+
+class _Costs:
+    """A workload spec with the adapters' interface (dtype names, not element sizes)."""
+
+    def __init__(self, name: str):
+        self.spec = WORKLOADS[name]
+
+    def cost(self, params, dtype, batch):
+        return self.spec.cost(params, BYTES_PER_ELEMENT[dtype], batch)
+
+    def weight_bytes(self, params, dtype):
+        return self.spec.weight_bytes(params, BYTES_PER_ELEMENT[dtype])
+
+
+def kv_cache_bytes(params: Mapping[str, Any], dtype: str, batch: int) -> int:
+    """The KV cache a decode sweep holds at this batch (what the harness budgets)."""
+    positions = params["context"] + (0 if params.get("phase") == "prefill" else 1)
+    return costs.kv_cache_bytes(decoder_config(params), batch, positions, BYTES_PER_ELEMENT[dtype])
+
+
+def call_seconds(machine: Machine, workload: str, params, dtype: str, batch: int, mode: str, copies: int) -> float:
+    """One timed call: every weight copy once, at its roofline time plus the operators' cost."""
+    flops, bytes_moved = _Costs(workload).cost(params, dtype, batch)
+    work = max(flops / machine.rate(dtype), bytes_moved / machine.bytes_per_s)
+    ops = OPERATORS[workload](params)
+    if mode == "compile":
+        ops = math.ceil(ops / 2)  # fused elementwise operators
+    if mode == "graph":
+        per_copy = work + ops * machine.graph_op_s
+    elif machine.kind == "cuda":
+        per_copy = max(work, ops * machine.op_s)  # launches run ahead of the kernels
+    else:
+        per_copy = work + ops * machine.op_s
+    return copies * per_copy
+
+
+def point_seconds(call: float, samples: int, min_sample_s: float, warmup_s: float) -> float:
+    """Warm-up, calibration and samples of one point, as the sampler takes them."""
+    warmup = max(warmup_s, 2 * call) + call / 2
+    calibration, inner = 0.0, 1
+    while True:
+        calibration += call * inner
+        if call * inner >= min_sample_s / 4 or inner >= 100_000:
+            break
+        inner *= 8
+    sample = max(min_sample_s, call)
+    return warmup + calibration + samples * sample
+
+
+@dataclass
+class Estimate:
+    machine: Machine
+    parts: dict[str, float] = field(default_factory=dict)  # what each part of the run costs, seconds
+    points: int = 0
+
+    @property
+    def total_s(self) -> float:
+        return sum(self.parts.values())
+
+    def add(self, part: str, seconds: float) -> None:
+        self.parts[part] = self.parts.get(part, 0.0) + seconds
+
+
+def estimate_ceilings(machine: Machine, rounds: int, min_sample_s: float, dtypes: list[str]) -> float:
+    kind = machine.kind
+    matmul_dtypes = list(ceiling_plan.CUDA_MATMUL_DTYPES) if kind == "cuda" else sorted({"float32", *dtypes})
+    plan = ceiling_plan.plan_ceilings(kind, matmul_dtypes, machine.memory_bytes if kind == "cuda" else None)
+    total = 0.0
+    for curve, size, is_ceiling in plan.points():
+        if curve == "copy":
+            repeats = ceiling_plan.copy_repeats(size, kind)
+            call = 2 * size * repeats / machine.bytes_per_s + repeats * machine.graph_op_s
+        elif curve == "read":
+            call = size * ceiling_plan.read_repeats(size, kind) / machine.bytes_per_s
+        else:
+            call = 2 * size**3 / machine.rate(curve[1])
+        samples, sample_s = (rounds, min_sample_s) if is_ceiling else (max(5, rounds // 2), min_sample_s / 2)
+        total += point_seconds(call, samples, sample_s, ceiling_plan.WARMUP_S)
+        if kind == "cuda":
+            total += (GRAPH_WARMUP_CALLS + 1) * call + machine.capture_s
+    return total
+
+
+def _kv_budgets(sweeps: list[Sweep], machine: Machine) -> dict[tuple[int, str], float]:
+    wants = {
+        (i, dtype): kv_cache_bytes(s.params, dtype, max(s.batches))
+        for i, s in enumerate(sweeps)
+        if s.workload == "decode"
+        for dtype in s.dtypes
+    }
+    free = 0.8 * machine.memory_bytes  # assumed: what is left once every other configuration is set up
+    return planning.share_memory(wants, planning.KV_MEMORY_SHARE * free)
+
+
+def estimate(
+    profile: Profile, machine: Machine, sweeps: list[Sweep] | None = None, cache: str = "rotated", ceilings: bool = True
+) -> Estimate:
+    """The estimated wall time of `profile` (or of these of its sweeps) on `machine`, by part;
+    without the ceilings when they are already measured."""
+    sweeps = list(profile.sweeps if sweeps is None else sweeps)
+    found = Estimate(machine)
+    dtypes = sorted({d for s in sweeps for d in s.dtypes})
+    if ceilings:
+        found.add("ceilings", estimate_ceilings(machine, profile.rounds, profile.min_sample_s, dtypes))
+    budgets = _kv_budgets(sweeps, machine)
+    kernel_sessions = 0
+    for index, sweep in enumerate(sweeps):
+        settings = profile.settings(sweep)
+        workload = _Costs(sweep.workload)
+        modes = [m for m in sweep.modes if m in machine.modes]
+        for dtype in sweep.dtypes:
+            copies = planning.copies_by_batch(
+                workload, sweep, dtype, sweep.cache or cache, machine.device, sweep.batches
+            )
+            budget = budgets.get((index, dtype))
+            if budget is not None:
+                copies = {b: n for b, n in copies.items() if kv_cache_bytes(sweep.params, dtype, b) <= budget}
+            if not copies:
+                continue
+            weights = workload.weight_bytes(sweep.params, dtype)
+            found.add("building models", CHECK_S + weights * max(copies.values()) / machine.build_bytes_per_s)
+            for mode in modes:
+                if mode == "compile":
+                    found.add("torch.compile", machine.compile_s)
+                for batch, n in copies.items():
+                    call = call_seconds(machine, sweep.workload, sweep.params, dtype, batch, mode, n)
+                    seconds = point_seconds(call, settings["rounds"], settings["min_sample_s"], settings["warmup_s"])
+                    found.add(sweep.workload, seconds)
+                    found.points += 1
+                    if mode == "graph":
+                        found.add("graph captures", (GRAPH_WARMUP_CALLS + 1) * call + machine.capture_s)
+                kernel_sessions += len(sweep.kernel_batches & set(copies))
+    if kernel_sessions:
+        found.add("kernel names", min(planning.KERNEL_NAMES_BUDGET_S, kernel_sessions * machine.profile_s))
+    return found
+
+
+def describe(found: Estimate) -> list[str]:
+    """Lines for a terminal: the total, then each part."""
+    lines = [f"estimated {found.total_s / 60:.1f} min on {found.machine.name} ({found.points} points)"]
+    for part, seconds in sorted(found.parts.items(), key=lambda kv: -kv[1]):
+        lines.append(f"  {part:<18} {seconds:7.1f} s")
+    lines.append(f"  (cost model: {found.machine.basis})")
+    return lines
+
+
+MIN_SAMPLES = 3  # per point: fewer and a median says little
+
+
+def machine_from_ceilings(kind: str, ceilings: Mapping[str, Any], device: Mapping[str, Any]) -> Machine:
+    """The machine a run just measured: its own ceilings, the other costs of its kind's reference."""
+    base = REFERENCE_CPU if kind == "cpu" else H200
+    rates = {dtype: entry["flops_per_s"] for dtype, entry in ceilings["matmul"].items()}
+    return replace(
+        base,
+        name=f"this {kind.upper() if kind == 'cuda' else kind} (its measured ceilings)",
+        flops_per_s=rates or base.flops_per_s,
+        bytes_per_s=ceilings["copy"]["bytes_per_s"],
+        l2_bytes=device.get("l2_bytes") or base.l2_bytes,
+        memory_bytes=device.get("memory_bytes") or base.memory_bytes,
+        basis=f"the run's measured ceilings; other costs as for {base.name}",
+    )
+
+
+def _thinned(batches: tuple[int, ...]) -> tuple[int, ...]:
+    """Every second batch size, keeping the first and the last."""
+    if len(batches) <= 3:
+        return batches
+    kept = batches[::2]
+    return kept if kept[-1] == batches[-1] else (*kept, batches[-1])
+
+
+def fit_to_time(
+    profile: Profile, sweeps: list[Sweep], machine: Machine, seconds: float, cache: str = "rotated"
+) -> tuple[list[Sweep], str | None]:
+    """Sweeps whose estimated time (ceilings excluded) fits in `seconds`: fewer samples per point
+    first (down to MIN_SAMPLES), then fewer points (every second batch size, as often as needed).
+    Returns them with a sentence saying what was cut (None when nothing was)."""
+
+    def cost(candidate):
+        return estimate(profile, machine, candidate, cache, ceilings=False).total_s
+
+    planned = cost(sweeps)
+    if planned <= seconds:
+        return sweeps, None
+    rounds = {id(s): profile.settings(s)["rounds"] for s in sweeps}
+    current, scale = sweeps, 1.0
+    while cost(current) > seconds and any(profile.settings(s)["rounds"] > MIN_SAMPLES for s in current):
+        scale *= 0.8
+        current = [replace(s, rounds=max(MIN_SAMPLES, math.floor(rounds[id(s)] * scale))) for s in sweeps]
+    thinned = 0
+    while cost(current) > seconds and any(len(s.batches) > 3 for s in current):
+        current = [replace(s, batches=_thinned(s.batches)) for s in current]
+        thinned += 1
+    left = cost(current)
+    before = max(rounds.values())
+    after = max(profile.settings(s)["rounds"] for s in current)
+    note = f"to fit {seconds:.0f} s (estimated {planned:.0f} s): at most {after} samples per point instead of {before}"
+    if thinned:
+        note += f", every second batch size dropped {thinned} time(s)"
+    if left > seconds:
+        note += f"; still estimated at {left:.0f} s, so sampling stops when the time is up"
+    return current, note

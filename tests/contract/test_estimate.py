@@ -1,0 +1,85 @@
+"""The time estimate: checked against the committed reference runs, and the plan a time limit makes."""
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from benchmarks import estimate
+from benchmarks.profiles import FULL, QUICK, Profile, Sweep
+from benchmarks.workloads import WORKLOADS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def wall_seconds(path: Path) -> float:
+    run = json.loads(path.read_text())["run"]
+    return (datetime.fromisoformat(run["finished_at"]) - datetime.fromisoformat(run["started_at"])).total_seconds()
+
+
+def test_every_workload_has_an_operator_count():
+    assert set(estimate.OPERATORS) == set(WORKLOADS)
+
+
+def test_the_reference_cpu_is_the_committed_reference_run():
+    doc = json.loads((ROOT / estimate.REFERENCE_RUN).read_text())
+    cpu = estimate.REFERENCE_CPU
+    assert cpu.bytes_per_s == pytest.approx(doc["ceilings"]["copy"]["bytes_per_s"], rel=0.01)
+    assert cpu.flops_per_s["float32"] == pytest.approx(doc["ceilings"]["matmul"]["float32"]["flops_per_s"], rel=0.01)
+    assert cpu.l2_bytes == doc["device"]["l2_bytes"] and cpu.memory_bytes == doc["device"]["memory_bytes"]
+    tiny = [
+        r for r in doc["records"]
+        if r["workload"] == "mlp" and r["params"] == {"width": 64, "depth": 8} and r["mode"] == "eager"
+        and r["batch"] == 1
+    ]  # fmt: skip
+    assert cpu.op_s == pytest.approx(tiny[0]["median_s"] / 16, rel=0.05)
+
+
+def test_the_quick_estimate_matches_the_reference_runs_wall_time():
+    """Two committed quick runs on the reference CPU (1 thread) took 98 s each."""
+    walls = [wall_seconds(p) for p in sorted((ROOT / "benchmarks/results/cpu-amd-epyc").glob("20261130T10*-quick-*"))]
+    assert len(walls) == 2
+    found = estimate.estimate(QUICK, estimate.REFERENCE_CPU).total_s
+    assert all(0.75 < found / wall < 1.33 for wall in walls), (found, walls)
+
+
+def test_the_full_profile_fits_four_minutes_on_an_h200():
+    found = estimate.estimate(FULL, estimate.H200)
+    assert found.total_s <= 240
+    assert sum(found.parts.values()) == pytest.approx(found.total_s)
+    assert {"ceilings", "mlp", "linear", "graph captures", "torch.compile", "kernel names"} <= set(found.parts)
+
+
+def test_skipped_kv_batches_cost_nothing():
+    """A decode sweep's batches whose KV cache exceeds its share are not planned, so not estimated."""
+    model = {"layers": 4, "d_model": 4096, "heads": 32, "kv_heads": 32, "d_ff": 14336, "ffn": "swiglu"}
+    long = Sweep("decode", {**model, "context": 32768, "phase": "decode"}, ("bfloat16",), ("graph",), (1, 512))
+    short = Sweep("decode", {**model, "context": 32768, "phase": "decode"}, ("bfloat16",), ("graph",), (1,))
+    profile = Profile("p", "test-only", (long,), rounds=5, min_sample_s=0.002)
+    both = estimate.estimate(profile, estimate.H200, [long], ceilings=False)
+    one = estimate.estimate(profile, estimate.H200, [short], ceilings=False)
+    assert both.points == one.points == 1
+
+
+def test_a_time_limit_cuts_samples_before_batch_sizes():
+    sweeps = list(QUICK.sweeps)
+    planned = estimate.estimate(QUICK, estimate.REFERENCE_CPU, sweeps, ceilings=False).total_s
+    same, note = estimate.fit_to_time(QUICK, sweeps, estimate.REFERENCE_CPU, planned + 1)
+    assert same == sweeps and note is None
+    fewer, note = estimate.fit_to_time(QUICK, sweeps, estimate.REFERENCE_CPU, 0.7 * planned)
+    assert [s.batches for s in fewer] == [s.batches for s in sweeps]  # only samples were cut
+    assert estimate.estimate(QUICK, estimate.REFERENCE_CPU, fewer, ceilings=False).total_s <= 0.7 * planned
+    assert note.startswith(f"to fit {0.7 * planned:.0f} s") and "samples per point" in note
+    thinned, note = estimate.fit_to_time(QUICK, sweeps, estimate.REFERENCE_CPU, 0.3 * planned)
+    assert all(QUICK.settings(s)["rounds"] == estimate.MIN_SAMPLES for s in thinned)
+    assert sum(len(s.batches) for s in thinned) < sum(len(s.batches) for s in sweeps)
+    assert all(s.batches[0] == t.batches[0] and s.batches[-1] == t.batches[-1] for s, t in zip(sweeps, thinned))
+    assert "every second batch size dropped" in note
+
+
+def test_a_run_is_estimated_on_its_own_ceilings():
+    ceilings = {"copy": {"bytes_per_s": 2e12}, "matmul": {"bfloat16": {"flops_per_s": 5e14}}}
+    machine = estimate.machine_from_ceilings("cuda", ceilings, {"l2_bytes": 2**25, "memory_bytes": 2**36})
+    assert machine.bytes_per_s == 2e12 and machine.flops_per_s == {"bfloat16": 5e14}
+    assert machine.l2_bytes == 2**25 and machine.op_s == estimate.H200.op_s
