@@ -59,9 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--results-dir",
         type=Path,
-        default=DEFAULT_RESULTS_DIR,
         metavar="DIR",
-        help="where to write <device-slug>/<run-id>.json (default: benchmarks/results/)",
+        help="where to write <device-slug>/<run-id>.json (default: benchmarks/results/; for the smoke profile a "
+        "temporary directory, removed afterwards)",
     )
     run.add_argument(
         "--threads",
@@ -141,6 +141,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.threads is not None and not 1 <= args.threads <= cores:
         print(f"error: --threads {args.threads}: choose 1 to {cores}, the cores of this machine", file=sys.stderr)
         return 2
+    if args.profile == "smoke":
+        return _smoke(args)
     with sigterm_raises():
         try:
             run, measure_all = _start(args)
@@ -189,7 +191,7 @@ def _start(args: argparse.Namespace):
             profile_name=profile,
             device=args.device,
             only=args.only,
-            results_dir=args.results_dir,
+            results_dir=args.results_dir or DEFAULT_RESULTS_DIR,
             threads=args.threads,
             cache=args.cache,
             command=list(sys.argv),
@@ -199,6 +201,37 @@ def _start(args: argparse.Namespace):
         )
     except DeviceUnavailable as exc:
         raise RunRefused(f"--device {args.device}: {exc}") from None
+
+
+def _smoke(args: argparse.Namespace) -> int:
+    """The smoke profile: PASS, FAIL or SKIP per code path; nothing written where results are published."""
+    from benchmarks.measure.backends import DeviceUnavailable
+    from benchmarks.measure.session import RunRefused
+    from benchmarks.measure.smoke import run_smoke
+
+    published = DEFAULT_RESULTS_DIR.resolve()
+    if args.results_dir is not None and args.results_dir.resolve().is_relative_to(published):
+        print(f"error: --results-dir {args.results_dir}: the smoke profile's numbers are not measurements to "
+              f"publish; choose a directory outside {DEFAULT_RESULTS_DIR}", file=sys.stderr)  # fmt: skip
+        return 2
+    options = {
+        "device": args.device,
+        "only": args.only,
+        "threads": args.threads,
+        "cache": args.cache,
+        "command": list(sys.argv),
+        "show_progress": sys.stderr.isatty() if args.progress is None else args.progress,
+        "allow_contended": args.allow_contended,
+        "time_limit_s": args.time_limit,
+    }
+    try:
+        return run_smoke(options, args.results_dir, DEFAULT_RESULTS_DIR)
+    except (RunRefused, DeviceUnavailable) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nKeyboardInterrupt: smoke run stopped", file=sys.stderr)
+        return 130
 
 
 def _stop_words(exc: BaseException) -> str:

@@ -41,6 +41,7 @@ class Profile:
     rounds: int  # samples per point, taken in rounds that interleave every point of the run
     min_sample_s: float  # each sample repeats the call until it lasts at least this long
     warmup_s: float = 0.05  # per point, before calibration
+    small_ceilings: bool = False  # the smoke profile's: every ceiling code path at sizes that take moments
 
     def settings(self, sweep: Sweep) -> dict[str, Any]:
         """Sampling settings for a sweep: its own where given, else the profile's."""
@@ -288,7 +289,48 @@ FULL = Profile(
     warmup_s=0.01,  # graph replays need no more: the capture already ran the call four times
 )
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (QUICK, FULL)}
+SMOKE_DECODER = {"layers": 1, "d_model": 64, "heads": 4, "d_ff": 128, "ffn": "swiglu"}
+SMOKE_MOE = {"experts": 4, "top_k": 2, "d_model": 32, "d_ff": 32}
+SMOKE = Profile(
+    name="smoke",
+    description="Every code path the full profile uses, at tiny sizes, in seconds (not measurements to publish: "
+    "its file goes to a temporary directory): small ceiling curves, every workload, graph, eager and "
+    "torch.compile, rotated and resident weights, kernel names, the attention backend, and one deliberate "
+    "out-of-memory; prints PASS or FAIL per path.",
+    sweeps=(
+        Sweep("mlp", {"width": 32, "depth": 2}, ("bfloat16",), ("graph", "eager"), (1, 4, 16)),
+        Sweep("mlp", {"width": 32, "depth": 2}, ("float32",), ("graph", "eager", "compile"), (1, 4, 16)),
+        Sweep("mlp", {"width": 48, "depth": 2}, ("float32",), ("graph", "eager"), (1, 4), cache="resident"),
+        Sweep(
+            "linear",
+            {"in_features": 64, "out_features": 64},
+            ("float32",),
+            ("graph", "eager"),
+            (1, 2, 3, 8),
+            kernel_batches=frozenset({1, 8}),
+        ),
+        Sweep("moe", {"variant": "token-choice", **SMOKE_MOE, "skew": 1.0}, ("float32",), ("eager",), (1, 8)),
+        Sweep(
+            "moe",
+            {"variant": "expert-choice", **SMOKE_MOE, "capacity_factor": 1.0},
+            ("float32",),
+            ("graph", "eager"),
+            (1, 8),
+        ),
+        Sweep("moe", {"variant": "dense", **SMOKE_MOE}, ("float32",), ("graph", "eager"), (1, 8)),
+        Sweep("conv", {"c_in": 8, "c_out": 8, "kernel": 3, "resolution": 8}, ("bfloat16",), ("graph", "eager"), (1, 4)),
+        Sweep("resnet50", {"resolution": 32}, ("bfloat16",), ("graph", "eager"), (1, 2)),
+        *decode_sweeps(
+            SMOKE_DECODER, (16,), 2, ("bfloat16",), ("graph", "eager"), (1, 4), prefill_context=8, prefill_max_batch=2
+        ),
+    ),
+    rounds=2,
+    min_sample_s=0.0005,
+    warmup_s=0.0,
+    small_ceilings=True,
+)
+
+PROFILES: dict[str, Profile] = {p.name: p for p in (QUICK, FULL, SMOKE)}
 
 
 def select_sweeps(profile: Profile, only: list[str] | None) -> list[Sweep]:

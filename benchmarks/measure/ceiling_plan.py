@@ -39,22 +39,35 @@ class CeilingPlan:
     ceiling_copy: int  # the copy size whose bandwidth is the run's ceiling
     working_sets: list[int]  # read curve
     matmul_sizes: dict[str, list[int]]  # dtype -> n
+    matmul_ceilings: dict[str, int]  # dtype -> the n whose rate is the run's ceiling
 
     def points(self) -> list[tuple[object, int, bool]]:
         """(curve, size, is the ceiling itself) for every point, in the order they are set up."""
         found = [("copy", size, size == self.ceiling_copy) for size in self.copy_sizes]
         found += [("read", size, False) for size in self.working_sets]
         for dtype, sizes in self.matmul_sizes.items():
-            found += [(("matmul", dtype), n, n == matmul_ceiling_n(self.kind, dtype)) for n in sizes]
+            found += [(("matmul", dtype), n, n == self.matmul_ceilings[dtype]) for n in sizes]
         return found
+
+
+# The smoke profile's ceilings: every code path at sizes that take moments (not measurements to use).
+SMALL_COPY_BYTES = 4 * 2**20
+SMALL_WORKING_SETS = [2**14, 2**20, 2**26]
+SMALL_MATMUL_SIZES = [64, 256]
 
 
 def matmul_ceiling_n(kind: str, dtype: str) -> int:
     return CPU_LOW_PRECISION_MATMUL_N if kind == "cpu" and dtype != "float32" else MATMUL_N[kind]
 
 
-def plan_ceilings(kind: str, matmul_dtypes: list[str], free_bytes: int | None) -> CeilingPlan:
-    """The ceiling points of a device of this kind with `free_bytes` free (None: no limit)."""
+def plan_ceilings(kind: str, matmul_dtypes: list[str], free_bytes: int | None, small: bool = False) -> CeilingPlan:
+    """The ceiling points of a device of this kind with `free_bytes` free (None: no limit); `small`
+    for the smoke profile."""
+    if small:
+        matmuls = {dtype: SMALL_MATMUL_SIZES for dtype in matmul_dtypes}
+        copies = sorted({w // 2 for w in SMALL_WORKING_SETS} | {SMALL_COPY_BYTES})
+        ceilings = {dtype: SMALL_MATMUL_SIZES[-1] for dtype in matmul_dtypes}
+        return CeilingPlan(kind, copies, SMALL_COPY_BYTES, SMALL_WORKING_SETS, matmuls, ceilings)
     ceiling_copy = COPY_BYTES[kind] if free_bytes is None else min(COPY_BYTES[kind], free_bytes // 8)
     # Every point is prepared before sampling starts, so all buffers are held at once: about
     # 3.4 times the largest working set for the copy and read curves together.
@@ -67,7 +80,8 @@ def plan_ceilings(kind: str, matmul_dtypes: list[str], free_bytes: int | None) -
         sizes = [n for n in MATMUL_SIZES[kind] if not slow or n <= max(SLOW_MATMUL_MAX_N[kind], ceiling_n)]
         sizes = [n for n in sizes if kind != "cpu" or dtype == "float32" or n <= ceiling_n]
         matmuls[dtype] = sorted(set(sizes) | {ceiling_n})
-    return CeilingPlan(kind, sorted(curve_sizes | {ceiling_copy}), ceiling_copy, working_sets, matmuls)
+    ceilings = {dtype: matmul_ceiling_n(kind, dtype) for dtype in matmul_dtypes}
+    return CeilingPlan(kind, sorted(curve_sizes | {ceiling_copy}), ceiling_copy, working_sets, matmuls, ceilings)
 
 
 def copy_repeats(size: int, kind: str) -> int:

@@ -11,7 +11,7 @@ import torch
 
 from benchmarks.measure import ceiling_plan
 from benchmarks.measure.adapters import torch_dtype
-from benchmarks.measure.ceiling_plan import copy_repeats, matmul_ceiling_n, plan_ceilings, read_repeats
+from benchmarks.measure.ceiling_plan import copy_repeats, plan_ceilings, read_repeats
 from benchmarks.measure.sampler import Point, measure_points
 
 
@@ -90,14 +90,16 @@ def _in_mode(backend, make):
 
 
 @torch.no_grad()
-def measure_ceilings(backend, dtypes: list[str], rounds: int, min_sample_s: float, progress=None) -> dict:
+def measure_ceilings(
+    backend, dtypes: list[str], rounds: int, min_sample_s: float, progress=None, small: bool = False
+) -> dict:
     """The bandwidth and matmul curves, and from them the ceilings that predictions use: copy
     bandwidth (bytes read + written per second) at the largest buffer and matmul FLOP/s at
     MATMUL_N for each dtype."""
     kind = backend.kind
     free = torch.cuda.mem_get_info()[0] if kind == "cuda" else None
     measured_dtypes = matmul_dtypes(backend, dtypes)
-    plan = plan_ceilings(kind, measured_dtypes, free)
+    plan = plan_ceilings(kind, measured_dtypes, free, small)
     copy_sizes, working_sets, ceiling_copy = plan.copy_sizes, plan.working_sets, plan.ceiling_copy
     moved: dict[tuple, int] = {}
     alive = []  # a captured graph does not keep its tensors alive; these references do
@@ -127,7 +129,7 @@ def measure_ceilings(backend, dtypes: list[str], rounds: int, min_sample_s: floa
     for name, sizes in plan.matmul_sizes.items():
         for n in sizes:
             build = _in_mode(backend, lambda name=name, n=n: matmul(name, n))
-            points.append(Point(("matmul", name), n, build, **settings(n == matmul_ceiling_n(kind, name))))
+            points.append(Point(("matmul", name), n, build, **settings(n == plan.matmul_ceilings[name])))
 
     outcomes = measure_points(
         backend, points, rounds=rounds, min_sample_s=min_sample_s, warmup_s=ceiling_plan.WARMUP_S, progress=progress
@@ -173,7 +175,7 @@ def measure_ceilings(backend, dtypes: list[str], rounds: int, min_sample_s: floa
         "curves": {"bandwidth": bandwidth, "matmul": matmul_curve},
     }
     for name in measured_dtypes:
-        n = matmul_ceiling_n(kind, name)
+        n = plan.matmul_ceilings[name]
         found = timing(("matmul", name), n)
         if found is None:
             if name in dtypes:

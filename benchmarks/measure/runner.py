@@ -413,6 +413,7 @@ def _first_write(options: RunOptions, backend, progress, started, device_info, c
         rounds=profile.rounds,
         min_sample_s=profile.min_sample_s,
         progress=progress.curve("ceilings: bandwidth and matmul curves"),
+        small=profile.small_ceilings,
     )
     run_id = f"{started:%Y%m%dT%H%M%SZ}-{profile.name}-{secrets.token_hex(3)}"
     workloads = list(dict.fromkeys(sweep.workload for sweep in sweeps))

@@ -32,7 +32,11 @@ def test_quick_profile_end_to_end(tmp_path):
     assert run.complete and run.doc["run"]["profile"] == "quick"
     cpu_modes = ("eager", "compile")  # graph replay needs CUDA
     assert len(run.records) == sum(len(s.batches) * len(set(s.modes) & set(cpu_modes)) for s in QUICK.sweeps)
-    assert all(r["status"] == "ok" for r in run.records), [r["message"] for r in run.records if r["status"] != "ok"]
+    # a rotated point whose copies cannot span 3x the cache is left to its resident twin, saying so
+    left = [r for r in run.records if r["status"] == "skipped" and r["message"].startswith("not run rotated")]
+    assert all(r["cache"] == "rotated" and r["weight_copies"] == 64 for r in left)
+    bad = [r["message"] for r in run.records if r["status"] != "ok" and r not in left]
+    assert not bad, bad
     assert {e["kind"] for e in run.ceilings["curves"]["bandwidth"]} == {"copy", "read"}
     curves = defaultdict(list)
     for record in run.records:
