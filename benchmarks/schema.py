@@ -136,6 +136,16 @@ DEVICE = _obj(
             {"type": "string", "enum": ["highest", "high", "medium"]},
             "torch.get_float32_matmul_precision(); 'highest' means TF32 is off.",
         ),
+        "cudnn": _d(_INT_OR_NULL, "cuDNN version torch loaded (e.g. 91002), or null without cuDNN."),
+        "math_flags": _d(
+            {
+                "type": "object",
+                "additionalProperties": {"type": "boolean"},
+                "maxProperties": 16,
+            },
+            "torch.backends flags that change the kernels: matmul_allow_tf32, cudnn_allow_tf32 (fp32 convolutions "
+            "in TF32), cudnn_benchmark (per-shape algorithm search).",
+        ),
     },
     ["kind", "name", "slug", "torch", "python", "threads"],
     "Fingerprint of the machine the run measured.",
@@ -160,6 +170,10 @@ CEILINGS = _obj(
                 {
                     "flops_per_s": _d(_RATE, "2·n³ over the median time."),
                     "n": _d({"type": "integer", "minimum": 1, "maximum": 2**20}, "Matrix size n (n×n by n×n)."),
+                    "fast_accum": _d(
+                        {"type": "boolean"},
+                        "float8 only: torch._scaled_mm's use_fast_accum (true reaches the fp8 peak).",
+                    ),
                     "timing": TIMING,
                 },
                 ["flops_per_s", "n", "timing"],
@@ -308,7 +322,28 @@ RUN = _obj(
             "Workloads whose points all finished (every point is sampled in shared rounds, so this fills at the end).",
         ),
         "contended": _d({"type": "boolean"}, "Another run was measuring this device at the same time."),
+        "compiled_graphs": _d(
+            {"type": "integer", "minimum": 0, "maximum": 100_000},
+            "Graphs torch.compile made for the compile-mode curves (one per curve unless a batch size recompiled).",
+        ),
         "time_limit_s": _d(_POSITIVE, "The run's --time-limit: it planned to end within this many seconds."),
+        "device_at_end": _d(
+            {
+                "type": ["object", "null"],
+                "properties": {
+                    "clocks_mhz": {
+                        "type": "object",
+                        "additionalProperties": {"type": ["number", "null"], "minimum": 0, "maximum": 100_000},
+                        "maxProperties": 8,
+                    },
+                    "temperature_c": {"type": ["number", "null"], "minimum": -100, "maximum": 200},
+                    "power_w": {"type": ["number", "null"], "minimum": 0, "maximum": 100_000},
+                    "throttle_reasons": _NAME_OR_NULL,
+                },
+                "additionalProperties": False,
+            },
+            "CUDA: SM and memory clocks, temperature, power draw and active throttle reasons when the run ended.",
+        ),
         "fitted_to_time": _d(_TEXT, "What the time limit cut (fewer samples per point, fewer batch sizes)."),
         "synthetic": _d({"type": "boolean"}, "True for test fixtures; such files are never published."),
     },

@@ -40,14 +40,19 @@ page.show("profiles")
 # spell on a shared machine moves every point a little instead of one curve a lot. A point that
 # needs fewer samples than there are rounds takes them in rounds spread evenly over the run. A
 # point reports the **median** of its samples with the first and third quartiles (the band on
-# every chart), and the raw samples are kept in the results file.
+# every chart), and the raw samples are kept in the results file. `run --time-limit SECONDS` plans
+# a run to end in time on its own measured ceilings (fewer samples per point first, then fewer batch
+# sizes) and records the limit and what it cut; `python -m benchmarks list` gives each profile's
+# estimated time from the same cost model.
 #
 # ## Kernel names
 #
 # For the fine Linear sweep, `torch.profiler` records which kernels one call runs at a sample of
 # batch sizes (`kernels` in the results file), so a step in the time can be matched to a change
-# of kernel or to the tile shape the kernel's name announces. On a CPU the profiler only sees the
-# operator (`aten::addmm`), not the BLAS kernel, so the quick profile records none.
+# of kernel or to the tile shape the kernel's name announces. It does so after every sample of the
+# run is taken: a profiler session leaves its tracing attached to the process, which slows every
+# later launch. A sampled batch without names says why in `kernels_error`. On a CPU the profiler
+# only sees the operator (`aten::addmm`), not the BLAS kernel, so the quick profile records none.
 #
 # ## What the cache holds
 #
@@ -57,7 +62,9 @@ page.show("profiles")
 # rotates through them call by call, so many that one pass over the copies, each with its batch's
 # activations, spans at least three times the last-level cache (`cache: rotated`, with each point's
 # number of copies in `weight_copies`: a large batch's activations fill the cache on their own,
-# so it needs fewer copies than a small one). `--cache resident` measures
+# so it needs fewer copies than a small one). Copies are capped at 64: a point whose copies cannot
+# span three cache sizes would still find its weights cached, so it is measured and labelled
+# resident, or left to the resident curve where the run has one. `--cache resident` measures
 # the hot-cache case on purpose. The quick profile's Linear sweep is cache-resident by design (a
 # 4 MiB layer is compute-bound after a few rows on a CPU, and rotating 24 copies would multiply
 # its time by 24). Every chart states which one it shows.
@@ -71,8 +78,10 @@ page.show("profiles")
 # measured alongside: copy and read bandwidth against working-set size (a read is one kernel that
 # sums one buffer many times over through a stride-0 view, so even a buffer that fits in L1 is timed
 # for long enough), and matmul rate against n for every dtype the device has (on a GPU: fp32 with
-# TF32 off, TF32, bf16, fp16 and, from compute capability 8.9, fp8 through `torch._scaled_mm`). On a
-# GPU each curve point replays a CUDA graph, so launch gaps do not hide the small sizes. The
+# TF32 off, TF32, bf16, fp16 and, from compute capability 8.9, fp8 through `torch._scaled_mm` with
+# fast accumulation, recorded as `fast_accum`). On a GPU each curve point replays a CUDA graph, so
+# launch gaps do not hide the small sizes, and the copy curve starts at a 64 MiB working set: below
+# it a copy lasts about as long as its launch, and the read curve is the instrument. The
 # [three-regimes page](../regimes/) shows the curves. Datasheet figures appear beside measured ones,
 # never instead of them.
 #
@@ -80,8 +89,10 @@ page.show("profiles")
 #
 # `eager` times the calls user code makes, back to back; `graph` captures the call once in a CUDA graph and times
 # its replays (one launch for all of its kernels); `compile` wraps the model in `torch.compile`
-# (default mode, dynamic shapes, so one compilation serves every batch size), compiles inside the
-# point's warm-up and times eager calls of the compiled model. A compilation that fails is recorded
+# (default mode, dynamic shapes, so one compilation serves every batch size, and `fullgraph=True`,
+# so a graph break fails rather than timing Python between pieces), compiles inside the point's
+# warm-up and times eager calls of the compiled model; the run records how many graphs it compiled
+# (`compiled_graphs`). A compilation that fails is recorded
 # as an error on every point of that curve, once, without retrying per batch size.
 #
 # ## Knees
@@ -97,9 +108,10 @@ page.show("profiles")
 #
 # Before timing, each workload is checked against a float64 reference of the same weights (the
 # `checks` section of the results file). Every configuration is set up before sampling starts, so
-# the decode curves share half of the device's memory for their KV caches, in equal parts; a batch
-# whose cache would exceed its curve's part is not attempted and is recorded as `skipped` with the
-# size it needed. A
+# the decode curves share 70 % of the memory left free once everything else is set up for their
+# KV caches (curves that need little get it all, the rest split what is left); a batch whose cache
+# would exceed its curve's part is not attempted and is recorded as `skipped` with the size it
+# needed. A
 # point that runs out of memory anyway is recorded as `oom`, the larger batches of its curve as
 # `skipped`, and the run continues; the results file is rewritten atomically after every round, so an interrupted
 # run keeps what it measured and is marked incomplete. The site charts each device's newest

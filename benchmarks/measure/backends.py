@@ -10,6 +10,8 @@ from typing import Any
 
 import torch
 
+from snippets import cnn
+
 
 class DeviceUnavailable(Exception):
     """The requested device cannot be used here; the message says why in one line."""
@@ -91,6 +93,7 @@ class CudaBackend:
             raise DeviceUnavailable(f"CUDA is not available (torch {torch.__version__} built {built}, no GPU visible)")
         self.device = torch.device("cuda", index)
         self.cuda.set_device(self.device)
+        torch.backends.cudnn.benchmark = cnn.CUDNN_BENCHMARK  # as snippets/cnn.py runs on its own
         self.threads = torch.get_num_threads()
         self.capture_stream = self.cuda.Stream(self.device)
         self.graph_pool = self.cuda.graph_pool_handle()

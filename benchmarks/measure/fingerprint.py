@@ -66,32 +66,56 @@ def system_memory_bytes() -> int | None:
         return None
 
 
-def _nvidia_smi(index: int) -> dict:
-    """Driver, clocks and power limit from nvidia-smi; empty when it is missing or silent."""
-    fields = "driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.limit"
+def _query(index: int, fields: list[str]) -> list[str] | None:
+    """nvidia-smi's values of these fields for one GPU; None when it is missing or silent."""
     try:
         out = subprocess.run(
-            ["nvidia-smi", f"--id={index}", f"--query-gpu={fields}", "--format=csv,noheader,nounits"],
+            ["nvidia-smi", f"--id={index}", f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"],
             capture_output=True,
             text=True,
             timeout=15,
             check=True,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        return {}
+        return None
     values = [v.strip() for v in out.split(",")]
-    if len(values) != 6:
+    return values if len(values) == len(fields) else None
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _nvidia_smi(index: int) -> dict:
+    """Driver, clocks and power limit from nvidia-smi; empty when it is missing or silent."""
+    fields = ["driver_version", "clocks.sm", "clocks.max.sm", "clocks.mem", "clocks.max.mem", "power.limit"]
+    values = _query(index, fields)
+    if values is None:
         return {}
-
-    def number(text: str) -> float | None:
-        try:
-            return float(text)
-        except ValueError:
-            return None
-
     names = ("sm", "sm_max", "memory", "memory_max")
-    clocks = {name: number(v) for name, v in zip(names, values[1:5])}
-    return {"driver": values[0], "clocks_mhz": clocks, "power_limit_w": number(values[5])}
+    clocks = {name: _number(v) for name, v in zip(names, values[1:5])}
+    return {"driver": values[0], "clocks_mhz": clocks, "power_limit_w": _number(values[5])}
+
+
+def device_state(backend) -> dict | None:
+    """Clocks, temperature, power and throttle reasons now (CUDA, where nvidia-smi answers): a run
+    records them at its end, so a reader can tell a throttled run from a slow device."""
+    if backend.kind != "cuda":
+        return None
+    fields = ["clocks.sm", "clocks.mem", "temperature.gpu", "power.draw", "clocks_throttle_reasons.active"]
+    values = _query(backend.device.index or 0, fields)
+    if values is None:
+        return None
+    sm, memory, temperature, power = (_number(v) for v in values[:4])
+    return {
+        "clocks_mhz": {"sm": sm, "memory": memory},
+        "temperature_c": temperature,
+        "power_w": power,
+        "throttle_reasons": values[4][:100],
+    }
 
 
 def fingerprint(backend) -> dict:
@@ -103,6 +127,12 @@ def fingerprint(backend) -> dict:
         "threads": torch.get_num_threads(),
         "cuda": torch.version.cuda,
         "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
+        "math_flags": {
+            "matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+            "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,  # fp32 convolutions run in TF32 when true
+            "cudnn_benchmark": torch.backends.cudnn.benchmark,
+        },
     }
     if backend.kind == "cpu":
         name = common["cpu_model"] or "unknown CPU"

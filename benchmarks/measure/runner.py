@@ -17,7 +17,7 @@ from benchmarks.estimate import fit_to_time, machine_from_ceilings
 from benchmarks.measure.adapters import ADAPTERS
 from benchmarks.measure.backends import select_backend
 from benchmarks.measure.ceilings import measure_ceilings
-from benchmarks.measure.fingerprint import fingerprint
+from benchmarks.measure.fingerprint import device_state, fingerprint
 from benchmarks.measure.planning import (
     FALLBACK_CACHE_BYTES,
     KERNEL_NAMES_BUDGET_S,
@@ -299,6 +299,13 @@ def resident_points(sweeps: list[Sweep], cache: str, modes) -> set[tuple]:
     }
 
 
+def compiled_graphs() -> int:
+    """Graphs torch.compile has made in this process so far (each recompilation adds one)."""
+    from torch._dynamo.utils import counters
+
+    return int(counters["stats"]["unique_graphs"])
+
+
 def run_sweeps(
     run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cache: str, progress, deadline: float | None = None
 ) -> None:
@@ -333,6 +340,7 @@ def run_sweeps(
         run.save()
 
     save({})
+    graphs_before = compiled_graphs()
     with torch.no_grad():
         outcomes = measure_points(
             backend,
@@ -344,6 +352,8 @@ def run_sweeps(
             after_round=save,
             deadline=deadline,
         )
+    if any(label[2] == "compile" for label in plan.labels.values()):
+        run.doc["run"]["compiled_graphs"] = compiled_graphs() - graphs_before
     save(outcomes)
     left = None if deadline is None else max(0.0, deadline - time.perf_counter())
     record_kernels(plan, outcomes, KERNEL_NAMES_BUDGET_S if left is None else min(KERNEL_NAMES_BUDGET_S, left))
@@ -447,6 +457,7 @@ def _first_write(options: RunOptions, backend, progress, started, device_info, c
         label = progress.curve(" + ".join(workloads))
         run_sweeps(run, backend, sweeps, profile, options.cache, label, deadline)
         doc["run"]["workloads_done"] = workloads
+        doc["run"]["device_at_end"] = device_state(backend)
         run.save()
         progress.end_line()
 

@@ -211,3 +211,67 @@ def test_the_workloads_start_a_new_phase_after_the_ceilings(tiny, capsys, monkey
     assert ceilings and set(ceilings) == {"prepare"}  # the ceilings' own captures
     assert workloads[0] == "free memory asked"  # budgets come after every other setup, before any point
     assert workloads.count("prepare") == 2 * 4  # each point of the tiny profile
+
+
+def test_the_harness_and_the_snippet_agree_on_cudnn_benchmark(cuda, monkeypatch):
+    import inspect
+
+    import torch
+
+    from snippets import cnn
+
+    monkeypatch.setattr(torch.backends.cudnn, "benchmark", not cnn.CUDNN_BENCHMARK)
+    CudaBackend(cuda=cuda)
+    assert torch.backends.cudnn.benchmark == cnn.CUDNN_BENCHMARK
+    assert "torch.backends.cudnn.benchmark = CUDNN_BENCHMARK" in inspect.getsource(cnn)
+
+
+def test_the_fp8_ceiling_uses_fast_accumulation(monkeypatch):
+    import torch
+
+    from benchmarks.measure import ceilings
+
+    seen = {}
+    monkeypatch.setattr(torch, "_scaled_mm", lambda *args, **kwargs: seen.update(kwargs))
+    ceilings._matmul_call("float8", 16, "cpu")()
+    assert seen["use_fast_accum"] is ceilings.FP8_FAST_ACCUM is True
+
+
+def test_on_cuda_the_copy_curve_starts_where_copies_outlast_their_launch():
+    from benchmarks.measure.ceiling_plan import COPY_CURVE_MIN_WORKING_SET, plan_ceilings
+
+    plan = plan_ceilings("cuda", ["bfloat16"], 100 * 2**30)
+    assert min(plan.copy_sizes) * 2 >= COPY_CURVE_MIN_WORKING_SET["cuda"] == 64 * 2**20
+    assert min(plan.working_sets) < 2**20  # the read curve still starts inside the cache
+    assert min(plan_ceilings("cpu", ["float32"], None).copy_sizes) == 2**13
+
+
+def test_the_device_state_at_the_end_of_a_run(monkeypatch):
+    import subprocess
+    from types import SimpleNamespace
+
+    import torch
+
+    from benchmarks.measure import fingerprint
+
+    def nvidia_smi(command, **kwargs):
+        assert "--query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw,clocks_throttle_reasons.active" in command
+        return SimpleNamespace(stdout="1980, 2619, 61, 512.25, 0x0000000000000000\n")
+
+    monkeypatch.setattr(subprocess, "run", nvidia_smi)
+    backend = SimpleNamespace(kind="cuda", device=torch.device("cuda", 0))
+    assert fingerprint.device_state(backend) == {
+        "clocks_mhz": {"sm": 1980.0, "memory": 2619.0},
+        "temperature_c": 61.0,
+        "power_w": 512.25,
+        "throttle_reasons": "0x0000000000000000",
+    }
+    assert fingerprint.device_state(SimpleNamespace(kind="cpu")) is None
+
+
+def test_the_fingerprint_records_the_flags_that_change_kernels():
+    from benchmarks.measure.fingerprint import fingerprint
+
+    found = fingerprint(CpuBackend(1))
+    assert set(found["math_flags"]) == {"matmul_allow_tf32", "cudnn_allow_tf32", "cudnn_benchmark"}
+    assert "cudnn" in found

@@ -187,22 +187,24 @@ def test_resident_and_rotated_twins_are_separate_curves(tiny, capsys, monkeypatc
 def test_compile_mode_times_the_compiled_model(tiny, capsys, monkeypatch):
     compiled = []
 
-    def fake_compile(module, dynamic):
-        compiled.append(dynamic)
+    def fake_compile(module, dynamic, fullgraph):
+        compiled.append((dynamic, fullgraph))
         return module  # the plumbing under test; a real compile takes tens of seconds here
 
     monkeypatch.setattr(torch, "compile", fake_compile)
     _one_sweep_profile(monkeypatch, Sweep("mlp", {"width": 64, "depth": 2}, ("float32",), ("eager", "compile"), (1, 2)))
     assert tiny("--cache", "resident") == 0
-    records = read_run(written(capsys)).records
+    written_path = written(capsys)
+    records = read_run(written_path).records
     assert sorted((r["mode"], r["status"]) for r in records) == [("compile", "ok")] * 2 + [("eager", "ok")] * 2
-    assert compiled == [True]  # one compilation, dynamic shapes, shared by every batch
+    assert compiled == [(True, True)]  # one compilation, dynamic shapes, one graph, shared by every batch
+    assert read_run(written_path).doc["run"]["compiled_graphs"] == 0  # nothing compiled for real here
 
 
 def test_a_compile_failure_fails_its_points_once(tiny, capsys, monkeypatch):
     attempts = []
 
-    def broken_compile(module, dynamic):
+    def broken_compile(module, dynamic, fullgraph):
         def call(x):
             attempts.append(x.shape[0])
             raise RuntimeError("no C++ compiler")
