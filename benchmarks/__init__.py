@@ -1,5 +1,29 @@
 """Measure how latency grows with batch size, and explain it with the roofline model.
 
 Modules here are pure Python (schema, results, roofline, datasheet, profiles, stats) except
-`benchmarks.measure`, the only package that imports torch.
+`benchmarks.measure`, the only package that imports torch. `sweep` (below) imports it when called.
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def sweep(model: Any, make_input: Any = None, **options: Any):
+    """Sweep a model over batch sizes on this machine and recommend one, from a notebook.
+
+        from benchmarks import sweep
+        result = sweep(model, lambda b: torch.randn(b, 512), budget_ms=20)
+        print(result)             # the table and the recommendation
+        result.recommendation     # the numbers (benchmarks.analysis.recommend.Recommendation)
+        result.charts()           # the Altair charts the report and the site draw
+
+    `make_input(batch)` returns a tensor, a tuple of arguments or a dict of keyword arguments with
+    the batch first; without it give `input_shape=(512,)` (and `vocab=N` for token ids). Options are
+    those of `python -m benchmarks sweep`: device, dtype, mode, batches, max_batch, budget_ms,
+    percentile, time_limit_s, threads, input_shape, input_dtype, vocab, results_dir (default: keep no
+    file) and quiet.
+    """
+    from benchmarks.measure.sweep import sweep_model
+
+    return sweep_model(model, make_input, **options)

@@ -1,7 +1,7 @@
-"""Command line: `python -m benchmarks {run,validate,list,schema}`.
+"""Command line: `python -m benchmarks {run,sweep,validate,summary,list,schema}`.
 
-Only `run` imports torch, and only once it has parsed its arguments, so `--help`,
-`validate`, `list` and `schema` work on a machine without torch.
+Only `run` and `sweep` import torch, and only once they have parsed their arguments, so `--help`,
+`validate`, `summary`, `list` and `schema` work on a machine without torch.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import sys
 import traceback
 from pathlib import Path
 
+from benchmarks import sweep_cli
 from benchmarks.estimate import MACHINES, describe, estimate
 from benchmarks.profiles import PROFILES
-from benchmarks.results import DEFAULT_RESULTS_DIR, ResultsError, read_run, result_files
+from benchmarks.results import DEFAULT_RESULTS_DIR, ResultsError, read_document, read_run, result_files
 from benchmarks.schema import SCHEMA
 from benchmarks.workloads import WORKLOADS
 
@@ -103,7 +104,7 @@ def _parser() -> argparse.ArgumentParser:
 
     validate = commands.add_parser(
         "validate",
-        help="check results files against the schema",
+        help="check results files (profile runs and model sweeps) against the schema",
         description="Exit 0 when every file is valid; otherwise print one line per bad file, naming "
         "the file and the offending field, and exit 1. Directories are searched for *.json.",
     )
@@ -123,10 +124,15 @@ def _parser() -> argparse.ArgumentParser:
         "points, the time at the smallest and largest batch, and the predicted and measured knee.",
     )
     summary.add_argument("paths", nargs="+", type=Path, metavar="PATH")
-    commands.add_parser(
+    sweep_cli.add_parser(commands)
+    schema = commands.add_parser(
         "schema",
         help="print the results-file JSON Schema",
-        description="Print the JSON Schema that every results file must satisfy.",
+        description="Print the JSON Schema that results files of that kind must satisfy (beyond it, "
+        "`validate` checks the rules a schema cannot say).",
+    )
+    schema.add_argument(
+        "--kind", choices=["profile", "sweep"], default="profile", help="a profile run (default) or a model sweep"
     )
     return parser
 
@@ -258,7 +264,7 @@ def _validate(args: argparse.Namespace) -> int:
     failures = 0
     for path in files:
         try:
-            read_run(path)
+            read_document(path)
         except ResultsError as exc:
             failures += 1
             print(exc)
@@ -315,5 +321,12 @@ def main(argv: list[str] | None = None) -> int:
         return _list()
     if args.command == "summary":
         return _summary(args)
+    if args.command == "sweep":
+        return sweep_cli.run(args)
+    if args.kind == "sweep":
+        from benchmarks.schema_sweep import SWEEP_SCHEMA
+
+        print(json.dumps(SWEEP_SCHEMA, indent=2, ensure_ascii=False))
+        return 0
     print(json.dumps(SCHEMA, indent=2, ensure_ascii=False))
     return 0

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.schema import validate_document
+from benchmarks.schema import migrate, validate_document
 
 _PACKAGE = Path(__file__).resolve().parent
+_CHECKOUT = (_PACKAGE.parent / "pyproject.toml").is_file()
 # In a checkout, results are committed beside the code; an installed copy writes under the working directory.
-DEFAULT_RESULTS_DIR = (
-    _PACKAGE / "results" if (_PACKAGE.parent / "pyproject.toml").is_file() else Path.cwd() / "benchmarks-results"
-)
+DEFAULT_RESULTS_DIR = _PACKAGE / "results" if _CHECKOUT else Path.cwd() / "benchmarks-results"
+DEFAULT_SWEEPS_DIR = _PACKAGE / "sweeps" if _CHECKOUT else Path.cwd() / "benchmarks-sweeps"
 
 
 class ResultsError(Exception):
@@ -92,22 +92,46 @@ class Run:
         return Run(path=self.path, doc=doc)
 
 
+@dataclass(eq=False)
+class ModelSweep:
+    """One validated model-sweep document (`python -m benchmarks sweep`) and where it came from."""
+
+    path: Path
+    doc: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return self.doc["run"]["id"]
+
+    @property
+    def device(self) -> dict[str, Any]:
+        return self.doc["device"]
+
+    @property
+    def synthetic(self) -> bool:
+        return bool(self.doc["run"].get("synthetic", False))
+
+    @property
+    def points(self) -> list[dict[str, Any]]:
+        return self.doc["points"]
+
+
 @dataclass
 class LoadReport:
     """Every run that loaded, and every file that did not, so one bad file hides nothing."""
 
     runs: list[Run] = field(default_factory=list)
     errors: list[ResultsError] = field(default_factory=list)
+    sweeps: list[ModelSweep] = field(default_factory=list)  # model sweeps found among the files
 
 
 MAX_FILE_BYTES = 256 * 2**20  # a full GPU profile writes a few MiB
 
 
-def read_run(path: Path | str, *, layout: bool = True) -> Run:
-    """Parse and validate one results file; raise ResultsError naming the file and field.
-
-    With `layout`, the file must also sit where a results directory keeps it: `<slug>/<run id>.json`.
-    """
+def read_document(path: Path | str, *, layout: bool = True) -> Run | ModelSweep:
+    """Parse, validate and migrate one results file, a profile run or a model sweep; raise
+    ResultsError naming the file and field. With `layout`, the file must also sit where a results
+    directory keeps it: `<device slug>/<id>.json`."""
     path = Path(path)
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
@@ -122,12 +146,29 @@ def read_run(path: Path | str, *, layout: bool = True) -> Run:
     if problems:
         where, message = problems[0]
         raise ResultsError(path, where, message, more=len(problems) - 1)
-    run = Run(path=path, doc=doc)
-    if layout and path.name != f"{run.id}.json":
-        raise ResultsError(path, "run.id", f"must name the file: {run.id!r} is not the file's name")
-    if layout and path.parent.name != run.device["slug"]:
-        raise ResultsError(path, "device.slug", f"must name the file's directory: {run.device['slug']!r} is not it")
-    return run
+    doc = migrate(doc)
+    found = ModelSweep(path=path, doc=doc) if doc["kind"] == "sweep" else Run(path=path, doc=doc)
+    if layout and path.name != f"{found.id}.json":
+        raise ResultsError(path, "run.id", f"must name the file: {found.id!r} is not the file's name")
+    if layout and path.parent.name != found.device["slug"]:
+        raise ResultsError(path, "device.slug", f"must name the file's directory: {found.device['slug']!r} is not it")
+    return found
+
+
+def read_run(path: Path | str, *, layout: bool = True) -> Run:
+    """One profile run (see read_document); a model sweep is refused, saying so."""
+    found = read_document(path, layout=layout)
+    if not isinstance(found, Run):
+        raise ResultsError(path, "kind", "is a model sweep, not a profile run (read it with read_sweep)")
+    return found
+
+
+def read_sweep(path: Path | str, *, layout: bool = True) -> ModelSweep:
+    """One model sweep (see read_document); a profile run is refused, saying so."""
+    found = read_document(path, layout=layout)
+    if not isinstance(found, ModelSweep):
+        raise ResultsError(path, "kind", "is a profile run, not a model sweep (read it with read_run)")
+    return found
 
 
 def _parse(path: Path, text: str) -> Any:
@@ -160,9 +201,12 @@ def load_results(*paths: Path | str) -> LoadReport:
     seen: dict[tuple[str, str], Path] = {}
     for path in result_files(paths or (DEFAULT_RESULTS_DIR,)):
         try:
-            run = read_run(path)
+            run = read_document(path)
         except ResultsError as exc:
             report.errors.append(exc)
+            continue
+        if not isinstance(run, Run):
+            report.sweeps.append(run)
             continue
         key = (run.device["slug"], run.id)
         if key in seen:

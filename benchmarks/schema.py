@@ -17,7 +17,9 @@ from typing import Any
 
 from benchmarks.workloads import WORKLOADS
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: a document says its kind ("profile" run or model "sweep"); 1 is read as a profile run
+READABLE_VERSIONS = (1, 2)
+KINDS = ("profile", "sweep")
 
 STATUSES = ("ok", "oom", "skipped", "error")
 MODES = ("eager", "graph", "compile")
@@ -370,8 +372,10 @@ SCHEMA: dict[str, Any] = {
         {
             "schema_version": _d(
                 {"type": "integer", "const": SCHEMA_VERSION},
-                f"Version of this contract; this code reads version {SCHEMA_VERSION}.",
+                f"Version of this contract; this code writes version {SCHEMA_VERSION} and reads version 1 as a "
+                "profile run.",
             ),
+            "kind": _d({"type": "string", "const": "profile"}, "profile: a run of a profile's workloads."),
             "run": RUN,
             "device": DEVICE,
             "ceilings": CEILINGS,
@@ -383,7 +387,7 @@ SCHEMA: dict[str, Any] = {
                 "description": RECORD["description"],
             },
         },
-        ["schema_version", "run", "device", "ceilings", "records"],
+        ["schema_version", "kind", "run", "device", "ceilings", "records"],
         "One benchmark run on one device: provenance, fingerprint, ceilings and records.",
     ),
 }
@@ -514,11 +518,25 @@ def validate_document(doc: Any) -> list[tuple[str, str]]:
     if not isinstance(doc, dict):
         return [("(document)", f"must be a JSON object, got {type(doc).__name__}")]
     version = doc.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if type(version) is not int or version not in READABLE_VERSIONS:
         shown = "missing" if "schema_version" not in doc else f"got {_describe(version)}"
-        return [("schema_version", f"must be {SCHEMA_VERSION} ({shown})")]
+        readable = " or ".join(map(str, READABLE_VERSIONS))
+        return [("schema_version", f"must be {readable} ({shown}); a newer file needs a newer copy of this code")]
+    doc = migrate(doc)
+    if doc.get("kind") == "sweep":
+        from benchmarks.schema_sweep import SWEEP_SCHEMA, sweep_rules
+
+        return _problems(doc, SWEEP_SCHEMA, "") or sweep_rules(doc)
     problems = _problems(doc, SCHEMA, "")
     return problems or document_rules(doc)
+
+
+def migrate(doc: dict) -> dict:
+    """A document in the current version: version 1 had one kind of document, the profile run."""
+    if doc.get("schema_version") == 1:
+        rest = {k: v for k, v in doc.items() if k != "schema_version"}
+        return {"schema_version": SCHEMA_VERSION, "kind": "profile", **rest}
+    return doc
 
 
 def describe_fields(schema: dict | None = None, prefix: str = "") -> list[tuple[str, str, bool, str]]:

@@ -197,6 +197,7 @@ def make_run(
     copy_timing = _timing(2**31 / bytes_per_s, rng, noise / 4)
     return {
         "schema_version": SCHEMA_VERSION,
+        "kind": "profile",
         "run": {
             "id": run_id,
             "started_at": started_at,
@@ -324,3 +325,71 @@ def hostile(doc: dict[str, Any], payload: str = PAYLOAD) -> dict[str, Any]:
         if entry.get("status") == "error":
             entry["message"] = payload
     return doc
+
+
+def make_sweep(
+    batches=(1, 2, 4, 8, 16, 32, 64),
+    fixed_s: float = 1e-3,
+    per_row_s: float = 1e-4,
+    budget_ms: float | None = 3.0,
+    percentile: int = 90,
+    oom_from: int | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """A SYNTHETIC model-sweep document: latency = fixed + per_row·batch with seeded noise; FLOPs and
+    bytes of a made-up 4096² layer. Not a measurement: never publish it."""
+    rng = random.Random(seed)
+    points = []
+    for batch in batches:
+        if oom_from is not None and batch >= oom_from:
+            points.append({"batch": batch, "stage": "search", "status": "oom", "message": "out of memory (fixture)",
+                           "median_s": None, "percentile_s": None})  # fmt: skip
+            break
+        timing = _timing(fixed_s + per_row_s * batch, rng, 0.02)
+        ordered = sorted(timing["samples_s"])
+        points.append({
+            "batch": batch, "stage": "search", "status": "ok", "message": None, "median_s": timing["median_s"],
+            "percentile_s": ordered[min(len(ordered) - 1, -(-percentile * len(ordered) // 100) - 1)],
+            "timing": timing, "throughput": batch / timing["median_s"], "peak_memory_bytes": 2**30 + batch * 2**20,
+            "flops": 2.0 * batch * 4096 * 4096, "bytes_low": 2.0 * 4096 * 4096, "bytes_high": 2.0 * 4096 * 4096 * 3,
+        })  # fmt: skip
+    device = make_run()["device"]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "sweep",
+        "run": {
+            "id": f"20260101T000000Z-sweep-{seed:06x}",
+            "started_at": "2026-01-01T00:00:00+00:00",
+            "finished_at": "2026-01-01T00:01:00+00:00",
+            "complete": True,
+            "interrupted": None,
+            "command": ["test"],
+            "synthetic": True,
+            "wall_s": 60.0,
+        },
+        "device": device,
+        "ceilings": {
+            "copy": {"bytes_per_s": 1e12, "size_bytes": 2**30, "timing": _timing(2**31 / 1e12, rng, 0.01)},
+            "matmul": {"bfloat16": {"flops_per_s": 5e14, "n": 8192, "timing": _timing(2 * 8192**3 / 5e14, rng, 0.01)}},
+        },
+        "model": {
+            "target": "fixture.py:factory",
+            "name": "SyntheticModel",
+            "parameters": 4096 * 4096,
+            "weight_bytes": 2 * 4096 * 4096,
+            "dtype": "bfloat16",
+            "mode": "eager",
+            "mode_requested": "eager",
+            "input": "random bfloat16 of shape (batch, 4096)",
+            "notes": [],
+        },
+        "settings": {
+            "percentile": percentile,
+            "budget_ms": budget_ms,
+            "batches": "auto",
+            "max_batch": None,
+            "samples": 9,
+        },
+        "points": points,
+        "recommendation": None,
+    }

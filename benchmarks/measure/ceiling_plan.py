@@ -60,9 +60,15 @@ def matmul_ceiling_n(kind: str, dtype: str) -> int:
     return CPU_LOW_PRECISION_MATMUL_N if kind == "cpu" and dtype != "float32" else MATMUL_N[kind]
 
 
-def plan_ceilings(kind: str, matmul_dtypes: list[str], free_bytes: int | None, small: bool = False) -> CeilingPlan:
+def plan_ceilings(
+    kind: str, matmul_dtypes: list[str], free_bytes: int | None, small: bool = False, ceilings_only: bool = False
+) -> CeilingPlan:
     """The ceiling points of a device of this kind with `free_bytes` free (None: no limit); `small`
-    for the smoke profile."""
+    for the smoke profile; `ceilings_only` for the ceilings without their curves (a model sweep)."""
+    if ceilings_only:
+        full = plan_ceilings(kind, matmul_dtypes, free_bytes)
+        sizes = {dtype: [n] for dtype, n in full.matmul_ceilings.items()}
+        return CeilingPlan(kind, [full.ceiling_copy], full.ceiling_copy, [], sizes, full.matmul_ceilings)
     if small:
         matmuls = {dtype: SMALL_MATMUL_SIZES for dtype in matmul_dtypes}
         copies = sorted({w // 2 for w in SMALL_WORKING_SETS} | {SMALL_COPY_BYTES})

@@ -96,15 +96,21 @@ def _in_mode(backend, make):
 
 @torch.no_grad()
 def measure_ceilings(
-    backend, dtypes: list[str], rounds: int, min_sample_s: float, progress=None, small: bool = False
+    backend,
+    dtypes: list[str],
+    rounds: int,
+    min_sample_s: float,
+    progress=None,
+    small: bool = False,
+    ceilings_only: bool = False,
 ) -> dict:
     """The bandwidth and matmul curves, and from them the ceilings that predictions use: copy
     bandwidth (bytes read + written per second) at the largest buffer and matmul FLOP/s at
     MATMUL_N for each dtype."""
     kind = backend.kind
     free = torch.cuda.mem_get_info()[0] if kind == "cuda" else None
-    measured_dtypes = matmul_dtypes(backend, dtypes)
-    plan = plan_ceilings(kind, measured_dtypes, free, small)
+    measured_dtypes = dtypes if ceilings_only else matmul_dtypes(backend, dtypes)
+    plan = plan_ceilings(kind, measured_dtypes, free, small, ceilings_only)
     copy_sizes, working_sets, ceiling_copy = plan.copy_sizes, plan.working_sets, plan.ceiling_copy
     moved: dict[tuple, int] = {}
     alive = []  # a captured graph does not keep its tensors alive; these references do

@@ -429,6 +429,7 @@ def _first_write(options: RunOptions, backend, progress, started, device_info, c
     workloads = list(dict.fromkeys(sweep.workload for sweep in sweeps))
     doc = {
         "schema_version": SCHEMA_VERSION,
+        "kind": "profile",
         "run": {
             "id": run_id,
             "started_at": started.isoformat(timespec="seconds"),

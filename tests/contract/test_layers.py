@@ -30,6 +30,9 @@ def test_the_explaining_side_never_imports_torch():
         "benchmarks.measure.planning",
         "benchmarks.measure.ceiling_plan",
         "benchmarks.estimate",
+        "benchmarks.schema_sweep",
+        "benchmarks.sweep_cli",
+        "benchmarks.sweep_table",
         "snippets.costs",
     ]
     assert "benchmarks.site.pages.mlp" in modules and "benchmarks.analysis.roofline" in modules

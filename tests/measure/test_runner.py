@@ -266,7 +266,7 @@ def test_list_shows_workloads_and_profiles(capsys):
 
 def test_schema_command_prints_the_schema(capsys):
     assert main(["schema"]) == 0
-    assert json.loads(capsys.readouterr().out)["properties"]["schema_version"]["const"] == 1
+    assert json.loads(capsys.readouterr().out)["properties"]["schema_version"]["const"] == 2
 
 
 def test_linear_sweep_records_kernels_at_sampled_batches(one_sweep):

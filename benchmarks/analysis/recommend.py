@@ -1,0 +1,304 @@
+"""What a model sweep recommends, and why, from its measured points alone.
+
+The same functions serve the terminal, the results file, the HTML report and the site:
+
+- the largest batch whose latency (at the sweep's percentile) meets the budget, and what it buys
+  against the smallest batch measured; or, when even that misses, by how much;
+- the batch of highest throughput and the smallest batch within 5 % of it;
+- the free range: the batches whose median latency is within 10 % of the smallest batch's;
+- the largest batch that ran, and the first that ran out of memory;
+- the diagnosis of the curve: what bounds its points (the site's `diagnosis.verdict`, with the fixed
+  cost being the time that even the unfused roofline cannot explain), the share of the measured
+  ceiling reached, the predicted knee band (fused to unfused bytes) against the measured knee, and
+  any step with its likely cause.
+
+Pure Python: nothing on this module's import path may import torch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from benchmarks.analysis import diagnosis
+from benchmarks.analysis.curves import Point
+from benchmarks.analysis.roofline import Ceilings, Knee, crossing_batch, detect_knee, run_ceilings
+from benchmarks.analysis.steps import CurvePoint, Step, _tile_boundary, find_steps, median_stderr
+
+NEAR_BEST = 0.05  # "within 5 % of the highest throughput"
+FREE = 0.10  # "latency within 10 % of the smallest batch's"
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    batch: int
+    median_s: float
+    percentile_s: float
+    samples: tuple[float, ...]
+    q1_s: float
+    q3_s: float
+    peak_memory_bytes: int | None = None
+    flops: float | None = None
+    bytes_low: float | None = None
+    bytes_high: float | None = None
+
+    @property
+    def throughput(self) -> float:
+        """Samples per second."""
+        return self.batch / self.median_s
+
+
+def sweep_points(points: Sequence[dict]) -> tuple[list[SweepPoint], list[dict]]:
+    """The ok points of a sweep document (sorted by batch) and the others."""
+    ok = [_point(p) for p in points if p["status"] == "ok"]
+    others = [p for p in points if p["status"] != "ok"]
+    return sorted(ok, key=lambda p: p.batch), sorted(others, key=lambda p: p["batch"])
+
+
+def _point(p: dict) -> SweepPoint:
+    timing = p["timing"]
+    return SweepPoint(
+        p["batch"], p["median_s"], p["percentile_s"], tuple(timing["samples_s"]), timing["q1_s"], timing["q3_s"],
+        p.get("peak_memory_bytes"), p.get("flops"), p.get("bytes_low"), p.get("bytes_high"),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CurveDiagnosis:
+    verdicts: tuple[diagnosis.PointVerdict, ...]
+    segments: tuple[diagnosis.Segment, ...]
+    knee_band: tuple[float | None, float | None]  # predicted from the fused and the unfused bytes
+    knee: Knee | None  # measured
+    steps: tuple[tuple[Step, list[str]], ...]  # each step with its likely causes
+    weight_bytes: int | None = None
+    cache_bytes: int | None = None  # the device's last-level cache
+
+
+def _fixed_cost(point: SweepPoint, ceilings: Ceilings) -> diagnosis.FixedCost | None:
+    """The time that even the unfused roofline (every operator's bytes) leaves unexplained."""
+    if point.flops is None or point.bytes_high is None:
+        return None
+    roofline = max(point.flops / ceilings.flops_per_s, point.bytes_high / ceilings.bytes_per_s)
+    return diagnosis.FixedCost(max(0.0, point.median_s - roofline), "roofline")
+
+
+def diagnose_sweep(
+    points: Sequence[SweepPoint],
+    ceilings: Ceilings | None,
+    weight_bytes: int | None = None,
+    cache_bytes: int | None = None,
+) -> CurveDiagnosis | None:
+    counted = [p for p in points if p.flops is not None and p.bytes_low is not None]
+    if not counted or ceilings is None:
+        return None
+    verdicts = tuple(
+        diagnosis.verdict(
+            Point(p.batch, p.median_s, p.q1_s, p.q3_s, p.flops, p.bytes_low, None), ceilings, _fixed_cost(p, ceilings)
+        )
+        for p in counted
+    )
+    band: tuple[float | None, float | None] = (None, None)
+    if len(counted) >= 2:
+        band = (
+            crossing_batch([(p.batch, p.flops, p.bytes_low) for p in counted], ceilings),
+            crossing_batch([(p.batch, p.flops, p.bytes_high) for p in counted], ceilings),
+        )
+    knee = detect_knee([p.batch for p in points], [p.median_s for p in points]) if len(points) >= 4 else None
+    curve = [CurvePoint(p.batch, p.median_s, median_stderr(p.samples)) for p in points]
+    steps = tuple((step, _tile_boundary(step, None)) for step in find_steps(curve))
+    return CurveDiagnosis(verdicts, diagnosis.segments(verdicts), band, knee, steps, weight_bytes, cache_bytes)
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    percentile: int
+    budget_s: float | None
+    base: SweepPoint | None  # the smallest batch measured: what the others are compared with
+    within_budget: SweepPoint | None
+    budget_missed_by: float | None  # the base's latency over the budget when even it misses
+    best: SweepPoint | None  # highest throughput
+    near_best: SweepPoint | None  # smallest batch within NEAR_BEST of it
+    free_up_to: SweepPoint | None  # largest batch with median latency within FREE of the base's
+    largest_ran: int | None
+    first_oom: int | None
+    diagnosis: CurveDiagnosis | None
+    lines: tuple[str, ...] = field(default=())
+
+    def as_dict(self) -> dict:
+        """The numbers and the verdict lines, as the results file keeps them."""
+
+        def batch(point):
+            return point.batch if point else None
+
+        return {
+            "percentile": self.percentile,
+            "budget_ms": self.budget_s * 1e3 if self.budget_s else None,
+            "within_budget": batch(self.within_budget),
+            "budget_missed_by": self.budget_missed_by,
+            "highest_throughput": batch(self.best),
+            "within_5_percent_of_highest": batch(self.near_best),
+            "free_up_to": batch(self.free_up_to),
+            "largest_ran": self.largest_ran,
+            "first_oom": self.first_oom,
+            "lines": list(self.lines),
+        }
+
+
+def recommend(
+    points: Sequence[SweepPoint],
+    failures: Sequence[dict],
+    budget_ms: float | None,
+    percentile: int,
+    ceilings: Ceilings | None,
+    unit: str = "samples",
+    weight_bytes: int | None = None,
+    cache_bytes: int | None = None,
+) -> Recommendation:
+    points = sorted(points, key=lambda p: p.batch)
+    budget_s = budget_ms / 1e3 if budget_ms else None
+    base = points[0] if points else None
+    within = missed = None
+    if budget_s is not None and points:
+        meeting = [p for p in points if p.percentile_s <= budget_s]
+        within = meeting[-1] if meeting else None
+        missed = base.percentile_s / budget_s if within is None else None
+    best = max(points, key=lambda p: p.throughput) if points else None
+    near = next((p for p in points if p.throughput >= (1 - NEAR_BEST) * best.throughput), None) if best else None
+    free = [p for p in points if p.median_s <= (1 + FREE) * base.median_s] if base else []
+    ooms = [f["batch"] for f in failures if f["status"] == "oom"]
+    found = Recommendation(
+        percentile, budget_s, base, within, missed, best, near, free[-1] if free else None,
+        points[-1].batch if points else None, min(ooms) if ooms else None,
+        diagnose_sweep(points, ceilings, weight_bytes, cache_bytes),
+    )  # fmt: skip
+    return Recommendation(**{**found.__dict__, "lines": tuple(verdict_lines(found, failures, unit))})
+
+
+def _compare(point: SweepPoint, base: SweepPoint, percentile: int) -> str:
+    latency = point.percentile_s / base.percentile_s
+    return (
+        f"{point.throughput / base.throughput:.1f}× the throughput of batch {base.batch} at "
+        f"{latency:.1f}× the p{percentile} latency"
+    )
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3g} ms"
+
+
+def verdict_lines(rec: Recommendation, failures: Sequence[dict], unit: str = "samples") -> list[str]:
+    """The recommendation in sentences, each from the numbers above it."""
+    lines = []
+    if rec.base is None:
+        return ["no batch size ran: " + "; ".join(f"batch {f['batch']}: {f['message']}" for f in failures[:3])]
+    base, p = rec.base, rec.percentile
+    if rec.budget_s is not None:
+        if rec.within_budget is not None:
+            w = rec.within_budget
+            lines.append(
+                f"Within the {_ms(rec.budget_s)} p{p} budget: batch {w.batch} ({_ms(w.percentile_s)}), "
+                + _compare(w, base, p)
+                + "."
+            )
+        else:
+            lines.append(
+                f"No batch meets the {_ms(rec.budget_s)} p{p} budget: batch {base.batch} takes "
+                f"{_ms(base.percentile_s)}, {rec.budget_missed_by:.1f}× the budget."
+            )
+    if rec.best is not None:
+        lines.append(
+            f"Highest throughput: batch {rec.best.batch}, {rec.best.throughput:,.0f} {unit}/s; batch "
+            f"{rec.near_best.batch} is within 5 % of it ({rec.near_best.throughput:,.0f} {unit}/s)."
+        )
+    if rec.free_up_to is not None:
+        f = rec.free_up_to
+        lines.append(
+            f"Free range: up to batch {f.batch} the median latency stays within 10 % of batch {base.batch}'s "
+            f"({_ms(f.median_s)} against {_ms(base.median_s)})."
+        )
+    if rec.first_oom is not None:
+        lines.append(
+            f"Memory: batch {rec.largest_ran} is the largest that ran; batch {rec.first_oom} ran out of memory."
+        )
+    lines += diagnosis_lines(rec.diagnosis)
+    errors = [f for f in failures if f["status"] == "error"]
+    if errors:
+        shown = ", ".join(str(f["batch"]) for f in errors[:6])
+        lines.append(f"Failed at batch {shown}: {errors[0]['message']}")
+    return lines
+
+
+def diagnosis_lines(found: CurveDiagnosis | None) -> list[str]:
+    if found is None:
+        return ["No diagnosis: the sweep has no ceilings or no counted FLOPs and bytes."]
+    lines = []
+    for segment in found.segments:
+        span = f"batch {segment.first}" if segment.first == segment.last else f"batches {segment.first}–{segment.last}"
+        if segment.regime == diagnosis.OVERHEAD:
+            shares = [v.fixed_share for v in segment.points if v.fixed_share is not None]
+            lines.append(
+                f"{span}: overhead-bound — even counting every operator's bytes, the roofline explains under "
+                f"{100 * (1 - min(shares)):.0f} % of the time; the rest is a fixed per-call cost."
+            )
+        elif segment.regime == diagnosis.MEMORY:
+            lines.append(
+                f"{span}: memory-bound — at least {diagnosis.share_words(segment.share)} of the measured copy "
+                "bandwidth (weights read once; more if activations are not fused)." + _from_cache(found, segment)
+            )
+        else:
+            above = (
+                " Above 100 %: the ceiling is one large matmul; products this size run faster here."
+                if segment.share and segment.share > 1
+                else ""
+            )
+            lines.append(
+                f"{span}: compute-bound — {diagnosis.share_words(segment.share)} of the measured matmul rate." + above
+            )
+    low, high = found.knee_band
+    measured = f"measured knee at batch {found.knee.batch:.0f}" if found.knee else "no measured knee"
+    if len(found.verdicts) < 2:
+        lines.append(f"One batch size: no knee to predict; {measured}.")
+    elif not any(v.flops_per_s > 0 for v in found.verdicts):
+        lines.append(f"The FLOP counter saw no matmul or convolution: no compute knee to predict; {measured}.")
+    elif low is None and high is None:
+        lines.append(f"The roofline predicts no knee in this range (memory-bound throughout); {measured}.")
+    else:
+        band = _knee_words(low) if high is None or _close(low, high) else f"{_knee_words(low)}–{_knee_words(high)}"
+        lines.append(f"Predicted knee: batch {band} (fused to unfused bytes); {measured}.")
+    for step, causes in found.steps:
+        cause = causes[0] if causes else "no tile boundary inside it: a kernel switch, or noise"
+        lines.append(f"Step: batch {step.before} → {step.after}, +{100 * step.relative:.0f} % ({cause}).")
+    return lines
+
+
+def _from_cache(found: CurveDiagnosis, segment: diagnosis.Segment) -> str:
+    """Why a memory-bound share can pass 100 %: weights that fit the last-level cache stay in it."""
+    if not segment.share or segment.share <= 1:
+        return ""
+    if found.weight_bytes and found.cache_bytes and found.weight_bytes < found.cache_bytes:
+        return (
+            f" Above 100 %: the {found.weight_bytes / 2**20:.1f} MiB of weights fit in the "
+            f"{found.cache_bytes / 2**20:.0f} MiB last-level cache and stay there between calls; the copy ceiling "
+            "streams a buffer far larger than the cache."
+        )
+    return " Above 100 %: part of the traffic is served from cache."
+
+
+def _close(a: float | None, b: float | None) -> bool:
+    return a is not None and b is not None and abs(a - b) <= 0.05 * max(a, b, 1)
+
+
+def _knee_words(value: float | None) -> str:
+    return "–" if value is None or not math.isfinite(value) else f"{value:.0f}"
+
+
+def from_document(doc: dict) -> Recommendation:
+    """The recommendation a sweep document's points support."""
+    ok, failures = sweep_points(doc["points"])
+    settings = doc["settings"]
+    ceilings = run_ceilings(doc["ceilings"], doc["model"]["dtype"])
+    return recommend(
+        ok, failures, settings.get("budget_ms"), settings["percentile"], ceilings,
+        weight_bytes=doc["model"].get("weight_bytes"), cache_bytes=doc["device"].get("l2_bytes"),
+    )  # fmt: skip

@@ -1,0 +1,192 @@
+"""`python -m benchmarks sweep TARGET`: the command line of a model sweep.
+
+Parsing and checking arguments needs no torch; the sweep itself imports it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from pathlib import Path
+
+from benchmarks.results import DEFAULT_SWEEPS_DIR
+
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} must be a number above 0")
+    return value
+
+
+def _batches(text: str) -> list[int] | None:
+    if text == "auto":
+        return None
+    try:
+        values = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give auto or batch sizes such as 1,8,32") from None
+    if not values or values[0] < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: batch sizes are whole numbers from 1")
+    return values
+
+
+def _shape(text: str) -> tuple[int, ...]:
+    try:
+        shape = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give one sample's shape, e.g. 3,224,224") from None
+    if any(side < 1 for side in shape):
+        raise argparse.ArgumentTypeError(f"{text!r}: every side must be at least 1")
+    return shape
+
+
+def add_parser(commands) -> None:
+    sweep = commands.add_parser(
+        "sweep",
+        help="sweep your own model over batch sizes and recommend one",
+        description="Time any PyTorch model at many batch sizes on this machine and say which batch size to use, "
+        "and why: the largest within a latency budget, the highest throughput, the free range, the memory limit, "
+        "and what bounds the curve (overhead, memory or compute) against this device's measured ceilings. TARGET is "
+        "path/to/file.py:factory or package.module:factory; the factory returns the model, or (model, "
+        "make_input) where make_input(batch) returns a tensor, a tuple of arguments or a dict of keyword arguments "
+        "with the batch first. The results file is rewritten after every stage; the last line printed is its path.",
+    )
+    sweep.add_argument("target", metavar="TARGET", help="path/to/file.py:factory or package.module:factory")
+    sweep.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto", help="default: CUDA if visible")
+    sweep.add_argument(
+        "--dtype", choices=DTYPES, help="model and input dtype (default: bfloat16 on CUDA, float32 on CPU)"
+    )
+    sweep.add_argument(
+        "--mode",
+        choices=["eager", "graph", "compile"],
+        default="eager",
+        help="eager calls (default); graph: replay a CUDA graph per batch (CUDA only, else eager, said so); "
+        "compile: torch.compile (eager when it fails, said so)",
+    )
+    sweep.add_argument(
+        "--batches",
+        type=_batches,
+        default=None,
+        metavar="LIST|auto",
+        help="batch sizes to measure, e.g. 1,8,32 (default auto: double from 1 until out of memory, --max-batch, the "
+        "time limit or flat throughput, then refine the budget crossing and probe around multiples of 8, 64, 128)",
+    )
+    sweep.add_argument("--max-batch", type=_positive_int, metavar="N", help="largest batch the search may try")
+    sweep.add_argument("--budget-ms", type=_positive_float, metavar="MS", help="latency budget per call, milliseconds")
+    sweep.add_argument(
+        "--percentile", type=int, choices=[50, 90, 99], default=50, help="latency percentile the budget applies to"
+    )
+    sweep.add_argument(
+        "--input-shape", type=_shape, metavar="DIMS", help="one sample's shape without a maker, e.g. 3,224,224"
+    )
+    sweep.add_argument(
+        "--input-dtype",
+        choices=[*DTYPES, "int64"],
+        help="dtype of inputs made from --input-shape (default: the model's; int64 needs --vocab)",
+    )
+    sweep.add_argument("--vocab", type=_positive_int, metavar="N", help="integer token inputs below N")
+    sweep.add_argument(
+        "--results-dir",
+        type=Path,
+        default=DEFAULT_SWEEPS_DIR,
+        metavar="DIR",
+        help="where to write <device-slug>/<sweep-id>.json (default: benchmarks/sweeps/)",
+    )
+    sweep.add_argument("--report", type=Path, metavar="PATH.html", help="also write a single-file HTML report")
+    sweep.add_argument("--time-limit", type=_positive_float, metavar="SECONDS", help="stop searching after this long")
+    sweep.add_argument("--threads", type=_positive_int, metavar="N", help="CPU threads (default: all cores but one)")
+    sweep.add_argument("--debug", action="store_true", help="print the traceback when the sweep fails")
+
+
+def _problem(args: argparse.Namespace) -> str | None:
+    if args.input_dtype == "int64" and args.vocab is None:
+        return "--input-dtype int64: give --vocab N, the number of token ids"
+    if args.vocab is not None and args.input_shape is None:
+        return "--vocab: give --input-shape too (one sample's tokens, e.g. 128)"
+    if args.report is not None and args.report.suffix.lower() not in (".html", ".htm"):
+        return f"--report {args.report}: give a path ending in .html"
+    if args.batches and args.max_batch and args.batches[-1] > args.max_batch:
+        return f"--batches goes to {args.batches[-1]}, beyond --max-batch {args.max_batch}"
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    problem = _problem(args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    if args.report is not None:
+        from benchmarks.site.report import report_available
+
+        missing = report_available()
+        if missing:
+            print(f"error: --report needs {missing}", file=sys.stderr)
+            return 2
+    from benchmarks.measure.backends import DeviceUnavailable
+    from benchmarks.measure.sweep import SweepSettings, SweepStopped, run_sweep
+    from benchmarks.measure.target import TargetError
+
+    settings = SweepSettings(
+        device=args.device,
+        dtype=args.dtype,
+        mode=args.mode,
+        batches=args.batches,
+        max_batch=args.max_batch,
+        budget_ms=args.budget_ms,
+        percentile=args.percentile,
+        time_limit_s=args.time_limit,
+        threads=args.threads,
+        input_shape=args.input_shape,
+        input_dtype=None if args.input_dtype == "int64" else args.input_dtype,
+        vocab=args.vocab,
+        results_dir=args.results_dir,
+        command=list(sys.argv),
+    )
+    try:
+        sweep, rec = run_sweep(args.target, settings)
+    except (TargetError, DeviceUnavailable) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except SweepStopped as stopped:
+        kept = len(stopped.sweep.points)
+        print(f"\nKeyboardInterrupt: stopped; kept {kept} batch sizes, marked incomplete", file=sys.stderr)
+        print(stopped.sweep.path)
+        return 130
+    except KeyboardInterrupt:
+        print("\nKeyboardInterrupt: stopped before any batch was measured; no results file kept", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if args.debug:
+            traceback.print_exc()
+        hint = "" if args.debug else " (run with --debug for the traceback)"
+        print(f"error: the sweep crashed{hint}: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr)
+        return 1
+    from benchmarks.sweep_table import table_lines
+
+    print("\n".join(table_lines(sweep.doc)))
+    print()
+    print("\n".join(rec.lines))
+    if args.report is not None:
+        from benchmarks.site.report import write_report
+
+        write_report(sweep.doc, args.report)
+        print(f"report: {args.report}", file=sys.stderr)
+    print(sweep.path)
+    return 0

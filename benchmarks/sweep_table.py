@@ -1,0 +1,46 @@
+"""A model sweep's points as a terminal table. Pure Python."""
+
+from __future__ import annotations
+
+from benchmarks.analysis import recommend
+from benchmarks.analysis.roofline import run_ceilings
+
+
+def _ms(seconds: float | None) -> str:
+    return "–" if seconds is None else f"{seconds * 1e3:.3g}"
+
+
+def _bytes(count: int | None) -> str:
+    if count is None:
+        return "–"
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{count} B"
+
+
+def table_lines(doc: dict) -> list[str]:
+    """batch, stage, median and percentile latency, throughput, peak memory and what bounds it."""
+    p = doc["settings"]["percentile"]
+    ok, _ = recommend.sweep_points(doc["points"])
+    found = recommend.diagnose_sweep(ok, run_ceilings(doc["ceilings"], doc["model"]["dtype"]))
+    bound = {v.batch: v.regime for v in found.verdicts} if found else {}
+    model = doc["model"]
+    head = (
+        f"{model['name']} ({model['target']}), {model['dtype']}, {model['mode']}, on {doc['device']['name']}; "
+        f"inputs: {model['input']}"
+    )
+    rows = [
+        head,
+        f"{'batch':>6} {'stage':>7} {'median ms':>10} {f'p{p} ms':>9} {'samples/s':>11} {'memory':>10}  bound",
+    ]
+    for point in doc["points"]:
+        if point["status"] != "ok":
+            rows.append(f"{point['batch']:>6} {point['stage']:>7}  {point['status']}: {(point['message'] or '')[:80]}")
+            continue
+        memory = _bytes(point.get("peak_memory_bytes"))
+        rows.append(
+            f"{point['batch']:>6} {point['stage']:>7} {_ms(point['median_s']):>10} {_ms(point['percentile_s']):>9} "
+            f"{point['throughput']:>11,.0f} {memory:>10}  {bound.get(point['batch'], '–')}"
+        )
+    return rows

@@ -1,0 +1,56 @@
+"""The sweep's recommendation, on SYNTHETIC sweeps whose answers are known by construction."""
+
+import pytest
+
+from benchmarks.analysis import recommend
+from tests.synthetic import make_sweep
+
+
+def rec_of(doc):
+    return recommend.from_document(doc)
+
+
+def test_the_largest_batch_within_the_budget_and_what_it_buys():
+    # latency ≈ 1 ms + 0.1 ms per row: 3 ms holds 16 rows (2.6 ms), not 32 (4.2 ms)
+    rec = rec_of(make_sweep(budget_ms=3.0))
+    assert rec.within_budget.batch == 16 and rec.budget_missed_by is None
+    line = rec.lines[0]
+    assert line.startswith("Within the 3 ms p90 budget: batch 16 (")
+    ratio = rec.within_budget.throughput / rec.base.throughput
+    assert f"{ratio:.1f}× the throughput of batch 1" in line
+
+
+def test_a_budget_even_batch_one_misses():
+    rec = rec_of(make_sweep(budget_ms=0.5))
+    assert rec.within_budget is None and rec.budget_missed_by == pytest.approx(rec.base.percentile_s / 0.5e-3)
+    assert rec.lines[0].startswith("No batch meets the 0.5 ms p90 budget: batch 1 takes ")
+
+
+def test_highest_throughput_and_the_smallest_batch_near_it():
+    # throughput b/(1 ms + 0.1 ms·b) grows toward 10,000/s: batch 64 is highest; within 5 % of it needs b ≥ 52
+    rec = rec_of(make_sweep(budget_ms=None))
+    assert rec.best.batch == 64 and rec.near_best.batch == 64
+    rec = rec_of(make_sweep(budget_ms=None, batches=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512)))
+    assert rec.best.batch == 512 and rec.near_best.batch == 256
+
+
+def test_the_free_range_and_the_memory_limit():
+    rec = rec_of(make_sweep(fixed_s=1e-3, per_row_s=1e-6, batches=(1, 8, 64, 512), oom_from=512))
+    assert rec.free_up_to.batch == 64  # 1.064 ms against 1.001 ms: within 10 %
+    assert (rec.largest_ran, rec.first_oom) == (64, 512)
+    assert "Memory: batch 64 is the largest that ran; batch 512 ran out of memory." in rec.lines
+
+
+def test_the_diagnosis_uses_the_sweep_ceilings():
+    # a 4096² bf16 layer on 1 TB/s and 500 TFLOP/s: the ridge is at 500 rows, so these batches are memory-
+    # bound on the roofline, but the 1 ms fixed cost is most of every call: overhead-bound
+    rec = rec_of(make_sweep(budget_ms=None))
+    assert [s.regime for s in rec.diagnosis.segments] == ["overhead"]
+    low, high = rec.diagnosis.knee_band
+    assert low == pytest.approx(500, rel=0.01) and high == pytest.approx(1500, rel=0.01)
+    assert any(line.startswith("Predicted knee: batch 500–1500") for line in rec.lines)
+
+
+def test_the_recommendation_is_kept_as_numbers_and_lines():
+    kept = rec_of(make_sweep()).as_dict()
+    assert kept["within_budget"] == 16 and kept["highest_throughput"] == 64 and kept["lines"]

@@ -1,0 +1,296 @@
+"""`python -m benchmarks sweep` on tiny models on this CPU: the search, the file, and every bad input."""
+
+import json
+import textwrap
+
+import pytest
+
+from benchmarks.cli import main
+from benchmarks.measure import sweep as sweep_module
+from benchmarks.results import read_sweep
+
+TINY = """
+import torch
+from torch import nn
+
+def factory():
+    return nn.Sequential(nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 32))
+"""
+
+
+@pytest.fixture
+def fast(monkeypatch):
+    """Fewer samples and a small matmul ceiling: the control flow under test, not the numbers."""
+    from benchmarks.measure import ceiling_plan
+
+    monkeypatch.setitem(ceiling_plan.COPY_BYTES, "cpu", 2**20)
+    monkeypatch.setitem(ceiling_plan.MATMUL_N, "cpu", 128)
+    monkeypatch.setattr(sweep_module, "SEARCH_SAMPLES", 3)
+    monkeypatch.setitem(sweep_module.FINAL_SAMPLES, 50, 5)
+    monkeypatch.setitem(sweep_module.FINAL_SAMPLES, 90, 5)
+    monkeypatch.setattr(sweep_module, "WARMUP_S", 0.0)
+
+
+@pytest.fixture
+def target(tmp_path):
+    """Write a model file; return its TARGET."""
+
+    def write(source: str, name: str = "model.py", factory: str = "factory") -> str:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(source))
+        return f"{path}:{factory}"
+
+    return write
+
+
+def sweep(tmp_path, spec, *options):
+    return main(["sweep", spec, "--device", "cpu", "--threads", "1", "--results-dir", str(tmp_path / "out"), *options])
+
+
+def written(capsys):
+    out = capsys.readouterr()
+    return read_sweep(out.out.strip().splitlines()[-1]), out
+
+
+def test_an_auto_sweep_searches_refines_probes_and_recommends(fast, tmp_path, target, capsys):
+    assert sweep(tmp_path, target(TINY), "--input-shape", "32", "--budget-ms", "0.05", "--max-batch", "256") == 0
+    found, out = written(capsys)
+    doc = found.doc
+    stages = {p["stage"] for p in doc["points"]}
+    assert "search" in stages and "probe" in stages
+    batches = [p["batch"] for p in doc["points"] if p["stage"] == "search"]
+    assert batches[:3] == [1, 2, 4] and max(batches) <= 256
+    assert doc["run"]["complete"] and doc["model"]["name"] == "Sequential"
+    assert doc["model"]["notes"] == ["the model was in training mode: swept in eval mode, without gradients"]
+    assert all(p["flops"] > 0 and p["bytes_high"] >= p["bytes_low"] > 0 for p in doc["points"] if p["status"] == "ok")
+    lines = doc["recommendation"]["lines"]
+    assert any(line.startswith("Highest throughput: batch ") for line in lines)
+    assert any("budget" in line for line in lines)
+    assert "   batch   stage" not in out.out and " batch   stage  median ms" in out.out
+    for line in lines:
+        assert line in out.out
+
+
+def test_a_budget_nothing_meets_says_by_how_much(fast, tmp_path, target, capsys):
+    assert sweep(tmp_path, target(TINY), "--input-shape", "32", "--budget-ms", "0.000001", "--batches", "1,2") == 0
+    found, _ = written(capsys)
+    assert found.doc["recommendation"]["within_budget"] is None
+    assert found.doc["recommendation"]["lines"][0].startswith("No batch meets the 1e-06 ms p50 budget: batch 1 takes")
+
+
+def test_out_of_memory_ends_the_search_and_is_recorded(fast, tmp_path, target, capsys):
+    source = TINY.replace(
+        "    return nn.Sequential(nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 32))",
+        textwrap.dedent("""
+        class Hungry(nn.Module):
+            def forward(self, x):
+                if x.shape[0] >= 8:
+                    raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 80.00 GiB")
+                return x * 2
+        return Hungry()
+        """).replace("\n", "\n    "),
+    )
+    assert sweep(tmp_path, target(source), "--input-shape", "4") == 0
+    found, _ = written(capsys)
+    status = {p["batch"]: p["status"] for p in found.doc["points"]}
+    assert status[4] == "ok" and status[8] == "oom" and 16 not in status
+    assert status[7] == "ok" and 9 not in status  # probed below the first out-of-memory batch, not beyond it
+    assert found.doc["recommendation"]["first_oom"] == 8
+    assert "Memory: batch 7 is the largest that ran; batch 8 ran out of memory." in found.doc["recommendation"]["lines"]
+    assert (
+        "The FLOP counter saw no matmul or convolution: no compute knee to predict; no measured knee."
+        in (found.doc["recommendation"]["lines"])
+    )
+
+
+def test_a_model_that_fails_at_some_batch_sizes_fails_only_those(fast, tmp_path, target, capsys):
+    source = """
+    import torch
+    from torch import nn
+
+    class Picky(nn.Module):
+        def forward(self, x):
+            if x.shape[0] == 4:
+                raise ValueError("odd shape")
+            return x + 1
+
+    def factory():
+        return Picky()
+    """
+    assert sweep(tmp_path, target(source), "--input-shape", "4", "--batches", "1,2,4,8") == 0
+    found, _ = written(capsys)
+    status = {p["batch"]: p["status"] for p in found.doc["points"]}
+    assert status == {1: "ok", 2: "ok", 4: "error", 8: "ok"}
+    assert found.doc["recommendation"]["lines"][-1] == "Failed at batch 4: ValueError: odd shape"
+
+
+MAKER = """
+import torch
+from torch import nn
+from dataclasses import dataclass
+
+@dataclass
+class Out:
+    logits: torch.Tensor
+    extra: str
+
+class TwoInputs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(100, 16)
+
+    def forward(self, tokens, scale=1.0):
+        return Out(self.embed(tokens).sum(1) * scale, "ok")
+
+def factory():
+    return TwoInputs(), lambda batch: {"tokens": torch.randint(0, 100, (batch, 5)), "scale": 2.0}
+"""
+
+
+def test_an_input_maker_with_keywords_and_a_dataclass_output(fast, tmp_path, target, capsys):
+    assert sweep(tmp_path, target(MAKER), "--batches", "1,3") == 0
+    found, _ = written(capsys)
+    assert [p["status"] for p in found.doc["points"]] == ["ok", "ok"]
+    assert found.doc["model"]["input"] == "the factory's make_input(batch)"
+
+
+def test_integer_tokens_from_a_vocabulary(fast, tmp_path, target, capsys):
+    source = """
+    from torch import nn
+    def factory():
+        return nn.Sequential(nn.Embedding(50, 8), nn.Flatten(), nn.Linear(6 * 8, 4))
+    """
+    assert sweep(tmp_path, target(source), "--input-shape", "6", "--vocab", "50", "--batches", "2") == 0
+    found, _ = written(capsys)
+    assert found.doc["model"]["input"] == "integer tokens below 50 of shape (batch, 6)"
+
+
+def test_graph_mode_on_a_cpu_falls_back_to_eager_and_says_so(fast, tmp_path, target, capsys):
+    assert sweep(tmp_path, target(TINY), "--input-shape", "32", "--batches", "1", "--mode", "graph") == 0
+    found, out = written(capsys)
+    assert found.doc["model"]["mode"] == "eager" and found.doc["model"]["mode_requested"] == "graph"
+    assert "note: mode graph needs CUDA: measured eager instead" in out.err
+
+
+def test_a_compile_failure_falls_back_to_eager(fast, tmp_path, target, capsys, monkeypatch):
+    import torch
+
+    def broken(model, dynamic):
+        def call(*args, **kwargs):
+            raise RuntimeError("no C++ compiler")
+
+        return call
+
+    monkeypatch.setattr(torch, "compile", broken)
+    assert sweep(tmp_path, target(TINY), "--input-shape", "32", "--batches", "1", "--mode", "compile") == 0
+    found, _ = written(capsys)
+    assert found.doc["model"]["mode"] == "eager"
+    assert any("torch.compile failed (RuntimeError: no C++ compiler)" in note for note in found.doc["model"]["notes"])
+
+
+def test_ctrl_c_keeps_a_valid_incomplete_file(fast, tmp_path, target, capsys, monkeypatch):
+    original = sweep_module.Sweep.refine
+
+    def interrupted(self):
+        original(self)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep_module.Sweep, "refine", interrupted)
+    assert sweep(tmp_path, target(TINY), "--input-shape", "32", "--max-batch", "4") == 130
+    found, out = written(capsys)
+    assert not found.doc["run"]["complete"] and found.doc["run"]["interrupted"] == "KeyboardInterrupt: stopped"
+    assert [p["batch"] for p in found.doc["points"]] == [1, 2, 4]
+    assert "kept 3 batch sizes, marked incomplete" in out.err and "Traceback" not in out.err
+
+
+def test_a_time_limit_stops_the_search(fast, tmp_path, target, capsys):
+    assert sweep(tmp_path, target(TINY), "--input-shape", "32", "--time-limit", "0.5") == 0
+    found, _ = written(capsys)
+    assert found.doc["run"]["time_limit_s"] == 0.5
+    assert found.doc["run"]["wall_s"] < 10
+
+
+BAD_TARGETS = [
+    ("missing.py:factory", None, "no such file"),
+    ("{model}:nothing", TINY, "has no 'nothing' (it defines factory"),
+    ("{model}", TINY, "give path/to/file.py:factory or package.module:factory"),
+    ("{model}:factory", "def factory():\n    raise RuntimeError('weights not found')\n",
+     "factory() raised RuntimeError: weights not found"),
+    ("{model}:factory", "def factory():\n    return 42\n", "factory() returned int: return an nn.Module"),
+    ("{model}:factory", "import nope_not_a_module\n", "importing"),
+    ("{model}:factory", TINY.replace("nn.Linear(32, 32), nn.ReLU()", "nn.Linear(16, 32), nn.ReLU()"),
+     "the model failed at batch 1: RuntimeError: mat1 and mat2 shapes cannot be multiplied"),
+    ("{model}:factory", "import torch\nfrom torch import nn\ndef factory():\n"
+     "    return nn.Identity(), lambda b: torch.zeros(3, 4)\n",
+     "make_input(2) returned a tensor of shape (3, 4): its first dimension must be the batch, 2"),
+    ("{model}:factory", "import torch\nfrom torch import nn\nclass Words(nn.Module):\n"
+     "    def forward(self, x):\n        return 'hello'\ndef factory():\n    return Words()\n",
+     "the model returned str with no tensor in it"),
+    ("{model}:factory", "from torch import nn\ndef factory():\n    return nn.Identity()\n",
+     "the factory returns no input maker: give --input-shape"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("spec", "source", "message"), BAD_TARGETS)
+def test_bad_targets_end_in_one_line(fast, tmp_path, target, capsys, spec, source, message):
+    if source is not None:
+        spec = spec.format(model=target(source).rsplit(":", 1)[0])
+    shape = [] if "input maker" in message else ["--input-shape", "32"]
+    assert sweep(tmp_path, spec, *shape, "--batches", "1") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: ") and message in err[-1], err
+    assert not any("Traceback" in line for line in err)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--budget-ms", "0"], "must be a number above 0"),
+        (["--budget-ms", "-5"], "must be a number above 0"),
+        (["--batches", "0,4"], "batch sizes are whole numbers from 1"),
+        (["--input-dtype", "int64"], "--input-dtype int64: give --vocab N"),
+        (["--report", "out.pdf"], "give a path ending in .html"),
+        (["--batches", "1,64", "--max-batch", "8"], "beyond --max-batch 8"),
+    ],
+)
+def test_bad_options_end_in_one_line(tmp_path, target, capsys, options, message):
+    with pytest.raises(SystemExit) if "above 0" in message or "from 1" in message else _nothing():
+        code = sweep(tmp_path, target(TINY), "--input-shape", "32", *options)
+        assert code == 2
+    assert message in capsys.readouterr().err
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_the_report_is_one_offline_file_with_everything_escaped(fast, tmp_path, target, capsys):
+    source = TINY.replace("def factory():", "class Evil(nn.Sequential):\n    pass\n\ndef factory():").replace(
+        "return nn.Sequential(", "return Evil("
+    )
+    report = tmp_path / "report.html"
+    assert sweep(tmp_path, target(source, name="x<img src=y onerror=alert(1)>.py"), "--input-shape", "32",
+                 "--batches", "1,2,4", "--report", str(report)) == 0  # fmt: skip
+    page = report.read_text()
+    assert "<img src=y" not in page and "x&lt;img src=y onerror=alert(1)&gt;.py" in page
+    assert "window.vegaEmbed=" in page and 'src="http' not in page and "Highest throughput" in page
+    specs = json.loads(page.split('<script type="application/json" id="specs">')[1].split("</script>")[0])
+    assert set(specs) == {"latency", "throughput", "memory"}
+
+
+def test_the_python_api(fast):
+    import torch
+    from torch import nn
+
+    from benchmarks import sweep as api
+
+    result = api(nn.Linear(8, 8), lambda b: torch.randn(b, 8), device="cpu", threads=1, batches=[1, 2], quiet=True)
+    assert [row["batch"] for row in result.table] == [1, 2] and result.path is None
+    assert result.recommendation.best.batch in (1, 2)
+    assert "Highest throughput" in str(result) and set(result.charts()) == {"latency", "throughput", "memory"}
+    with pytest.raises(TypeError, match="unknown option"):
+        api(nn.Linear(8, 8), budget=3)
