@@ -47,6 +47,22 @@ def bench(session: nox.Session) -> None:
     session.run("python", "-m", "benchmarks", "run", *session.posargs)
 
 
+@nox.session(venv_params=["--system-site-packages"], default=False)
+def sweep(session: nox.Session) -> None:
+    """Sweep your own model over batch sizes and get a recommended batch size, with an HTML report.
+
+    `nox -s sweep -- TARGET [options]`, e.g. `nox -s sweep -- examples/resnet50_small.py:factory
+    --budget-ms 100 --report report.html`; `python -m benchmarks sweep --help` lists the options.
+    Reuses the interpreter's torch when it has one, like `bench`.
+    """
+    if _has_torch(session):
+        session.log("using the torch already installed for this interpreter")
+    else:
+        session.install(*group("bench"))
+    session.install(*group("report"))
+    session.run("python", "-m", "benchmarks", "sweep", *session.posargs)
+
+
 FAST = "not slow and not build and not browser"
 
 

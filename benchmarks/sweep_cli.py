@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
         input_dtype=None if args.input_dtype == "int64" else args.input_dtype,
         vocab=args.vocab,
         results_dir=args.results_dir,
-        command=list(sys.argv),
+        command=["python", "-m", "benchmarks", *sys.argv[1:]],  # not this machine's paths
     )
     try:
         sweep, rec = run_sweep(args.target, settings)

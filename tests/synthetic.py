@@ -393,3 +393,14 @@ def make_sweep(
         "points": points,
         "recommendation": None,
     }
+
+
+def hostile_sweep(doc: dict[str, Any], payload: str = PAYLOAD) -> dict[str, Any]:
+    """A sweep with `payload` in every free-form string it holds: the device, the model's target, name,
+    input and notes, the command and a failed point's message. SYNTHETIC, for escaping tests."""
+    doc["device"]["name"] = f"{payload} (test fixture)"
+    doc["model"].update(target=payload, name=payload, input=payload, notes=[payload])
+    doc["run"]["command"] = [payload]
+    doc["points"].append({"batch": 4096, "stage": "search", "status": "error", "message": payload,
+                          "median_s": None, "percentile_s": None})  # fmt: skip
+    return doc

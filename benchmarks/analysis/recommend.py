@@ -106,8 +106,13 @@ def diagnose_sweep(
         )
     knee = detect_knee([p.batch for p in points], [p.median_s for p in points]) if len(points) >= 4 else None
     curve = [CurvePoint(p.batch, p.median_s, median_stderr(p.samples)) for p in points]
-    steps = tuple((step, _tile_boundary(step, None)) for step in find_steps(curve))
+    steps = tuple((step, _tile_boundary(step, None)) for step in find_steps(curve) if _adjacent(step))
     return CurveDiagnosis(verdicts, diagnosis.segments(verdicts), band, knee, steps, weight_bytes, cache_bytes)
+
+
+def _adjacent(step: Step) -> bool:
+    """A step between neighbouring batch sizes: between far-apart ones a rise is the trend, not a step."""
+    return step.after - step.before <= max(2, step.before // 8)
 
 
 @dataclass(frozen=True)
@@ -248,7 +253,7 @@ def diagnosis_lines(found: CurveDiagnosis | None) -> list[str]:
             )
         else:
             above = (
-                " Above 100 %: the ceiling is one large matmul; products this size run faster here."
+                " Above 100 %: these kernels ran faster than the one large matmul the ceiling measured."
                 if segment.share and segment.share > 1
                 else ""
             )
@@ -263,6 +268,8 @@ def diagnosis_lines(found: CurveDiagnosis | None) -> list[str]:
         lines.append(f"The FLOP counter saw no matmul or convolution: no compute knee to predict; {measured}.")
     elif low is None and high is None:
         lines.append(f"The roofline predicts no knee in this range (memory-bound throughout); {measured}.")
+    elif high is not None and high <= found.verdicts[0].batch:
+        lines.append(f"The roofline puts every batch here past its knee, even at the unfused bytes; {measured}.")
     else:
         band = _knee_words(low) if high is None or _close(low, high) else f"{_knee_words(low)}–{_knee_words(high)}"
         lines.append(f"Predicted knee: batch {band} (fused to unfused bytes); {measured}.")

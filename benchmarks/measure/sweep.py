@@ -191,7 +191,8 @@ class Sweep:
             self.say(f"refine: batch {middle}")
 
     def probe(self) -> None:
-        """One row either side of the multiples of 8, 64 and 128 around the recommended batch."""
+        """One row either side of the multiples of 8, 64 and 128 next to the recommended batch (within a
+        factor of two of it)."""
         measured = sorted(b for b in self.points if self.ok(b))
         if not measured or self.out_of_time():
             return
@@ -203,7 +204,7 @@ class Sweep:
         for multiple in PROBE_MULTIPLES:
             below = centre // multiple * multiple
             for m in {below, below + multiple}:
-                if m >= multiple:
+                if m >= multiple and centre / 2 <= m <= 2 * centre:  # near the answer, not far beyond it
                     wanted |= {m - 1, m, m + 1}
         wanted = sorted(b for b in wanted if 1 <= b < ceiling and b not in self.points)
         if wanted:

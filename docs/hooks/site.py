@@ -1,14 +1,14 @@
 """MkDocs hooks for the site: results checks, a self-served chart bundle, chart exports.
 
 - on_config: make the repository importable by the notebooks' kernels, check every results
-  file (a bad one stops the build with a message naming the file and the field) and give
+  and sweep file (a bad one stops the build with a message naming the file and the field) and give
   this build a fresh directory for staged charts.
 - on_files: add the Vega/Vega-Lite/vega-embed bundle (written by vl-convert, cached per
   vl-convert version) as one site file that every page shares.
 - on_page_content: drop what nbconvert inlines into each notebook page (its 600 KB stylesheet,
   MathJax and Mermaid loaders that would fetch from another host) and resolve chart links.
 - on_post_build: write every staged chart as site/charts/<id>.{json,csv,svg,png} and copy the
-  published results files to site/results/.
+  published results files to site/results/ and the model sweeps to site/sweeps/.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.analysis import curves as report  # noqa: E402
+from benchmarks.analysis.sweeps import load_sweeps  # noqa: E402
 from benchmarks.site import charts  # noqa: E402
 
 BUNDLE_PATH = "assets/javascripts/vega-bundle.js"
@@ -45,9 +46,11 @@ def on_config(config):
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     try:
         data = report.load_site_data()
+        sweeps = load_sweeps()
     except report.SiteDataError as exc:
         raise PluginError(str(exc)) from None
     _STATE["runs"] = data.runs  # type: ignore[assignment]
+    _STATE["sweeps"] = sweeps  # type: ignore[assignment]
     stage = Path(tempfile.mkdtemp(prefix="batching-charts-"))
     os.environ[charts.STAGE_ENV] = str(stage)
     _STATE["stage"] = stage
@@ -120,3 +123,7 @@ def on_post_build(config):
         target = site / "results" / run.device["slug"] / f"{run.id}.json"
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(run.path, target)
+    for sweep in _STATE.get("sweeps", []):
+        target = site / "sweeps" / sweep.device["slug"] / f"{sweep.id}.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(sweep.path, target)

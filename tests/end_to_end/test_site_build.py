@@ -23,12 +23,13 @@ from urllib.parse import unquote, urljoin, urlparse
 
 import pytest
 
-from tests.synthetic import PAYLOAD, SYNTHETIC_DEVICE, hostile, make_run
+from tests.synthetic import PAYLOAD, SYNTHETIC_DEVICE, hostile, hostile_sweep, make_run, make_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 EVIL = f"{PAYLOAD} (test fixture)"
 PAGES = [
-    "", "theory/", "mlp/", "regimes/", "steps/", "moe/", "cnn/", "decode/", "calculator/", "methodology/", "reproduce/"
+    "", "theory/", "mlp/", "regimes/", "steps/", "moe/", "cnn/", "decode/", "calculator/", "your_model/",
+    "methodology/", "reproduce/",
 ]  # fmt: skip
 BUNDLE = "assets/javascripts/vega-bundle.js"
 MAX_PAGE_BYTES = 1_000_000
@@ -60,8 +61,22 @@ def write_synthetic_results(directory: Path) -> None:
         path.write_text(json.dumps(doc), encoding="utf-8")
 
 
+def write_synthetic_sweeps(directory: Path) -> None:
+    """SYNTHETIC sweeps: a plain one, and one with the payload in every free-form field."""
+    evil = hostile_sweep(make_sweep(seed=1))
+    evil["device"]["slug"] = "synthetic-evil"
+    for doc in (make_sweep(), evil):
+        path = directory / doc["device"]["slug"] / f"{doc['run']['id']}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(doc), encoding="utf-8")
+
+
 def build(
-    site_dir: Path, results_dir: Path | None = None, synthetic: bool = False, site_url: str | None = None
+    site_dir: Path,
+    results_dir: Path | None = None,
+    synthetic: bool = False,
+    site_url: str | None = None,
+    sweeps_dir: Path | None = None,
 ) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BATCHING_") and k != "SITE_URL"}
     if site_url:
@@ -70,6 +85,8 @@ def build(
     env["NO_MKDOCS_2_WARNING"] = "1"
     if results_dir is not None:
         env["BATCHING_RESULTS_DIR"] = str(results_dir)
+    if sweeps_dir is not None:
+        env["BATCHING_SWEEPS_DIR"] = str(sweeps_dir)
     if synthetic:
         env["BATCHING_INCLUDE_SYNTHETIC"] = "1"
     return subprocess.run(
@@ -96,9 +113,10 @@ def served_site(kind: str) -> tuple[Path, str]:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_port}/"
     if kind == "synthetic":
-        results = _tmp("results-")
+        results, sweeps = _tmp("results-"), _tmp("sweeps-")
         write_synthetic_results(results)
-        done = build(site, results, synthetic=True, site_url=url)
+        write_synthetic_sweeps(sweeps)
+        done = build(site, results, synthetic=True, site_url=url, sweeps_dir=sweeps)
     else:
         done = build(site, site_url=url)
     if done.returncode != 0:

@@ -1,0 +1,82 @@
+"""The "Your model" page: how to sweep a model of your own, and every committed sweep, explained."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from benchmarks.analysis import recommend
+from benchmarks.analysis.sweeps import load_sweeps
+from benchmarks.results import ModelSweep
+from benchmarks.site.charts import figure
+from benchmarks.site.charts_sweep import sweep_charts, where
+from benchmarks.site.render import Bullets, Details, Heading, Html, Page, Paragraph, Source, code, takeaway
+from benchmarks.sweep_table import table_lines
+
+EXAMPLES = ("examples/resnet50_small.py", "examples/decode_step.py")
+CAPTIONS = {
+    "latency": "Latency against batch size",
+    "throughput": "Throughput against latency",
+    "memory": "Peak memory against batch size",
+}
+SUMMARIES = {
+    "latency": "Median latency per call (and the budget's percentile, when it is not the median) against batch size, "
+    "with the latency budget",
+    "throughput": "Samples per second against the latency of one call, each point labelled with its batch size",
+    "memory": "Peak memory against batch size (CUDA: the allocator's peak during one call; a CPU: the process's "
+    "peak resident memory so far)",
+}
+
+
+def build(sweeps: list[ModelSweep] | None = None) -> Page:
+    sweeps = load_sweeps() if sweeps is None else sweeps
+    return Page(
+        {
+            "examples": [Source(path) for path in EXAMPLES],
+            "sweeps": committed(sweeps),
+            "takeaway": [
+                takeaway(
+                    "A sweep of your own model answers the question this site explains on its own workloads: which "
+                    "batch size to run, and what bounds it there."
+                )
+            ],
+        }
+    )
+
+
+def _chart_id(sweep: ModelSweep, name: str) -> str:
+    base = re.sub(r"[^a-z0-9]+", "-", f"sweep-{sweep.device['slug']}-{sweep.id}".lower()).strip("-")
+    return f"{base}-{name}"
+
+
+def command_words(sweep: ModelSweep) -> Html:
+    return code(" ".join(sweep.doc["run"].get("command") or ["(command not recorded)"]))
+
+
+def section(sweep: ModelSweep) -> list:
+    doc, model = sweep.doc, sweep.doc["model"]
+    rec = recommend.from_document(doc)
+    state = "" if doc["run"]["complete"] else f" The sweep is incomplete ({doc['run'].get('interrupted')})."
+    parts: list = [
+        Heading(f"{model['name']} on {doc['device']['name']}", level=3),
+        Paragraph(
+            [
+                f"{model['target']}, {model['dtype']}, {model['mode']}; inputs: {model['input']}. Swept with ",
+                command_words(sweep),
+                f", started {doc['run']['started_at']}.{state}",
+            ]
+        ),
+        Bullets(list(rec.lines)),
+    ]
+    for name, chart in sweep_charts(doc):
+        summary = f"{SUMMARIES[name]}. Measured on {where(doc)}; sweep {sweep.id}"
+        parts.append(figure(chart, _chart_id(sweep, name), CAPTIONS[name], summary))
+    table = html.escape("\n".join(table_lines(doc)))
+    parts.append(Details("Every batch size measured", [Html(f"<pre>{table}</pre>")]))
+    return parts
+
+
+def committed(sweeps: list[ModelSweep]) -> list:
+    if not sweeps:
+        return [Paragraph(["No sweep is committed yet: run ", code("nox -s sweep -- TARGET"), " to add one."])]
+    return [part for sweep in sweeps for part in section(sweep)]

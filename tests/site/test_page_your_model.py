@@ -1,0 +1,32 @@
+"""The "Your model" page, from SYNTHETIC sweeps: what it says, and that nothing from a file runs."""
+
+from benchmarks.results import ModelSweep
+from benchmarks.site.pages import your_model
+from tests.synthetic import PAYLOAD, hostile_sweep, make_sweep
+
+
+def sweep_of(doc) -> ModelSweep:
+    return ModelSweep(path=f"/synthetic/{doc['device']['slug']}/{doc['run']['id']}.json", doc=doc)
+
+
+def test_each_sweep_shows_its_recommendation_charts_and_table():
+    page = your_model.build([sweep_of(make_sweep())])
+    text = page.html("sweeps")
+    assert "SyntheticModel on Synthetic GPU" in text
+    assert "Within the 3 ms p90 budget: batch 16" in text
+    assert text.count('<figure class="bchart"') == 3 and "Every batch size measured" in text
+
+
+def test_no_sweep_says_how_to_add_one():
+    assert "No sweep is committed yet" in your_model.build([]).html("sweeps")
+
+
+def test_the_examples_are_the_real_files():
+    text = your_model.build([]).html("examples")
+    assert "examples/resnet50_small.py" in text and "examples/decode_step.py" in text and "make_input" in text
+
+
+def test_free_text_from_a_sweep_file_is_escaped():
+    text = your_model.build([sweep_of(hostile_sweep(make_sweep()))]).html("sweeps")
+    assert PAYLOAD not in text and "<img src=x" not in text and "<script>alert" not in text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in text
