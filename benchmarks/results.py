@@ -40,8 +40,8 @@ class ResultsError(Exception):
         return f"{self.path}: {self.field}: {self.message}{tail}"
 
 
-@dataclass(eq=False)  # a run is itself: compared and hashed by identity, so analyses can cache per run
-class Run:
+@dataclass(eq=False)  # a document is itself: compared and hashed by identity, so analyses can cache per run
+class Document:
     """One validated results document and where it came from."""
 
     path: Path
@@ -66,6 +66,11 @@ class Run:
     @property
     def synthetic(self) -> bool:
         return bool(self.doc["run"].get("synthetic", False))
+
+
+@dataclass(eq=False)
+class Run(Document):
+    """A profile run: ceilings and records of the project's workloads."""
 
     @property
     def records(self) -> list[dict[str, Any]]:
@@ -93,23 +98,8 @@ class Run:
 
 
 @dataclass(eq=False)
-class ModelSweep:
-    """One validated model-sweep document (`python -m benchmarks sweep`) and where it came from."""
-
-    path: Path
-    doc: dict[str, Any]
-
-    @property
-    def id(self) -> str:
-        return self.doc["run"]["id"]
-
-    @property
-    def device(self) -> dict[str, Any]:
-        return self.doc["device"]
-
-    @property
-    def synthetic(self) -> bool:
-        return bool(self.doc["run"].get("synthetic", False))
+class ModelSweep(Document):
+    """A model sweep (`python -m benchmarks sweep`): one model's points over batch sizes."""
 
     @property
     def points(self) -> list[dict[str, Any]]:
