@@ -70,7 +70,7 @@ def _batch_axis(batches: Sequence[float], unit: BatchUnit = ROWS) -> alt.X:
         "batch:Q",
         title=unit.axis,
         scale=alt.Scale(type="log", base=2, domain=[low, high], nice=False),
-        axis=alt.Axis(values=ticks, format="d"),
+        axis=alt.Axis(values=ticks, format="d", labelOverlap="greedy", labelSeparation=4),
     )
 
 
@@ -211,9 +211,7 @@ def _knee_rules(curve: Curve, y: str) -> list[alt.Chart]:
     return labelled_rules(marks, "batch")
 
 
-def labelled_rules(
-    marks: list[dict[str, Any]], field: str, height: int = HEIGHT, font_size: int = 11
-) -> list[alt.Chart]:
+def labelled_rules(marks: list[dict[str, Any]], field: str, font_size: int = 11) -> list[alt.Chart]:
     """Dotted vertical rules at each mark's `field`, each labelled up its left side with its `label`."""
     if not marks:
         return []
@@ -221,7 +219,7 @@ def labelled_rules(
     rule = base.mark_rule(strokeDash=[2, 2], color="#888")
     text = base.mark_text(
         align="left", dx=4, dy=-4, baseline="bottom", fontSize=font_size, color=LABEL_GREY, angle=270
-    ).encode(text="label:N", y=alt.value(height))
+    ).encode(text="label:N", y=alt.value("height"))
     return [rule, text]
 
 
@@ -288,7 +286,47 @@ def mode_chart(curves: Sequence[Curve], title: str) -> alt.FacetChart:
     ).properties(title=_title(title, *subtitle))
 
 
-def intensity_chart(gpus: Sequence[Any], dtypes: Sequence[str], width: int, title: str) -> alt.LayerChart:
+DTYPE_SHORT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "tfloat32": "tf32", "float8": "fp8"}
+LABEL_PX = 12  # px a 10 px label needs between its neighbours on one side of a chart
+
+
+def gpu_ridges(gpus: Sequence[Any]) -> list[tuple[str, float]]:
+    """(label, ridge intensity) of each GPU's 16-bit and fp32 rates, once per distinct rate:
+    'H100 SXM bf16/fp16' where both 16-bit types run at one rate."""
+    found = []
+    for gpu in gpus:
+        short = gpu.name.removeprefix("NVIDIA ")
+        sixteen = [d for d in ("bfloat16", "float16") if d in gpu.peak_flops]
+        if sixteen:
+            same = len({gpu.peak_flops[d] for d in sixteen}) == 1
+            names = "/".join(DTYPE_SHORT[d] for d in sixteen) if same else DTYPE_SHORT[sixteen[0]]
+            found.append((f"{short} {names}", gpu.ridge_intensity(sixteen[0])))
+        if "float32" in gpu.peak_flops:
+            found.append((f"{short} fp32", gpu.ridge_intensity("float32")))
+    return found
+
+
+def spaced_labels(values: Sequence[tuple[str, float]], min_ratio: float) -> list[dict[str, Any]]:
+    """Labels for horizontal rules on a log axis that never print on top of each other: values closer
+    than √min_ratio share one label, and labels alternate between the left and the right edge, so two
+    on one side are at least min_ratio apart. Returns rows: value (the group's first), label, side."""
+    groups: list[list[tuple[str, float]]] = []
+    for name, value in sorted(values, key=lambda pair: pair[1]):
+        if groups and value / groups[-1][0][1] < math.sqrt(min_ratio):
+            groups[-1].append((name, value))
+        else:
+            groups.append([(name, value)])
+    return [
+        {
+            "value": group[0][1],
+            "label": " · ".join(f"{name} {text.sig(value, 3)}" for name, value in group),
+            "side": "left" if index % 2 == 0 else "right",
+        }
+        for index, group in enumerate(groups)
+    ]
+
+
+def intensity_chart(gpus: Sequence[Any], width: int, title: str) -> alt.LayerChart:
     """Arithmetic intensity of one width×width Linear layer against batch, with datasheet ridges."""
     batches = [2**i for i in range(0, 13)]
     rows = []
@@ -296,30 +334,35 @@ def intensity_chart(gpus: Sequence[Any], dtypes: Sequence[str], width: int, titl
         for b in batches:
             flops, moved = linear_cost(b, width, width, size)
             rows.append({"series": dtype, "batch": b, "intensity": flops / moved})
-    ridges = []
-    for gpu in gpus:
-        for dtype in dtypes:
-            if dtype in gpu.peak_flops:
-                ridges.append({"ridge": f"{gpu.name} {dtype}", "intensity": gpu.ridge_intensity(dtype)})
+    ridges = gpu_ridges(gpus)
+    values = [r["intensity"] for r in rows] + [v for _, v in ridges]
+    domain = [min(values) / 1.5, max(values) * 1.5]
+    min_ratio = (domain[1] / domain[0]) ** (LABEL_PX / HEIGHT)
+    marks = spaced_labels(ridges, min_ratio)
+    scale = alt.Scale(type="log", domain=domain, nice=False)
     base = alt.Chart(alt.Data(values=_rows(rows))).encode(x=_batch_axis(batches))
-    y = alt.Y("intensity:Q", title="arithmetic intensity (FLOP per byte)", scale=alt.Scale(type="log"))
+    y = alt.Y("intensity:Q", title="arithmetic intensity (FLOP per byte)", scale=scale)
     lines = base.mark_line(point=True).encode(
         y=y,
         color=alt.Color("series:N", title="Linear layer", scale=alt.Scale(range=PALETTE[:2])),
         tooltip=[alt.Tooltip("series:N"), alt.Tooltip("batch:Q"), alt.Tooltip("intensity:Q", format=".3~g")],
     )
-    rule_base = alt.Chart(alt.Data(values=_rows(ridges))).encode(y=alt.Y("intensity:Q", scale=alt.Scale(type="log")))
+    rule_base = alt.Chart(alt.Data(values=_rows(marks))).encode(y=alt.Y("value:Q", scale=scale))
     rules = rule_base.mark_rule(strokeDash=[4, 3], color="#888").encode(
-        tooltip=[alt.Tooltip("ridge:N", title="datasheet ridge"), alt.Tooltip("intensity:Q", format=".3~g")]
+        tooltip=[alt.Tooltip("label:N", title="ridge intensity (FLOP/B)")]
     )
-    labels = rule_base.mark_text(align="left", dx=4, dy=-3, baseline="bottom", fontSize=10, color=LABEL_GREY).encode(
-        text="ridge:N", x=alt.value(2)
-    )
+    labels = [
+        rule_base.transform_filter(f"datum.side == '{side}'")
+        .mark_text(align=side, dx=4 if side == "left" else -4, dy=-3, baseline="bottom", fontSize=10,
+                   color=LABEL_GREY)
+        .encode(text="label:N", x=alt.value(0 if side == "left" else "width"))
+        for side in ("left", "right")
+    ]  # fmt: skip
     subtitle = [
-        f"{width}×{width} weight; datasheet ridge points (peak FLOP/s ÷ bandwidth) as dashed lines",
-        "no measurement: figures from benchmarks/analysis/datasheet.py, sources on this page",
+        f"{width}×{width} weight · dashed: datasheet ridge intensity (peak FLOP/s ÷ bandwidth)",
+        "no measurement: datasheet figures, sources on this page",
     ]
-    return alt.layer(lines, rules, labels).properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
+    return alt.layer(lines, rules, *labels).properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
 
 
 def steps_chart(curves: Sequence[Any], steps: dict[str, Sequence[Any]], title: str, subtitle: Sequence[str]):

@@ -49,7 +49,7 @@ def _bytes_axis(field: str, title: str, values: Sequence[float]) -> alt.X:
         f"{field}:Q",
         title=title,
         scale=alt.Scale(type="log", base=2, domain=[low, high], nice=False),
-        axis=alt.Axis(values=ticks, labelExpr=BYTE_LABELS),
+        axis=alt.Axis(values=ticks, labelExpr=BYTE_LABELS, labelOverlap="greedy", labelSeparation=4),
     )
 
 
@@ -69,7 +69,7 @@ def _hline(rows: list[dict[str, Any]], y_field: str, color: alt.Color | None = N
     rule = base.mark_rule(strokeDash=[6, 4], strokeWidth=1.2)
     rule = rule.encode(color=color) if color else rule.encode(color=alt.value("#777"))
     text = base.mark_text(align="right", dx=-2, dy=-3, baseline="bottom", fontSize=10, color=LABEL_GREY).encode(
-        text="label:N", x=alt.value(WIDTH)
+        text="label:N", x=alt.value("width")
     )
     return [rule, text]
 
@@ -338,7 +338,7 @@ def _calculator_layers(
     rules = []
     # the two ridges can sit close: one label rises from the bottom, the other hangs from the top
     for chart, dash, align, y in (
-        (ridge, [4, 3], "left", 210),
+        (ridge, [4, 3], "left", "height"),
         (_ridge(ridge.data.values, "ridge_cached"), [1, 3], "right", 0),
     ):
         rules.append(chart.mark_rule(strokeDash=dash, color="#888").encode(x="batch:Q"))

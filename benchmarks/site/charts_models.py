@@ -32,7 +32,7 @@ def _log_axis(field: str, values: Sequence[float], title: str, channel=alt.X):
         f"{field}:Q",
         title=title,
         scale=alt.Scale(type="log", base=2, domain=[low, high], nice=False),
-        axis=alt.Axis(values=ticks, format="d"),
+        axis=alt.Axis(values=ticks, format="d", labelOverlap="greedy", labelSeparation=4),
     )
 
 
@@ -148,7 +148,7 @@ def _split_panel(c: Curve, rows: list[dict[str, Any]], color: alt.Color) -> alt.
     crossover = recorded_crossover(curve_records(c))
     if crossover and min(batches) <= crossover <= max(batches):
         marks = [{"batch": crossover, "label": f"KV = weights at ≈ {crossover:.3g}"}]
-        layers.extend(charts.labelled_rules(marks, "batch", height=200, font_size=10))
+        layers.extend(charts.labelled_rules(marks, "batch", font_size=10))
     return alt.layer(*layers).properties(width=250, height=200, title=c.label)
 
 

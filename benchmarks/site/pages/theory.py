@@ -58,16 +58,14 @@ def ridge_table() -> Table:
 
 
 def intensity_figure():
-    dtypes = ("bfloat16", "float16", "float32")
-    pairs = [(g, d) for g in CHARTED for d in dtypes if d in g.peak_flops]
-    ridges = "; ".join(f"{g.name} {d}: {text.sig(g.ridge_intensity(d), 3)} FLOP/B" for g, d in pairs)
+    ridges = "; ".join(f"{name}: {text.sig(value, 3)} FLOP/B" for name, value in charts.gpu_ridges(CHARTED))
     return charts.figure(
-        charts.intensity_chart(CHARTED, dtypes, 4096, "Arithmetic intensity of a Linear layer"),
+        charts.intensity_chart(CHARTED, 4096, "Arithmetic intensity of a Linear layer"),
         "theory-intensity",
-        "Intensity against batch, with datasheet ridge points",
+        "Intensity against batch, with datasheet ridge intensities",
         "Log-log chart of the arithmetic intensity (FLOP per byte) of a 4096×4096 Linear layer against batch size, "
         "for 2-byte and 4-byte weights. Intensity grows in proportion to the batch until the activations' bytes "
-        "catch up with the weight's. Dashed horizontal lines are datasheet ridge points: " + ridges + ".",
+        "catch up with the weight's. Dashed horizontal lines are datasheet ridge intensities: " + ridges + ".",
     )
 
 
