@@ -122,13 +122,19 @@ page.show("cache")
 # makes a step or a sawtooth along a fine sweep of batch sizes. A sweep that only doubles the batch
 # lands on powers of two, where tiles divide evenly, and misses them.
 #
-# ## Corrections to the original article
+# ## Corrections to the article
 #
-# The batching article this site started from has the right intuition but several wrong figures.
+# The article this site started from has the right intuition but several wrong figures.
 
 # %% tags=["hide-input"]
 page.show("corrections")
 
+
+# %% [markdown]
+# ## A CPU has a roofline too
+#
+# The article says a CPU scales linearly with the batch. Measured, it does not quite: a CPU has a
+# memory bandwidth and an arithmetic rate like a GPU, only a ridge tens of times lower.
 
 # %% tags=["hide-input"]
 page.show("cpu")

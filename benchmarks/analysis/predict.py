@@ -45,6 +45,15 @@ class PredictedPoint:
 
 
 @dataclass(frozen=True)
+class Region:
+    """A stretch of batch sizes bound by one resource, from where that bound takes over to where it ends."""
+
+    bound: str
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
 class Span:
     """Consecutive batches of a prediction bound by one resource."""
 
@@ -84,15 +93,40 @@ def ridge_batch(points: Sequence[PredictedPoint], ceilings: Ceilings) -> float |
     return crossing_batch([(p.batch, p.flops, p.bytes) for p in points], ceilings)
 
 
+def _term(point: PredictedPoint, bound: str) -> float:
+    return {OVERHEAD: point.fixed_s, MEMORY: point.memory_s, COMPUTE: point.compute_s}[bound]
+
+
+def switch_batch(before: PredictedPoint, after: PredictedPoint) -> float:
+    """Where the bound of `after` takes over from that of `before`: the batch at which their two terms are
+    equal, linear between the two points (each term is affine in the batch)."""
+    gap0 = _term(before, before.bound) - _term(before, after.bound)
+    gap1 = _term(after, before.bound) - _term(after, after.bound)
+    if gap0 == gap1:
+        return float(after.batch)
+    return before.batch + (after.batch - before.batch) * gap0 / (gap0 - gap1)
+
+
 def overhead_ends(points: Sequence[PredictedPoint]) -> float | None:
-    """The batch where the larger roofline term overtakes the fixed cost, linear between the two predicted
-    batches around it (the terms are affine in the batch); None when the fixed cost never sets the time
-    or sets it at every batch."""
+    """The batch where the arithmetic or the memory read overtakes the fixed cost; None when the fixed
+    cost never sets the time or sets it at every batch."""
     for before, after in itertools.pairwise(points):
         if before.bound == OVERHEAD and after.bound != OVERHEAD:
-            low, high = max(before.compute_s, before.memory_s), max(after.compute_s, after.memory_s)
-            return before.batch + (after.batch - before.batch) * (before.fixed_s - low) / (high - low)
+            return switch_batch(before, after)
     return None
+
+
+def regions(points: Sequence[PredictedPoint]) -> list[Region]:
+    """The predicted batches cut where the bound changes, each cut at the batch where the terms meet."""
+    if not points:
+        return []
+    found = [Region(points[0].bound, float(points[0].batch), float(points[-1].batch))]
+    for before, after in itertools.pairwise(points):
+        if after.bound != before.bound:
+            cut = switch_batch(before, after)
+            found[-1] = Region(found[-1].bound, found[-1].start, cut)
+            found.append(Region(after.bound, cut, float(points[-1].batch)))
+    return found
 
 
 def spans(points: Sequence[PredictedPoint]) -> list[Span]:

@@ -7,7 +7,16 @@ import math
 import pytest
 
 from benchmarks.analysis.datasheet import find_gpu
-from benchmarks.analysis.predict import COMPUTE, MEMORY, OVERHEAD, overhead_ends, predict, ridge_batch, spans
+from benchmarks.analysis.predict import (
+    COMPUTE,
+    MEMORY,
+    OVERHEAD,
+    overhead_ends,
+    predict,
+    regions,
+    ridge_batch,
+    spans,
+)
 from snippets.costs import mlp_cost
 
 H100 = find_gpu("NVIDIA H100 SXM")
@@ -24,6 +33,9 @@ def test_an_mlp_is_memory_bound_until_its_ridge_batch_then_compute_bound():
     assert 295 < ridge < 400  # past F/BW = 295: the activations add bytes as the batch grows
     assert spans(points)[0].bound == MEMORY and spans(points)[-1].bound == COMPUTE
     assert spans(points)[0].last < ridge < spans(points)[1].first
+    cut = [(r.bound, r.start, r.end) for r in regions(points)]
+    assert cut[0][:2] == (MEMORY, 1) and cut[1][0] == COMPUTE and cut[1][2] == BATCHES[-1]
+    assert cut[0][2] == cut[1][1] == pytest.approx(ridge)  # the shading changes where the roofline bends
     late = points[-1]
     assert late.seconds == pytest.approx(late.flops / 989.4e12)
 

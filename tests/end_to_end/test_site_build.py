@@ -283,15 +283,18 @@ def test_results_strings_are_escaped():
         assert path.suffix == ".json"
 
 
-def test_cpu_run_is_labelled_as_cpu():
-    home = (built_site("synthetic") / "index.html").read_text(encoding="utf-8")
-    assert "These results come from a CPU" not in home  # a GPU-kind run exists: it heads the page
-    committed = built_site("committed")
-    text = (committed / "index.html").read_text(encoding="utf-8")
+def test_every_page_says_so_while_every_committed_run_is_a_cpu():
+    notice = "These results come from a CPU"
+    for page in PAGES:  # a GPU-kind run exists: no notice, and its measured curve heads the home page
+        assert notice not in (built_site("synthetic") / page / "index.html").read_text(encoding="utf-8")
     runs = list((ROOT / "benchmarks" / "results").rglob("*.json"))
     kinds = {json.loads(p.read_text())["device"]["kind"] for p in runs}
-    if kinds == {"cpu"}:
-        assert "These results come from a CPU" in text
+    committed = built_site("committed")
+    for page in PAGES:
+        text = (committed / page / "index.html").read_text(encoding="utf-8")
+        assert (notice in text) == (kinds == {"cpu"}), page or "home"
+    home = (committed / "index.html").read_text(encoding="utf-8")
+    assert ('id="chart-home-predicted"' in home) == ("cuda" not in kinds)
 
 
 def test_bad_results_file_fails_the_build_naming_file_and_field():

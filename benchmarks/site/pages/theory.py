@@ -7,7 +7,7 @@ from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, find_gpu
 from benchmarks.analysis.diagnosis import diagnose
 from benchmarks.site import charts, text, verdicts
-from benchmarks.site.render import Bullets, Page, Paragraph, Table, autolink, link, strong, takeaway
+from benchmarks.site.render import Bullets, Page, Paragraph, Table, autolink, link, measured_figure, strong, takeaway
 
 T4 = find_gpu("NVIDIA T4")
 A100 = find_gpu("NVIDIA A100 SXM4 80GB")
@@ -27,7 +27,7 @@ def build(data: SiteData | None = None) -> Page:
             "intensity": [intensity_figure()],
             "cache": [cache_words()],
             "corrections": [corrections_table()],
-            "cpu": [cpu_words(data)],
+            "cpu": cpu_parts(data),
             "sources": sources(),
             "takeaway": [closing()],
         },
@@ -127,11 +127,31 @@ def corrections_table() -> Table:
     return Table(["the article says", "correct", "source"], rows)
 
 
+def cpu_curve(data: SiteData):
+    """The curve the site would head with on a CPU: the 8×1024 MLP where measured."""
+    return c.headline_curve(SiteData(runs=data.runs, shown=data.cpus))
+
+
+def cpu_parts(data: SiteData) -> list:
+    curve = cpu_curve(data)
+    if curve is None:
+        return [cpu_words(data)]
+    figure = measured_figure(
+        charts.headline_chart(curve, f"Latency and throughput against batch: {curve.shape} on a CPU"),
+        "theory-cpu",
+        f"{curve.shape} on a CPU",
+        f"Two log-log panels for the {curve.shape}. Left: median latency per call with its interquartile band; "
+        "right: rows per second. Solid lines are measured, dashed lines the roofline of the run's own ceilings",
+        [curve],
+        findings=text.knee_verdict(curve).capitalize(),
+    )
+    return [figure, cpu_words(data)]
+
+
 def cpu_words(data: SiteData) -> Paragraph:
     words: list = [
-        "The article also says a CPU scales linearly with the batch. A CPU has a roofline too: its time grows "
-        "slowly while reading the weights dominates, and in proportion to the batch beyond its own, much smaller, "
-        "ridge point."
+        "Its time grows slowly while reading the weights dominates, and in proportion to the batch beyond its own, "
+        "much smaller, ridge batch."
     ]
     cpus = [run for run in data.shown_for("mlp") if run.device["kind"] != "cuda"]
     measured = [c for run in cpus for c in c_curves_1024(run)]
