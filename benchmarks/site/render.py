@@ -25,7 +25,7 @@ from pygments.lexers import PythonLexer
 
 from benchmarks.analysis.curves import Curve, SiteData
 from benchmarks.results import Run
-from benchmarks.site import text
+from benchmarks.site import glossary, text
 from benchmarks.site.charts import SITE_ROOT, Figure, figure
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,6 +69,12 @@ def code(content: Any) -> Html:
 def link(content: Any, page: str) -> Html:
     """A link to another page of this site, e.g. link('Theory', 'theory/')."""
     return tag("a", content, href=f"{SITE_ROOT}{page}")
+
+
+def term(words: str, name: str | None = None) -> Html:
+    """`words` linked to the glossary's entry for `name` (default: the words themselves)."""
+    entry = glossary.find(name or words)
+    return tag("a", words, href=f"{SITE_ROOT}glossary/#{entry.slug}", class_="term", title=entry.definition)
 
 
 URL = re.compile(r"https?://[^\s()<>]+[^\s()<>.,;:]")
@@ -125,9 +131,11 @@ class Details:
 
 @dataclass(frozen=True)
 class Source:
-    """A file of this repository, highlighted, in a collapsed box (the code that was timed)."""
+    """A file of this repository, highlighted, in a box: collapsed (the code that was timed) or open (code the
+    reader is meant to run)."""
 
     path: str
+    open: bool = False
 
 
 @dataclass(frozen=True)
@@ -227,7 +235,8 @@ def _details(part: Details) -> str:
 def _source(part: Source) -> str:
     source = (ROOT / part.path).read_text(encoding="utf-8")
     highlighted = highlight(source, PythonLexer(), HtmlFormatter(cssclass="highlight"))
-    return f'<details class="example"><summary>{html.escape(part.path)}</summary>{highlighted}</details>'
+    opened = " open" if part.open else ""
+    return f'<details class="example"{opened}><summary>{html.escape(part.path)}</summary>{highlighted}</details>'
 
 
 def device_intro(section: DeviceSection) -> Html:

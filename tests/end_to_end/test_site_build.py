@@ -28,7 +28,8 @@ from tests.synthetic import PAYLOAD, SYNTHETIC_DEVICE, hostile, make_run
 ROOT = Path(__file__).resolve().parents[2]
 EVIL = f"{PAYLOAD} (test fixture)"
 PAGES = [
-    "", "theory/", "mlp/", "regimes/", "steps/", "moe/", "cnn/", "decode/", "calculator/", "methodology/", "reproduce/"
+    "", "guide/", "theory/", "mlp/", "regimes/", "steps/", "moe/", "cnn/", "decode/", "calculator/", "methodology/",
+    "reproduce/", "glossary/",
 ]  # fmt: skip
 BUNDLE = "assets/javascripts/vega-bundle.js"
 MAX_PAGE_BYTES = 1_000_000

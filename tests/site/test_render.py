@@ -56,3 +56,13 @@ def test_autolink_links_addresses_and_escapes_the_rest():
     assert out == (
         'see (<a href="https://example.com/a_b.pdf">https://example.com/a_b.pdf</a>), not javascript:alert(1) &lt;b&gt;'
     )
+
+
+def test_a_term_links_to_its_glossary_entry_and_an_unknown_one_is_refused():
+    out = render.render(
+        [Paragraph(["the ", render.term("ridge batch"), " and ", render.term("knee", "measured knee")])]
+    )
+    assert '<a href="__SITE_ROOT__/glossary/#ridge-batch" class="term"' in out
+    assert 'href="__SITE_ROOT__/glossary/#measured-knee"' in out and ">knee</a>" in out
+    with pytest.raises(KeyError, match="no glossary term"):
+        render.term("magic ratio")
