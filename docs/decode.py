@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Transformer decode: the KV cache is a per-sequence weight
 #
-# The original article treats a Transformer as an MLP: thanks to the KV cache, it says, attention
+# The article treats a Transformer as an MLP: thanks to the KV cache, it says, attention
 # costs little, so a decoder batches like a stack of Linear layers. Half of that is right. The
 # cache does save the arithmetic: a decode step computes keys and values for the new token only.
 # But it does not save the memory traffic. Every step must read the cached keys and values of
@@ -70,6 +70,27 @@ from benchmarks.site.pages import decode
 
 page = decode.build()
 page.show("curves")
+
+# %% [markdown]
+# ## Read per operation
+#
+# "No compute knee" does not mean "batching does not help". A step does two kinds of work, one
+# after the other: the matmuls, whose weights are read once for the whole batch, and the
+# attention, which reads every sequence's own cache. Each has its own roofline, and the step's is
+# their sum. The matmuls behave like an MLP, flat and then compute-bound; the attention grows with
+# the batch from the first sequence and never catches up with the bytes.
+
+# %% tags=["hide-input"]
+page.show("operations")
+
+# %% [markdown]
+# ## Tokens per sequence
+#
+# A decode step gives every sequence in the batch one token. The server's tokens per second grow
+# with the batch, but each user's own rate is one token per step, and falls as the step grows.
+
+# %% tags=["hide-input"]
+page.show("tokens")
 
 # %% [markdown]
 # ## Reading the tables

@@ -103,7 +103,7 @@ page.show("quantization")
 # at that batch. For decode, say which tokens you count: a step of *t* seconds at batch *b* gives
 # the server *b*/*t* tokens per second, and each sequence only 1/*t*. Throughput per GPU grows
 # with the batch while each user's tokens per second falls; the
-# [decode page](../decode/) shows both, measured.
+# [decode page](../decode/#tokens-per-sequence) shows both, measured.
 
 # %% tags=["hide-input"]
 page.show("takeaway")

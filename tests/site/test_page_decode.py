@@ -39,6 +39,8 @@ def test_a_gpu_run_has_every_figure_and_table():
         "decode-synthetic-gpu-float32-intensity",
         "decode-synthetic-gpu-float32-bytes",
         "decode-synthetic-gpu-float32-eager-rotated-prefill",
+        "decode-synthetic-gpu-float32-eager-rotated-operations",
+        "decode-synthetic-gpu-float32-eager-rotated-sequences",
     ]
     out = page.text()
     assert "The decoder: 2-layer decoder (d_model 512, 8 query heads of 64, GELU FFN 2048) in float32." in out
@@ -48,6 +50,16 @@ def test_a_gpu_run_has_every_figure_and_table():
     assert "batch 32 skipped (not run: KV cache over budget)" in out  # the skipped points are listed
     assert "disagree with this page" not in out
     assert page.sections["preview"] == []  # a GPU measured decode steps: no formula preview
+
+
+def test_each_step_is_read_per_operation_and_per_sequence():
+    page = gpu_page()
+    operations, tokens = page.html("operations"), page.html("tokens")
+    assert (
+        "the matmuls turn compute-bound at batch ≈" in operations and "the attention stays memory-bound" in operations
+    )
+    assert "Batching still pays" in operations and "measured time per token falls from" in operations
+    assert "each sequence&#x27;s own rate falls from" in tokens and "quote both" in tokens
 
 
 def test_takeaways_state_the_measured_facts():

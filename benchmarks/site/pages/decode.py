@@ -89,6 +89,8 @@ def build(data: SiteData | None = None) -> Page:
     return Page(
         {
             "curves": device_sections(data, lambda run: device_section(data, run), workloads=("decode",)),
+            "operations": per_device(data, operations_parts),
+            "tokens": per_device(data, tokens_parts),
             "preview": preview(data),
             "takeaway": [
                 takeaway(
@@ -496,6 +498,101 @@ def takeaway_items(run: Run) -> list[str]:
         mode = d.first_mode(group)
         items += [f"{text.device_label(run)} ({dtype}, {mode}): {short}" for _, short in attention_sentences(group)]
     return items + prefill_items(run, steps, prefills)
+
+
+# --------------------------------------------------------------------------- per operation, per sequence
+
+
+def per_device(data: SiteData, parts) -> list:
+    """A device's heading and what `parts(run, steps)` gives, for each device with decode steps."""
+    found = []
+    for run in data.shown_for("decode"):
+        _, steps, _ = measured(run)
+        body = parts(run, steps) if steps else []
+        if body:
+            found += [Heading(text.device_label(run), 3), *body]
+    return found
+
+
+def first_group(steps: list[Curve]) -> list[Curve]:
+    """The decode steps of the first dtype and cache state, in the first mode: what a section compares."""
+    group = next(iter(c.group_by(steps, "dtype", "cache").values()))
+    mode = d.first_mode(group)
+    return [curve for curve in group if curve.mode == mode]
+
+
+def operations_parts(run: Run, steps: list[Curve]) -> list:
+    group = [curve for curve in first_group(steps) if curve.ceilings is not None]
+    contexts = sorted({curve.params["context"] for curve in group})
+    shown = d.by_attention([curve for curve in group if curve.params["context"] in {contexts[0], contexts[-1]}])
+    if not shown:
+        return []
+    first = shown[0]
+    return [
+        measured_figure(
+            cm.operations_chart(shown, f"Decode step per operation ({first.dtype}, {first.mode})"),
+            f"decode-{run.device['slug']}-{first.dtype}-{first.mode}-{first.cache}-operations",
+            f"Decode step per operation ({first.dtype}, {first.mode})",
+            "Log-log panels, one per attention type at the shortest and longest measured context, of the measured "
+            "time of a decode step against the number of sequences, beside the roofline of its matmuls, the roofline "
+            "of its attention, and their sum",
+            shown,
+        ),
+        Paragraph(operations_words(max(shown, key=lambda curve: (curve.params["context"], curve.params["kv_heads"])))),
+    ]
+
+
+def operations_words(curve: Curve) -> str:
+    """What the split shows for one curve: where the matmuls turn compute-bound, that the attention never
+    does, and what batching still saves per token (measured)."""
+    terms, ridge = d.curve_terms(curve), curve.ceilings.ridge_intensity
+    points = d.operation_points(curve)
+    first, last = points[0], points[-1]
+    matmul_ridge = d.matmul_ridge_batch(curve)
+    matmuls = (
+        f"the matmuls turn compute-bound at batch ≈ {text.fmt_batch(matmul_ridge)} (their own ridge batch at this "
+        "run's ceilings)"
+        if matmul_ridge
+        else "the matmuls stay memory-bound at every batch"
+    )
+    attention = (
+        "stays memory-bound at every batch: each sequence reads its own cache, at "
+        f"{text.sig(terms.attention_floor, 2)} FLOP per byte whatever the batch, below the run's ridge "
+        f"intensity of {text.sig(ridge, 3)}"
+        if terms.attention_floor < ridge
+        else f"reaches {text.sig(terms.attention_floor, 2)} FLOP per byte, above the run's ridge {text.sig(ridge, 3)}"
+    )
+    return (
+        f"At context {curve.params['context']} with {attention_name(curve.params)}, {matmuls}, while the attention "
+        f"{attention}. A step is both, one after the other, so its roofline is their sum. Batching still pays: the "
+        f"weights are read once for the whole batch, and the measured time per token falls from "
+        f"{text.fmt_time(first.measured_s)} at batch {first.batch} to {text.fmt_time(last.measured_s / last.batch)} "
+        f"at batch {last.batch}."
+    )
+
+
+def tokens_parts(run: Run, steps: list[Curve]) -> list:
+    group = d.by_attention(first_group(steps))
+    first = group[0]
+    widest = max(group, key=lambda curve: (curve.params["context"], curve.params["kv_heads"]))
+    low, high = widest.points[0], widest.points[-1]
+    return [
+        measured_figure(
+            cm.sequence_chart(group, f"Tokens per second: the batch and each sequence ({first.dtype}, {first.mode})"),
+            f"decode-{run.device['slug']}-{first.dtype}-{first.mode}-{first.cache}-sequences",
+            f"Tokens per second, whole batch and per sequence ({first.dtype}, {first.mode})",
+            "Two log-log panels against the number of sequences: tokens per second of the whole batch (batch ÷ step "
+            "time) and of each sequence in it (1 ÷ step time), one line per context and attention type",
+            group,
+        ),
+        Paragraph(
+            f"At context {widest.params['context']} with {attention_name(widest.params)}, going from batch {low.batch} "
+            f"to {high.batch} takes the batch from {text.fmt_rate(low.batch / low.median_s, 'tokens/s')} to "
+            f"{text.fmt_rate(high.batch / high.median_s, 'tokens/s')}, while each sequence's own rate falls from "
+            f"{text.fmt_rate(1 / low.median_s, 'tokens/s')} to {text.fmt_rate(1 / high.median_s, 'tokens/s')}: "
+            "quote both."
+        ),
+    ]
 
 
 # --------------------------------------------------------------------------- formulas until a GPU run exists
