@@ -38,10 +38,10 @@ WIDTH, HEIGHT = 520, 300
 LABEL_GREY = "#888"  # rule labels: readable on the light and the dark theme
 HEADLINE_PANEL = 255  # two panels and their axes side by side fit the text column
 KIND_DASH = {"measured": [1, 0], "roofline": [6, 4]}
-KNEE_SHAPES = {"predicted knee": "diamond", "measured knee": "triangle-up"}
+KNEE_SHAPES = {"ridge batch": "diamond", "measured knee": "triangle-up"}
 LEGEND = (
     "solid: measured median (band: q1–q3) · dashed: roofline from this run's measured ceilings"
-    " · ◇ predicted knee · △ measured knee"
+    " · ◇ ridge batch · △ measured knee"
 )
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
 
@@ -102,7 +102,7 @@ def curve_rows(curves: Sequence[Curve], series: str = "label") -> list[dict[str,
         low, high = curve.batches[0], curve.batches[-1]
         if curve.predicted_knee and low <= curve.predicted_knee <= high:
             at = report.predicted_at(curve, curve.predicted_knee)
-            rows.append(_point_row(name, "predicted knee", curve.predicted_knee, at))
+            rows.append(_point_row(name, "ridge batch", curve.predicted_knee, at))
         if curve.knee:
             rows.append(_point_row(name, "measured knee", curve.knee.batch, curve.knee.time_at_knee_s))
     return _rows(rows)
@@ -147,7 +147,7 @@ def _curve_layers(
         .encode(y=y_enc, color=color, tooltip=[*tip[:4], alt.Tooltip("q1_ms:Q", format=".4~g"), *tip[4:]])
     )
     layers.append(
-        base.transform_filter("datum.kind == 'predicted knee' || datum.kind == 'measured knee'")
+        base.transform_filter("datum.kind == 'ridge batch' || datum.kind == 'measured knee'")
         .mark_point(size=150, strokeWidth=2, filled=False)
         .encode(
             y=y_enc,
@@ -166,11 +166,7 @@ def _curve_layers(
 
 def _subtitle(curves: Sequence[Curve]) -> list[str]:
     first = curves[0]
-    return [
-        text.describe_curve(first),
-        text.provenance(first.run),
-        LEGEND,
-    ]
+    return [text.describe_curve(first), LEGEND]
 
 
 def _series_color(curves: Sequence[Curve], legend: bool = True) -> alt.Color:
@@ -199,13 +195,11 @@ def throughput_chart(curves: Sequence[Curve], title: str, unit: BatchUnit = ROWS
 
 
 def _knee_rules(curve: Curve, y: str) -> list[alt.Chart]:
-    """Vertical rules with labels at the predicted and measured knee of one curve."""
+    """Vertical rules with labels at the ridge batch and the measured knee of one curve."""
     marks = []
     low, high = curve.batches[0], curve.batches[-1]
     if curve.predicted_knee and low <= curve.predicted_knee <= high:
-        marks.append(
-            {"batch": curve.predicted_knee, "label": f"predicted knee ≈ {text.fmt_batch(curve.predicted_knee)}"}
-        )
+        marks.append({"batch": curve.predicted_knee, "label": f"ridge batch ≈ {text.fmt_batch(curve.predicted_knee)}"})
     if curve.knee:
         marks.append({"batch": curve.knee.batch, "label": f"measured knee ≈ {text.fmt_batch(curve.knee.batch)}"})
     return labelled_rules(marks, "batch")
@@ -279,7 +273,7 @@ def mode_chart(curves: Sequence[Curve], title: str) -> alt.FacetChart:
     first = curves[0]
     subtitle = [
         f"{text.device_label(first.run)} · {first.dtype} · modes: {', '.join(modes)} · cache: {first.cache}",
-        f"{text.provenance(first.run)} · dashed grey: roofline from this run's measured ceilings",
+        "dashed grey: roofline from this run's measured ceilings",
     ]
     return layer.facet(
         facet=alt.Facet("panel:N", title=None, sort=list(dict.fromkeys(c.label for c in curves))), columns=2
@@ -510,8 +504,9 @@ def _chart_rows(spec: dict[str, Any]) -> list[dict[str, Any]]:
 class Figure:
     """A chart ready for a page: `_repr_html_` gives the <figure>, staged exports beside it."""
 
-    def __init__(self, chart_id: str, spec: dict[str, Any], caption: str, description: str):
+    def __init__(self, chart_id: str, spec: dict[str, Any], caption: str, description: str, visible: str | None = None):
         self.chart_id, self.spec, self.caption, self.description = chart_id, spec, caption, description
+        self.visible = description if visible is None else visible  # the caption's text under the title
 
     def _repr_html_(self) -> str:
         cid = self.chart_id
@@ -527,7 +522,7 @@ class Figure:
             f'<template class="bchart-spec" data-search-exclude>{_inert_json(self.spec)}</template>'
             f"<figcaption>"
             f'<a class="bchart-anchor" href="#chart-{cid}" title="Link to this chart">#</a> '
-            f"<strong>{html.escape(self.caption)}</strong> {html.escape(self.description)}"
+            f"<strong>{html.escape(self.caption)}</strong> {html.escape(self.visible)}"
             f'<span class="bchart-links">Chart <code>{cid}</code>: {links}</span>'
             f"</figcaption></figure>"
         )
@@ -546,12 +541,15 @@ def show_device_sections(runs: Sequence[Any], section: Any, empty_html: str) -> 
             display(HTML(part) if isinstance(part, str) else part)
 
 
-def figure(chart: alt.TopLevelMixin, chart_id: str, caption: str, description: str) -> Figure:
+def figure(
+    chart: alt.TopLevelMixin, chart_id: str, caption: str, description: str, visible: str | None = None
+) -> Figure:
     """Embed `chart` under a stable id and stage its spec and data for export.
 
     `caption` is a short title and `description` the text alternative (plain text: both are
-    escaped). The id must be stable across rebuilds: derive it from the page and what the
-    chart shows, never from data values.
+    escaped); the caption under the chart shows `visible` (default: the description). The id must
+    be stable across rebuilds: derive it from the page and what the chart shows, never from data
+    values.
     """
     if not CHART_ID.match(chart_id):
         raise ValueError(f"chart id {chart_id!r} must be lowercase letters, digits and dashes")
@@ -571,4 +569,4 @@ def figure(chart: alt.TopLevelMixin, chart_id: str, caption: str, description: s
         writer = csv.DictWriter(out, fieldnames=columns)
         writer.writeheader()
         writer.writerows(rows)
-    return Figure(chart_id, spec, caption, description)
+    return Figure(chart_id, spec, caption, description, visible)

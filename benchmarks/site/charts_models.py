@@ -37,7 +37,7 @@ def _log_axis(field: str, values: Sequence[float], title: str, channel=alt.X):
 
 
 def _subtitle(curves: Sequence[Curve], *more: str) -> list[str]:
-    return [text.describe_curves(curves), text.provenance(curves[0].run), *more]
+    return [text.describe_curves(curves), *more]
 
 
 def _lines(base: alt.Chart, y: alt.Y, color: alt.Color, series: tuple[str, str], value: tuple[str, str, str]):

@@ -152,16 +152,12 @@ class DeviceSection:
 Part = Any  # one of the dataclasses above, a Figure, or Html
 
 
-def takeaway(content: Text, items: Sequence[Text] = (), *, cpu_only: bool = False, title: str = "") -> Admonition:
-    """The box that ends a page: the lesson, the measured facts behind it, and, when every
-    measurement on the site is from a CPU, a sentence that says so."""
-    body: list[Any] = [Paragraph(content if not cpu_only else [*_as_list(content), " ", CPU_ONLY])]
+def takeaway(content: Text, items: Sequence[Text] = (), *, title: str = "") -> Admonition:
+    """The box that ends a page: the lesson and the measured facts behind it."""
+    body: list[Any] = [Paragraph(content)]
     if items:
         body.append(Bullets(items))
     return Admonition("success", title or ("Takeaways" if items else "Takeaway"), body)
-
-
-CPU_ONLY = "Every measurement here is from a CPU; a GPU run will appear here once one is committed."
 
 
 def _as_list(content: Text) -> list[Any]:
@@ -184,7 +180,8 @@ def measured_figure(
 ) -> Figure:
     """A figure of measured data whose text description says what the chart draws (`summary`),
     where it was measured (device, dtype, mode and cache state of `curves`, or `where`), what it
-    shows (`findings`) and which run it comes from."""
+    shows (`findings`) and which run it comes from. The caption under it shows the summary alone: the
+    device and the run are stated once, where the page introduces the device."""
     run = run or (curves[0].run if curves else None)
     if where is None:
         where = text.describe_curves(curves) if curves else text.device_label(run)
@@ -193,7 +190,7 @@ def measured_figure(
         sentences.append(findings.rstrip("."))
     if run is not None:
         sentences.append(f"Data: {text.provenance(run)}")
-    return figure(chart, chart_id, caption, ". ".join(sentences) + ".")
+    return figure(chart, chart_id, caption, ". ".join(sentences) + ".", summary.rstrip(".") + ".")
 
 
 # --------------------------------------------------------------------------- rendering

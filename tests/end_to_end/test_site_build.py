@@ -318,3 +318,16 @@ def test_notebooks_always_execute_fresh():
     assert re.search(r"^\s+cache: false", config, re.M)
     assert re.search(r"^\s+- navigation.instant", config, re.M)
     assert re.search(r"^\s+font: false", config, re.M)
+
+
+CAPTION = re.compile(r'<figcaption>.*?</strong>(.*?)<span class="bchart-links">', re.S)
+
+
+def test_captions_are_one_or_two_sentences(site):
+    long = []
+    for page in _html_pages(site):
+        for caption in CAPTION.findall(page.read_text(encoding="utf-8")):
+            sentences = re.findall(r"[.!?](?=\s|$)", re.sub(r"<[^>]+>", "", caption).strip())
+            if len(sentences) > 2:
+                long.append(f"{page.relative_to(site)}: {caption[:120]}")
+    assert not long, "\n".join(long)

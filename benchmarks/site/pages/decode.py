@@ -21,7 +21,6 @@ from benchmarks.site.pages._models_words import (
     not_measured_parts,
     predicted_knee_text,
     ridge_words,
-    run_caption,
     verdicts,
 )
 from benchmarks.site.render import (
@@ -42,7 +41,7 @@ DECODE_HEADERS = [
     "context",
     "attention",
     "dtype, mode",
-    "predicted knee",
+    "ridge batch",
     "measured knee (log-log slope below → above)",
     "KV share of bytes, smallest batch",
     "KV share of bytes, largest batch",
@@ -56,13 +55,9 @@ CONDITION_HEADERS = [
     "crossover b× = W/(κ·n)",
     "largest measured batch",
     "I∞ (FLOP/byte)",
-    "roofline knee",
+    "ridge batch",
 ]
-FORMULA_HEADERS = ["context", "attention", "KV per sequence", "crossover b×", "I∞ (FLOP/byte)", "roofline knee"]
-CPU_NOTE = (
-    "This is a CPU run of a small decoder: its ridge is a CPU's, tens of times lower than a GPU's, so it shows the "
-    "cost model at work, not how a GPU decodes."
-)
+FORMULA_HEADERS = ["context", "attention", "KV per sequence", "crossover b×", "I∞ (FLOP/byte)", "ridge batch"]
 FORMULA_CAPTION = "Formula with datasheet ceilings (NVIDIA H200, bf16): no measurement"
 
 
@@ -96,7 +91,6 @@ def build(data: SiteData | None = None) -> Page:
                 takeaway(
                     lesson(),
                     items or ["No decode measurement is committed yet."],
-                    cpu_only=bool(data.shown) and not data.gpus,
                 )
             ],
         },
@@ -119,8 +113,7 @@ def device_section(data: SiteData, run: Run) -> DeviceSection:
     found, steps, prefills = measured(run)
     dtypes = sorted({curve.dtype for curve in steps + prefills})
     ridges = d.run_ridges(run, dtypes)
-    cpu = CPU_NOTE if run.device["kind"] != "cuda" else ""
-    note = " ".join(words for words in (ridge_words(ridges), cpu) if words)
+    note = ridge_words(ridges)
     if not steps and not prefills:
         body = [Paragraph("This run has no Transformer decode measurement (no decode workload).")]
     else:
@@ -273,7 +266,7 @@ def knee_table(run: Run, steps: list[Curve]) -> list:
     ]
     return [
         Heading(f"Knees and KV share ({text.kind_word(run)})"),
-        Table(DECODE_HEADERS, [decode_cells(r) for r in rows], run_caption(run)),
+        Table(DECODE_HEADERS, [decode_cells(r) for r in rows]),
         *notes,
     ]
 
@@ -386,9 +379,9 @@ def long_words(pair: d.AttentionPair) -> str:
     mha, gqa = pair.mha, pair.gqa
     before, after = pair.crossovers
     if mha.predicted_knee is None and gqa.predicted_knee is None:
-        knees = "the roofline predicts no knee with either"
+        knees = "the roofline gives no ridge batch with either"
     else:
-        knees = f"the predicted knee from {predicted_knee_text(mha)} to {predicted_knee_text(gqa)}"
+        knees = f"the ridge batch from {predicted_knee_text(mha)} to {predicted_knee_text(gqa)}"
     words = (
         f"At context {pair.context}, {attention_name(gqa.params)} shares each K/V head among {pair.group_size} "
         f"query heads: the crossover batch goes from ≈ {text.fmt_batch(before)} to ≈ {text.fmt_batch(after)} "
@@ -403,10 +396,10 @@ def short_words(pair: d.AttentionPair) -> str:
     mha, gqa = pair.mha, pair.gqa
     name = attention_name(gqa.params)
     if mha.predicted_knee is None and gqa.predicted_knee is None:
-        words = f"at context {pair.context} the roofline predicts no knee with MHA or {name}"
+        words = f"at context {pair.context} the roofline gives no ridge batch with MHA or {name}"
     else:
         words = (
-            f"at context {pair.context}, {name} moves the predicted knee from {predicted_knee_text(mha)} to "
+            f"at context {pair.context}, {name} moves the ridge batch from {predicted_knee_text(mha)} to "
             f"{predicted_knee_text(gqa)}"
         )
     growing = any(k is not None and k.slope_below > 0.4 for k in (mha.knee, gqa.knee))

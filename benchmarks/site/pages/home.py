@@ -95,6 +95,8 @@ def predicted_answer() -> list:
         f"the arithmetic, then growing with the batch past the ridge batch ≈ {text.fmt_batch(ridge)}. Right: the "
         f"article's {MLP.shape(SMALL)} called eagerly, its {launches} kernel launches costing more than its weight "
         "read until the arithmetic overtakes them",
+        "Predicted latency per call against batch, shaded by what bounds it: a large MLP on the roofline alone (left) "
+        "and the article's MLP called eagerly (right).",
     )
     return [figure, *predicted_words(ceilings, launches, large, small), guide_link()]
 
@@ -141,9 +143,8 @@ def measured_answer(curve: Curve) -> list:
         charts.headline_chart(curve, f"Latency and throughput against batch: {curve.shape}, measured on a GPU"),
         "home-headline",
         f"{curve.shape} on a GPU",
-        f"Two log-log panels for the {curve.shape}. Left: median latency per call with its interquartile band; "
-        "right: rows per second. Solid lines are measured, dashed lines the roofline prediction from the run's own "
-        "ceilings",
+        f"Latency per call (left, with its quartile band) and rows per second (right) of the {curve.shape} against "
+        "batch, log-log, measured solid and dashed the roofline of the run's own ceilings",
         [curve],
         findings=text.knee_verdict(curve).capitalize(),
     )

@@ -39,12 +39,11 @@ def build(data: SiteData | None = None) -> Page:
             "code": [Source("snippets/mlp.py")],
             "takeaway": [
                 takeaway(
-                    "The flat part of each curve is where a call costs the same whatever the batch; the knee is "
-                    "where that stops. Compare each measured knee with its prediction before trusting either: a "
-                    "knee far past the roofline's means that a fixed per-call cost hides the flat part, or that the "
-                    "small-batch kernels fall short of the ceilings the roofline assumes. The diagnosis beside "
-                    "each curve says which, and names its evidence.",
-                    cpu_only=bool(data.shown) and not data.gpus,
+                    "The flat part of each curve is where a call costs the same whatever the batch; the measured "
+                    "knee is where that stops. A measured knee far past the ridge batch of the device's ceilings "
+                    "means that the small-batch kernels fall short of those ceilings, or that a fixed per-call cost "
+                    "hides the flat part: the ridge batch at the rates the kernels reached, and the diagnosis under "
+                    "each table, say which, and name their evidence.",
                 )
             ],
         },
@@ -57,10 +56,7 @@ def device_section(data: SiteData, run: Run) -> DeviceSection:
     found = [curve for curve in c.curves(run, "mlp") if len(curve.points) >= 2]
     note = ""
     if run.device["kind"] != "cuda":
-        note = (
-            "This is a CPU run: it shows that a CPU has a roofline too, and says nothing about a GPU. "
-            "There is no CUDA graph on a CPU, so only eager calls are timed."
-        )
+        note = "There is no CUDA graph on a CPU, so only eager calls are timed."
     body = [*curve_figures(run, found), *mode_figures(run, found), *knee_table(run, found), *not_measured(found)]
     if not found:
         body = [Paragraph("This run has no measured MLP curve.")]
