@@ -13,7 +13,7 @@ import altair as alt
 
 from benchmarks.analysis.predict import COMPUTE, MEMORY, OVERHEAD, PredictedPoint, Region
 from benchmarks.site import text
-from benchmarks.site.charts import HEADLINE_PANEL, HEIGHT, _batch_axis, _rows, _title, labelled_rules
+from benchmarks.site.charts import HEADLINE_PANEL, HEIGHT, LABEL_GREY, _batch_axis, _rows, _title, labelled_rules
 
 BOUND_WORDS = {OVERHEAD: "launch overhead", MEMORY: "memory (weight read)", COMPUTE: "compute"}
 BOUND_COLORS = {OVERHEAD: "#ff7f0e", MEMORY: "#1f77b4", COMPUTE: "#d62728"}
@@ -54,7 +54,9 @@ def _panel(panel: PredictedPanel, batches: Sequence[float]) -> alt.LayerChart:
     rows = [{"batch": p.batch, "us": p.seconds * 1e6, "bound": BOUND_WORDS[p.bound]} for p in panel.points]
     line = (
         alt.Chart(alt.Data(values=_rows(rows)))
-        .mark_line(strokeDash=[6, 4], strokeWidth=2, color="#555", point=alt.OverlayMarkDef(size=18, color="#555"))
+        .mark_line(
+            strokeDash=[6, 4], strokeWidth=2.5, color=LABEL_GREY, point=alt.OverlayMarkDef(size=24, color=LABEL_GREY)
+        )
         .encode(
             x=x,
             y=alt.Y("us:Q", title="predicted latency per call (µs)", scale=alt.Scale(type="log")),

@@ -123,8 +123,8 @@ def serial_sentence(check: KneeCheck) -> Html | None:
     )
     words = (
         f"{missed}: the flat part streams only {text.fmt_rate(d.reached.bytes_per_s, 'B/s')}"
-        f"{f' ({dg.share_words(share)} of the copy bandwidth)' if share else ''}, and its "
-        f"{text.fmt_time(check.flat_s)} behave as a fixed cost that adds to the arithmetic instead of overlapping "
+        f"{f' ({dg.share_words(share)} of the copy bandwidth)' if share else ''}, and its flat time, "
+        f"{text.fmt_time(check.flat_s)}, behaves as a fixed cost that adds to the arithmetic instead of overlapping "
         f"it: the flat time plus FLOPs at {text.fmt_rate(d.reached.flops_per_s, 'FLOP/s')} fits the measured points "
         f"{check.serial_error:.2f} off in log time (the roofline {check.roofline_error:.2f}) and bends at "
         f"≈ {text.fmt_batch(check.serial)}, where the measurement bends at ≈ {text.fmt_batch(check.measured)}."

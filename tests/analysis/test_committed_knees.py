@@ -41,6 +41,6 @@ def test_the_page_states_the_same_count(data):
             out = mlp.build(data).html("curves")
             held = sum(k.holds for k in checks)
             assert f"within ×1.5 of the measured knee on {held} of {len(checks)} curves" in out
-            assert out.count("behave as a fixed cost that adds to the arithmetic") == sum(
+            assert out.count("behaves as a fixed cost that adds to the arithmetic") == sum(
                 k.serial_explains for k in checks
             )

@@ -80,7 +80,7 @@ def predicted_answer() -> list:
         PredictedPanel(f"{MLP.shape(SMALL)}, eager ({launches} launches)", small, regions(small), eager_marks),
     ]
     rates = f"{text.fmt_rate(ceilings.flops_per_s, 'FLOP/s')} dense bf16, {text.fmt_rate(ceilings.bytes_per_s, 'B/s')}"
-    launch = text.fmt_time(KERNEL_LAUNCH_S.value)
+    launch = launch_words()
     chart = predicted_chart(
         panels,
         f"Predicted from the datasheet, not measured: {ANSWER_GPU.name}, bf16",
@@ -99,6 +99,10 @@ def predicted_answer() -> list:
         "and the article's MLP called eagerly (right).",
     )
     return [figure, *predicted_words(ceilings, launches, large, small), guide_link()]
+
+
+def launch_words() -> str:
+    return f"{KERNEL_LAUNCH_S.value * 1e6:g} µs"
 
 
 def predicted_words(ceilings, launches: int, large, small) -> list:
@@ -124,7 +128,7 @@ def predicted_words(ceilings, launches: int, large, small) -> list:
         said.append(
             Paragraph(
                 f"Called eagerly, the article's {MLP.shape(SMALL)} launches {launches} kernels. At "
-                f"{text.fmt_time(KERNEL_LAUNCH_S.value)} each (an empty kernel's launch as measured by others; "
+                f"{launch_words()} each (an empty kernel's launch as measured by others; "
                 f"Python and PyTorch add more) that is at least {text.fmt_time(small[0].fixed_s)}, against "
                 f"{text.fmt_time(small[0].memory_s)} to read its weights, so its curve stays flat until about "
                 f"{text.fmt_batch(free_until)} rows: flat because of the launches, not the memory. That flat "

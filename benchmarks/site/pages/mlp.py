@@ -176,7 +176,7 @@ def claim(checks: list[knees.KneeCheck]) -> str:
     )
     if held:
         ratios = sorted(k.ratio for k in held)
-        words += f" (measured ÷ predicted {text.sig(ratios[0], 2)}–{text.sig(ratios[-1], 2)})"
+        words += f" (measured knee ÷ ridge batch {text.sig(ratios[0], 2)}–{text.sig(ratios[-1], 2)})"
     peaks = sorted(k.measured / k.diagnosis.predicted_knee for k in checks if k.diagnosis.predicted_knee)
     if peaks:
         words += f"; from the run's ceilings it misses by ×{text.sig(peaks[0], 2)}–{text.sig(peaks[-1], 2)}"

@@ -7,7 +7,18 @@ from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, find_gpu
 from benchmarks.analysis.diagnosis import diagnose
 from benchmarks.site import charts, text, verdicts
-from benchmarks.site.render import Bullets, Page, Paragraph, Table, autolink, link, measured_figure, strong, takeaway
+from benchmarks.site.render import (
+    Bullets,
+    Details,
+    Page,
+    Paragraph,
+    Table,
+    autolink,
+    link,
+    measured_figure,
+    strong,
+    takeaway,
+)
 from benchmarks.site.tables import ridge_table
 
 T4 = find_gpu("NVIDIA T4")
@@ -156,7 +167,10 @@ def c_curves_1024(run) -> list:
 
 def sources() -> list:
     return [
-        Bullets([[strong(g.name), ": ", autolink(g.source), "."] for g in GPUS]),
+        Details(
+            f"Datasheet sources ({len(GPUS)} GPUs)",
+            [Bullets([[strong(g.name), ": ", autolink(g.source), "."] for g in GPUS])],
+        ),
         Paragraph("Rates are dense (without structured sparsity); bandwidth is the memory's, in bytes per second."),
     ]
 
