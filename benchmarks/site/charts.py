@@ -146,6 +146,8 @@ def _curve_layers(
         .mark_point(filled=True, size=28)
         .encode(y=y_enc, color=color, tooltip=[*tip[:4], alt.Tooltip("q1_ms:Q", format=".4~g"), *tip[4:]])
     )
+    if not any(row["kind"] in KNEE_SHAPES for row in rows):
+        return alt.layer(*layers)  # no knee to mark: an empty layer would only warn in the browser
     layers.append(
         base.transform_filter("datum.kind == 'ridge batch' || datum.kind == 'measured knee'")
         .mark_point(size=150, strokeWidth=2, filled=False)
