@@ -37,7 +37,7 @@
 #   dominate its bytes, a deep layer with many channels on a small feature map, has a weight read
 #   that extra images can share.
 #
-# ## What the original article got wrong
+# ## What the article got wrong
 #
 # The article says a Conv2d has kernel_size² × out_channels weights and that a 3×3 filter on a
 # 224×224 image at stride 1 is reused 224 times. Both undercount. The weight count leaves out the
@@ -69,8 +69,8 @@ for name, (flops, moved) in layers.items():
 #
 # For each device, the single layers share one chart and ResNet-50 has its own. Solid lines are
 # measured medians with their interquartile band; dashed lines are the roofline from the run's
-# own measured ceilings (copy bandwidth and matmul FLOP/s); ◇ marks the predicted knee where it
-# falls inside the measured range and △ the knee detected in the measurement. The table under the
+# own measured ceilings (copy bandwidth and matmul FLOP/s); ◇ marks the ridge batch where it
+# falls inside the measured range and △ the measured knee. The table under the
 # charts puts each layer's intensity at batch 1 beside the run's ridge.
 
 # %% tags=["hide-input"]
@@ -83,7 +83,7 @@ page.show("curves")
 # divides the FLOPs by the bytes that the harness counts for one image. The *ridge* is the run's
 # measured matmul FLOP/s divided by its measured copy bandwidth: a call whose intensity is above
 # it is compute-bound on the roofline, so its time grows with every image from the first. The
-# *predicted knee* is the batch where the roofline's compute time overtakes its memory time; when
+# *ridge batch* is the batch where the roofline's compute time overtakes its memory time; when
 # the intensity is already above the ridge at batch 1 that batch is below 1, and there is no flat
 # region at all. ResNet-50's row counts its 53 convolutions and the fc layer together. Its early
 # layers move mostly activations and its last ones, with millions of weights on small feature maps,

@@ -1,15 +1,15 @@
 # %% [markdown]
 # # Transformer decode: the KV cache is a per-sequence weight
 #
-# The original article treats a Transformer as an MLP: thanks to the KV cache, it says, attention
-# costs little, so a decoder batches like a stack of Linear layers. Half of that is right. The
-# cache does save the arithmetic: a decode step computes keys and values for the new token only.
-# But it does not save the memory traffic. Every step must read the cached keys and values of
-# every position of every sequence, and unlike the weights that read is not shared across the
-# batch. This page measures decode steps of a small decoder stack (`snippets/decode.py`: pre-norm
-# attention and a SwiGLU FFN per layer, as in Llama, no embedding or LM head) at several context
-# lengths, with full multi-head attention (MHA) and with grouped-query attention (GQA), and a
-# prefill beside them.
+# The article treats a Transformer as an MLP: thanks to the [KV cache](../glossary/#kv-cache), it
+# says, attention costs little, so a decoder batches like a stack of Linear layers. Half of that is
+# right. The cache does save the arithmetic: a decode step computes keys and values for the new
+# token only. But it does not save the memory traffic. Every step must read the cached keys and
+# values of every position of every sequence, and unlike the weights that read is not shared across
+# the batch. This page measures decode steps of a small decoder stack (`snippets/decode.py`:
+# pre-norm attention and a SwiGLU FFN per layer, as in Llama, no embedding or LM head) at several
+# context lengths, with full multi-head attention (MHA) and with grouped-query attention (GQA), and
+# a prefill beside them.
 #
 # ## What one decode step moves
 #
@@ -72,16 +72,37 @@ page = decode.build()
 page.show("curves")
 
 # %% [markdown]
+# ## Read per operation
+#
+# "No compute knee" does not mean "batching does not help". A step does two kinds of work, one
+# after the other: the matmuls, whose weights are read once for the whole batch, and the
+# attention, which reads every sequence's own cache. Each has its own roofline, and the step's is
+# their sum. The matmuls behave like an MLP, flat and then compute-bound; the attention grows with
+# the batch from the first sequence and never catches up with the bytes.
+
+# %% tags=["hide-input"]
+page.show("operations")
+
+# %% [markdown]
+# ## Tokens per sequence
+#
+# A decode step gives every sequence in the batch one token. The server's tokens per second grow
+# with the batch, but each user's own rate is one token per step, and falls as the step grows.
+
+# %% tags=["hide-input"]
+page.show("tokens")
+
+# %% [markdown]
 # ## Reading the tables
 #
-# *Predicted knee* is where the roofline's compute time overtakes its memory time, from the FLOPs
+# *Ridge batch* is where the roofline's compute time overtakes its memory time, from the FLOPs
 # and bytes counted for each point and the run's measured ceilings; "none" means the intensity
 # stays below the ridge at every batch. *Measured knee* is where a two-segment fit of log time
 # against log batch bends, with the fitted slopes either side: a slope near 0 below the knee is
 # the MLP's flat region, a slope well above 0 means the time was already growing. The *KV share*
 # columns are the cache's share of the bytes one step moves. In the MLP-condition table, *b*<sub>×</sub>
 # and *I*<sub>∞</sub> come from the formulas at the top of this page applied to the measured
-# config, and the roofline knee there is where the same formulas cross the run's ridge.
+# config, and the ridge batch there is where the same formulas cross the run's ridge intensity.
 
 # %% tags=["hide-input"]
 page.show("preview")

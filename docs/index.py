@@ -5,6 +5,14 @@
 # the second call often takes barely longer than the first. Why does the time stay flat as the
 # batch grows, why does it then start to grow in proportion to the batch, and why do some batch
 # sizes suddenly get slower than their neighbours?
+#
+# The site started from Finbarr Timbers' article
+# [“How does batching work on modern GPUs?”](https://www.artfintel.com/p/how-does-batching-work-on-modern)
+# (called *the article* on every other page). Its intuition holds; several of its figures do not
+# ([Theory](theory/#corrections-to-the-article) corrects them), and what it assumed is measured here.
+#
+# **Tuning a batch size?** [Choosing your batch size](guide/) is the short version of this site, as
+# a checklist.
 
 # %% tags=["hide-input"]
 from benchmarks.site.pages import home
@@ -12,27 +20,26 @@ from benchmarks.site.pages import home
 page = home.build()
 
 # %% [markdown]
-# ## The answer in three sentences
+# ## The answer
 #
-# A layer must read all of its weights once per call whatever the batch, and below a critical
-# batch that read (or, for small models, the fixed cost of launching the work) takes longer
-# than the arithmetic, so extra rows ride along almost for free. Past the *ridge point*, where
-# the work per byte read reaches the device's peak FLOP/s divided by its memory bandwidth, the
-# arithmetic dominates and the time grows in proportion to the batch; for a large Linear layer
-# that batch is about (FLOP/s ÷ bandwidth) × (bytes per element ÷ 2). Sudden slowdowns at
-# particular sizes come from how the matrix library cuts the work into tiles and waves across the
-# processors, so a batch just past a boundary pays for a nearly empty extra tile.
-#
-# ## The headline measurement
+# A layer must read all of its weights once per call whatever the batch. Below the
+# [ridge batch](glossary/#ridge-batch) that read (or, for a small model called eagerly, the fixed
+# cost of launching its kernels) takes longer than the arithmetic, so extra rows ride along
+# almost for free; past it the arithmetic dominates and the time grows in proportion to the batch.
+# For a large layer the ridge batch is the device's FLOP/s divided by its memory bandwidth, times
+# half the bytes per element. Sudden slowdowns at particular sizes come from how the matrix
+# library cuts the work into tiles and waves across the processors, so a batch just past a
+# boundary pays for a nearly empty extra tile.
 
 # %% tags=["hide-input"]
-page.show("headline")
+page.show("answer")
 
 # %% [markdown]
 # ## Where the results come from
 #
-# Each device's newest complete run is shown; older runs stay in the repository and are listed
-# here. The raw results files (every timed sample) can be downloaded from the last column.
+# Every chart on this site is drawn from a results file in the repository, measured by its own
+# harness; each device's newest complete run is charted, and older runs stay listed here with
+# their raw files (every timed sample).
 
 # %% tags=["hide-input"]
 page.show("runs")

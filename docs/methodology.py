@@ -9,7 +9,6 @@
 from benchmarks.site.pages import methodology
 
 page = methodology.build()
-page.show("profiles")
 
 
 # %% [markdown]
@@ -97,9 +96,10 @@ page.show("profiles")
 #
 # ## Knees
 #
-# The *predicted knee* is where the roofline's compute time overtakes its memory time, solved from
-# the analytic FLOPs and bytes of each point and the measured ceilings
-# (`benchmarks.analysis.roofline.critical_batch`). The *measured knee* is the breakpoint of a continuous
+# The [ridge batch](../glossary/#ridge-batch) is where the roofline's compute time overtakes its
+# memory time, solved from the analytic FLOPs and bytes of each point and the measured ceilings
+# (`benchmarks.analysis.roofline.crossing_batch`). The [measured knee](../glossary/#measured-knee)
+# is the breakpoint of a continuous
 # two-segment line fitted to log time against log batch (`benchmarks.analysis.roofline.detect_knee`),
 # reported only when the curve grows at least like the square root of the batch past it and bends
 # clearly; otherwise the site says that no knee was detected.
@@ -129,6 +129,11 @@ page.show("profiles")
 # - The MLP sweeps are coarse next to tile sizes: they show the knee but can miss the steps that
 #   tile and wave quantization cause between the measured sizes. The Linear sweep on the
 #   [Batch-size steps](../steps/) page is the fine one.
+#
+# ## What each profile measures
+#
+# Read from `benchmarks/profiles.py` when the site is built (graph mode needs CUDA).
 
 # %% tags=["hide-input"]
+page.show("profiles")
 page.show("takeaway")

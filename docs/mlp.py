@@ -1,12 +1,12 @@
 # %% [markdown]
 # # The MLP: latency against batch
 #
-# The workload is the original article's: a stack of equally wide Linear+ReLU layers, timed at
+# The workload is the article's: a stack of equally wide Linear+ReLU layers, timed at
 # many batch sizes for several widths. Each chart draws the measured median with its
-# interquartile band, the roofline prediction from the run's own measured ceilings (dashed),
-# the predicted knee (◇, where compute time overtakes memory time) and the knee detected in the
-# measurement (△, where a two-segment fit of log time against log batch bends). Hover a point
-# for its numbers.
+# [quartile band](../glossary/#quartile-band), the roofline from the run's own measured ceilings
+# (dashed), its [ridge batch](../glossary/#ridge-batch) (◇, where compute time overtakes memory
+# time) and the [measured knee](../glossary/#measured-knee) (△, where a two-segment fit of log
+# time against log batch bends). Hover a point for its numbers.
 
 # %% tags=["hide-input"]
 from benchmarks.site.pages import mlp
@@ -35,21 +35,22 @@ page.show("curves")
 # %% [markdown]
 # ## Reading the knee table
 #
-# *Predicted knee* is the batch where the roofline's compute time overtakes its memory time, from
-# the FLOPs and bytes the harness counts for each point and the run's measured ceilings.
-# *Measured knee* is where a continuous two-segment line fitted to log time against log batch
-# bends, reported only if the time grows at least like the square root of the batch beyond it.
-# A ratio near 1 means the roofline explains the curve. A measured knee far beyond the predicted
-# one has two possible causes, and the same slow batch 1 fits both: a fixed per-call cost (Python
-# dispatch, kernel launches) that hides the flat part, or small-batch kernels that move bytes well
-# below the copy bandwidth the prediction assumes, so reading the weights stays slower than the
-# arithmetic for more rows. The list under the table tells them apart with the run's own
-# evidence: it calls a point overhead-bound only when a measured fixed cost (the gap to CUDA-graph
-# replay, the per-op cost of the tiny MLP, or the intercept across widths) is at least half its
-# time, and otherwise names the ceiling that bounds it and the share of it reached; every causal
-# sentence on this site comes from that same diagnosis. *Knee at the rates reached* puts the
-# kernels' own best bandwidth and FLOP rate into the same roofline: where it lands near the
-# measured knee, the kernels' shortfall, not a fixed cost, is what moved the knee.
+# The table sets each [measured knee](../glossary/#measured-knee) beside two
+# [ridge batches](../glossary/#ridge-batch): one from the run's own ceilings (a large square matmul
+# and a large copy, the best the device does) and one from the rates this curve's own kernels
+# reached: the bandwidth at which its small batches stream the weights (the median over the
+# batches the first ridge batch calls memory-bound; batch 1 alone often runs a matrix-vector kernel
+# at another rate) and the FLOP rate of its largest batch. Skinny matmuls run far below both
+# ceilings, so the first ridge batch predicts small batches faster than they are and the knee
+# earlier than it comes; the second puts the same roofline on the rates actually reached.
+#
+# Where even that misses, the list under the table says why, from the run's evidence. It calls a
+# point overhead-bound only when a measured fixed cost (the gap to CUDA-graph replay, the per-op
+# cost of the tiny MLP, or the intercept across widths) is at least half its time, and otherwise
+# names the ceiling that bounds it and the share of it reached; every causal sentence on this
+# site comes from that same diagnosis. A flat part that is a fixed cost running before the
+# arithmetic, not beside it, follows the sum of the two instead of the roofline's maximum, and
+# bends earlier and more gently; the list shows that sum against the points where it applies.
 #
 # The detector is a few lines of arithmetic on the medians; here it is, run from the repository's
 # root on the 8×1024 curve that the home page shows:

@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Mixture of experts: routing spreads the batch
 #
-# The original article says a mixture-of-experts (MoE) layer batches like a dense one, except
+# The article says a mixture-of-experts (MoE) layer batches like a dense one, except
 # that a biased gate can cause trouble, and stops there. This page measures an MoE feed-forward
 # layer (`snippets/moe.py`) beside the dense layer with the same active parameters.
 #
@@ -15,7 +15,7 @@
 #   *E*·(1 − (1 − *k*/*E*)<sup>*b*</sup>) of them, all *E* after a few dozen tokens. The layer
 #   reads up to *E*/*k* times the weights of its dense twin for the same arithmetic.
 # - **The knee moves out by about E/k.** Each expert is a Linear layer that turns compute-bound at
-#   the usual critical batch *b*\* rows. It gets only *b·k/E* of the batch, so the whole layer
+#   the usual ridge batch *b*\* rows. It gets only *b·k/E* of the batch, so the whole layer
 #   needs a batch of about *b*\*·*E*/*k* before arithmetic, not weight reads, sets its time.
 #
 # Routing skew, here a router bias −skew·ln(1 + expert index) that makes low-numbered experts

@@ -1,26 +1,28 @@
 # %% [markdown]
 # # Three regimes: overhead, memory, compute
 #
-# The original article sees noisy, flat curves for its small networks and puts them down to
+# The article sees noisy, flat curves for its small networks and puts them down to
 # "overhead" without measuring it. A flat curve can have two quite different causes, and a
 # roofline with two regimes (memory-bound, compute-bound) misses one of them:
 #
-# - **Overhead-bound.** The device finishes each kernel faster than the host can launch the
-#   next one, so the time is the number of launches times the cost of one launch. The time stays
-#   flat as the batch grows and as the layers get wider, and grows only with the number of layers
-#   (more launches). This flat region is a false knee: it says nothing about the hardware's
-#   arithmetic or memory.
-# - **Memory-bound.** The time is the bytes moved over the bandwidth. Flat in the batch while the
-#   weights dominate the bytes, but it grows with the square of the width (a layer has width²
-#   weights: about 4× per doubling).
-# - **Compute-bound.** The time is the FLOPs over the arithmetic rate: it grows with the batch.
+# - **[Overhead-bound](../glossary/#overhead-bound).** The device finishes each kernel faster
+#   than the host can launch the next one, so the time is the number of launches times the cost
+#   of one launch. The time stays flat as the batch grows and as the layers get wider, and grows
+#   only with the number of layers (more launches). This flat region is a false knee: it says
+#   nothing about the hardware's arithmetic or memory.
+# - **[Memory-bound](../glossary/#memory-bound).** The time is the bytes moved over the
+#   bandwidth. Flat in the batch while the weights dominate the bytes, but it grows with the
+#   square of the width (a layer has width² weights: about 4× per doubling).
+# - **[Compute-bound](../glossary/#compute-bound).** The time is the FLOPs over the arithmetic
+#   rate: it grows with the batch.
 #
 # Two more traps sit inside the memory regime. The bandwidth depends on where the data is: a
 # modern GPU's L2 cache holds tens of megabytes, so a small model timed in a hot loop is read
 # from L2, not from HBM, and looks faster than it will be in a real server. And the "peak" rates
 # on a datasheet are not what a kernel gets. This page measures all of it: the bandwidth at every
 # working-set size, the matmul rate at every size and dtype, the launch cost per kernel, and one
-# MLP with its weights resident in cache and rotated through memory.
+# MLP with its weights [resident](../glossary/#resident) in cache and [rotated](../glossary/#rotated)
+# through memory.
 
 # %% tags=["hide-input"]
 from benchmarks.site.pages import regimes
@@ -51,7 +53,7 @@ page.show("ceilings")
 # that, the device waits for the host, and the measured time is launches × cost per launch, flat
 # in the batch and flat in the width.
 #
-# Two tools aim at it. A **CUDA graph** records the kernels once and replays them with one
+# Two tools aim at it. A **[CUDA graph](../glossary/#graph)** records the kernels once and replays them with one
 # launch. **torch.compile** traces the model, fuses element-wise work into fewer kernels and
 # calls them from generated code with fewer Python layers; whether that pays at batch 1 depends
 # on the device and the model, so it is measured here, not assumed. On a CPU nothing is

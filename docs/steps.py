@@ -1,7 +1,7 @@
 # %% [markdown]
 # # Why some batch sizes are suddenly slower
 #
-# The original article asks this in its title and then doubles the batch at every step, so it
+# The article asks this in its title and then doubles the batch at every step, so it
 # cannot see the answer: the slowdowns sit between the powers of two. This page sweeps one Linear
 # layer (`snippets/linear.py`, a single matrix multiply whose M dimension is the batch) one batch
 # size at a time, finds the jumps that stand out from the run's own noise, and records which

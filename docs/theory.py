@@ -56,11 +56,11 @@ for batch in (1, 8, 64, 512, 4096):
 # Intensity grows as 2·*b*/*s* = *b* FLOP per byte while the weight dominates, and levels off
 # once the activations' bytes catch up with it.
 #
-# ## Step 3: the ridge point
+# ## Step 3: the ridge batch
 #
 # Memory time and compute time are equal when the intensity reaches the device's own ratio
-# *F*/*BW*, the *ridge point*. Setting 2*b*/*s* = *F*/*BW* gives the critical batch of a large
-# layer:
+# *F*/*BW*, its [ridge intensity](../glossary/#ridge-intensity). Setting 2*b*/*s* = *F*/*BW* gives
+# the [ridge batch](../glossary/#ridge-batch) of a large layer:
 #
 # $$b^{*} \;\approx\; \frac{F}{BW}\cdot\frac{s}{2}$$
 #
@@ -73,8 +73,8 @@ for batch in (1, 8, 64, 512, 4096):
 # Bytes per element enter twice. Halving *s* halves the bytes of the weight read, so a bf16
 # layer at small batch runs about twice as fast as the same layer in fp32. And the dtype picks the
 # arithmetic units: tensor cores give bf16/fp16 many times the fp32 rate, so *F* and with it
-# the ridge point move too. The table below computes *b*\* for each GPU and dtype in the datasheet
-# table.
+# the ridge batch move too. The table below computes *b*\* for each GPU (rows) and dtype
+# (columns) of the datasheet table.
 
 # %% tags=["hide-input"]
 page.show("ridges")
@@ -85,9 +85,9 @@ page.show("intensity")
 
 
 # %% [markdown]
-# Where a line crosses a ridge, that GPU turns from memory-bound to compute-bound. The 4-byte
-# line crosses each fp32 ridge at twice the batch of the 2-byte line: the same ridge needs twice
-# the rows when every weight costs twice the bytes.
+# Where a line crosses a ridge intensity, that GPU turns from memory-bound to compute-bound. The
+# 4-byte line crosses each fp32 ridge at twice the batch of the 2-byte line: the same ridge needs
+# twice the rows when every weight costs twice the bytes.
 #
 # ## Step 5: three regimes, not two
 #
@@ -116,19 +116,26 @@ page.show("cache")
 #
 # A GPU matmul library cuts the output into tiles (for example 64, 128 or 256 rows at a time) and
 # hands tiles to the streaming multiprocessors (SMs) in waves. One row past a tile boundary
-# adds a whole, mostly empty tile (*tile quantization*); one tile past a multiple of the SM count
-# adds a mostly idle extra wave (*wave quantization*). At small batches the library may also
-# switch to a different kernel altogether (a matrix-vector kernel, or split-K). Each of these
-# makes a step or a sawtooth along a fine sweep of batch sizes. A sweep that only doubles the batch
-# lands on powers of two, where tiles divide evenly, and misses them.
+# adds a whole, mostly empty [tile](../glossary/#tile) (*tile quantization*); one tile past a
+# multiple of the SM count adds a mostly idle extra [wave](../glossary/#wave) (*wave
+# quantization*). At small batches the library may also switch to a different kernel altogether
+# (a matrix-vector kernel, or split-K). Each of these makes a step or a sawtooth along a fine
+# sweep of batch sizes. A sweep that only doubles the batch lands on powers of two, where tiles
+# divide evenly, and misses them.
 #
-# ## Corrections to the original article
+# ## Corrections to the article
 #
-# The batching article this site started from has the right intuition but several wrong figures.
+# The article this site started from has the right intuition but several wrong figures.
 
 # %% tags=["hide-input"]
 page.show("corrections")
 
+
+# %% [markdown]
+# ## A CPU has a roofline too
+#
+# The article says a CPU scales linearly with the batch. Measured, it does not quite: a CPU has a
+# memory bandwidth and an arithmetic rate like a GPU, only a ridge tens of times lower.
 
 # %% tags=["hide-input"]
 page.show("cpu")

@@ -43,6 +43,15 @@ class DecodeTerms:
     def bytes(self, batch: float, context: int) -> float:
         return self.weight_bytes + batch * (self.kv_bytes_per_sequence(context) + self.activation_bytes_per_token)
 
+    def matmul_cost(self, batch: float) -> tuple[float, float]:
+        """(FLOPs, bytes) of the step's matmuls: 2·P per sequence, and the weights once plus each token's
+        activations."""
+        return batch * 2 * self.matmul_weights, self.weight_bytes + batch * self.activation_bytes_per_token
+
+    def attention_cost(self, batch: float, context: int) -> tuple[float, float]:
+        """(FLOPs, bytes) of the step's attention: QKᵀ and PV over n positions, and each sequence's cache."""
+        return batch * self.attention_flops_per_position * (context + 1), batch * self.kv_bytes_per_sequence(context)
+
     def intensity(self, batch: float, context: int) -> float:
         return self.flops(batch, context) / self.bytes(batch, context)
 
@@ -251,6 +260,64 @@ def formula_rows(sweeps: Sequence[Any], ridge: float, size: int) -> list[Conditi
     """The same conditions for the profile's decode sweeps, by the formula alone (no measurement)."""
     ordered = sorted(sweeps, key=lambda s: (-s.params["kv_heads"], s.params["context"]))
     return [ConditionRow(s.params, decode_terms(s.params, size), None, ridge) for s in ordered]
+
+
+# --------------------------------------------------------------------------- per operation
+
+
+@dataclass(frozen=True)
+class OperationPoint:
+    """One measured decode step beside the roofline of each of its two kinds of work, run one after the
+    other: the matmuls (weights read once for the batch) and the attention (each sequence's own cache)."""
+
+    batch: int
+    measured_s: float
+    matmul_s: float
+    attention_s: float
+    matmul_bound: str  # memory or compute
+    attention_bound: str
+
+    @property
+    def sum_s(self) -> float:
+        return self.matmul_s + self.attention_s
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Every sequence gets a token per step: the server's rate."""
+        return self.batch / self.measured_s
+
+    @property
+    def tokens_per_s_per_sequence(self) -> float:
+        """What each sequence (each user) sees: one token per step."""
+        return 1 / self.measured_s
+
+
+def _roofline(cost: tuple[float, float], ceilings) -> tuple[float, str]:
+    flops, moved = cost
+    compute, memory = flops / ceilings.flops_per_s, moved / ceilings.bytes_per_s
+    return max(compute, memory), "compute" if compute >= memory else "memory"
+
+
+def operation_points(curve: Curve) -> list[OperationPoint]:
+    """The curve's measured points with the matmuls' and the attention's rooflines at the run's ceilings."""
+    if curve.ceilings is None or not is_decode(curve):
+        return []
+    terms, context = curve_terms(curve), curve.params["context"]
+    found = []
+    for p in curve.points:
+        matmul, matmul_bound = _roofline(terms.matmul_cost(p.batch), curve.ceilings)
+        attention, attention_bound = _roofline(terms.attention_cost(p.batch, context), curve.ceilings)
+        found.append(OperationPoint(p.batch, p.median_s, matmul, attention, matmul_bound, attention_bound))
+    return found
+
+
+def matmul_ridge_batch(curve: Curve) -> float | None:
+    """Where the matmuls alone turn compute-bound at the run's ceilings: 2·P·b / F = (W + a·b) / BW."""
+    if curve.ceilings is None:
+        return None
+    terms, ridge = curve_terms(curve), curve.ceilings.ridge_intensity
+    denominator = 2 * terms.matmul_weights - ridge * terms.activation_bytes_per_token
+    return ridge * terms.weight_bytes / denominator if denominator > 0 else None
 
 
 # --------------------------------------------------------------------------- comparisons

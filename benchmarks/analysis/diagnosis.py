@@ -22,6 +22,7 @@ Pure Python: nothing on this module's import path may import torch.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -97,7 +98,7 @@ class Diagnosis:
     points: tuple[PointVerdict, ...]
     segments: tuple[Segment, ...]
     predicted_knee: float | None  # where the roofline of the run's ceilings turns compute-bound
-    reached: Ceilings | None  # the ceilings the kernels reached: best bandwidth and best FLOP rate measured
+    reached: Ceilings | None  # the rates the kernels reached: see `reached_ceilings`
     reached_knee: float | None  # where the roofline of the reached ceilings turns compute-bound
 
     def at(self, batch: int) -> PointVerdict | None:
@@ -211,11 +212,20 @@ def segments(points: Sequence[PointVerdict]) -> tuple[Segment, ...]:
     return tuple(Segment(group[0].regime, group[0].batch, group[-1].batch, tuple(group)) for group in found)
 
 
-def reached_ceilings(points: Sequence[PointVerdict]) -> Ceilings | None:
-    """The best bandwidth and the best FLOP rate the curve's own points reached."""
+def flat_part(points: Sequence[PointVerdict], predicted_knee: float | None) -> list[PointVerdict]:
+    """The points the roofline of the run's ceilings calls memory-bound (batch up to its ridge batch), and at
+    least the first: the small batches, where a kernel streams the weights."""
+    return [p for i, p in enumerate(points) if i == 0 or (predicted_knee is not None and p.batch <= predicted_knee)]
+
+
+def reached_ceilings(points: Sequence[PointVerdict], predicted_knee: float | None) -> Ceilings | None:
+    """The rates the curve's own kernels reached: the median bandwidth of its flat part (the rate at which its
+    small-batch kernels stream the weights; batch 1 alone may run another kernel) and its best FLOP rate (the
+    shape's matmul rate, reached at large batch)."""
     if not points:
         return None
-    return Ceilings(flops_per_s=max(p.flops_per_s for p in points), bytes_per_s=max(p.bytes_per_s for p in points))
+    streaming = statistics.median(p.bytes_per_s for p in flat_part(points, predicted_knee))
+    return Ceilings(flops_per_s=max(p.flops_per_s for p in points), bytes_per_s=streaming)
 
 
 def diagnose(curve: Curve, run: Run | None = None) -> Diagnosis:
@@ -224,7 +234,7 @@ def diagnose(curve: Curve, run: Run | None = None) -> Diagnosis:
     verdicts = tuple(verdict(p, curve.ceilings, fixed_cost(run, curve, p)) for p in curve.points)
     triples = [(p.batch, p.flops, p.bytes) for p in curve.points]
     predicted = crossing_batch(triples, curve.ceilings) if curve.ceilings and len(triples) >= 2 else None
-    reached = reached_ceilings(verdicts)
+    reached = reached_ceilings(verdicts, predicted)
     reached_knee = crossing_batch(triples, reached) if reached and len(triples) >= 2 else None
     return Diagnosis(curve, verdicts, segments(verdicts), predicted, reached, reached_knee)
 

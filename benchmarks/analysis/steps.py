@@ -241,6 +241,14 @@ def plateaus(points: Sequence[CurvePoint], free: dict[int, int]) -> list[tuple[i
     return found
 
 
+def free_ranges(points: Sequence[CurvePoint], steps: Sequence[Step]) -> list[tuple[int, int]]:
+    """The plateaus that a detected step ends: batch ranges whose sizes all cost about the same, followed by
+    a jump larger than the noise. On a curve without steps any stretch of equal times is the noise of a
+    smooth curve, not a range where rows come free."""
+    ends = {step.before for step in steps}
+    return [(start, end) for start, end in plateaus(points, free_batch_up_to(points)) if end > start and end in ends]
+
+
 @dataclass(frozen=True)
 class Sweep:
     """One configuration's fine sweep: its points, steps, their candidate causes and free ranges."""
@@ -253,7 +261,7 @@ class Sweep:
     steps: list[Step]
     causes: list[list[str]]  # per step; [] when nothing explains it
     noise: float  # typical relative standard error of a point's median
-    free_ranges: list[tuple[int, int]] = field(default_factory=list)  # plateaus longer than one batch
+    free_ranges: list[tuple[int, int]] = field(default_factory=list)  # plateaus that end at a detected step
 
     @property
     def explained(self) -> int:
@@ -275,6 +283,6 @@ def sweeps(run: Run) -> list[Sweep]:
         steps = find_steps(points)
         kernels = {r["batch"]: r["kernels"] for r in records if r.get("kernels")}
         causes = [explain_step(step, kernels, params.get("out_features", 0), sm_count) for step in steps]
-        free = [(start, end) for start, end in plateaus(points, free_batch_up_to(points)) if end > start]
+        free = free_ranges(points, steps)
         found.append(Sweep(dtype, mode, cache, params, points, steps, causes, noise_level(points), free))
     return found

@@ -38,10 +38,10 @@ WIDTH, HEIGHT = 520, 300
 LABEL_GREY = "#888"  # rule labels: readable on the light and the dark theme
 HEADLINE_PANEL = 255  # two panels and their axes side by side fit the text column
 KIND_DASH = {"measured": [1, 0], "roofline": [6, 4]}
-KNEE_SHAPES = {"predicted knee": "diamond", "measured knee": "triangle-up"}
+KNEE_SHAPES = {"ridge batch": "diamond", "measured knee": "triangle-up"}
 LEGEND = (
     "solid: measured median (band: q1–q3) · dashed: roofline from this run's measured ceilings"
-    " · ◇ predicted knee · △ measured knee"
+    " · ◇ ridge batch · △ measured knee"
 )
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
 
@@ -70,7 +70,7 @@ def _batch_axis(batches: Sequence[float], unit: BatchUnit = ROWS) -> alt.X:
         "batch:Q",
         title=unit.axis,
         scale=alt.Scale(type="log", base=2, domain=[low, high], nice=False),
-        axis=alt.Axis(values=ticks, format="d"),
+        axis=alt.Axis(values=ticks, format="d", labelOverlap="greedy", labelSeparation=4),
     )
 
 
@@ -102,7 +102,7 @@ def curve_rows(curves: Sequence[Curve], series: str = "label") -> list[dict[str,
         low, high = curve.batches[0], curve.batches[-1]
         if curve.predicted_knee and low <= curve.predicted_knee <= high:
             at = report.predicted_at(curve, curve.predicted_knee)
-            rows.append(_point_row(name, "predicted knee", curve.predicted_knee, at))
+            rows.append(_point_row(name, "ridge batch", curve.predicted_knee, at))
         if curve.knee:
             rows.append(_point_row(name, "measured knee", curve.knee.batch, curve.knee.time_at_knee_s))
     return _rows(rows)
@@ -146,8 +146,10 @@ def _curve_layers(
         .mark_point(filled=True, size=28)
         .encode(y=y_enc, color=color, tooltip=[*tip[:4], alt.Tooltip("q1_ms:Q", format=".4~g"), *tip[4:]])
     )
+    if not any(row["kind"] in KNEE_SHAPES for row in rows):
+        return alt.layer(*layers)  # no knee to mark: an empty layer would only warn in the browser
     layers.append(
-        base.transform_filter("datum.kind == 'predicted knee' || datum.kind == 'measured knee'")
+        base.transform_filter("datum.kind == 'ridge batch' || datum.kind == 'measured knee'")
         .mark_point(size=150, strokeWidth=2, filled=False)
         .encode(
             y=y_enc,
@@ -166,11 +168,7 @@ def _curve_layers(
 
 def _subtitle(curves: Sequence[Curve]) -> list[str]:
     first = curves[0]
-    return [
-        text.describe_curve(first),
-        text.provenance(first.run),
-        LEGEND,
-    ]
+    return [text.describe_curve(first), LEGEND]
 
 
 def _series_color(curves: Sequence[Curve], legend: bool = True) -> alt.Color:
@@ -199,21 +197,17 @@ def throughput_chart(curves: Sequence[Curve], title: str, unit: BatchUnit = ROWS
 
 
 def _knee_rules(curve: Curve, y: str) -> list[alt.Chart]:
-    """Vertical rules with labels at the predicted and measured knee of one curve."""
+    """Vertical rules with labels at the ridge batch and the measured knee of one curve."""
     marks = []
     low, high = curve.batches[0], curve.batches[-1]
     if curve.predicted_knee and low <= curve.predicted_knee <= high:
-        marks.append(
-            {"batch": curve.predicted_knee, "label": f"predicted knee ≈ {text.fmt_batch(curve.predicted_knee)}"}
-        )
+        marks.append({"batch": curve.predicted_knee, "label": f"ridge batch ≈ {text.fmt_batch(curve.predicted_knee)}"})
     if curve.knee:
         marks.append({"batch": curve.knee.batch, "label": f"measured knee ≈ {text.fmt_batch(curve.knee.batch)}"})
     return labelled_rules(marks, "batch")
 
 
-def labelled_rules(
-    marks: list[dict[str, Any]], field: str, height: int = HEIGHT, font_size: int = 11
-) -> list[alt.Chart]:
+def labelled_rules(marks: list[dict[str, Any]], field: str, font_size: int = 11) -> list[alt.Chart]:
     """Dotted vertical rules at each mark's `field`, each labelled up its left side with its `label`."""
     if not marks:
         return []
@@ -221,7 +215,7 @@ def labelled_rules(
     rule = base.mark_rule(strokeDash=[2, 2], color="#888")
     text = base.mark_text(
         align="left", dx=4, dy=-4, baseline="bottom", fontSize=font_size, color=LABEL_GREY, angle=270
-    ).encode(text="label:N", y=alt.value(height))
+    ).encode(text="label:N", y=alt.value("height"))
     return [rule, text]
 
 
@@ -281,14 +275,54 @@ def mode_chart(curves: Sequence[Curve], title: str) -> alt.FacetChart:
     first = curves[0]
     subtitle = [
         f"{text.device_label(first.run)} · {first.dtype} · modes: {', '.join(modes)} · cache: {first.cache}",
-        f"{text.provenance(first.run)} · dashed grey: roofline from this run's measured ceilings",
+        "dashed grey: roofline from this run's measured ceilings",
     ]
     return layer.facet(
         facet=alt.Facet("panel:N", title=None, sort=list(dict.fromkeys(c.label for c in curves))), columns=2
     ).properties(title=_title(title, *subtitle))
 
 
-def intensity_chart(gpus: Sequence[Any], dtypes: Sequence[str], width: int, title: str) -> alt.LayerChart:
+DTYPE_SHORT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "tfloat32": "tf32", "float8": "fp8"}
+LABEL_PX = 12  # px a 10 px label needs between its neighbours on one side of a chart
+
+
+def gpu_ridges(gpus: Sequence[Any]) -> list[tuple[str, float]]:
+    """(label, ridge intensity) of each GPU's 16-bit and fp32 rates, once per distinct rate:
+    'H100 SXM bf16/fp16' where both 16-bit types run at one rate."""
+    found = []
+    for gpu in gpus:
+        short = gpu.name.removeprefix("NVIDIA ")
+        sixteen = [d for d in ("bfloat16", "float16") if d in gpu.peak_flops]
+        if sixteen:
+            same = len({gpu.peak_flops[d] for d in sixteen}) == 1
+            names = "/".join(DTYPE_SHORT[d] for d in sixteen) if same else DTYPE_SHORT[sixteen[0]]
+            found.append((f"{short} {names}", gpu.ridge_intensity(sixteen[0])))
+        if "float32" in gpu.peak_flops:
+            found.append((f"{short} fp32", gpu.ridge_intensity("float32")))
+    return found
+
+
+def spaced_labels(values: Sequence[tuple[str, float]], min_ratio: float) -> list[dict[str, Any]]:
+    """Labels for horizontal rules on a log axis that never print on top of each other: values closer
+    than √min_ratio share one label, and labels alternate between the left and the right edge, so two
+    on one side are at least min_ratio apart. Returns rows: value (the group's first), label, side."""
+    groups: list[list[tuple[str, float]]] = []
+    for name, value in sorted(values, key=lambda pair: pair[1]):
+        if groups and value / groups[-1][0][1] < math.sqrt(min_ratio):
+            groups[-1].append((name, value))
+        else:
+            groups.append([(name, value)])
+    return [
+        {
+            "value": group[0][1],
+            "label": " · ".join(f"{name} {text.sig(value, 3)}" for name, value in group),
+            "side": "left" if index % 2 == 0 else "right",
+        }
+        for index, group in enumerate(groups)
+    ]
+
+
+def intensity_chart(gpus: Sequence[Any], width: int, title: str) -> alt.LayerChart:
     """Arithmetic intensity of one width×width Linear layer against batch, with datasheet ridges."""
     batches = [2**i for i in range(0, 13)]
     rows = []
@@ -296,30 +330,35 @@ def intensity_chart(gpus: Sequence[Any], dtypes: Sequence[str], width: int, titl
         for b in batches:
             flops, moved = linear_cost(b, width, width, size)
             rows.append({"series": dtype, "batch": b, "intensity": flops / moved})
-    ridges = []
-    for gpu in gpus:
-        for dtype in dtypes:
-            if dtype in gpu.peak_flops:
-                ridges.append({"ridge": f"{gpu.name} {dtype}", "intensity": gpu.ridge_intensity(dtype)})
+    ridges = gpu_ridges(gpus)
+    values = [r["intensity"] for r in rows] + [v for _, v in ridges]
+    domain = [min(values) / 1.5, max(values) * 1.5]
+    min_ratio = (domain[1] / domain[0]) ** (LABEL_PX / HEIGHT)
+    marks = spaced_labels(ridges, min_ratio)
+    scale = alt.Scale(type="log", domain=domain, nice=False)
     base = alt.Chart(alt.Data(values=_rows(rows))).encode(x=_batch_axis(batches))
-    y = alt.Y("intensity:Q", title="arithmetic intensity (FLOP per byte)", scale=alt.Scale(type="log"))
+    y = alt.Y("intensity:Q", title="arithmetic intensity (FLOP per byte)", scale=scale)
     lines = base.mark_line(point=True).encode(
         y=y,
         color=alt.Color("series:N", title="Linear layer", scale=alt.Scale(range=PALETTE[:2])),
         tooltip=[alt.Tooltip("series:N"), alt.Tooltip("batch:Q"), alt.Tooltip("intensity:Q", format=".3~g")],
     )
-    rule_base = alt.Chart(alt.Data(values=_rows(ridges))).encode(y=alt.Y("intensity:Q", scale=alt.Scale(type="log")))
+    rule_base = alt.Chart(alt.Data(values=_rows(marks))).encode(y=alt.Y("value:Q", scale=scale))
     rules = rule_base.mark_rule(strokeDash=[4, 3], color="#888").encode(
-        tooltip=[alt.Tooltip("ridge:N", title="datasheet ridge"), alt.Tooltip("intensity:Q", format=".3~g")]
+        tooltip=[alt.Tooltip("label:N", title="ridge intensity (FLOP/B)")]
     )
-    labels = rule_base.mark_text(align="left", dx=4, dy=-3, baseline="bottom", fontSize=10, color=LABEL_GREY).encode(
-        text="ridge:N", x=alt.value(2)
-    )
+    labels = [
+        rule_base.transform_filter(f"datum.side == '{side}'")
+        .mark_text(align=side, dx=4 if side == "left" else -4, dy=-3, baseline="bottom", fontSize=10,
+                   color=LABEL_GREY)
+        .encode(text="label:N", x=alt.value(0 if side == "left" else "width"))
+        for side in ("left", "right")
+    ]  # fmt: skip
     subtitle = [
-        f"{width}×{width} weight; datasheet ridge points (peak FLOP/s ÷ bandwidth) as dashed lines",
-        "no measurement: figures from benchmarks/analysis/datasheet.py, sources on this page",
+        f"{width}×{width} weight · dashed: datasheet ridge intensity (peak FLOP/s ÷ bandwidth)",
+        "no measurement: datasheet figures, sources on this page",
     ]
-    return alt.layer(lines, rules, labels).properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
+    return alt.layer(lines, rules, *labels).properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
 
 
 def steps_chart(curves: Sequence[Any], steps: dict[str, Sequence[Any]], title: str, subtitle: Sequence[str]):
@@ -467,8 +506,9 @@ def _chart_rows(spec: dict[str, Any]) -> list[dict[str, Any]]:
 class Figure:
     """A chart ready for a page: `_repr_html_` gives the <figure>, staged exports beside it."""
 
-    def __init__(self, chart_id: str, spec: dict[str, Any], caption: str, description: str):
+    def __init__(self, chart_id: str, spec: dict[str, Any], caption: str, description: str, visible: str | None = None):
         self.chart_id, self.spec, self.caption, self.description = chart_id, spec, caption, description
+        self.visible = description if visible is None else visible  # the caption's text under the title
 
     def _repr_html_(self) -> str:
         cid = self.chart_id
@@ -484,7 +524,7 @@ class Figure:
             f'<template class="bchart-spec" data-search-exclude>{_inert_json(self.spec)}</template>'
             f"<figcaption>"
             f'<a class="bchart-anchor" href="#chart-{cid}" title="Link to this chart">#</a> '
-            f"<strong>{html.escape(self.caption)}</strong> {html.escape(self.description)}"
+            f"<strong>{html.escape(self.caption)}</strong> {html.escape(self.visible)}"
             f'<span class="bchart-links">Chart <code>{cid}</code>: {links}</span>'
             f"</figcaption></figure>"
         )
@@ -503,12 +543,15 @@ def show_device_sections(runs: Sequence[Any], section: Any, empty_html: str) -> 
             display(HTML(part) if isinstance(part, str) else part)
 
 
-def figure(chart: alt.TopLevelMixin, chart_id: str, caption: str, description: str) -> Figure:
+def figure(
+    chart: alt.TopLevelMixin, chart_id: str, caption: str, description: str, visible: str | None = None
+) -> Figure:
     """Embed `chart` under a stable id and stage its spec and data for export.
 
     `caption` is a short title and `description` the text alternative (plain text: both are
-    escaped). The id must be stable across rebuilds: derive it from the page and what the
-    chart shows, never from data values.
+    escaped); the caption under the chart shows `visible` (default: the description). The id must
+    be stable across rebuilds: derive it from the page and what the chart shows, never from data
+    values.
     """
     if not CHART_ID.match(chart_id):
         raise ValueError(f"chart id {chart_id!r} must be lowercase letters, digits and dashes")
@@ -528,4 +571,4 @@ def figure(chart: alt.TopLevelMixin, chart_id: str, caption: str, description: s
         writer = csv.DictWriter(out, fieldnames=columns)
         writer.writeheader()
         writer.writerows(rows)
-    return Figure(chart_id, spec, caption, description)
+    return Figure(chart_id, spec, caption, description, visible)

@@ -49,7 +49,7 @@ def _bytes_axis(field: str, title: str, values: Sequence[float]) -> alt.X:
         f"{field}:Q",
         title=title,
         scale=alt.Scale(type="log", base=2, domain=[low, high], nice=False),
-        axis=alt.Axis(values=ticks, labelExpr=BYTE_LABELS),
+        axis=alt.Axis(values=ticks, labelExpr=BYTE_LABELS, labelOverlap="greedy", labelSeparation=4),
     )
 
 
@@ -69,7 +69,7 @@ def _hline(rows: list[dict[str, Any]], y_field: str, color: alt.Color | None = N
     rule = base.mark_rule(strokeDash=[6, 4], strokeWidth=1.2)
     rule = rule.encode(color=color) if color else rule.encode(color=alt.value("#777"))
     text = base.mark_text(align="right", dx=-2, dy=-3, baseline="bottom", fontSize=10, color=LABEL_GREY).encode(
-        text="label:N", x=alt.value(WIDTH)
+        text="label:N", x=alt.value("width")
     )
     return [rule, text]
 
@@ -103,8 +103,7 @@ def bandwidth_chart(run: Run, gpu: GPU | None, title: str) -> alt.LayerChart:
     subtitle = [
         f"{text.device_label(run)} · float32 buffers · "
         + ("each point a CUDA graph of back-to-back kernels" if run.device.get("kind") == "cuda" else "eager"),
-        f"{text.provenance(run)} · dotted: cache sizes the device reports"
-        + (" · dashed: datasheet bandwidth" if datasheet else ""),
+        "dotted: cache sizes the device reports" + (" · dashed: datasheet bandwidth" if datasheet else ""),
     ]
     layers = [lines, *_cache_rules(cache_levels(run), min(sizes), max(sizes)), *_hline(datasheet, "gb_per_s")]
     return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
@@ -146,7 +145,7 @@ def matmul_chart(run: Run, gpu: GPU | None, title: str) -> alt.LayerChart:
     subtitle = [
         f"{text.device_label(run)} · float32 with TF32 off; tfloat32 = the same tensors with TF32 allowed; "
         "float8 = e4m3 scaled matmul",
-        text.provenance(run) + (" · dashed: datasheet dense peak per dtype" if peaks else ""),
+        "dashed: datasheet dense peak per dtype" if peaks else "",
     ]
     return alt.layer(lines, *_hline(peaks, "tflops", color)).properties(
         width=WIDTH, height=HEIGHT, title=_title(title, *subtitle)
@@ -163,7 +162,6 @@ def cache_state_chart(curves: Sequence[Curve], title: str) -> alt.LayerChart:
     first = curves[0]
     subtitle = [
         f"{text.device_label(first.run)} · {first.dtype} · {first.mode} · cache: {' vs '.join(caches)}",
-        text.provenance(first.run),
         LEGEND,
     ]
     return chart.properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
@@ -206,7 +204,7 @@ def weight_bandwidth_chart(
         reference.append(
             {"gb_per_s": memory_read / 1e9, "label": f"measured memory read {text.fmt_rate(memory_read, 'B/s')}"}
         )
-    full_subtitle = [subtitle, text.provenance(run) + " · dotted: cache sizes · dashed: the memory read plateau"]
+    full_subtitle = [subtitle, "dotted: cache sizes · dashed: the memory read plateau"]
     layers = [lines, *_cache_rules(cache_levels(run), min(sizes), max(sizes)), *_hline(reference, "gb_per_s")]
     return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=_title(title, *full_subtitle))
 
@@ -338,7 +336,7 @@ def _calculator_layers(
     rules = []
     # the two ridges can sit close: one label rises from the bottom, the other hangs from the top
     for chart, dash, align, y in (
-        (ridge, [4, 3], "left", 210),
+        (ridge, [4, 3], "left", "height"),
         (_ridge(ridge.data.values, "ridge_cached"), [1, 3], "right", 0),
     ):
         rules.append(chart.mark_rule(strokeDash=dash, color="#888").encode(x="batch:Q"))

@@ -16,7 +16,7 @@ from typing import Any
 import altair as alt
 
 from benchmarks.analysis.curves import Curve
-from benchmarks.analysis.decode import curve_records, is_prefill, recorded_crossover
+from benchmarks.analysis.decode import curve_records, is_prefill, operation_points, recorded_crossover
 from benchmarks.site import charts, text
 from benchmarks.site.charts import HEIGHT, KIND_DASH, LABEL_GREY, PALETTE, WIDTH
 
@@ -32,12 +32,12 @@ def _log_axis(field: str, values: Sequence[float], title: str, channel=alt.X):
         f"{field}:Q",
         title=title,
         scale=alt.Scale(type="log", base=2, domain=[low, high], nice=False),
-        axis=alt.Axis(values=ticks, format="d"),
+        axis=alt.Axis(values=ticks, format="d", labelOverlap="greedy", labelSeparation=4),
     )
 
 
 def _subtitle(curves: Sequence[Curve], *more: str) -> list[str]:
-    return [text.describe_curves(curves), text.provenance(curves[0].run), *more]
+    return [text.describe_curves(curves), *more]
 
 
 def _lines(base: alt.Chart, y: alt.Y, color: alt.Color, series: tuple[str, str], value: tuple[str, str, str]):
@@ -148,7 +148,7 @@ def _split_panel(c: Curve, rows: list[dict[str, Any]], color: alt.Color) -> alt.
     crossover = recorded_crossover(curve_records(c))
     if crossover and min(batches) <= crossover <= max(batches):
         marks = [{"batch": crossover, "label": f"KV = weights at ≈ {crossover:.3g}"}]
-        layers.extend(charts.labelled_rules(marks, "batch", height=200, font_size=10))
+        layers.extend(charts.labelled_rules(marks, "batch", font_size=10))
     return alt.layer(*layers).properties(width=250, height=200, title=c.label)
 
 
@@ -200,3 +200,84 @@ def tokens_chart(curves: Sequence[Curve], title: str) -> alt.LayerChart:
     subtitle = _subtitle(curves, "solid: measured median · dashed: roofline from this run's measured ceilings")
     chart = chart.properties(width=WIDTH, height=HEIGHT, title=charts._title(title, *subtitle))
     return chart.configure_legend(labelLimit=charts.LEGEND_LABEL_LIMIT)
+
+
+# --------------------------------------------------------------------------- decode per operation
+
+OPERATIONS = {
+    "measured step": (PALETTE[0], [1, 0]),
+    "matmuls (roofline)": (PALETTE[2], [6, 4]),
+    "attention (roofline)": (PALETTE[1], [6, 4]),
+    "sum of the two": ("#777", [2, 2]),
+}
+
+
+def operation_rows(curve: Curve) -> list[dict[str, Any]]:
+    """Per point: the measured step, and the matmuls', the attention's and the summed rooflines (ms)."""
+    rows = []
+    for p in operation_points(curve):
+        for what, seconds in zip(OPERATIONS, (p.measured_s, p.matmul_s, p.attention_s, p.sum_s)):
+            rows.append({"panel": curve.label, "what": what, "batch": p.batch, "ms": seconds * 1e3})
+    return charts._rows(rows)
+
+
+def _operations_panel(curve: Curve, rows: list[dict[str, Any]]) -> alt.LayerChart:
+    base = alt.Chart(alt.Data(values=rows)).encode(
+        x=_log_axis("batch", [r["batch"] for r in rows], "batch (sequences)")
+    )
+    y = alt.Y("ms:Q", title="time per decode step (ms)", scale=alt.Scale(type="log"))
+    color = alt.Color(
+        "what:N", title="time of", scale=alt.Scale(domain=list(OPERATIONS), range=[c for c, _ in OPERATIONS.values()])
+    )
+    dash = alt.StrokeDash(
+        "what:N", title="time of", scale=alt.Scale(domain=list(OPERATIONS), range=[d for _, d in OPERATIONS.values()])
+    )
+    tip = [alt.Tooltip("what:N"), alt.Tooltip("batch:Q", format=",.0f"), alt.Tooltip("ms:Q", format=".3~g")]
+    lines = base.mark_line(strokeWidth=1.8).encode(y=y, color=color, strokeDash=dash, tooltip=tip)
+    dots = (
+        base.transform_filter("datum.what == 'measured step'")
+        .mark_point(filled=True, size=24)
+        .encode(y=y, color=color, tooltip=tip)
+    )
+    return alt.layer(lines, dots).properties(width=250, height=200, title=curve.label)
+
+
+def operations_chart(curves: Sequence[Curve], title: str) -> alt.ConcatChart:
+    """One log-log panel per curve: the measured step against the matmuls' and the attention's rooflines
+    and their sum."""
+    panels = [_operations_panel(c, rows) for c in curves if (rows := operation_rows(c))]
+    if not panels:
+        raise ValueError("operations_chart needs decode curves with ceilings")
+    subtitle = _subtitle(curves, "dashed: each operation's roofline at the run's ceilings · dotted: their sum")
+    chart = alt.concat(*panels, columns=2).properties(title=charts._title(title, *subtitle))
+    return chart.configure_legend(orient="bottom", columns=2, symbolStrokeWidth=2)
+
+
+def sequence_rows(curves: Sequence[Curve]) -> list[dict[str, Any]]:
+    """Tokens per second of the whole batch and of one sequence, per measured decode step."""
+    rows = []
+    for c in curves:
+        for p in c.points:
+            rows += [
+                {"series": c.label, "rate": "whole batch", "batch": p.batch, "tokens_per_s": p.batch / p.median_s},
+                {"series": c.label, "rate": "one sequence", "batch": p.batch, "tokens_per_s": 1 / p.median_s},
+            ]
+    return charts._rows(rows)
+
+
+def sequence_chart(curves: Sequence[Curve], title: str) -> alt.HConcatChart:
+    """Two log-log panels against batch: tokens per second of the batch, and of each sequence in it."""
+    rows = sequence_rows(curves)
+    if not rows:
+        raise ValueError("sequence_chart needs measured points")
+    labels = list(dict.fromkeys(c.label for c in curves))
+    color = alt.Color("series:N", title="configuration", scale=alt.Scale(domain=labels, range=PALETTE[: len(labels)]))
+    x = _log_axis("batch", [r["batch"] for r in rows], "batch (sequences)")
+    panels = []
+    for rate, y_title in (("whole batch", "tokens/s, whole batch"), ("one sequence", "tokens/s, each sequence")):
+        base = alt.Chart(alt.Data(values=rows)).transform_filter(f"datum.rate == '{rate}'").encode(x=x)
+        y = alt.Y("tokens_per_s:Q", title=y_title, scale=alt.Scale(type="log"))
+        line = _lines(base, y, color, ("series", "curve"), ("tokens_per_s", "tokens/s", ".4~s"))
+        panels.append(line.properties(width=250, height=220, title=rate))
+    chart = alt.hconcat(*panels).properties(title=charts._title(title, *_subtitle(curves)))
+    return chart.configure_legend(labelLimit=charts.LEGEND_LABEL_LIMIT, orient="bottom", columns=2)

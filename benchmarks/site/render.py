@@ -25,7 +25,7 @@ from pygments.lexers import PythonLexer
 
 from benchmarks.analysis.curves import Curve, SiteData
 from benchmarks.results import Run
-from benchmarks.site import text
+from benchmarks.site import glossary, text
 from benchmarks.site.charts import SITE_ROOT, Figure, figure
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,6 +69,12 @@ def code(content: Any) -> Html:
 def link(content: Any, page: str) -> Html:
     """A link to another page of this site, e.g. link('Theory', 'theory/')."""
     return tag("a", content, href=f"{SITE_ROOT}{page}")
+
+
+def term(words: str, name: str | None = None) -> Html:
+    """`words` linked to the glossary's entry for `name` (default: the words themselves)."""
+    entry = glossary.find(name or words)
+    return tag("a", words, href=f"{SITE_ROOT}glossary/#{entry.slug}", class_="term", title=entry.definition)
 
 
 URL = re.compile(r"https?://[^\s()<>]+[^\s()<>.,;:]")
@@ -125,9 +131,11 @@ class Details:
 
 @dataclass(frozen=True)
 class Source:
-    """A file of this repository, highlighted, in a collapsed box (the code that was timed)."""
+    """A file of this repository, highlighted, in a box: collapsed (the code that was timed) or open (code the
+    reader is meant to run)."""
 
     path: str
+    open: bool = False
 
 
 @dataclass(frozen=True)
@@ -144,16 +152,12 @@ class DeviceSection:
 Part = Any  # one of the dataclasses above, a Figure, or Html
 
 
-def takeaway(content: Text, items: Sequence[Text] = (), *, cpu_only: bool = False, title: str = "") -> Admonition:
-    """The box that ends a page: the lesson, the measured facts behind it, and, when every
-    measurement on the site is from a CPU, a sentence that says so."""
-    body: list[Any] = [Paragraph(content if not cpu_only else [*_as_list(content), " ", CPU_ONLY])]
+def takeaway(content: Text, items: Sequence[Text] = (), *, title: str = "") -> Admonition:
+    """The box that ends a page: the lesson and the measured facts behind it."""
+    body: list[Any] = [Paragraph(content)]
     if items:
         body.append(Bullets(items))
     return Admonition("success", title or ("Takeaways" if items else "Takeaway"), body)
-
-
-CPU_ONLY = "Every measurement here is from a CPU; a GPU run will appear here once one is committed."
 
 
 def _as_list(content: Text) -> list[Any]:
@@ -176,7 +180,8 @@ def measured_figure(
 ) -> Figure:
     """A figure of measured data whose text description says what the chart draws (`summary`),
     where it was measured (device, dtype, mode and cache state of `curves`, or `where`), what it
-    shows (`findings`) and which run it comes from."""
+    shows (`findings`) and which run it comes from. The caption under it shows the summary alone: the
+    device and the run are stated once, where the page introduces the device."""
     run = run or (curves[0].run if curves else None)
     if where is None:
         where = text.describe_curves(curves) if curves else text.device_label(run)
@@ -185,7 +190,7 @@ def measured_figure(
         sentences.append(findings.rstrip("."))
     if run is not None:
         sentences.append(f"Data: {text.provenance(run)}")
-    return figure(chart, chart_id, caption, ". ".join(sentences) + ".")
+    return figure(chart, chart_id, caption, ". ".join(sentences) + ".", summary.rstrip(".") + ".")
 
 
 # --------------------------------------------------------------------------- rendering
@@ -227,7 +232,8 @@ def _details(part: Details) -> str:
 def _source(part: Source) -> str:
     source = (ROOT / part.path).read_text(encoding="utf-8")
     highlighted = highlight(source, PythonLexer(), HtmlFormatter(cssclass="highlight"))
-    return f'<details class="example"><summary>{html.escape(part.path)}</summary>{highlighted}</details>'
+    opened = " open" if part.open else ""
+    return f'<details class="example"{opened}><summary>{html.escape(part.path)}</summary>{highlighted}</details>'
 
 
 def device_intro(section: DeviceSection) -> Html:

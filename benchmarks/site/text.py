@@ -76,9 +76,13 @@ def cache_words(curve: Curve) -> str:
     return text
 
 
+FIXTURE = " · SYNTHETIC test fixture"
+
+
 def describe_curve(curve: Curve) -> str:
-    """Device, dtype, mode and cache state of a curve in one line (plain text)."""
-    return f"{device_label(curve.run)} · {curve.dtype} · {curve.mode} · cache: {curve.cache}"
+    """Device, dtype, mode and cache state of a curve in one line (plain text); a test fixture says so."""
+    fixture = FIXTURE if curve.run.synthetic else ""
+    return f"{device_label(curve.run)} · {curve.dtype} · {curve.mode} · cache: {curve.cache}{fixture}"
 
 
 def describe_curves(curves: Sequence[Curve]) -> str:
@@ -88,7 +92,8 @@ def describe_curves(curves: Sequence[Curve]) -> str:
         return ", ".join(dict.fromkeys(getattr(c, name) for c in curves))
 
     first = curves[0]
-    return f"{device_label(first.run)} · {values('dtype')} · {values('mode')} · cache: {values('cache')}"
+    fixture = FIXTURE if first.run.synthetic else ""
+    return f"{device_label(first.run)} · {values('dtype')} · {values('mode')} · cache: {values('cache')}{fixture}"
 
 
 def ceilings_words(run: Run, dtypes: Sequence[str] = ()) -> str:
@@ -141,22 +146,19 @@ def fmt_batch(batch: float | None) -> str:
 
 
 def knee_verdict(curve: Curve) -> str:
-    """The predicted knee against the measured one, in words (plain text)."""
+    """The ridge batch against the measured knee, in words (plain text)."""
     predicted, knee = curve.predicted_knee, curve.knee
     if predicted is None and knee is None:
-        return "no knee predicted (never compute-bound at the measured ceilings) and none detected"
+        return "no ridge batch (never compute-bound at the measured ceilings) and no measured knee"
     if predicted is None:
-        return f"measured knee at batch ≈ {fmt_batch(knee.batch)}; the roofline predicts none"
+        return f"measured knee at batch ≈ {fmt_batch(knee.batch)}; the roofline gives no ridge batch"
     if knee is None:
         low, high = curve.batches[0], curve.batches[-1]
-        return (
-            f"predicted knee at batch ≈ {fmt_batch(predicted)}; no clear knee detected in the measured "
-            f"range {low}–{high}"
-        )
+        return f"ridge batch ≈ {fmt_batch(predicted)}; no clear measured knee in the measured range {low}–{high}"
     ratio = knee.batch / predicted if predicted else float("inf")
     return (
-        f"predicted knee at batch ≈ {fmt_batch(predicted)}, measured ≈ {fmt_batch(knee.batch)}: "
-        f"{sig(ratio, 2)}× the prediction ({(ratio - 1) * 100:+.0f} %)"
+        f"ridge batch ≈ {fmt_batch(predicted)}, measured knee ≈ {fmt_batch(knee.batch)}: "
+        f"{sig(ratio, 2)}× the ridge batch ({(ratio - 1) * 100:+.0f} %)"
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from benchmarks.analysis import diagnosis as dg
 from benchmarks.analysis.diagnosis import Diagnosis, FixedCost, PointVerdict, Segment
+from benchmarks.analysis.knees import KneeCheck
 from benchmarks.site import text
 from benchmarks.site.render import Html, tag
 
@@ -86,21 +87,49 @@ def curve_summary(diagnosis: Diagnosis) -> Html:
 
 
 def knee_sentence(diagnosis: Diagnosis) -> Html | None:
-    """Where the roofline of the rates the kernels reached puts the knee, beside the measured one."""
+    """Where the roofline of the rates the kernels reached puts the ridge batch, beside the measured knee."""
     curve, reached = diagnosis.curve, diagnosis.reached
     knee, predicted = curve.knee, diagnosis.predicted_knee
     if knee is None or not predicted or reached is None or diagnosis.reached_knee is None or curve.ceilings is None:
         return None
     ceilings = curve.ceilings
     bandwidth, rate = reached.bytes_per_s, reached.flops_per_s
+    first = diagnosis.first
+    alone = (
+        f" (batch 1 alone: {text.fmt_rate(first.bytes_per_s, 'B/s')})"
+        if first is not None and abs(first.bytes_per_s / bandwidth - 1) > 0.2
+        else ""
+    )
     words = (
-        f"The kernels reach at most {text.fmt_rate(bandwidth, 'B/s')} "
-        f"({dg.share_words(bandwidth / ceilings.bytes_per_s)} of the copy bandwidth) and "
-        f"{text.fmt_rate(rate, 'FLOP/s')} ({dg.share_words(rate / ceilings.flops_per_s)} of the matmul rate); "
-        f"with the rates they reach, the roofline puts the knee at batch ≈ {text.fmt_batch(diagnosis.reached_knee)} "
-        f"(measured ≈ {text.fmt_batch(knee.batch)}, from the run's ceilings ≈ {text.fmt_batch(predicted)})."
+        f"Its small batches stream the weights at {text.fmt_rate(bandwidth, 'B/s')}{alone}, "
+        f"{dg.share_words(bandwidth / ceilings.bytes_per_s)} of the copy bandwidth, and its large batches multiply "
+        f"at {text.fmt_rate(rate, 'FLOP/s')}, {dg.share_words(rate / ceilings.flops_per_s)} of the matmul rate; "
+        f"at these rates the ridge batch is ≈ {text.fmt_batch(diagnosis.reached_knee)} (measured knee "
+        f"≈ {text.fmt_batch(knee.batch)}; ridge batch from the run's ceilings ≈ {text.fmt_batch(predicted)})."
     )
     return mark(diagnosis, ",".join(dict.fromkeys(diagnosis.regimes)), words)
+
+
+def serial_sentence(check: KneeCheck) -> Html | None:
+    """Why the ridge batch at the rates reached misses a curve whose fixed cost adds to its arithmetic."""
+    if not check.serial_explains:
+        return None
+    d, curve = check.diagnosis, check.diagnosis.curve
+    share = d.reached.bytes_per_s / curve.ceilings.bytes_per_s if curve.ceilings else None
+    missed = (
+        f"The ridge batch at the rates reached (≈ {text.fmt_batch(check.reached)}) misses the measured knee"
+        if check.reached
+        else "At the rates reached the roofline never turns compute-bound"
+    )
+    words = (
+        f"{missed}: the flat part streams only {text.fmt_rate(d.reached.bytes_per_s, 'B/s')}"
+        f"{f' ({dg.share_words(share)} of the copy bandwidth)' if share else ''}, and its flat time, "
+        f"{text.fmt_time(check.flat_s)}, behaves as a fixed cost that adds to the arithmetic instead of overlapping "
+        f"it: the flat time plus FLOPs at {text.fmt_rate(d.reached.flops_per_s, 'FLOP/s')} fits the measured points "
+        f"{check.serial_error:.2f} off in log time (the roofline {check.roofline_error:.2f}) and bends at "
+        f"≈ {text.fmt_batch(check.serial)}, where the measurement bends at ≈ {text.fmt_batch(check.measured)}."
+    )
+    return mark(d, ",".join(dict.fromkeys(d.regimes)), words)
 
 
 def point_brief(diagnosis: Diagnosis, batch: int) -> Html | str:

@@ -6,7 +6,8 @@
 - on_files: add the Vega/Vega-Lite/vega-embed bundle (written by vl-convert, cached per
   vl-convert version) as one site file that every page shares.
 - on_page_content: drop what nbconvert inlines into each notebook page (its 600 KB stylesheet,
-  MathJax and Mermaid loaders that would fetch from another host) and resolve chart links.
+  MathJax and Mermaid loaders that would fetch from another host), put the CPU notice under each
+  page's title while every committed measurement is from a CPU, and resolve chart links.
 - on_post_build: write every staged chart as site/charts/<id>.{json,csv,svg,png} and copy the
   published results files to site/results/ and the model sweeps to site/sweeps/.
 """
@@ -31,7 +32,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.analysis import curves as report  # noqa: E402
 from benchmarks.analysis.sweeps import load_sweeps  # noqa: E402
-from benchmarks.site import charts  # noqa: E402
+from benchmarks.site import charts, notice  # noqa: E402
 
 BUNDLE_PATH = "assets/javascripts/vega-bundle.js"
 _STATE: dict[str, Path] = {}
@@ -51,6 +52,7 @@ def on_config(config):
         raise PluginError(str(exc)) from None
     _STATE["runs"] = data.runs  # type: ignore[assignment]
     _STATE["sweeps"] = sweeps  # type: ignore[assignment]
+    _STATE["notice"] = notice.cpu_notice(data)  # type: ignore[assignment]
     stage = Path(tempfile.mkdtemp(prefix="batching-charts-"))
     os.environ[charts.STAGE_ENV] = str(stage)
     _STATE["stage"] = stage
@@ -89,12 +91,22 @@ def _math(match: re.Match) -> str:
     return f'<div class="eq">{convert(tex, display="block")}</div>'
 
 
+def _with_notice(html_text: str) -> str:
+    """The CPU notice under the page's title (at the top when it has none)."""
+    text = _STATE.get("notice")
+    if not text:
+        return html_text
+    end = html_text.find("</h1>")
+    at = end + len("</h1>") if end >= 0 else 0
+    return html_text[:at] + str(text) + html_text[at:]
+
+
 def on_page_content(html_text, page, config, files):
     if page.file.src_uri.endswith(".py"):
         html_text = _STYLE.sub("", html_text)
         html_text = _SCRIPT.sub("", html_text)
         html_text = _MATH.sub(_math, html_text)
-    return html_text.replace(charts.SITE_ROOT, _root_prefix(page))
+    return _with_notice(html_text).replace(charts.SITE_ROOT, _root_prefix(page))
 
 
 def _export(spec_path: Path, out_dir: Path) -> None:

@@ -1,11 +1,131 @@
 // Draw every chart on the page with vega-embed (SVG renderer), from the inert JSON spec
 // (a <template>) beside each chart. Runs on first load and after every instant-navigation page swap
-// (Material's document$), and redraws when the reader switches light/dark mode.
+// (Material's document$), redraws when the reader switches light/dark mode, and again when the
+// text column changes width.
+//
+// A chart is first drawn as its spec says. When it comes out wider than the text column (a phone,
+// or a legend beside a wide plot) it is drawn again, narrower: legends go below the plot, panels
+// side by side are stacked, the plots shrink to the column and long titles wrap. Exports (PNG, SVG)
+// keep the spec's own layout.
 const views = new Map();
+const AXIS_ROOM = 90; // px beside a plot for its y axis labels and title
+const MIN_PLOT = 150; // px: a plot is never drawn narrower than this
+const CHAR_PX = 6.4; // px per character of an 11 px title line, for wrapping
 
 function theme() {
   const scheme = document.body.getAttribute("data-md-color-scheme");
   return scheme === "slate" ? "dark" : "default";
+}
+
+function wrapLine(line, chars) {
+  if (line.length <= chars) return [line];
+  const lines = [];
+  let current = "";
+  for (const word of line.split(" ")) {
+    if (current && (current + " " + word).length > chars) {
+      lines.push(current);
+      current = word;
+    } else {
+      current = current ? current + " " + word : word;
+    }
+  }
+  if (current) lines.push(current);
+  return lines;
+}
+
+function wrapTitle(title, width) {
+  const chars = Math.max(24, Math.floor(width / CHAR_PX));
+  const wrap = (value, size) => {
+    const limit = Math.floor((chars * 11) / size);
+    const lines = Array.isArray(value) ? value : [value];
+    return lines.flatMap((line) => wrapLine(String(line), limit));
+  };
+  if (typeof title === "string") return { text: wrap(title, 13) };
+  if (!title || typeof title !== "object") return title;
+  const out = { ...title };
+  if (out.text !== undefined) out.text = wrap(out.text, out.fontSize || 13);
+  if (out.subtitle !== undefined) out.subtitle = wrap(out.subtitle, out.subtitleFontSize || 11);
+  return out;
+}
+
+// A copy of `spec` laid out for `width` px: stacked, legends below, plots of at most `plot` px.
+function narrowed(spec, width, plot) {
+  const walk = (node, top) => {
+    if (Array.isArray(node)) return node.map((item) => walk(item, false));
+    if (!node || typeof node !== "object") return node;
+    const out = {};
+    for (const [key, value] of Object.entries(node)) {
+      if (key === "data" || key === "datasets" || key === "params" || key === "encoding") {
+        out[key] = value;
+      } else if (key === "hconcat") {
+        out.vconcat = walk(value, false);
+      } else if (key === "columns" && typeof value === "number") {
+        out.columns = 1;
+      } else if (key === "width" && typeof value === "number") {
+        out.width = Math.min(value, plot);
+      } else if (key === "title") {
+        out.title = wrapTitle(value, width);
+      } else if (key === "config" && top) {
+        out.config = value;
+      } else {
+        out[key] = walk(value, false);
+      }
+    }
+    return out;
+  };
+  const out = walk(spec, true);
+  const config = { ...(out.config || {}) };
+  config.legend = { ...(config.legend || {}), orient: "bottom", direction: "vertical", columns: 1 };
+  out.config = config;
+  return out;
+}
+
+function svgWidth(target) {
+  const svg = target.querySelector("svg");
+  return svg ? svg.getBoundingClientRect().width : 0;
+}
+
+async function embed(target, spec, wanted) {
+  const options = {
+    renderer: "svg",
+    mode: "vega-lite", // the specs are Vega-Lite; a top-level concat would otherwise be taken for Vega
+    actions: false, // the default menu links to an editor on another host
+    theme: wanted === "dark" ? "dark" : undefined,
+    config: { background: null },
+  };
+  const result = await window.vegaEmbed(target, spec, options);
+  if (views.has(target)) views.get(target).finalize();
+  views.set(target, result.view);
+  return result;
+}
+
+async function drawOne(figure, wanted) {
+  const target = figure.querySelector(".bchart-view");
+  const source = figure.querySelector("template.bchart-spec");
+  if (!target || !source) return;
+  const available = Math.floor(target.clientWidth);
+  if (target.dataset.drawn === wanted && target.dataset.width === String(available) && target.querySelector("svg"))
+    return;
+  const spec = JSON.parse(source.content.textContent);
+  try {
+    await embed(target, spec, wanted);
+    // Too wide for the column: lay out again, narrower, until it fits (or the plots reach MIN_PLOT).
+    let plot = available - AXIS_ROOM;
+    for (let attempt = 0; attempt < 4 && svgWidth(target) > available + 1; attempt++) {
+      const excess = attempt === 0 ? 0 : svgWidth(target) - available;
+      plot = Math.max(MIN_PLOT, plot - excess);
+      await embed(target, narrowed(spec, available, plot), wanted);
+      if (plot === MIN_PLOT) break;
+    }
+    target.dataset.drawn = wanted;
+    target.dataset.width = String(available);
+    // The chart's text description, for screen readers (the caption shows it too).
+    const svg = target.querySelector("svg");
+    if (svg && spec.description) svg.setAttribute("aria-label", spec.description);
+  } catch (error) {
+    target.textContent = "This chart could not be drawn: " + error.message;
+    console.error(error);
+  }
 }
 
 function draw() {
@@ -17,37 +137,17 @@ function draw() {
     }
   }
   const wanted = theme();
-  for (const figure of document.querySelectorAll("figure.bchart")) {
-    const target = figure.querySelector(".bchart-view");
-    const source = figure.querySelector("template.bchart-spec");
-    if (!target || !source) continue;
-    if (target.dataset.drawn === wanted && target.querySelector("svg")) continue;
-    const spec = JSON.parse(source.content.textContent);
-    const options = {
-      renderer: "svg",
-      mode: "vega-lite", // the specs are Vega-Lite; a top-level concat would otherwise be taken for Vega
-      actions: false, // the default menu links to an editor on another host
-      theme: wanted === "dark" ? "dark" : undefined,
-      config: { background: null },
-    };
-    window
-      .vegaEmbed(target, spec, options)
-      .then((result) => {
-        if (views.has(target)) views.get(target).finalize();
-        views.set(target, result.view);
-        target.dataset.drawn = wanted;
-        // The chart's text description, for screen readers (the caption shows it too).
-        const svg = target.querySelector("svg");
-        if (svg && spec.description) svg.setAttribute("aria-label", spec.description);
-      })
-      .catch((error) => {
-        target.textContent = "This chart could not be drawn: " + error.message;
-        console.error(error);
-      });
-  }
+  for (const figure of document.querySelectorAll("figure.bchart")) drawOne(figure, wanted);
+}
+
+let resizeTimer = null;
+function redrawSoon() {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(draw, 200);
 }
 
 document$.subscribe(() => draw());
+window.addEventListener("resize", redrawSoon);
 new MutationObserver(() => draw()).observe(document.body, {
   attributes: true,
   attributeFilter: ["data-md-color-scheme"],

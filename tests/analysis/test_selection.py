@@ -22,7 +22,7 @@ def test_a_partial_run_never_hides_a_fuller_one():
     (resnet,) = data.shown_for("resnet50", "conv")  # no run of the device measured conv
     assert resnet.id == "20260301T000000Z-only" and {r["workload"] for r in resnet.records} == {"resnet50"}
     assert data.charted(data.runs[0]) == ["mlp", "linear"] and data.charted(data.runs[1]) == ["resnet50"]
-    assert "measured on a GPU" in home.build(data).html("headline")
+    assert "measured on a GPU" in home.build(data).html("answer")
     assert 'id="chart-mlp-synthetic-gpu-bfloat16-graph-rotated-latency"' in mlp.build(data).text()
     assert "ResNet-50 @64²" in cnn.build(data).text()
 

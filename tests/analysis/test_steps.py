@@ -142,6 +142,15 @@ def test_plateaus_run_from_each_start_to_its_free_end():
     assert spans == [(1, 128), (129, 256), (257, 384), (385, 512)]
 
 
+def test_a_smooth_curve_has_no_free_range_and_a_staircase_one_per_step():
+    from benchmarks.analysis.steps import free_ranges
+
+    smooth = synthetic_curve(range(1, 257), lambda b: 1e-3 + 1e-5 * b, noise=0.02)
+    assert free_ranges(smooth, find_steps(smooth)) == []
+    stairs = synthetic_curve(range(1, 513), staircase(tile=128, per_tile=5e-6), noise=0.0)
+    assert free_ranges(stairs, find_steps(stairs)) == [(1, 128), (129, 256), (257, 384)]
+
+
 def test_sweeps_summarise_each_curve():
     """The SYNTHETIC fixture steps every 64 rows once compute-bound; its kernels announce 64×128 tiles."""
     from benchmarks.analysis.steps import sweeps
@@ -156,6 +165,7 @@ def test_sweeps_summarise_each_curve():
         == "tile boundary: batch crosses 256 (a multiple of 128, a side of the kernel's 64×128 tile)"
     )
     assert all(end > start for start, end in sweep.free_ranges) and 0 < sweep.noise < 0.1
+    assert {end for _, end in sweep.free_ranges} <= {s.before for s in sweep.steps}  # each ends at a step
     assert sweeps(_synthetic_run(linear_batches=(1, 2, 3))) == []
 
 

@@ -32,8 +32,8 @@ ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-DRAWN = """() => [...document.querySelectorAll('figure.bchart')].every(
-    f => f.querySelector('.bchart-view svg'))"""
+READY = """() => [...document.querySelectorAll('figure.bchart .bchart-view')].every(
+    v => v.dataset.drawn && v.querySelector('svg'))"""  # drawn and fitted to its column by charts.js
 MARKS = """() => [...document.querySelectorAll('figure.bchart')].map(f => [f.id,
     f.querySelectorAll('.bchart-view svg [class*="mark-"] path, .bchart-view svg [class*="mark-"] line').length])"""
 
@@ -82,7 +82,7 @@ def _open(browser, base, path, scheme="light"):
     page = context.new_page()
     watch = Watch(page, base)
     page.goto(base + path, wait_until="load")
-    page.wait_for_function(DRAWN, timeout=20_000)
+    page.wait_for_function(READY, timeout=20_000)
     return context, page, watch
 
 
@@ -111,12 +111,12 @@ def test_instant_navigation_keeps_charts_drawn(browser, site_url):
         page.evaluate("window.__notReloaded = true")
         page.click("nav.md-nav--primary a.md-nav__link[href$='mlp/']")
         page.wait_for_url("**/mlp/")
-        page.wait_for_function(DRAWN, timeout=20_000)
+        page.wait_for_function(READY, timeout=20_000)
         assert page.evaluate("window.__notReloaded === true"), "the page reloaded: instant navigation is off"
         assert page.evaluate("document.querySelectorAll('figure.bchart').length") > 0
         page.go_back()
         page.wait_for_url(site_url)
-        page.wait_for_function(DRAWN, timeout=20_000)
+        page.wait_for_function(READY, timeout=20_000)
         assert all(count > 0 for _, count in page.evaluate(MARKS))
         assert not watch.problems, "\n".join(watch.problems)
     finally:

@@ -49,6 +49,8 @@ class _Verdicts(HTMLParser):
             kind = "verdict"
         elif tag in ("template", "pre", "code", "script", "style"):
             kind = "skip"
+        elif tag == "dl" and "glossary" in (attrs.get("class") or "").split():
+            kind = "skip"  # the glossary defines the words; it diagnoses nothing
         self._stack.append(kind)
 
     def handle_endtag(self, tag):

@@ -28,8 +28,8 @@ from tests.synthetic import PAYLOAD, SYNTHETIC_DEVICE, hostile, hostile_sweep, m
 ROOT = Path(__file__).resolve().parents[2]
 EVIL = f"{PAYLOAD} (test fixture)"
 PAGES = [
-    "", "theory/", "mlp/", "regimes/", "steps/", "moe/", "cnn/", "decode/", "calculator/", "your_model/",
-    "methodology/", "reproduce/",
+    "", "guide/", "your_model/", "theory/", "mlp/", "regimes/", "steps/", "moe/", "cnn/", "decode/", "calculator/",
+    "methodology/", "reproduce/", "glossary/",
 ]  # fmt: skip
 BUNDLE = "assets/javascripts/vega-bundle.js"
 MAX_PAGE_BYTES = 1_000_000
@@ -301,15 +301,18 @@ def test_results_strings_are_escaped():
         assert path.suffix == ".json"
 
 
-def test_cpu_run_is_labelled_as_cpu():
-    home = (built_site("synthetic") / "index.html").read_text(encoding="utf-8")
-    assert "These results come from a CPU" not in home  # a GPU-kind run exists: it heads the page
-    committed = built_site("committed")
-    text = (committed / "index.html").read_text(encoding="utf-8")
+def test_every_page_says_so_while_every_committed_run_is_a_cpu():
+    notice = "These results come from a CPU"
+    for page in PAGES:  # a GPU-kind run exists: no notice, and its measured curve heads the home page
+        assert notice not in (built_site("synthetic") / page / "index.html").read_text(encoding="utf-8")
     runs = list((ROOT / "benchmarks" / "results").rglob("*.json"))
     kinds = {json.loads(p.read_text())["device"]["kind"] for p in runs}
-    if kinds == {"cpu"}:
-        assert "These results come from a CPU" in text
+    committed = built_site("committed")
+    for page in PAGES:
+        text = (committed / page / "index.html").read_text(encoding="utf-8")
+        assert (notice in text) == (kinds == {"cpu"}), page or "home"
+    home = (committed / "index.html").read_text(encoding="utf-8")
+    assert ('id="chart-home-predicted"' in home) == ("cuda" not in kinds)
 
 
 def test_bad_results_file_fails_the_build_naming_file_and_field():
@@ -332,3 +335,16 @@ def test_notebooks_always_execute_fresh():
     assert re.search(r"^\s+cache: false", config, re.M)
     assert re.search(r"^\s+- navigation.instant", config, re.M)
     assert re.search(r"^\s+font: false", config, re.M)
+
+
+CAPTION = re.compile(r'<figcaption>.*?</strong>(.*?)<span class="bchart-links">', re.S)
+
+
+def test_captions_are_one_or_two_sentences(site):
+    long = []
+    for page in _html_pages(site):
+        for caption in CAPTION.findall(page.read_text(encoding="utf-8")):
+            sentences = re.findall(r"[.!?](?=\s|$)", re.sub(r"<[^>]+>", "", caption).strip())
+            if len(sentences) > 2:
+                long.append(f"{page.relative_to(site)}: {caption[:120]}")
+    assert not long, "\n".join(long)

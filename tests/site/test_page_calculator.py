@@ -2,7 +2,6 @@
 
 from benchmarks.analysis.datasheet import GPUS
 from benchmarks.site.pages import calculator
-from benchmarks.site.render import CPU_ONLY
 from tests.synthetic import make_run, site_data
 
 HOSTILE = "<img src=x onerror=alert(1)> (test fixture)"
@@ -22,7 +21,7 @@ def test_without_runs_the_page_is_the_datasheet_alone():
     assert page.html("datasheet").count("<tr>") == 1 + len(GPUS)
     assert "Sources and notes for every entry" in out and "<strong>NVIDIA T4</strong>" in out
     box = page.html("takeaway")
-    assert "The ridge batch of a wide layer is (F/BW)·(s/2)" in box and CPU_ONLY not in box
+    assert "The ridge batch of a wide layer is (F/BW)·(s/2)" in box
 
 
 def test_the_controls_the_browser_test_reads():
@@ -47,9 +46,8 @@ def test_a_datasheet_gpu_run_becomes_the_default():
     assert all(row["datasheet"] == "NVIDIA H200" for row in calculator.measured_rows(page.data.shown[0]))
 
 
-def test_a_cpu_only_site_says_so():
+def test_a_cpu_run_has_no_datasheet_twin():
     page = calculator.build(site_data(make_run(kind="cpu", slug="synthetic-cpu")))
-    assert CPU_ONLY in page.html("takeaway")
     assert all(row["datasheet"] == "" for row in calculator.measured_rows(page.data.shown[0]))
 
 

@@ -39,6 +39,8 @@ def test_a_gpu_run_has_every_figure_and_table():
         "decode-synthetic-gpu-float32-intensity",
         "decode-synthetic-gpu-float32-bytes",
         "decode-synthetic-gpu-float32-eager-rotated-prefill",
+        "decode-synthetic-gpu-float32-eager-rotated-operations",
+        "decode-synthetic-gpu-float32-eager-rotated-sequences",
     ]
     out = page.text()
     assert "The decoder: 2-layer decoder (d_model 512, 8 query heads of 64, GELU FFN 2048) in float32." in out
@@ -50,13 +52,22 @@ def test_a_gpu_run_has_every_figure_and_table():
     assert page.sections["preview"] == []  # a GPU measured decode steps: no formula preview
 
 
+def test_each_step_is_read_per_operation_and_per_sequence():
+    page = gpu_page()
+    operations, tokens = page.html("operations"), page.html("tokens")
+    assert (
+        "the matmuls turn compute-bound at batch ≈" in operations and "the attention stays memory-bound" in operations
+    )
+    assert "Batching still pays" in operations and "measured time per token falls from" in operations
+    assert "each sequence&#x27;s own rate falls from" in tokens and "quote both" in tokens
+
+
 def test_takeaways_state_the_measured_facts():
     box = gpu_page().html("takeaway")
     assert "the KV cache read equals the weight read at" in box
-    assert "moves the predicted knee" in box or "predicts no knee" in box
+    assert "moves the ridge batch" in box or "gives no ridge batch" in box
     assert "the tokens per second of the fastest measured decode step" in box
     assert "H/H<sub>kv</sub>" in box  # our own markup passes through
-    assert "Every measurement here is from a CPU" not in box
 
 
 def test_a_run_without_decode_curves_says_so_and_the_formulas_stand_in():
@@ -71,8 +82,7 @@ def test_a_run_without_decode_curves_says_so_and_the_formulas_stand_in():
 def test_a_cpu_run_says_what_it_cannot_show():
     doc = synthetic_doc(decode_records(), kind="cpu", name="Synthetic CPU (test fixture)", slug="synthetic-cpu")
     page = decode.build(site_data(doc))
-    assert "This is a CPU run of a small decoder" in page.text()
-    assert "Every measurement here is from a CPU" in page.html("takeaway")
+    assert "CPU: Synthetic CPU (test fixture)" in page.text()  # the site-wide notice says the rest
 
 
 def test_no_runs_says_how_to_measure():
@@ -94,7 +104,7 @@ def test_knee_texts():
     long_mha = next(c for c in report.curves(run, "decode") if c.label == "context 2048, MHA")
     assert long_mha.predicted_knee is None
     assert words.predicted_knee_text(long_mha).startswith("none")
-    assert words.knees_text(long_mha).startswith("predicted knee none")
+    assert words.knees_text(long_mha).startswith("ridge batch none")
     assert words.ridge_words({"float32": 3.666}) == "Ridge: float32 3.67 FLOP/byte."
     assert words.ridge_words({}) == ""
 

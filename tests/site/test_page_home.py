@@ -6,25 +6,33 @@ from tests.synthetic import make_run, site_data
 EVIL = "<img src=x onerror=alert(1)>"
 
 
-def test_home_shows_the_headline_and_every_run():
+def test_a_committed_gpu_run_replaces_the_prediction_with_its_measured_curve():
     gpu, cpu = make_run(), make_run(name=f"{EVIL} (test fixture)", slug="synthetic-cpu", kind="cpu", run_id="r2")
     page = home.build(site_data(gpu, cpu))
     out = page.text()
     assert 'id="chart-home-headline"' in out and "measured on a GPU" in out
-    assert "These results come from a CPU" not in out  # a GPU run heads the page
+    assert "home-predicted" not in out and "not measured" not in out
     assert out.count("<tr>") == 3 and 'href="__SITE_ROOT__/results/synthetic-cpu/r2.json"' in out
     assert EVIL not in out and "&lt;img src=x onerror=alert(1)&gt;" in out
     assert page.extra["curve"].run.device["kind"] == "cuda"
+    assert 'href="__SITE_ROOT__/guide/"' in page.html("answer")
 
 
-def test_home_says_when_only_a_cpu_was_measured():
-    out = home.build(site_data(make_run(kind="cpu"))).text()
-    assert "These results come from a CPU" in out and "measured on a CPU" in out
+def test_until_a_gpu_run_is_committed_home_answers_with_a_labelled_h100_prediction():
+    for data in (site_data(make_run(kind="cpu")), site_data(empty=True)):
+        page = home.build(data)
+        answer = page.html("answer")
+        assert 'id="chart-home-predicted"' in answer and "home-headline" not in answer
+        assert "Predicted from the datasheet, not measured: NVIDIA H100 SXM, bf16" in answer
+        assert "A prediction, not a measurement" in answer and "ridge batch ≈ 345" in answer
+        assert "launch overhead" in answer and "memory (weight read)" in answer and "compute" in answer
+        assert "forums.developer.nvidia.com" in answer  # the launch cost is someone else's measurement, cited
+        assert page.extra["curve"] is None
 
 
 def test_home_without_results_says_how_to_get_them():
     out = home.build(site_data(empty=True)).text()
-    assert "No results yet" in out and "No results are committed yet." in out
+    assert "No results yet" in out
 
 
 def test_theory_tables_come_from_the_datasheet():
@@ -37,8 +45,9 @@ def test_theory_tables_come_from_the_datasheet():
     assert "Measured here" not in page.html("cpu")
 
 
-def test_theory_quotes_the_measured_cpu_curve():
+def test_theory_shows_and_quotes_the_measured_cpu_curve():
     out = theory.build(site_data(make_run(kind="cpu", widths=(1024,)))).html("cpu")
+    assert 'id="chart-theory-cpu"' in out and "8×1024 MLP on a CPU" in out
     assert "Measured here, CPU: Synthetic GPU" in out and 'href="__SITE_ROOT__/mlp/"' in out
 
 

@@ -8,7 +8,7 @@ def test_every_curve_group_has_figures_and_the_knee_table():
     page = mlp.build(site_data())
     out = page.text()
     assert out.count('id="chart-mlp-synthetic-gpu-') >= 4
-    assert "Knees: predicted against measured (GPU)" in out
+    assert "Measured knees against ridge batches (GPU)" in out and "ridge batch, rates reached" in out
     assert "width 4096" in out and "width 1024" in out
     assert "Execution modes, bfloat16: graph against eager" in out
     assert page.extra["curve"].params["width"] == 1024

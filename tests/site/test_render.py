@@ -46,9 +46,9 @@ def test_device_section_introduces_the_device_once():
     assert "Measured ceilings: copy" in out and "a note" in out and "2 older run(s)" in out
 
 
-def test_takeaway_says_when_everything_is_from_a_cpu():
-    assert render.CPU_ONLY in render.render([takeaway("lesson", cpu_only=True)])
-    assert render.CPU_ONLY not in render.render([takeaway("lesson")])
+def test_takeaway_holds_the_lesson_then_the_facts():
+    out = render.render([takeaway("lesson", ["fact"])])
+    assert out.index("lesson") < out.index("<li>fact</li>") and "Takeaways" in out
 
 
 def test_autolink_links_addresses_and_escapes_the_rest():
@@ -56,3 +56,13 @@ def test_autolink_links_addresses_and_escapes_the_rest():
     assert out == (
         'see (<a href="https://example.com/a_b.pdf">https://example.com/a_b.pdf</a>), not javascript:alert(1) &lt;b&gt;'
     )
+
+
+def test_a_term_links_to_its_glossary_entry_and_an_unknown_one_is_refused():
+    out = render.render(
+        [Paragraph(["the ", render.term("ridge batch"), " and ", render.term("knee", "measured knee")])]
+    )
+    assert '<a href="__SITE_ROOT__/glossary/#ridge-batch" class="term"' in out
+    assert 'href="__SITE_ROOT__/glossary/#measured-knee"' in out and ">knee</a>" in out
+    with pytest.raises(KeyError, match="no glossary term"):
+        render.term("magic ratio")

@@ -7,13 +7,12 @@ from typing import Any
 
 from benchmarks.analysis.curves import Curve
 from benchmarks.analysis.roofline import Knee
-from benchmarks.results import Run
 from benchmarks.site import text
 from benchmarks.site.render import Paragraph
 
 
 def predicted_knee_text(curve: Curve) -> str:
-    """The roofline's knee in words: 'none', 'below batch 1 (compute-bound from the start)', '≈ 12'."""
+    """The ridge batch in words: 'none', 'below batch 1 (compute-bound from the start)', '≈ 12'."""
     knee = curve.predicted_knee
     if knee is None:
         return "none (memory-bound at every batch)"
@@ -31,18 +30,13 @@ def measured_knee_text(knee: Knee | None) -> str:
 
 
 def knees_text(curve: Curve) -> str:
-    """'predicted knee …, measured knee …' of one curve."""
-    return f"predicted knee {predicted_knee_text(curve)}, measured knee {measured_knee_text(curve.knee)}"
+    """'ridge batch …, measured knee …' of one curve."""
+    return f"ridge batch {predicted_knee_text(curve)}, measured knee {measured_knee_text(curve.knee)}"
 
 
 def verdicts(curves: Sequence[Curve]) -> str:
-    """Each curve's label with its predicted and measured knee, for a figure's findings."""
+    """Each curve's label with its ridge batch and measured knee, for a figure's findings."""
     return "; ".join(f"{c.label}: {knees_text(c)}" for c in curves)
-
-
-def run_caption(run: Run) -> str:
-    """A measured table's caption: the device and the run."""
-    return f"{text.device_label(run)}; {text.provenance(run)}"
 
 
 def ridge_words(ridges: dict[str, float]) -> str:

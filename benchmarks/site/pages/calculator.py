@@ -44,7 +44,7 @@ def build(data: SiteData | None = None) -> Page:
             "chart": [calculator_figure(data, default)],
             "examples": [examples_table()],
             "datasheet": [datasheet_table(), sources()],
-            "takeaway": [takeaway(lesson(), cpu_only=bool(data.shown) and not data.gpus)],
+            "takeaway": [takeaway(lesson())],
         },
         data,
         {"default": default},
@@ -90,6 +90,8 @@ def calculator_figure(data: SiteData, default: str):
         "batch size, for the device, dtype, layer width and depth chosen in the controls above the chart, with the "
         f"ridge batch marked. The exported image shows the default choice: {default}, bfloat16, width 4096, depth 8. "
         "Measured points of committed runs appear as dots where they match the choice.",
+        "Predicted latency and throughput of an MLP against batch for the device, dtype, width and depth you choose "
+        "above the chart; dots are measured points of committed runs that match the choice.",
     )
 
 

@@ -21,7 +21,6 @@ from benchmarks.site.pages._models_words import (
     not_measured_parts,
     predicted_knee_text,
     ridge_words,
-    run_caption,
     verdicts,
 )
 from benchmarks.site.render import (
@@ -48,7 +47,7 @@ INTENSITY_HEADERS = [
     "weights' share of bytes at batch 1",
     "FLOP/byte at batch 1",
     "ridge (FLOP/byte)",
-    "predicted knee",
+    "ridge batch",
     "measured knee (log-log slope below → above)",
 ]
 GAIN_HEADERS = [
@@ -66,12 +65,8 @@ FORMULA_CONV_HEADERS = [
     "weights' share of bytes at batch 1",
     "FLOP/byte at batch 1",
     "FLOP/byte of each extra image",
-    "roofline knee",
+    "ridge batch",
 ]
-CPU_NOTE = (
-    "This is a CPU run: its ridge is a CPU's, far lower than a GPU's, and it says nothing about how a GPU "
-    "batches convolutions."
-)
 LESSON = (
     "A convolution reuses each weight at every output position, so its arithmetic intensity at batch 1 is already "
     "high. Early layers move mostly activations, which grow with the batch; deep layers move mostly weights, but "
@@ -93,7 +88,6 @@ def build(data: SiteData | None = None) -> Page:
                 takeaway(
                     LESSON,
                     items or ["No CNN measurement is committed yet."],
-                    cpu_only=bool(data.shown) and not data.gpus,
                 )
             ],
         },
@@ -144,8 +138,7 @@ def device_section(data: SiteData, run: Run) -> DeviceSection:
     convs, nets = measured(run)
     found = convs + nets
     ridges = {curve.dtype: curve.ceilings.ridge_intensity for curve in found if curve.ceilings}
-    cpu = CPU_NOTE if run.device["kind"] != "cuda" else ""
-    note = " ".join(words for words in (ridge_words(dict(sorted(ridges.items()))), cpu) if words)
+    note = ridge_words(dict(sorted(ridges.items())))
     if not found:
         body = [Paragraph("This run has no CNN measurement (no conv or resnet50 workload).")]
     else:
@@ -207,12 +200,13 @@ def resnet_figures(run: Run, nets: list[Curve]) -> list:
                 charts.headline_chart(curve, f"ResNet-50 at {res}×{res}: latency and throughput against batch", IMAGES),
                 f"cnn-{run.device['slug']}-resnet50-{res}-{curve.dtype}-{curve.mode}-{curve.cache}",
                 f"ResNet-50 at {res}×{res} against batch ({curve.dtype}, {curve.mode})",
-                f"Two log-log panels for ResNet-50 (v1.5, inference, channels-last) at {res}×{res} pixels. Left: "
-                "median latency per call with its interquartile band; right: images per second. Dashed: the roofline "
-                "from the run's ceilings, counting the 53 convolutions, the fc layer and the passes between them",
+                f"Latency per call (left, with its quartile band) and images per second (right) of ResNet-50 "
+                f"(v1.5, inference, channels-last) at {res}×{res} against batch, log-log, measured solid and dashed "
+                "the roofline of the run's ceilings, counting the 53 convolutions, the fc layer and the passes between "
+                "them",
                 [curve],
                 where=where(run, curve),
-                findings=f"Predicted knee {predicted_knee_text(curve)}, measured knee {measured_knee_text(curve.knee)}",
+                findings=f"Ridge batch {predicted_knee_text(curve)}, measured knee {measured_knee_text(curve.knee)}",
             ),
             resnet_bytes(curve),
         ]
@@ -273,7 +267,7 @@ def intensity_cells(row: cnn.IntensityRow) -> list[str]:
 def intensity_table(run: Run, rows: list[cnn.IntensityRow]) -> list:
     return [
         Heading(f"Intensity at batch 1 against the ridge ({text.kind_word(run)})"),
-        Table(INTENSITY_HEADERS, [intensity_cells(r) for r in rows], run_caption(run)),
+        Table(INTENSITY_HEADERS, [intensity_cells(r) for r in rows]),
         *[Paragraph(sentence) for sentence in conv_sentences(run, rows)],
     ]
 
@@ -334,7 +328,7 @@ def gains_table(run: Run, found: list[Curve]) -> list:
                 "a bigger batch raises latency without raising throughput.",
             ]
         ),
-        Table(GAIN_HEADERS, [gain_cells(curve) for curve in found], run_caption(run)),
+        Table(GAIN_HEADERS, [gain_cells(curve) for curve in found]),
     ]
 
 

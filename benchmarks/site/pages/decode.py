@@ -21,7 +21,6 @@ from benchmarks.site.pages._models_words import (
     not_measured_parts,
     predicted_knee_text,
     ridge_words,
-    run_caption,
     verdicts,
 )
 from benchmarks.site.render import (
@@ -42,7 +41,7 @@ DECODE_HEADERS = [
     "context",
     "attention",
     "dtype, mode",
-    "predicted knee",
+    "ridge batch",
     "measured knee (log-log slope below → above)",
     "KV share of bytes, smallest batch",
     "KV share of bytes, largest batch",
@@ -56,13 +55,9 @@ CONDITION_HEADERS = [
     "crossover b× = W/(κ·n)",
     "largest measured batch",
     "I∞ (FLOP/byte)",
-    "roofline knee",
+    "ridge batch",
 ]
-FORMULA_HEADERS = ["context", "attention", "KV per sequence", "crossover b×", "I∞ (FLOP/byte)", "roofline knee"]
-CPU_NOTE = (
-    "This is a CPU run of a small decoder: its ridge is a CPU's, tens of times lower than a GPU's, so it shows the "
-    "cost model at work, not how a GPU decodes."
-)
+FORMULA_HEADERS = ["context", "attention", "KV per sequence", "crossover b×", "I∞ (FLOP/byte)", "ridge batch"]
 FORMULA_CAPTION = "Formula with datasheet ceilings (NVIDIA H200, bf16): no measurement"
 
 
@@ -89,12 +84,13 @@ def build(data: SiteData | None = None) -> Page:
     return Page(
         {
             "curves": device_sections(data, lambda run: device_section(data, run), workloads=("decode",)),
+            "operations": per_device(data, operations_parts),
+            "tokens": per_device(data, tokens_parts),
             "preview": preview(data),
             "takeaway": [
                 takeaway(
                     lesson(),
                     items or ["No decode measurement is committed yet."],
-                    cpu_only=bool(data.shown) and not data.gpus,
                 )
             ],
         },
@@ -117,8 +113,7 @@ def device_section(data: SiteData, run: Run) -> DeviceSection:
     found, steps, prefills = measured(run)
     dtypes = sorted({curve.dtype for curve in steps + prefills})
     ridges = d.run_ridges(run, dtypes)
-    cpu = CPU_NOTE if run.device["kind"] != "cuda" else ""
-    note = " ".join(words for words in (ridge_words(ridges), cpu) if words)
+    note = ridge_words(ridges)
     if not steps and not prefills:
         body = [Paragraph("This run has no Transformer decode measurement (no decode workload).")]
     else:
@@ -271,7 +266,7 @@ def knee_table(run: Run, steps: list[Curve]) -> list:
     ]
     return [
         Heading(f"Knees and KV share ({text.kind_word(run)})"),
-        Table(DECODE_HEADERS, [decode_cells(r) for r in rows], run_caption(run)),
+        Table(DECODE_HEADERS, [decode_cells(r) for r in rows]),
         *notes,
     ]
 
@@ -384,9 +379,9 @@ def long_words(pair: d.AttentionPair) -> str:
     mha, gqa = pair.mha, pair.gqa
     before, after = pair.crossovers
     if mha.predicted_knee is None and gqa.predicted_knee is None:
-        knees = "the roofline predicts no knee with either"
+        knees = "the roofline gives no ridge batch with either"
     else:
-        knees = f"the predicted knee from {predicted_knee_text(mha)} to {predicted_knee_text(gqa)}"
+        knees = f"the ridge batch from {predicted_knee_text(mha)} to {predicted_knee_text(gqa)}"
     words = (
         f"At context {pair.context}, {attention_name(gqa.params)} shares each K/V head among {pair.group_size} "
         f"query heads: the crossover batch goes from ≈ {text.fmt_batch(before)} to ≈ {text.fmt_batch(after)} "
@@ -401,10 +396,10 @@ def short_words(pair: d.AttentionPair) -> str:
     mha, gqa = pair.mha, pair.gqa
     name = attention_name(gqa.params)
     if mha.predicted_knee is None and gqa.predicted_knee is None:
-        words = f"at context {pair.context} the roofline predicts no knee with MHA or {name}"
+        words = f"at context {pair.context} the roofline gives no ridge batch with MHA or {name}"
     else:
         words = (
-            f"at context {pair.context}, {name} moves the predicted knee from {predicted_knee_text(mha)} to "
+            f"at context {pair.context}, {name} moves the ridge batch from {predicted_knee_text(mha)} to "
             f"{predicted_knee_text(gqa)}"
         )
     growing = any(k is not None and k.slope_below > 0.4 for k in (mha.knee, gqa.knee))
@@ -496,6 +491,101 @@ def takeaway_items(run: Run) -> list[str]:
         mode = d.first_mode(group)
         items += [f"{text.device_label(run)} ({dtype}, {mode}): {short}" for _, short in attention_sentences(group)]
     return items + prefill_items(run, steps, prefills)
+
+
+# --------------------------------------------------------------------------- per operation, per sequence
+
+
+def per_device(data: SiteData, parts) -> list:
+    """A device's heading and what `parts(run, steps)` gives, for each device with decode steps."""
+    found = []
+    for run in data.shown_for("decode"):
+        _, steps, _ = measured(run)
+        body = parts(run, steps) if steps else []
+        if body:
+            found += [Heading(text.device_label(run), 3), *body]
+    return found
+
+
+def first_group(steps: list[Curve]) -> list[Curve]:
+    """The decode steps of the first dtype and cache state, in the first mode: what a section compares."""
+    group = next(iter(c.group_by(steps, "dtype", "cache").values()))
+    mode = d.first_mode(group)
+    return [curve for curve in group if curve.mode == mode]
+
+
+def operations_parts(run: Run, steps: list[Curve]) -> list:
+    group = [curve for curve in first_group(steps) if curve.ceilings is not None]
+    contexts = sorted({curve.params["context"] for curve in group})
+    shown = d.by_attention([curve for curve in group if curve.params["context"] in {contexts[0], contexts[-1]}])
+    if not shown:
+        return []
+    first = shown[0]
+    return [
+        measured_figure(
+            cm.operations_chart(shown, f"Decode step per operation ({first.dtype}, {first.mode})"),
+            f"decode-{run.device['slug']}-{first.dtype}-{first.mode}-{first.cache}-operations",
+            f"Decode step per operation ({first.dtype}, {first.mode})",
+            "Log-log panels, one per attention type at the shortest and longest measured context, of the measured "
+            "time of a decode step against the number of sequences, beside the roofline of its matmuls, the roofline "
+            "of its attention, and their sum",
+            shown,
+        ),
+        Paragraph(operations_words(max(shown, key=lambda curve: (curve.params["context"], curve.params["kv_heads"])))),
+    ]
+
+
+def operations_words(curve: Curve) -> str:
+    """What the split shows for one curve: where the matmuls turn compute-bound, that the attention never
+    does, and what batching still saves per token (measured)."""
+    terms, ridge = d.curve_terms(curve), curve.ceilings.ridge_intensity
+    points = d.operation_points(curve)
+    first, last = points[0], points[-1]
+    matmul_ridge = d.matmul_ridge_batch(curve)
+    matmuls = (
+        f"the matmuls turn compute-bound at batch ≈ {text.fmt_batch(matmul_ridge)} (their own ridge batch at this "
+        "run's ceilings)"
+        if matmul_ridge
+        else "the matmuls stay memory-bound at every batch"
+    )
+    attention = (
+        "stays memory-bound at every batch: each sequence reads its own cache, at "
+        f"{text.sig(terms.attention_floor, 2)} FLOP per byte whatever the batch, below the run's ridge "
+        f"intensity of {text.sig(ridge, 3)}"
+        if terms.attention_floor < ridge
+        else f"reaches {text.sig(terms.attention_floor, 2)} FLOP per byte, above the run's ridge {text.sig(ridge, 3)}"
+    )
+    return (
+        f"At context {curve.params['context']} with {attention_name(curve.params)}, {matmuls}, while the attention "
+        f"{attention}. A step is both, one after the other, so its roofline is their sum. Batching still pays: the "
+        f"weights are read once for the whole batch, and the measured time per token falls from "
+        f"{text.fmt_time(first.measured_s)} at batch {first.batch} to {text.fmt_time(last.measured_s / last.batch)} "
+        f"at batch {last.batch}."
+    )
+
+
+def tokens_parts(run: Run, steps: list[Curve]) -> list:
+    group = d.by_attention(first_group(steps))
+    first = group[0]
+    widest = max(group, key=lambda curve: (curve.params["context"], curve.params["kv_heads"]))
+    low, high = widest.points[0], widest.points[-1]
+    return [
+        measured_figure(
+            cm.sequence_chart(group, f"Tokens per second: the batch and each sequence ({first.dtype}, {first.mode})"),
+            f"decode-{run.device['slug']}-{first.dtype}-{first.mode}-{first.cache}-sequences",
+            f"Tokens per second, whole batch and per sequence ({first.dtype}, {first.mode})",
+            "Two log-log panels against the number of sequences: tokens per second of the whole batch (batch ÷ step "
+            "time) and of each sequence in it (1 ÷ step time), one line per context and attention type",
+            group,
+        ),
+        Paragraph(
+            f"At context {widest.params['context']} with {attention_name(widest.params)}, going from batch {low.batch} "
+            f"to {high.batch} takes the batch from {text.fmt_rate(low.batch / low.median_s, 'tokens/s')} to "
+            f"{text.fmt_rate(high.batch / high.median_s, 'tokens/s')}, while each sequence's own rate falls from "
+            f"{text.fmt_rate(1 / low.median_s, 'tokens/s')} to {text.fmt_rate(1 / high.median_s, 'tokens/s')}: "
+            "quote both."
+        ),
+    ]
 
 
 # --------------------------------------------------------------------------- formulas until a GPU run exists

@@ -1,19 +1,25 @@
-"""The home page: the headline measurement and where every result comes from."""
+"""The home page: the answer on a GPU first (a committed GPU run's measured curve, or until there is one
+the datasheet's prediction for an H100), then where every result comes from."""
 
 from __future__ import annotations
 
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import Curve, SiteData
-from benchmarks.analysis.datasheet import GPUS
-from benchmarks.analysis.diagnosis import diagnose
+from benchmarks.analysis.datasheet import find_gpu
+from benchmarks.analysis.diagnosis import OPS_PER_LAYER, diagnose
+from benchmarks.analysis.predict import overhead_ends, predict, regions, ridge_batch
+from benchmarks.analysis.published import KERNEL_LAUNCH_S
 from benchmarks.results import Run
 from benchmarks.site import charts, text, verdicts
 from benchmarks.site.charts import SITE_ROOT
+from benchmarks.site.charts_predicted import PredictedPanel, mark_label, predicted_chart
 from benchmarks.site.render import (
     Admonition,
+    Details,
     Page,
     Paragraph,
     Table,
+    autolink,
     code,
     link,
     measured_figure,
@@ -21,17 +27,23 @@ from benchmarks.site.render import (
     tag,
     takeaway,
 )
+from benchmarks.workloads import MLP
 
 RUNS_HEADERS = ["device", "detail", "profile", "date", "commit", "complete", "covers", "charted here", "results file"]
+ANSWER_GPU = find_gpu("NVIDIA H100 SXM")
+ANSWER_DTYPE = "bfloat16"
+ANSWER_BATCHES = [2**i for i in range(15)]  # 1 … 16,384 rows
+LARGE = {"width": 4096, "depth": 8}  # weights far larger than the L2: every call reads memory
+SMALL = {"width": 1024, "depth": 8}  # the article's MLP
 
 
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
-    curve = c.headline_curve(data)
+    curve = gpu_curve(data)
     return Page(
         {
-            "headline": headline(data, curve),
-            "runs": [runs_table(data)] if data.shown else [Paragraph("No results are committed yet.")],
+            "answer": measured_answer(curve) if curve else predicted_answer(),
+            "runs": runs_parts(data),
             "takeaway": [closing()],
         },
         data,
@@ -39,41 +51,108 @@ def build(data: SiteData | None = None) -> Page:
     )
 
 
-def headline(data: SiteData, curve: Curve | None) -> list:
-    if curve is None:
-        return [
-            Admonition(
-                "warning",
-                "No results yet",
-                [
-                    Paragraph(
-                        [
-                            "No results file is committed under ",
-                            code("benchmarks/results/"),
-                            ", so this site has nothing measured to show. Run ",
-                            code("nox -s bench docs"),
-                            " on a machine with a GPU and commit the file it writes.",
-                        ]
-                    )
-                ],
+def gpu_curve(data: SiteData) -> Curve | None:
+    """The headline curve of a committed GPU run, if there is one."""
+    curve = c.headline_curve(data)
+    return curve if curve is not None and curve.run.device["kind"] == "cuda" else None
+
+
+# --------------------------------------------------------------------------- until a GPU run is committed
+
+
+def prediction():
+    """The two predicted curves of the answer: a large MLP on the roofline alone, and the article's MLP called
+    eagerly, each kernel paying the launch cost others measured."""
+    ceilings = ANSWER_GPU.ceilings(ANSWER_DTYPE)
+    launches = OPS_PER_LAYER * SMALL["depth"]
+    large = predict("mlp", LARGE, ceilings, ANSWER_DTYPE, ANSWER_BATCHES)
+    small = predict("mlp", SMALL, ceilings, ANSWER_DTYPE, ANSWER_BATCHES, fixed_s=launches * KERNEL_LAUNCH_S.value)
+    return ceilings, launches, large, small
+
+
+def predicted_answer() -> list:
+    ceilings, launches, large, small = prediction()
+    ridge, free_until = ridge_batch(large, ceilings), overhead_ends(small)
+    ridge_marks = [(ridge, mark_label("ridge batch", ridge))] if ridge else []
+    eager_marks = [(free_until, mark_label("launches overtaken", free_until))] if free_until else []
+    panels = [
+        PredictedPanel(f"{MLP.shape(LARGE)}, roofline alone", large, regions(large), ridge_marks),
+        PredictedPanel(f"{MLP.shape(SMALL)}, eager ({launches} launches)", small, regions(small), eager_marks),
+    ]
+    rates = f"{text.fmt_rate(ceilings.flops_per_s, 'FLOP/s')} dense bf16, {text.fmt_rate(ceilings.bytes_per_s, 'B/s')}"
+    launch = launch_words()
+    chart = predicted_chart(
+        panels,
+        f"Predicted from the datasheet, not measured: {ANSWER_GPU.name}, bf16",
+        [f"{rates} (datasheet) · eager launches at {launch} each (measured by others)"],
+    )
+    figure = charts.figure(
+        chart,
+        "home-predicted",
+        f"Predicted for an {ANSWER_GPU.name} in bf16, not measured",
+        f"Two log-log panels of predicted latency per call against batch size, shaded by what bounds it. Left: "
+        f"{MLP.shape(LARGE)} from the datasheet's roofline alone: flat while reading the weights takes longer than "
+        f"the arithmetic, then growing with the batch past the ridge batch ≈ {text.fmt_batch(ridge)}. Right: the "
+        f"article's {MLP.shape(SMALL)} called eagerly, its {launches} kernel launches costing more than its weight "
+        "read until the arithmetic overtakes them",
+        "Predicted latency per call against batch, shaded by what bounds it: a large MLP on the roofline alone (left) "
+        "and the article's MLP called eagerly (right).",
+    )
+    return [figure, *predicted_words(ceilings, launches, large, small), guide_link()]
+
+
+def launch_words() -> str:
+    return f"{KERNEL_LAUNCH_S.value * 1e6:g} µs"
+
+
+def predicted_words(ceilings, launches: int, large, small) -> list:
+    ridge, free_until = ridge_batch(large, ceilings), overhead_ends(small)
+    flat, last = large[0].seconds, large[-1]
+    said = [
+        Paragraph(
+            [
+                strong("A prediction, not a measurement: "),
+                f"the {ANSWER_GPU.name}'s datasheet gives {text.fmt_rate(ceilings.flops_per_s, 'FLOP/s')} of dense "
+                f"bf16 arithmetic and {text.fmt_rate(ceilings.bytes_per_s, 'B/s')} of memory bandwidth. An "
+                f"{MLP.shape(LARGE)} in bf16 must read its {text.fmt_bytes(MLP.weight_bytes(LARGE, 2))} of weights "
+                f"once per call, which takes {text.fmt_time(flat)} whatever the batch; the arithmetic takes longer "
+                "only past the ",
+                strong(f"ridge batch ≈ {text.fmt_batch(ridge)}"),
+                f" (F/BW = {text.fmt_batch(ANSWER_GPU.ridge_batch(ANSWER_DTYPE))} for the weights alone; each row's "
+                "activations add bytes and push it out), and from there the time grows in proportion to the batch "
+                f"({text.fmt_time(last.seconds)} at {last.batch:,} rows).",
+            ]
+        )
+    ]
+    if free_until:
+        said.append(
+            Paragraph(
+                f"Called eagerly, the article's {MLP.shape(SMALL)} launches {launches} kernels. At "
+                f"{launch_words()} each (an empty kernel's launch as measured by others; "
+                f"Python and PyTorch add more) that is at least {text.fmt_time(small[0].fixed_s)}, against "
+                f"{text.fmt_time(small[0].memory_s)} to read its weights, so its curve stays flat until about "
+                f"{text.fmt_batch(free_until)} rows: flat because of the launches, not the memory. That flat "
+                "stretch says nothing about the hardware; capturing the calls in a CUDA graph removes most of it."
             )
-        ]
-    run = curve.run
-    kind = text.kind_word(run)
+        )
+    sources = ["Launch cost: ", autolink(KERNEL_LAUNCH_S.source), ". Datasheet: ", autolink(ANSWER_GPU.source), "."]
+    return [*said, Paragraph(sources)]
+
+
+# --------------------------------------------------------------------------- once a GPU run is committed
+
+
+def measured_answer(curve: Curve) -> list:
     figure = measured_figure(
-        charts.headline_chart(curve, f"Latency and throughput against batch: {curve.shape}, measured on a {kind}"),
+        charts.headline_chart(curve, f"Latency and throughput against batch: {curve.shape}, measured on a GPU"),
         "home-headline",
-        f"{curve.shape} on a {kind}",
-        f"Two log-log panels for the {curve.shape}. Left: median latency per call with its interquartile band; "
-        "right: rows per second. Solid lines are measured, dashed lines the roofline prediction from the run's own "
-        "ceilings",
+        f"{curve.shape} on a GPU",
+        f"Latency per call (left, with its quartile band) and rows per second (right) of the {curve.shape} against "
+        "batch, log-log, measured solid and dashed the roofline of the run's own ceilings",
         [curve],
         findings=text.knee_verdict(curve).capitalize(),
     )
-    parts = [figure, *headline_words(curve)]
-    if not data.gpus:
-        parts.append(cpu_notice(run))
-    return parts
+    return [figure, *headline_words(curve), guide_link()]
 
 
 def headline_words(curve: Curve) -> list:
@@ -107,26 +186,41 @@ def headline_words(curve: Curve) -> list:
     return said
 
 
-def cpu_notice(run: Run) -> Admonition:
-    return Admonition(
-        "warning",
-        "These results come from a CPU",
+def guide_link() -> Paragraph:
+    return Paragraph(
         [
-            Paragraph(
-                [
-                    "No GPU run is committed yet, so every measured chart on this site shows a CPU "
-                    f"({text.device_label(run)}). A CPU has a roofline too, but its ridge point and overheads differ "
-                    "from a GPU's, so do not read these numbers as GPU numbers. To produce GPU results, run ",
-                    code("nox -s bench docs"),
-                    " on a machine with an NVIDIA GPU and commit the file it writes under ",
-                    code("benchmarks/results/"),
-                    " (see ",
-                    link("Reproduce", "reproduce/"),
-                    "); this chart then switches to the GPU automatically.",
-                ]
-            )
-        ],
+            strong("Tuning a batch size? "),
+            link("Choosing your batch size", "guide/"),
+            " walks through it: look up the ridge batch, find your regime, measure your own model, and round to what "
+            "the hardware likes.",
+        ]
     )
+
+
+# --------------------------------------------------------------------------- the runs
+
+
+def runs_parts(data: SiteData) -> list:
+    if not data.shown:
+        return [
+            Admonition(
+                "warning",
+                "No results yet",
+                [
+                    Paragraph(
+                        [
+                            "No results file is committed under ",
+                            code("benchmarks/results/"),
+                            ", so this site has nothing measured to show. Run ",
+                            code("nox -s bench docs"),
+                            " on a machine with a GPU and commit the file it writes.",
+                        ]
+                    )
+                ],
+            )
+        ]
+    rows = runs_table(data)
+    return [Details(f"Every committed run ({len(rows.rows)})", [rows])]
 
 
 def runs_table(data: SiteData) -> Table:
@@ -165,13 +259,13 @@ def closing() -> Admonition:
     return takeaway(
         [
             "Batching is free only while something other than arithmetic sets the time: reading the weights, or "
-            "fixed per-call overhead. Find the knee of your own device with ",
-            code("nox -s bench docs"),
-            "; the ",
+            "fixed per-call overhead. The ",
+            link("guide", "guide/"),
+            " turns that into a batch size; the ",
             link("Theory", "theory/"),
-            f" page gives the datasheet ridge points of the {', '.join(g.name for g in GPUS)}, the ",
+            " page derives the ridge batch, the ",
             link("Calculator", "calculator/"),
-            " predicts any of them for your layer sizes, and the ",
+            " predicts it for your layer sizes, and the ",
             link("MLP", "mlp/"),
             " page compares every measured knee with its prediction.",
         ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from benchmarks.analysis import curves as c
+from benchmarks.analysis import knees
 from benchmarks.analysis.curves import Curve, SiteData
 from benchmarks.analysis.diagnosis import Diagnosis, diagnose
 from benchmarks.results import Run
@@ -21,12 +22,12 @@ from benchmarks.site.render import (
 )
 
 KNEE_HEADERS = [
-    "curve",
-    "dtype · mode · cache",
-    "predicted knee",
-    "knee at the rates reached",
+    "curve (dtype · mode · cache)",
+    "ridge batch, run's ceilings",
+    "rates reached: streaming · matmul",
+    "ridge batch, rates reached",
     "measured knee (log-log slope below → above)",
-    "measured ÷ predicted",
+    "measured ÷ ridge batch at rates reached",
 ]
 
 
@@ -38,12 +39,11 @@ def build(data: SiteData | None = None) -> Page:
             "code": [Source("snippets/mlp.py")],
             "takeaway": [
                 takeaway(
-                    "The flat part of each curve is where a call costs the same whatever the batch; the knee is "
-                    "where that stops. Compare each measured knee with its prediction before trusting either: a "
-                    "knee far past the roofline's means that a fixed per-call cost hides the flat part, or that the "
-                    "small-batch kernels fall short of the ceilings the roofline assumes. The diagnosis beside "
-                    "each curve says which, and names its evidence.",
-                    cpu_only=bool(data.shown) and not data.gpus,
+                    "The flat part of each curve is where a call costs the same whatever the batch; the measured "
+                    "knee is where that stops. A measured knee far past the ridge batch of the device's ceilings "
+                    "means that the small-batch kernels fall short of those ceilings, or that a fixed per-call cost "
+                    "hides the flat part: the ridge batch at the rates the kernels reached, and the diagnosis under "
+                    "each table, say which, and name their evidence.",
                 )
             ],
         },
@@ -56,10 +56,7 @@ def device_section(data: SiteData, run: Run) -> DeviceSection:
     found = [curve for curve in c.curves(run, "mlp") if len(curve.points) >= 2]
     note = ""
     if run.device["kind"] != "cuda":
-        note = (
-            "This is a CPU run: it shows that a CPU has a roofline too, and says nothing about a GPU. "
-            "There is no CUDA graph on a CPU, so only eager calls are timed."
-        )
+        note = "There is no CUDA graph on a CPU, so only eager calls are timed."
     body = [*curve_figures(run, found), *mode_figures(run, found), *knee_table(run, found), *not_measured(found)]
     if not found:
         body = [Paragraph("This run has no measured MLP curve.")]
@@ -141,26 +138,57 @@ def knee_table(run: Run, found: list[Curve]) -> list:
     diagnoses = [diagnose(curve) for curve in found]
     if not diagnoses:
         return []
-    caption = f"{text.device_label(run)}; {text.provenance(run)}"
+    checks = [k for d in diagnoses if (k := knees.check(d)) is not None and k.measured]
     return [
-        Heading(f"Knees: predicted against measured ({text.kind_word(run)})"),
-        Table(KNEE_HEADERS, [knee_row(d) for d in diagnoses], caption),
+        Heading(f"Measured knees against ridge batches ({text.kind_word(run)})"),
+        Table(KNEE_HEADERS, [knee_row(d) for d in diagnoses]),
+        *([Paragraph(claim(checks))] if checks else []),
         Heading("What bounds each curve", level=5),
         Bullets([bounds(d) for d in diagnoses]),
     ]
 
 
 def knee_row(d: Diagnosis) -> list:
-    curve, knee, ratio = d.curve, d.curve.knee, d.curve.knee_ratio()
+    curve, knee = d.curve, d.curve.knee
     measured = f"≈ {text.fmt_batch(knee.batch)} ({knee.slope_below:.2f} → {knee.slope_above:.2f})" if knee else "none"
+    rates = (
+        f"{text.fmt_rate(d.reached.bytes_per_s, 'B/s')} · {text.fmt_rate(d.reached.flops_per_s, 'FLOP/s')}"
+        if d.reached
+        else "–"
+    )
+    ratio = knee.batch / d.reached_knee if knee and d.reached_knee else None
     return [
-        curve.label,
-        f"{curve.dtype} · {curve.mode} · {curve.cache}",
+        f"{curve.label} ({curve.dtype} · {curve.mode} · {curve.cache})",
         text.fmt_batch(curve.predicted_knee),
+        rates,
         text.fmt_batch(d.reached_knee),
         measured,
         f"{text.sig(ratio, 2)}×" if ratio else "–",
     ]
+
+
+def claim(checks: list[knees.KneeCheck]) -> str:
+    """How many measured knees the ridge batch at the rates reached holds to, against the run's ceilings'."""
+    held = [k for k in checks if k.holds]
+    words = (
+        f"At the rates the kernels reached, the ridge batch lies within ×{knees.TOLERANCE:g} of the measured knee on "
+        f"{len(held)} of {len(checks)} curves"
+    )
+    if held:
+        ratios = sorted(k.ratio for k in held)
+        words += f" (measured knee ÷ ridge batch {text.sig(ratios[0], 2)}–{text.sig(ratios[-1], 2)})"
+    peaks = sorted(k.measured / k.diagnosis.predicted_knee for k in checks if k.diagnosis.predicted_knee)
+    if peaks:
+        words += f"; from the run's ceilings it misses by ×{text.sig(peaks[0], 2)}–{text.sig(peaks[-1], 2)}"
+    missed = len(checks) - len(held)
+    explained = sum(k.serial_explains for k in checks)
+    if missed:
+        words += f". The {missed} other{'s' * (missed != 1)}" + (
+            " are explained below by a fixed cost that adds to the arithmetic"
+            if explained == missed
+            else f": {explained} explained below by a fixed cost that adds to the arithmetic"
+        )
+    return words + "."
 
 
 def bounds(d: Diagnosis) -> list:
@@ -171,8 +199,11 @@ def bounds(d: Diagnosis) -> list:
         verdicts.curve_summary(d),
         ". ",
     ]
-    sentence = verdicts.point_sentence(d, curve.batches[0])
-    return [*words, sentence] if sentence is not None else words
+    said = [verdicts.point_sentence(d, curve.batches[0]), verdicts.knee_sentence(d)]
+    check = knees.check(d)
+    if check is not None:
+        said.append(verdicts.serial_sentence(check))
+    return [*words, *[part for sentence in said if sentence is not None for part in (sentence, " ")]]
 
 
 def not_measured(found: list[Curve]) -> list:

@@ -21,7 +21,7 @@ from benchmarks.site.render import (
     takeaway,
 )
 
-CPU_NOTE = "A CPU runs one expert after another on the same cores; it shows the cost model, not a GPU's."
+CPU_NOTE = "A CPU runs one expert after another on the same cores."
 LESSON = (
     "An MoE layer reads the weights of every expert its batch touches, so at small batch it costs more than its "
     "dense twin, and it stays memory-bound to a batch about E/k times larger. Whether routing skew costs time "
@@ -110,7 +110,6 @@ def load_figure(run: Run, records: list[dict]) -> list:
     first = records[0]
     subtitle = [
         f"{text.device_label(run)} · {first['dtype']} · {first['mode']} · cache: {first['cache']}",
-        text.provenance(run),
     ]
     return [
         measured_figure(
@@ -171,4 +170,4 @@ def run_lines(run: Run) -> list[str]:
 def summary(data: SiteData) -> list:
     lines = [line for run in data.shown_for("moe") for line in run_lines(run)]
     parts = [] if lines else [Paragraph("No MoE measurement is committed yet.")]
-    return [*parts, takeaway(LESSON, lines, cpu_only=bool(data.shown) and not data.gpus)]
+    return [*parts, takeaway(LESSON, lines)]

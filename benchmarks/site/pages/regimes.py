@@ -12,7 +12,7 @@ from benchmarks.analysis.curves import Curve, SiteData
 from benchmarks.analysis.datasheet import GPU
 from benchmarks.analysis.diagnosis import diagnose
 from benchmarks.results import Run
-from benchmarks.site import charts, charts_hardware, text, verdicts
+from benchmarks.site import charts, charts_hardware, notice, text, verdicts
 from benchmarks.site.render import (
     DeviceSection,
     Heading,
@@ -378,7 +378,7 @@ def mlp_takeaways(run: Run) -> list[str]:
 def takeaway_parts(data: SiteData) -> list:
     items = [item for run in data.shown for item in ceilings_takeaways(run)]
     items += [item for run in data.shown_for("mlp") for item in mlp_takeaways(run)]
-    cpu_only = bool(data.shown) and not data.gpus
+    cpu_only = notice.cpu_only(data)
     lesson = LESSON + (CPU_LESSON if cpu_only else "")
     empty = [] if items else [Paragraph("No measurement with ceiling curves is committed yet.")]
-    return [*empty, takeaway(lesson, items, cpu_only=cpu_only)]
+    return [*empty, takeaway(lesson, items)]

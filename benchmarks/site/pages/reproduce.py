@@ -7,14 +7,14 @@ from benchmarks.analysis.curves import SiteData
 from benchmarks.schema import SCHEMA_VERSION, describe_fields
 from benchmarks.site import text
 from benchmarks.site.charts import SITE_ROOT
-from benchmarks.site.render import Bullets, Page, Paragraph, Table, code, tag, takeaway
+from benchmarks.site.render import Bullets, Details, Page, Paragraph, Table, code, tag, takeaway
 
 
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
     return Page(
         {
-            "schema": [schema_table()],
+            "schema": [Details(f"Every field of a results file ({len(schema_table().rows)} fields)", [schema_table()])],
             "runs": [committed_runs(data)],
             "takeaway": [
                 takeaway(

@@ -7,7 +7,7 @@ from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.steps import Sweep, sweeps
 from benchmarks.results import Run
-from benchmarks.site import charts, text
+from benchmarks.site import charts, notice, text
 from benchmarks.site.render import (
     DeviceSection,
     Heading,
@@ -74,7 +74,7 @@ def noise_words(sweep: Sweep) -> str:
 
 def sweep_figure(run: Run, sweep: Sweep):
     name, params = label(sweep), sweep.params
-    subtitle = [f"{text.device_label(run)} · {sweep.dtype} · {sweep.mode} · cache: {sweep.cache}", text.provenance(run)]
+    subtitle = [f"{text.device_label(run)} · {sweep.dtype} · {sweep.mode} · cache: {sweep.cache}"]
     chart = charts.steps_chart(
         [(name, sweep.points)], {name: sweep.steps}, f"Every batch size: Linear {name}", subtitle
     )
@@ -138,14 +138,22 @@ def step_table(run: Run, sweep: Sweep) -> list:
 
 def free_ranges(sweep: Sweep) -> Paragraph:
     cheap = sweep.free_ranges
+    if not cheap:
+        return Paragraph(
+            [
+                strong("Free batch sizes: none beyond the noise."),
+                " Without a step, neighbouring sizes that cost the same within the noise are the scatter of a smooth "
+                "curve, not a range where rows come free.",
+            ]
+        )
     shown = ", ".join(f"{start}–{end}" for start, end in cheap[:FREE_RANGES_SHOWN])
     more = f" and {len(cheap) - FREE_RANGES_SHOWN} more" if len(cheap) > FREE_RANGES_SHOWN else ""
     return Paragraph(
         [
             strong("Free batch sizes."),
-            " Within each of these ranges every batch costs no more than the first one, within twice the noise: "
-            f"{shown or 'none'}{more}. A batch at the start of a range pays for the whole range, so round it up to "
-            "the range's end.",
+            " Each of these ranges ends at a detected step, and every batch in it costs no more than the first one, "
+            f"within twice the noise: {shown}{more}. A batch at the start of a range pays for the whole range, so "
+            "round it up to the range's end.",
         ]
     )
 
@@ -162,8 +170,8 @@ def summary(data: SiteData) -> list:
         "Choose a batch at the end of a free range (the last size before a step), never the first size after one, "
         "and check the range on your own device, since tile shapes and SM counts differ."
     )
-    cpu_only = bool(data.shown) and not data.gpus
+    cpu_only = notice.cpu_only(data)
     if cpu_only:
         lesson += " The tile and wave steps this page explains are a GPU's."
     parts = [] if lines else [Paragraph("No Linear-layer sweep is committed yet.")]
-    return [*parts, takeaway(lesson, lines, cpu_only=cpu_only)]
+    return [*parts, takeaway(lesson, lines)]

@@ -1,4 +1,4 @@
-"""The theory page: datasheet ridge points, the intensity chart, and the corrections to the article."""
+"""The theory page: datasheet ridge batches, the intensity chart, and the corrections to the article."""
 
 from __future__ import annotations
 
@@ -7,15 +7,26 @@ from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, find_gpu
 from benchmarks.analysis.diagnosis import diagnose
 from benchmarks.site import charts, text, verdicts
-from benchmarks.site.render import Bullets, Page, Paragraph, Table, autolink, link, strong, takeaway
+from benchmarks.site.render import (
+    Bullets,
+    Details,
+    Page,
+    Paragraph,
+    Table,
+    autolink,
+    link,
+    measured_figure,
+    strong,
+    takeaway,
+)
+from benchmarks.site.tables import ridge_table
 
 T4 = find_gpu("NVIDIA T4")
 A100 = find_gpu("NVIDIA A100 SXM4 80GB")
 H100 = find_gpu("NVIDIA H100 SXM")
 H200 = find_gpu("NVIDIA H200")
 CHARTED = (T4, A100, H100, H200)
-RIDGE_DTYPES = ("float8", "bfloat16", "float16", "tfloat32", "float32")
-SEED_MAGIC_RATIO = 216  # the article's critical batch for the T4, as it states it (65 TFLOP/s ÷ 300 GB/s)
+SEED_MAGIC_RATIO = 216  # the article's ridge batch for the T4, as it states it (65 TFLOP/s ÷ 300 GB/s)
 A100_L1_PER_SM = 192 * 1024  # bytes of L1/shared memory per SM (A100 architecture whitepaper)
 
 
@@ -27,7 +38,7 @@ def build(data: SiteData | None = None) -> Page:
             "intensity": [intensity_figure()],
             "cache": [cache_words()],
             "corrections": [corrections_table()],
-            "cpu": [cpu_words(data)],
+            "cpu": cpu_parts(data),
             "sources": sources(),
             "takeaway": [closing()],
         },
@@ -35,39 +46,17 @@ def build(data: SiteData | None = None) -> Page:
     )
 
 
-def ridge_table() -> Table:
-    rows = [
-        [
-            gpu.name,
-            dtype,
-            str(BYTES_PER_ELEMENT[dtype]),
-            text.sig(gpu.peak_flops[dtype] / 1e12, 3),
-            text.sig(gpu.bandwidth / 1e12, 3),
-            text.sig(gpu.ridge_intensity(dtype), 3),
-            f"{gpu.ridge_batch(dtype):,.0f}",
-        ]
-        for gpu in GPUS
-        for dtype in RIDGE_DTYPES
-        if dtype in gpu.peak_flops
-    ]
-    return Table(
-        ["GPU", "dtype", "s (bytes)", "peak TFLOP/s (dense)", "bandwidth TB/s", "F/BW (FLOP/B)", "b* (rows)"],
-        rows,
-        "Datasheet ridge points: b* = (F/BW)·(s/2). TF32 stores fp32 operands (s = 4).",
-    )
-
-
 def intensity_figure():
-    dtypes = ("bfloat16", "float16", "float32")
-    pairs = [(g, d) for g in CHARTED for d in dtypes if d in g.peak_flops]
-    ridges = "; ".join(f"{g.name} {d}: {text.sig(g.ridge_intensity(d), 3)} FLOP/B" for g, d in pairs)
+    ridges = "; ".join(f"{name}: {text.sig(value, 3)} FLOP/B" for name, value in charts.gpu_ridges(CHARTED))
     return charts.figure(
-        charts.intensity_chart(CHARTED, dtypes, 4096, "Arithmetic intensity of a Linear layer"),
+        charts.intensity_chart(CHARTED, 4096, "Arithmetic intensity of a Linear layer"),
         "theory-intensity",
-        "Intensity against batch, with datasheet ridge points",
+        "Intensity against batch, with datasheet ridge intensities",
         "Log-log chart of the arithmetic intensity (FLOP per byte) of a 4096×4096 Linear layer against batch size, "
         "for 2-byte and 4-byte weights. Intensity grows in proportion to the batch until the activations' bytes "
-        "catch up with the weight's. Dashed horizontal lines are datasheet ridge points: " + ridges + ".",
+        "catch up with the weight's. Dashed horizontal lines are datasheet ridge intensities: " + ridges + ".",
+        "Intensity grows in proportion to the batch until the activations' bytes catch up with the weight's; where a "
+        "line crosses a GPU's ridge intensity (dashed), that GPU turns compute-bound.",
     )
 
 
@@ -98,7 +87,7 @@ def corrections_table() -> Table:
         ],
         ["The T4's memory bandwidth is 300 GB/s.", f"It is {text.sig(T4.bandwidth / 1e9, 3)} GB/s.", T4.source],
         [
-            f"So the critical batch (“magic ratio”) is {SEED_MAGIC_RATIO}.",
+            f"So the batch where a T4 turns compute-bound (its “magic ratio”) is {SEED_MAGIC_RATIO}.",
             "For fp16 the article's F/BW is already the right formula: b* = (F/BW)·(s/2) with s = 2 bytes. Its "
             "errors are the fp32 label and 300 for 320 GB/s, so b* ≈ "
             f"{T4.ridge_batch('float16'):.0f} in fp16 and ≈ {T4.ridge_batch('float32'):.0f} in fp32 (4-byte weights "
@@ -129,11 +118,31 @@ def corrections_table() -> Table:
     return Table(["the article says", "correct", "source"], rows)
 
 
+def cpu_curve(data: SiteData):
+    """The curve the site would head with on a CPU: the 8×1024 MLP where measured."""
+    return c.headline_curve(SiteData(runs=data.runs, shown=data.cpus))
+
+
+def cpu_parts(data: SiteData) -> list:
+    curve = cpu_curve(data)
+    if curve is None:
+        return [cpu_words(data)]
+    figure = measured_figure(
+        charts.headline_chart(curve, f"Latency and throughput against batch: {curve.shape} on a CPU"),
+        "theory-cpu",
+        f"{curve.shape} on a CPU",
+        f"Latency per call (left, with its quartile band) and rows per second (right) of the {curve.shape} against "
+        "batch, log-log, measured solid and dashed the roofline of the run's own ceilings",
+        [curve],
+        findings=text.knee_verdict(curve).capitalize(),
+    )
+    return [figure, cpu_words(data)]
+
+
 def cpu_words(data: SiteData) -> Paragraph:
     words: list = [
-        "The article also says a CPU scales linearly with the batch. A CPU has a roofline too: its time grows "
-        "slowly while reading the weights dominates, and in proportion to the batch beyond its own, much smaller, "
-        "ridge point."
+        "Its time grows slowly while reading the weights dominates, and in proportion to the batch beyond its own, "
+        "much smaller, ridge batch."
     ]
     cpus = [run for run in data.shown_for("mlp") if run.device["kind"] != "cuda"]
     measured = [c for run in cpus for c in c_curves_1024(run)]
@@ -158,14 +167,17 @@ def c_curves_1024(run) -> list:
 
 def sources() -> list:
     return [
-        Bullets([[strong(g.name), ": ", autolink(g.source), "."] for g in GPUS]),
+        Details(
+            f"Datasheet sources ({len(GPUS)} GPUs)",
+            [Bullets([[strong(g.name), ": ", autolink(g.source), "."] for g in GPUS])],
+        ),
         Paragraph("Rates are dense (without structured sparsity); bandwidth is the memory's, in bytes per second."),
     ]
 
 
 def closing():
     return takeaway(
-        "The critical batch of a large layer is the device's FLOP/s over its bandwidth, times half the bytes per "
+        "The ridge batch of a large layer is the device's FLOP/s over its bandwidth, times half the bytes per "
         f"element: from the datasheets, about {H200.ridge_batch('bfloat16'):.0f} rows for an H200 in bf16 and "
         f"{T4.ridge_batch('float32'):.0f} for a T4 in fp32 (datasheet peaks; a T4 sustains far less than its fp16 "
         "peak). Below it, extra rows are nearly free; measure your own device, because kernels that fall short of "

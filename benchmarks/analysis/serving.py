@@ -1,0 +1,66 @@
+"""Serving arithmetic for the batch-size guide: how many sequences a GPU's memory holds once the weights
+are loaded (the real ceiling of a decode batch), and where weight-only quantization puts the ridge batch.
+
+Model dimensions come from the model's published configuration, device figures from the datasheet table;
+nothing here is measured.
+
+Pure Python: nothing on this module's import path may import torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from benchmarks.analysis.datasheet import GPU
+from snippets.costs import DecoderConfig, kv_cache_bytes, weight_elements
+
+
+@dataclass(frozen=True)
+class PublishedModel:
+    name: str
+    config: DecoderConfig
+    vocab: int  # tokens; the input embedding and the output head are vocab × d_model each
+    tied: bool  # one matrix serves as both
+    source: str
+
+
+LLAMA_3_8B = PublishedModel(
+    "Llama-3-8B",
+    DecoderConfig(layers=32, d_model=4096, heads=32, kv_heads=8, d_ff=14336, ffn="swiglu"),
+    vocab=128256,
+    tied=False,
+    source="Meta's published configuration of Meta-Llama-3-8B (hidden_size 4096, num_hidden_layers 32, "
+    "num_attention_heads 32, num_key_value_heads 8, intermediate_size 14336, vocab_size 128256, untied "
+    "embeddings; https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json)",
+)
+
+
+@dataclass(frozen=True)
+class KVBudget:
+    weight_bytes: float
+    kv_bytes_per_token: float  # K and V of one position of one sequence, every layer
+    kv_bytes_per_sequence: float  # at `context` positions
+    free_bytes: float  # the device's memory less the weights
+    sequences: int  # whole sequences of `context` tokens whose caches fit in the free memory
+
+
+def model_weight_bytes(model: PublishedModel, bytes_per_element: float) -> float:
+    embeddings = (1 if model.tied else 2) * model.vocab * model.config.d_model
+    return bytes_per_element * (weight_elements(model.config) + embeddings)
+
+
+def kv_budget(model: PublishedModel, gpu: GPU, context: int, bytes_per_element: float) -> KVBudget:
+    """The decode batch a GPU's memory allows: what is left after the weights, over one sequence's cache.
+    Activations, workspace and fragmentation take some more, so it is an upper bound."""
+    weights = model_weight_bytes(model, bytes_per_element)
+    per_token = kv_cache_bytes(model.config, 1, 1, bytes_per_element)
+    per_sequence = per_token * context
+    free = gpu.memory_bytes - weights
+    return KVBudget(weights, per_token, per_sequence, free, max(0, int(free // per_sequence)))
+
+
+def weight_only_ridge_batch(gpu: GPU, compute_dtype: str, weight_bits: int) -> float:
+    """The ridge batch of a large layer whose weights are stored in `weight_bits` bits and computed in
+    `compute_dtype` (W4A16: 4 bits, bf16): b* = (F/BW)·(bytes per weight / 2), so 16 ÷ bits times lower
+    than with 16-bit weights."""
+    return gpu.ridge_intensity(compute_dtype) * (weight_bits / 8) / 2

@@ -1,0 +1,82 @@
+"""The chart of a prediction: latency against batch from a device's ceilings, nothing measured, each
+stretch shaded by what bounds it (launch overhead, memory, compute).
+
+Pure Python (Altair builds JSON only): nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import altair as alt
+
+from benchmarks.analysis.predict import COMPUTE, MEMORY, OVERHEAD, PredictedPoint, Region
+from benchmarks.site import text
+from benchmarks.site.charts import HEADLINE_PANEL, HEIGHT, LABEL_GREY, _batch_axis, _rows, _title, labelled_rules
+
+BOUND_WORDS = {OVERHEAD: "launch overhead", MEMORY: "memory (weight read)", COMPUTE: "compute"}
+BOUND_COLORS = {OVERHEAD: "#ff7f0e", MEMORY: "#1f77b4", COMPUTE: "#d62728"}
+
+
+@dataclass(frozen=True)
+class PredictedPanel:
+    title: str
+    points: Sequence[PredictedPoint]
+    regions: Sequence[Region]
+    marks: Sequence[tuple[float, str]]  # (batch, label) of the batches where the bound changes
+
+
+def _panel(panel: PredictedPanel, batches: Sequence[float]) -> alt.LayerChart:
+    x = _batch_axis(batches)
+    bands = [
+        {"start": r.start, "end": r.end, "bound": BOUND_WORDS[r.bound], "from": r.start, "to": r.end}
+        for r in panel.regions
+    ]
+    shade = (
+        alt.Chart(alt.Data(values=_rows(bands)))
+        .mark_rect(opacity=0.16)
+        .encode(
+            x=alt.X("start:Q", scale=alt.Scale(type="log", base=2, domain=[min(batches), max(batches)], nice=False)),
+            x2="end:Q",
+            color=alt.Color(
+                "bound:N",
+                title="bound by (predicted)",
+                scale=alt.Scale(domain=list(BOUND_WORDS.values()), range=list(BOUND_COLORS.values())),
+            ),
+            tooltip=[
+                alt.Tooltip("bound:N", title="bound by"),
+                alt.Tooltip("from:Q", title="from batch", format=",.0f"),
+                alt.Tooltip("to:Q", title="to batch", format=",.0f"),
+            ],
+        )
+    )
+    rows = [{"batch": p.batch, "us": p.seconds * 1e6, "bound": BOUND_WORDS[p.bound]} for p in panel.points]
+    line = (
+        alt.Chart(alt.Data(values=_rows(rows)))
+        .mark_line(
+            strokeDash=[6, 4], strokeWidth=2.5, color=LABEL_GREY, point=alt.OverlayMarkDef(size=24, color=LABEL_GREY)
+        )
+        .encode(
+            x=x,
+            y=alt.Y("us:Q", title="predicted latency per call (µs)", scale=alt.Scale(type="log")),
+            tooltip=[
+                alt.Tooltip("batch:Q", format=",.0f"),
+                alt.Tooltip("us:Q", title="predicted µs", format=".3~g"),
+                alt.Tooltip("bound:N", title="bound by"),
+            ],
+        )
+    )
+    rules = labelled_rules([{"batch": b, "label": label} for b, label in panel.marks], "batch")
+    return alt.layer(shade, line, *rules).properties(width=HEADLINE_PANEL, height=HEIGHT, title=panel.title)
+
+
+def predicted_chart(panels: Sequence[PredictedPanel], title: str, subtitle: Sequence[str]) -> alt.HConcatChart:
+    """Predicted latency against batch, one panel per configuration side by side, shaded by bound."""
+    batches = [p.batch for panel in panels for p in panel.points]
+    chart = alt.hconcat(*(_panel(panel, batches) for panel in panels)).properties(title=_title(title, *subtitle))
+    return chart.configure_legend(orient="bottom", direction="horizontal")
+
+
+def mark_label(name: str, batch: float) -> str:
+    return f"{name} ≈ {text.fmt_batch(batch)}"

@@ -1,0 +1,30 @@
+"""Which batch to run, from measured (batch, seconds per call) pairs: the rule the batch-size guide gives,
+without torch, so that the sweep snippet and the site apply the same one.
+
+- the largest batch whose call fits a latency budget;
+- the smallest batch that reaches 90 % of the best throughput measured: past it, a bigger batch buys
+  latency and little throughput;
+- run the smaller of the two.
+"""
+
+FLAT_SHARE = 0.9  # throughput within 10 % of the best counts as flat
+
+
+def largest_within(points, budget_s):
+    """The largest batch whose time per call is at most `budget_s`, or None when none is."""
+    fitting = [batch for batch, seconds in points if seconds <= budget_s]
+    return max(fitting) if fitting else None
+
+
+def throughput_flattens(points, share=FLAT_SHARE):
+    """The smallest batch whose throughput (batch ÷ seconds) reaches `share` of the best measured."""
+    rates = sorted((batch, batch / seconds) for batch, seconds in points)
+    best = max(rate for _, rate in rates)
+    return next(batch for batch, rate in rates if rate >= share * best)
+
+
+def choose(points, budget_s):
+    """The batch to run: the smaller of the two above (the flat point alone when nothing fits the budget)."""
+    flat = throughput_flattens(points)
+    fitting = largest_within(points, budget_s)
+    return flat if fitting is None else min(flat, fitting)

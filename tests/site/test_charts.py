@@ -1,0 +1,33 @@
+"""The shared chart builders: labels that never print on top of each other, one ridge per distinct rate."""
+
+from __future__ import annotations
+
+import itertools
+
+from benchmarks.analysis.datasheet import find_gpu
+from benchmarks.site import charts
+
+
+def test_ridges_once_per_distinct_rate():
+    ridges = dict(charts.gpu_ridges([find_gpu("NVIDIA H100 SXM"), find_gpu("NVIDIA T4")]))
+    assert set(ridges) == {"H100 SXM bf16/fp16", "H100 SXM fp32", "T4 fp16", "T4 fp32"}
+    assert round(ridges["H100 SXM bf16/fp16"]) == 295  # 989.4 TFLOP/s ÷ 3.35 TB/s
+
+
+def test_labels_on_one_side_keep_their_distance_and_close_values_share_one():
+    values = [("a", 10.0), ("b", 10.5), ("c", 12.0), ("d", 14.0), ("e", 30.0), ("f", 31.0), ("g", 100.0)]
+    min_ratio = 1.4
+    marks = charts.spaced_labels(values, min_ratio)
+    labels = " ".join(m["label"] for m in marks)
+    assert all(name in labels for name, _ in values), "every value is named"
+    assert "a 10.0 · b 10.5" in labels and "e 30.0 · f 31.0" in labels
+    for side in ("left", "right"):
+        placed = [m["value"] for m in marks if m["side"] == side]
+        assert all(high / low >= min_ratio for low, high in itertools.pairwise(placed))
+
+
+def test_intensity_chart_is_vega_lite_with_labels_on_both_sides():
+    gpus = [find_gpu(n) for n in ("NVIDIA T4", "NVIDIA A100 SXM4 80GB", "NVIDIA H100 SXM", "NVIDIA H200")]
+    spec = charts.intensity_chart(gpus, 4096, "intensity").to_dict()
+    aligns = {layer["mark"].get("align") for layer in spec["layer"] if layer["mark"].get("type") == "text"}
+    assert aligns == {"left", "right"}

@@ -1,0 +1,23 @@
+"""One name per idea: every glossary link on the site points at a term, and every term has its anchor."""
+
+import re
+from pathlib import Path
+
+from benchmarks.site.glossary import BY_SLUG, TERMS
+from benchmarks.site.pages import glossary
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_term_has_an_anchor_on_the_glossary_page():
+    out = glossary.build().html("terms")
+    for term in TERMS:
+        assert f'<dt id="{term.slug}">' in out
+    assert len(BY_SLUG) == len(TERMS), "two terms share a name"
+
+
+def test_every_glossary_link_in_the_pages_names_a_term():
+    linked = set()
+    for page in (ROOT / "docs").glob("*.py"):
+        linked |= set(re.findall(r"glossary/#([a-z0-9-]+)", page.read_text(encoding="utf-8")))
+    assert linked and linked <= set(BY_SLUG), linked - set(BY_SLUG)

@@ -1,0 +1,20 @@
+"""The site-wide CPU notice: there while every committed run is a CPU's, gone once a GPU run is committed."""
+
+from benchmarks.site.notice import cpu_notice
+from tests.synthetic import make_run, site_data
+
+
+def test_a_cpu_only_site_carries_the_notice_naming_the_cpu():
+    out = cpu_notice(site_data(make_run(kind="cpu")))
+    assert "These results come from a CPU" in out and "CPU: Synthetic GPU (test fixture, not a measurement)" in out
+
+
+def test_a_committed_gpu_run_removes_it_and_so_does_having_no_results():
+    cpu = make_run(kind="cpu", slug="synthetic-cpu", run_id="r2")
+    assert cpu_notice(site_data(make_run(), cpu)) == ""
+    assert cpu_notice(site_data(empty=True)) == ""
+
+
+def test_device_names_are_escaped():
+    out = cpu_notice(site_data(make_run(kind="cpu", name="<b>x</b> (test fixture)")))
+    assert "<b>x</b>" not in out and "&lt;b&gt;x&lt;/b&gt;" in out

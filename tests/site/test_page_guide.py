@@ -1,0 +1,28 @@
+"""The batch-size guide's page module: every number computed, and labelled as datasheet or measured."""
+
+from benchmarks.site.pages import guide
+from tests.synthetic import make_run, site_data
+
+
+def test_the_ridge_table_has_gpus_as_rows_and_dtypes_as_columns():
+    table = guide.build(site_data(empty=True)).html("ridges")
+    assert "<th>bf16 (rows)</th>" in table and "<td>NVIDIA H100 SXM</td><td>40</td><td>295</td>" in table
+    assert table.count("<tr>") == 1 + 12  # the header and one row per datasheet GPU
+
+
+def test_the_rule_is_applied_to_a_measured_curve_and_says_which():
+    out = guide.build(site_data(make_run(kind="cpu"))).html("pick")
+    assert "Measured example" in out and "CPU: Synthetic GPU" in out and "The rule picks" in out
+    assert "No measured curve" in guide.build(site_data(empty=True)).html("pick")
+
+
+def test_the_worked_examples_come_from_the_cited_config_and_the_datasheet():
+    page = guide.build(site_data(empty=True))
+    kv = page.html("kv")
+    assert "128 KiB per token" in kv and "<td>8,192</td><td>1.00 GiB</td><td>65</td>" in kv
+    assert "huggingface.co/meta-llama/Meta-Llama-3-8B" in kv
+    assert "<td>4</td><td>4×</td><td>74</td>" in page.html("quantization")
+    assert "513: 160 tiles in 2 waves" in page.html("waves")
+    assert "snippets/sweep_your_model.py" in page.html("snippet") and '<details class="example" open>' in page.html(
+        "snippet"
+    )
