@@ -43,10 +43,12 @@ page.show("ridges")
 #
 # ## 3. Measure your own model
 #
-# The harness will measure a model of yours with its own sampler (a `sweep` command is planned);
-# until then this file does the same job in a few dozen lines. Replace `make_model` and
-# `make_input`, set your latency budget, and run it with `python snippets/sweep_your_model.py`.
-# It waits for every call, as a request would.
+# Point the harness at it: `python -m benchmarks sweep my_model.py:factory --budget-ms 20` (or
+# `nox -s sweep -- ...`) searches the batch sizes, measures them with the harness's sampler and
+# explains the answer; [Your model](../your_model/) shows how, with two worked examples. Without the
+# harness, this one file does the core of the job in a few dozen lines: replace `make_model` and
+# `make_input`, set your latency budget, and run `python snippets/sweep_your_model.py`. It waits
+# for every call, as a request would.
 
 # %% tags=["hide-input"]
 page.show("snippet")
@@ -55,7 +57,7 @@ page.show("snippet")
 # ## 4. Take the largest batch that fits, or where throughput flattens
 #
 # Two numbers bound the choice: the largest batch whose latency fits your budget, and the
-# smallest batch whose throughput is within 10 % of the best you measured. Past the second, a
+# smallest batch whose throughput is within 5 % of the best you measured. Past the second, a
 # bigger batch buys latency and little throughput. Run the smaller of the two (the rule is
 # `snippets/choose.py`, which the snippet above uses).
 

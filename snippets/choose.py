@@ -2,12 +2,12 @@
 without torch, so that the sweep snippet and the site apply the same one.
 
 - the largest batch whose call fits a latency budget;
-- the smallest batch that reaches 90 % of the best throughput measured: past it, a bigger batch buys
+- the smallest batch within 5 % of the best throughput measured: past it, a bigger batch buys
   latency and little throughput;
 - run the smaller of the two.
 """
 
-FLAT_SHARE = 0.9  # throughput within 10 % of the best counts as flat
+FLAT_SHARE = 0.95  # throughput within 5 % of the best counts as flat (the sweep command's rule too)
 
 
 def largest_within(points, budget_s):

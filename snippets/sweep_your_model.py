@@ -11,9 +11,9 @@ import time
 import torch
 
 try:  # imported as part of the package (the tests)
-    from snippets.choose import choose, largest_within, throughput_flattens
+    from snippets.choose import FLAT_SHARE, choose, largest_within, throughput_flattens
 except ImportError:  # run as a script: python snippets/<name>.py
-    from choose import choose, largest_within, throughput_flattens
+    from choose import FLAT_SHARE, choose, largest_within, throughput_flattens
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 DTYPE = torch.bfloat16 if DEVICE == "cuda" else torch.float32
@@ -61,5 +61,5 @@ if __name__ == "__main__":
     for batch, seconds in points:
         print(f"{batch:>6} {seconds * 1e3:>12.3f} {batch / seconds:>10.0f}")
     print(f"largest batch within {LATENCY_BUDGET_S * 1e3:g} ms: {largest_within(points, LATENCY_BUDGET_S)}")
-    print(f"throughput within 10 % of its best from batch {throughput_flattens(points)}")
+    print(f"throughput within {100 - 100 * FLAT_SHARE:.0f} % of its best from batch {throughput_flattens(points)}")
     print(f"run batch {choose(points, LATENCY_BUDGET_S)}")

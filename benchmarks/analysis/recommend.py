@@ -25,8 +25,9 @@ from benchmarks.analysis import diagnosis
 from benchmarks.analysis.curves import Point
 from benchmarks.analysis.roofline import Ceilings, Knee, crossing_batch, detect_knee, run_ceilings
 from benchmarks.analysis.steps import CurvePoint, Step, _tile_boundary, find_steps, median_stderr
+from snippets.choose import FLAT_SHARE
 
-NEAR_BEST = 0.05  # "within 5 % of the highest throughput"
+NEAR_BEST = 1 - FLAT_SHARE  # "within 5 % of the highest throughput": the guide's rule
 FREE = 0.10  # "latency within 10 % of the smallest batch's"
 
 
@@ -127,6 +128,7 @@ class Recommendation:
     free_up_to: SweepPoint | None  # largest batch with median latency within FREE of the base's
     largest_ran: int | None
     first_oom: int | None
+    run: SweepPoint | None  # the guide's rule: the smaller of the two above (near_best when nothing fits)
     diagnosis: CurveDiagnosis | None
     lines: tuple[str, ...] = field(default=())
 
@@ -146,6 +148,7 @@ class Recommendation:
             "free_up_to": batch(self.free_up_to),
             "largest_ran": self.largest_ran,
             "first_oom": self.first_oom,
+            "run": batch(self.run),
             "lines": list(self.lines),
         }
 
@@ -172,9 +175,10 @@ def recommend(
     near = next((p for p in points if p.throughput >= (1 - NEAR_BEST) * best.throughput), None) if best else None
     free = [p for p in points if p.median_s <= (1 + FREE) * base.median_s] if base else []
     ooms = [f["batch"] for f in failures if f["status"] == "oom"]
+    run = near if within is None or near is None else min(within, near, key=lambda p: p.batch)
     found = Recommendation(
         percentile, budget_s, base, within, missed, best, near, free[-1] if free else None,
-        points[-1].batch if points else None, min(ooms) if ooms else None,
+        points[-1].batch if points else None, min(ooms) if ooms else None, run,
         diagnose_sweep(points, ceilings, weight_bytes, cache_bytes),
     )  # fmt: skip
     return Recommendation(**{**found.__dict__, "lines": tuple(verdict_lines(found, failures, unit))})
@@ -216,6 +220,13 @@ def verdict_lines(rec: Recommendation, failures: Sequence[dict], unit: str = "sa
             f"Highest throughput: batch {rec.best.batch}, {rec.best.throughput:,.0f} {unit}/s; batch "
             f"{rec.near_best.batch} is within 5 % of it ({rec.near_best.throughput:,.0f} {unit}/s)."
         )
+    if rec.run is not None:
+        why = (
+            "the smaller of the two"
+            if rec.within_budget is not None
+            else ("no batch meets the budget" if rec.budget_s is not None else "no budget given")
+        )
+        lines.append(f"Run batch {rec.run.batch} ({why}: the rule of the batch-size guide).")
     if rec.free_up_to is not None:
         f = rec.free_up_to
         lines.append(

@@ -54,3 +54,17 @@ def test_the_diagnosis_uses_the_sweep_ceilings():
 def test_the_recommendation_is_kept_as_numbers_and_lines():
     kept = rec_of(make_sweep()).as_dict()
     assert kept["within_budget"] == 16 and kept["highest_throughput"] == 64 and kept["lines"]
+
+
+def test_the_batch_to_run_is_the_guides_rule():
+    """The smaller of the budget's batch and the flat-throughput batch (snippets/choose.py), the same rule."""
+    from snippets.choose import choose
+
+    doc = make_sweep(budget_ms=3.0)
+    rec = rec_of(doc)
+    points = [(p["batch"], p["percentile_s"]) for p in doc["points"]]
+    assert rec.run.batch == 16 == min(rec.within_budget.batch, rec.near_best.batch)
+    assert "Run batch 16 (the smaller of the two: the rule of the batch-size guide)." in rec.lines
+    medians = [(p["batch"], p["median_s"]) for p in doc["points"]]
+    assert choose(medians, 3e-3) == 16 and choose(points, 3e-3) == 16
+    assert rec_of(make_sweep(budget_ms=None)).run.batch == 64
