@@ -245,32 +245,39 @@ def verdict_lines(rec: Recommendation, failures: Sequence[dict], unit: str = "sa
     return lines
 
 
+def segment_line(found: CurveDiagnosis, segment: diagnosis.Segment) -> str:
+    """The sentence that says what bounds one stretch of the curve, with its evidence."""
+    span = f"batch {segment.first}" if segment.first == segment.last else f"batches {segment.first}–{segment.last}"
+    if segment.regime == diagnosis.OVERHEAD:
+        shares = [v.fixed_share for v in segment.points if v.fixed_share is not None]
+        return (
+            f"{span}: overhead-bound — even counting every operator's bytes, the roofline explains under "
+            f"{100 * (1 - min(shares)):.0f} % of the time; the rest is a fixed per-call cost."
+        )
+    if segment.regime == diagnosis.MEMORY:
+        return (
+            f"{span}: memory-bound — at least {diagnosis.share_words(segment.share)} of the measured copy "
+            "bandwidth (weights read once; more if activations are not fused)." + _from_cache(found, segment)
+        )
+    above = (
+        " Above 100 %: these kernels ran faster than the one large matmul the ceiling measured."
+        if segment.share and segment.share > 1
+        else ""
+    )
+    return f"{span}: compute-bound — {diagnosis.share_words(segment.share)} of the measured matmul rate." + above
+
+
+def marked_lines(rec: Recommendation) -> list[tuple[str, diagnosis.Segment | None]]:
+    """Each line of the recommendation with the segment of the diagnosis it states, if it states one."""
+    found = rec.diagnosis
+    segments = {segment_line(found, segment): segment for segment in found.segments} if found else {}
+    return [(line, segments.get(line)) for line in rec.lines]
+
+
 def diagnosis_lines(found: CurveDiagnosis | None) -> list[str]:
     if found is None:
         return ["No diagnosis: the sweep has no ceilings or no counted FLOPs and bytes."]
-    lines = []
-    for segment in found.segments:
-        span = f"batch {segment.first}" if segment.first == segment.last else f"batches {segment.first}–{segment.last}"
-        if segment.regime == diagnosis.OVERHEAD:
-            shares = [v.fixed_share for v in segment.points if v.fixed_share is not None]
-            lines.append(
-                f"{span}: overhead-bound — even counting every operator's bytes, the roofline explains under "
-                f"{100 * (1 - min(shares)):.0f} % of the time; the rest is a fixed per-call cost."
-            )
-        elif segment.regime == diagnosis.MEMORY:
-            lines.append(
-                f"{span}: memory-bound — at least {diagnosis.share_words(segment.share)} of the measured copy "
-                "bandwidth (weights read once; more if activations are not fused)." + _from_cache(found, segment)
-            )
-        else:
-            above = (
-                " Above 100 %: these kernels ran faster than the one large matmul the ceiling measured."
-                if segment.share and segment.share > 1
-                else ""
-            )
-            lines.append(
-                f"{span}: compute-bound — {diagnosis.share_words(segment.share)} of the measured matmul rate." + above
-            )
+    lines = [segment_line(found, segment) for segment in found.segments]
     low, high = found.knee_band
     measured = f"measured knee at batch {found.knee.batch:.0f}" if found.knee else "no measured knee"
     if len(found.verdicts) < 2:

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.analysis import recommend
 from benchmarks.analysis.curves import curves
 from benchmarks.analysis.diagnosis import diagnose
 from benchmarks.results import load_results
-from tests.end_to_end.test_site_build import ROOT, _tmp, built_site, write_synthetic_results
+from tests.end_to_end.test_site_build import ROOT, _tmp, built_site, write_synthetic_results, write_synthetic_sweeps
 
 pytestmark = pytest.mark.build
 # a diagnosis in words: only verdict spans may say it (the roofline's predictions say "memory-bound at every
@@ -76,13 +77,29 @@ def _diagnoses(results: Path) -> dict[str, object]:
     return found
 
 
-def _check(site: Path, results: Path) -> set[str]:
-    diagnoses = _diagnoses(results)
+def _sweep_segments(sweeps: Path) -> dict[str, set[tuple[str, str]]]:
+    """Per model sweep, the (regime, 'first-last') stretches its diagnosis finds."""
+    found = {}
+    for sweep in load_results(sweeps).sweeps if sweeps.exists() else []:
+        diagnosis = recommend.from_document(sweep.doc).diagnosis
+        segments = diagnosis.segments if diagnosis else ()
+        found[f"sweep|{sweep.id}"] = {(s.regime, f"{s.first}-{s.last}") for s in segments}
+    return found
+
+
+def _check(site: Path, results: Path, sweeps: Path) -> set[str]:
+    diagnoses, sweep_segments = _diagnoses(results), _sweep_segments(sweeps)
     regimes, problems = set(), []
     for page in _pages(site):
         parser = _Verdicts()
         parser.feed(page.read_text(encoding="utf-8"))
         for verdict in parser.verdicts:
+            if verdict["data-curve"].startswith("sweep|"):
+                stated = (verdict["data-regime"], verdict.get("data-batches"))
+                if stated not in sweep_segments.get(verdict["data-curve"], set()):
+                    problems.append(f"{page}: {verdict['data-curve']} says {stated}, not found by its diagnosis")
+                regimes.add(verdict["data-regime"])
+                continue
             d = diagnoses.get(verdict["data-curve"])
             if d is None:
                 problems.append(f"{page}: a verdict about an unknown curve {verdict['data-curve']}")
@@ -101,11 +118,12 @@ def _check(site: Path, results: Path) -> set[str]:
 
 
 def test_committed_site_claims_agree_with_the_diagnosis():
-    regimes = _check(built_site("committed"), ROOT / "benchmarks" / "results")
+    regimes = _check(built_site("committed"), ROOT / "benchmarks" / "results", ROOT / "benchmarks" / "sweeps")
     assert regimes, "the committed site states no verdict"
 
 
 def test_synthetic_site_claims_cover_every_regime_and_agree():
-    results = _tmp("claims-results-")
+    results, sweeps = _tmp("claims-results-"), _tmp("claims-sweeps-")
     write_synthetic_results(results)
-    assert _check(built_site("synthetic"), results) == {"overhead", "memory", "compute"}
+    write_synthetic_sweeps(sweeps)
+    assert _check(built_site("synthetic"), results, sweeps) == {"overhead", "memory", "compute"}

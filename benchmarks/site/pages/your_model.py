@@ -10,7 +10,7 @@ from benchmarks.analysis.sweeps import load_sweeps
 from benchmarks.results import ModelSweep
 from benchmarks.site.charts import figure
 from benchmarks.site.charts_sweep import sweep_charts, where
-from benchmarks.site.render import Bullets, Details, Heading, Html, Page, Paragraph, Source, code, takeaway
+from benchmarks.site.render import Bullets, Details, Heading, Html, Page, Paragraph, Source, code, tag, takeaway
 from benchmarks.sweep_table import table_lines
 
 EXAMPLES = ("examples/resnet50_small.py", "examples/decode_step.py")
@@ -66,7 +66,7 @@ def section(sweep: ModelSweep) -> list:
                 f", started {doc['run']['started_at']}.{state}",
             ]
         ),
-        Bullets(list(rec.lines)),
+        Bullets([_marked(sweep, line, segment) for line, segment in recommend.marked_lines(rec)]),
     ]
     for name, chart in sweep_charts(doc):
         summary = f"{SUMMARIES[name]}. Measured on {where(doc)}; sweep {sweep.id}"
@@ -74,6 +74,14 @@ def section(sweep: ModelSweep) -> list:
     table = html.escape("\n".join(table_lines(doc)))
     parts.append(Details("Every batch size measured", [Html(f"<pre>{table}</pre>")]))
     return parts
+
+
+def _marked(sweep: ModelSweep, line: str, segment) -> Html | str:
+    """A line that says what bounds a stretch of the curve, marked for the claims test like every verdict."""
+    if segment is None:
+        return line
+    return tag("span", line, class_="verdict", data_curve=f"sweep|{sweep.id}", data_regime=segment.regime,
+               data_batches=f"{segment.first}-{segment.last}")  # fmt: skip
 
 
 def committed(sweeps: list[ModelSweep]) -> list:
