@@ -76,12 +76,20 @@ class CurveDiagnosis:
     cache_bytes: int | None = None  # the device's last-level cache
 
 
-def _fixed_cost(point: SweepPoint, ceilings: Ceilings) -> diagnosis.FixedCost | None:
-    """The time that even the unfused roofline (every operator's bytes) leaves unexplained."""
+def _unexplained(point: SweepPoint, ceilings: Ceilings) -> float | None:
+    """The time that even the unfused roofline (every operator's bytes) leaves unexplained at one point."""
     if point.flops is None or point.bytes_high is None:
         return None
     roofline = max(point.flops / ceilings.flops_per_s, point.bytes_high / ceilings.bytes_per_s)
-    return diagnosis.FixedCost(max(0.0, point.median_s - roofline), "roofline")
+    return max(0.0, point.median_s - roofline)
+
+
+def fixed_cost(points: Sequence[SweepPoint], ceilings: Ceilings) -> float | None:
+    """The sweep's fixed per-call cost: the least time the unfused roofline leaves unexplained at any
+    batch. A cost that is the same at every batch cannot exceed it; time unexplained beyond it grows
+    with the batch, so it is slow kernels, not a fixed cost."""
+    found = [u for p in points if (u := _unexplained(p, ceilings)) is not None]
+    return min(found) if found else None
 
 
 def diagnose_sweep(
@@ -93,10 +101,10 @@ def diagnose_sweep(
     counted = [p for p in points if p.flops is not None and p.bytes_low is not None]
     if not counted or ceilings is None:
         return None
+    fixed = fixed_cost(counted, ceilings)
+    cost = diagnosis.FixedCost(fixed, "roofline") if fixed is not None else None
     verdicts = tuple(
-        diagnosis.verdict(
-            Point(p.batch, p.median_s, p.q1_s, p.q3_s, p.flops, p.bytes_low, None), ceilings, _fixed_cost(p, ceilings)
-        )
+        diagnosis.verdict(Point(p.batch, p.median_s, p.q1_s, p.q3_s, p.flops, p.bytes_low, None), ceilings, cost)
         for p in counted
     )
     band: tuple[float | None, float | None] = (None, None)
@@ -250,9 +258,10 @@ def segment_line(found: CurveDiagnosis, segment: diagnosis.Segment) -> str:
     span = f"batch {segment.first}" if segment.first == segment.last else f"batches {segment.first}–{segment.last}"
     if segment.regime == diagnosis.OVERHEAD:
         shares = [v.fixed_share for v in segment.points if v.fixed_share is not None]
+        fixed = segment.points[0].fixed.seconds
         return (
-            f"{span}: overhead-bound — even counting every operator's bytes, the roofline explains under "
-            f"{100 * (1 - min(shares)):.0f} % of the time; the rest is a fixed per-call cost."
+            f"{span}: overhead-bound — a fixed cost of {_ms(fixed)} per call (the least time the roofline, even "
+            f"counting every operator's bytes, leaves unexplained at any batch) is {_share_range(shares)} of the time."
         )
     if segment.regime == diagnosis.MEMORY:
         return (
@@ -265,6 +274,13 @@ def segment_line(found: CurveDiagnosis, segment: diagnosis.Segment) -> str:
         else ""
     )
     return f"{span}: compute-bound — {diagnosis.share_words(segment.share)} of the measured matmul rate." + above
+
+
+def _share_range(shares: list[float]) -> str:
+    low, high = min(shares), max(shares)
+    if high - low < 0.01:
+        return diagnosis.share_words(low)
+    return f"{diagnosis.share_words(low)} to {diagnosis.share_words(high)}"
 
 
 def marked_lines(rec: Recommendation) -> list[tuple[str, diagnosis.Segment | None]]:
