@@ -8,7 +8,7 @@ The same functions serve the terminal, the results file, the HTML report and the
 - the free range: the batches whose median latency is within 10 % of the smallest batch's;
 - the largest batch that ran, and the first that ran out of memory;
 - the diagnosis of the curve: what bounds its points (the site's `diagnosis.verdict`, with the fixed
-  cost being the time that even the unfused roofline cannot explain), the share of the measured
+  cost being the intercept of time against batch less one read of the weights), the share of the measured
   ceiling reached, the predicted knee band (fused to unfused bytes) against the measured knee, and
   any step with its likely cause.
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from benchmarks.analysis import diagnosis
 from benchmarks.analysis.curves import Point
-from benchmarks.analysis.roofline import Ceilings, Knee, crossing_batch, detect_knee, run_ceilings
+from benchmarks.analysis.roofline import Ceilings, Knee, affine_fit, crossing_batch, detect_knee, run_ceilings
 from benchmarks.analysis.steps import CurvePoint, Step, _tile_boundary, find_steps, median_stderr
 from snippets.choose import FLAT_SHARE
 
@@ -76,20 +76,16 @@ class CurveDiagnosis:
     cache_bytes: int | None = None  # the device's last-level cache
 
 
-def _unexplained(point: SweepPoint, ceilings: Ceilings) -> float | None:
-    """The time that even the unfused roofline (every operator's bytes) leaves unexplained at one point."""
-    if point.flops is None or point.bytes_high is None:
-        return None
-    roofline = max(point.flops / ceilings.flops_per_s, point.bytes_high / ceilings.bytes_per_s)
-    return max(0.0, point.median_s - roofline)
-
-
 def fixed_cost(points: Sequence[SweepPoint], ceilings: Ceilings) -> float | None:
-    """The sweep's fixed per-call cost: the least time the unfused roofline leaves unexplained at any
-    batch. A cost that is the same at every batch cannot exceed it; time unexplained beyond it grows
-    with the batch, so it is slow kernels, not a fixed cost."""
-    found = [u for p in points if (u := _unexplained(p, ceilings)) is not None]
-    return min(found) if found else None
+    """The sweep's fixed per-call cost: the intercept of time against batch over its smallest batches
+    (up to four times the first), less one read of the weights at the measured copy bandwidth, the
+    part of the intercept the roofline explains. What grows with the batch is work, however slow;
+    what stays is a cost every call pays."""
+    small = [p for p in points if p.batch <= 4 * points[0].batch][:4] if points else []
+    if len(small) < 2 or small[0].bytes_low is None:
+        return None
+    intercept, _ = affine_fit([float(p.batch) for p in small], [p.median_s for p in small])
+    return min(max(0.0, intercept - small[0].bytes_low / ceilings.bytes_per_s), small[0].median_s)
 
 
 def diagnose_sweep(
@@ -102,7 +98,7 @@ def diagnose_sweep(
     if not counted or ceilings is None:
         return None
     fixed = fixed_cost(counted, ceilings)
-    cost = diagnosis.FixedCost(fixed, "roofline") if fixed is not None else None
+    cost = diagnosis.FixedCost(fixed, "intercept") if fixed is not None else None
     verdicts = tuple(
         diagnosis.verdict(Point(p.batch, p.median_s, p.q1_s, p.q3_s, p.flops, p.bytes_low, None), ceilings, cost)
         for p in counted
@@ -121,7 +117,7 @@ def diagnose_sweep(
 
 def _adjacent(step: Step) -> bool:
     """A step between neighbouring batch sizes: between far-apart ones a rise is the trend, not a step."""
-    return step.after - step.before <= max(2, step.before // 8)
+    return step.after - step.before <= max(1, step.before // 8)
 
 
 @dataclass(frozen=True)
@@ -259,9 +255,10 @@ def segment_line(found: CurveDiagnosis, segment: diagnosis.Segment) -> str:
     if segment.regime == diagnosis.OVERHEAD:
         shares = [v.fixed_share for v in segment.points if v.fixed_share is not None]
         fixed = segment.points[0].fixed.seconds
+        first = found.verdicts[0].batch
         return (
-            f"{span}: overhead-bound — a fixed cost of {_ms(fixed)} per call (the least time the roofline, even "
-            f"counting every operator's bytes, leaves unexplained at any batch) is {_share_range(shares)} of the time."
+            f"{span}: overhead-bound — a fixed cost of {_ms(fixed)} per call (time against batch from batch {first}, "
+            f"less one read of the weights) is {_share_range(shares)} of the time."
         )
     if segment.regime == diagnosis.MEMORY:
         return (
