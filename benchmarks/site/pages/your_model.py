@@ -22,7 +22,7 @@ CAPTIONS = {
 SUMMARIES = {
     "latency": "Median latency per call (and the budget's percentile, when it is not the median) against batch size, "
     "with the latency budget",
-    "throughput": "Samples per second against the latency of one call, each point labelled with its batch size",
+    "throughput": "Samples per second against the latency of one call; the doubling search's batch sizes are labelled",
     "memory": "Peak memory against batch size (CUDA: the allocator's peak during one call; a CPU: the process's "
     "peak resident memory so far)",
 }
