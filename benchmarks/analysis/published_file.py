@@ -87,7 +87,7 @@ class Measurement:
     source: Source
     configuration: dict[str, str]
     metric: str
-    value: float
+    value: int | float
     unit: str
     quote: str
     status: str
@@ -139,7 +139,7 @@ class _Reader:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
         if not ok:
             self.fail(where, "must be a number above 0")
-        return float(value)
+        return value  # as the source printed it: 5353 stays 5353, 22.0 stays 22.0
 
     def source(self, value: Any, where: str) -> Source:
         value = self.mapping(value, where, set(SOURCE_FIELDS), set(SOURCE_FIELDS))
