@@ -1,7 +1,7 @@
-"""Command line: `python -m benchmarks {run,sweep,validate,summary,list,schema}`.
+"""Command line: `python -m benchmarks {run,sweep,predict,validate,summary,list,schema}`.
 
 Only `run` and `sweep` import torch, and only once they have parsed their arguments, so `--help`,
-`validate`, `summary`, `list` and `schema` work on a machine without torch.
+`predict`, `validate`, `summary`, `list` and `schema` work on a machine without torch.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from benchmarks import sweep_cli
+from benchmarks import predict_cli, sweep_cli
 from benchmarks.estimate import MACHINES, describe, estimate
 from benchmarks.profiles import PROFILES
 from benchmarks.results import DEFAULT_RESULTS_DIR, ResultsError, read_document, read_run, result_files
@@ -125,6 +125,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     summary.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     sweep_cli.add_parser(commands)
+    predict_cli.add_parser(commands)
     schema = commands.add_parser(
         "schema",
         help="print the results-file JSON Schema",
@@ -323,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
         return _summary(args)
     if args.command == "sweep":
         return sweep_cli.run(args)
+    if args.command == "predict":
+        return predict_cli.run(args)
     if args.kind == "sweep":
         from benchmarks.schema_sweep import SWEEP_SCHEMA
 

@@ -44,10 +44,26 @@ for b in (384, 385, 512, 513):
     waves = math.ceil(tiles / SMS)
     print(f"batch {b}: {tiles} tiles in {waves} wave(s)")
 
+# %% [markdown]
+# ## The shape to expect, before a GPU is measured
+#
+# Put the same counting into a model: every SM computes one whole tile at a time at its share of
+# the datasheet's peak rate, so a wave takes one tile's time however few tiles it holds, and the
+# layer takes as many of those as it has waves (or the time to read its weights, if that is
+# longer). Below, that model for the snippet's GPU layer, every batch from 1 to 2,048, beside the
+# roofline of the same layer with no tile or wave left partly empty. Both lines are
+# predictions from datasheet figures; nothing in this chart was measured.
+
 # %% tags=["hide-input"]
 from benchmarks.site.pages import steps
 
 page = steps.build()
+page.show("model")
+
+# %% [markdown]
+# ## Measured, one batch size at a time
+
+# %% tags=["hide-input"]
 page.show("curves")
 
 # %% [markdown]

@@ -319,3 +319,13 @@ def find_gpu(name: str) -> GPU | None:
         if wanted in (gpu.name.lower(), *(alias.lower() for alias in gpu.aliases)):
             return gpu
     return None
+
+
+def gpus_matching(name: str) -> list[GPU]:
+    """The entries a reader's name for a GPU may mean: the one whose name or alias it is (any case), else
+    every entry whose name holds all of its words ("h100" means both H100s, "a100 40gb" one A100)."""
+    exact = find_gpu(name)
+    if exact is not None:
+        return [exact]
+    words = name.lower().split()
+    return [gpu for gpu in GPUS if words and all(word in gpu.name.lower() for word in words)]

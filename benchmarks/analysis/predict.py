@@ -18,7 +18,8 @@ from typing import Any
 
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT
 from benchmarks.analysis.roofline import Ceilings, crossing_batch
-from benchmarks.workloads import workload
+from benchmarks.workloads import decoder_config, workload
+from snippets.costs import kv_cache_bytes
 
 OVERHEAD, MEMORY, COMPUTE = "overhead", "memory", "compute"
 
@@ -91,6 +92,27 @@ def predict(
 def ridge_batch(points: Sequence[PredictedPoint], ceilings: Ceilings) -> float | None:
     """The batch where compute time overtakes memory time (None: never in reach)."""
     return crossing_batch([(p.batch, p.flops, p.bytes) for p in points], ceilings)
+
+
+KNEE_GRID = tuple(2**i for i in range(25))  # 1 … 16,777,216: where a workload's knee is looked for
+
+
+def knee(name: str, params: Mapping[str, Any], ceilings: Ceilings, dtype: str) -> float | None:
+    """The predicted critical batch of a configuration, whatever batches were asked for: where compute time
+    overtakes memory time, followed along the workload's own FLOPs and bytes at every power of two up to
+    KNEE_GRID's last. Below 1 when compute-bound from the first row; None when never compute-bound."""
+    return ridge_batch(predict(name, params, ceilings, dtype, KNEE_GRID), ceilings)
+
+
+def footprint_bytes(name: str, params: Mapping[str, Any], dtype: str, batch: int) -> float:
+    """Device memory a call needs to hold: the weights, plus for a decode step or a prefill the KV cache of
+    `batch` sequences (activations, workspace and the framework's own memory are not counted)."""
+    size = BYTES_PER_ELEMENT[dtype]
+    held = workload(name).weight_bytes(params, size)
+    if name == "decode":
+        positions = params["context"] + (params.get("phase", "decode") == "decode")  # a decode step adds a token
+        held += kv_cache_bytes(decoder_config(params), batch, positions, size)
+    return held
 
 
 def _term(point: PredictedPoint, bound: str) -> float:

@@ -13,7 +13,7 @@ import altair as alt
 
 from benchmarks.analysis.predict import COMPUTE, MEMORY, OVERHEAD, PredictedPoint, Region
 from benchmarks.site import text
-from benchmarks.site.charts import HEADLINE_PANEL, HEIGHT, LABEL_GREY, _batch_axis, _rows, _title, labelled_rules
+from benchmarks.site.charts import HEADLINE_PANEL, HEIGHT, LABEL_GREY, WIDTH, _batch_axis, _rows, _title, labelled_rules
 
 BOUND_WORDS = {OVERHEAD: "launch overhead", MEMORY: "memory (weight read)", COMPUTE: "compute"}
 BOUND_COLORS = {OVERHEAD: "#ff7f0e", MEMORY: "#1f77b4", COMPUTE: "#d62728"}
@@ -80,3 +80,53 @@ def predicted_chart(panels: Sequence[PredictedPanel], title: str, subtitle: Sequ
 
 def mark_label(name: str, batch: float) -> str:
     return f"{name} ≈ {text.fmt_batch(batch)}"
+
+
+SAWTOOTH_LINES = {"tile and wave model": [1, 0], "roofline, no partial waves": [6, 4]}
+
+
+def sawtooth_chart(
+    rows: Sequence[dict], marks: Sequence[tuple[int, str]], title: str, subtitle: Sequence[str]
+) -> alt.VConcatChart:
+    """Predicted latency per call (top) and per row (bottom, log) against batch on a linear axis, like the
+    measured steps chart below it. `rows` hold batch, line (a key of SAWTOOTH_LINES), us, waves and
+    share (of the roofline); `marks` are (batch, label) rules where a wave is added."""
+    x = alt.X(
+        "batch:Q",
+        title="batch size (rows)",
+        scale=alt.Scale(domain=[0, max(r["batch"] for r in rows)], nice=False),
+        axis=alt.Axis(tickMinStep=1, format="d"),
+    )
+    color = alt.Color(
+        "line:N",
+        title="predicted by",
+        scale=alt.Scale(domain=list(SAWTOOTH_LINES), range=[BOUND_COLORS[COMPUTE], LABEL_GREY]),
+    )
+    dash = alt.StrokeDash(
+        "line:N",
+        title="predicted by",
+        scale=alt.Scale(domain=list(SAWTOOTH_LINES), range=list(SAWTOOTH_LINES.values())),
+    )
+    tip = [
+        alt.Tooltip("line:N", title="predicted by"),
+        alt.Tooltip("batch:Q", format=",.0f"),
+        alt.Tooltip("us:Q", title="predicted µs", format=".4~g"),
+        alt.Tooltip("us_per_row:Q", title="µs per row", format=".3~g"),
+        alt.Tooltip("waves:Q", title="waves"),
+        alt.Tooltip("share:Q", title="roofline ÷ model", format=".2f"),
+    ]
+    panels = []
+    for y, y_title, scale in (
+        ("us", "predicted latency per call (µs)", alt.Scale(zero=True)),
+        ("us_per_row", "predicted latency per row (µs, log)", alt.Scale(type="log")),
+    ):
+        line = (
+            alt.Chart()
+            .transform_calculate(us_per_row="datum.us / datum.batch")
+            .mark_line(strokeWidth=2)
+            .encode(x=x, y=alt.Y(f"{y}:Q", title=y_title, scale=scale), color=color, strokeDash=dash, tooltip=tip)
+        )
+        rules = labelled_rules([{"batch": b, "label": label} for b, label in marks], "batch")
+        panels.append(alt.layer(line, *rules).properties(width=WIDTH, height=200))
+    chart = alt.vconcat(*panels, data=alt.Data(values=_rows(list(rows)))).properties(title=_title(title, *subtitle))
+    return chart.configure_legend(orient="bottom", direction="horizontal")

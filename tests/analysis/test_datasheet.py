@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, find_gpu
+from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, find_gpu, gpus_matching
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -139,6 +139,14 @@ def test_find_gpu_misses_unknown_devices():
     assert find_gpu("Synthetic GPU") is None
     assert find_gpu("NVIDIA A10G") is None  # a different part: its own tensor rates
     assert find_gpu("AMD Radeon Graphics") is None  # ROCm's generic name: ambiguous
+
+
+def test_a_readers_name_matches_by_its_words():
+    assert [g.name for g in gpus_matching("h100 sxm")] == ["NVIDIA H100 SXM"]
+    assert [g.name for g in gpus_matching("Tesla T4")] == ["NVIDIA T4"]  # an alias
+    assert [g.name for g in gpus_matching("H100")] == ["NVIDIA H100 SXM", "NVIDIA H100 PCIe"]
+    assert [g.name for g in gpus_matching("40gb a100")] == ["NVIDIA A100 SXM4 40GB"]
+    assert gpus_matching("tpu") == [] and gpus_matching("  ") == []
 
 
 def test_datasheet_never_imports_torch():

@@ -11,12 +11,15 @@ from benchmarks.analysis.predict import (
     COMPUTE,
     MEMORY,
     OVERHEAD,
+    footprint_bytes,
+    knee,
     overhead_ends,
     predict,
     regions,
     ridge_batch,
     spans,
 )
+from benchmarks.workloads import workload
 from snippets.costs import mlp_cost
 
 H100 = find_gpu("NVIDIA H100 SXM")
@@ -66,3 +69,27 @@ def test_bad_input_is_refused_with_its_reason():
         predict("mlp", {"width": 64, "depth": 8}, H100.ceilings("bfloat16"), "int3", [1])
     with pytest.raises(ValueError, match="unknown workload"):
         predict("nope", {}, H100.ceilings("bfloat16"), "bfloat16", [1])
+
+
+def test_the_knee_does_not_depend_on_the_batches_asked_for():
+    ceilings = H100.ceilings("bfloat16")
+    params = {"width": 4096, "depth": 8}
+    assert knee("mlp", params, ceilings, "bfloat16") == pytest.approx(
+        ridge_batch(predict("mlp", params, ceilings, "bfloat16", BATCHES), ceilings)
+    )
+    resnet = knee("resnet50", {"resolution": 224}, ceilings, "float16")
+    assert resnet is None  # every unfused pass over memory: below the ridge at any batch on an H100
+    prefill = {"layers": 4, "d_model": 4096, "heads": 32, "kv_heads": 8, "d_ff": 14336, "ffn": "swiglu",
+               "context": 2048, "phase": "prefill"}  # fmt: skip
+    assert knee("decode", prefill, ceilings, "bfloat16") < 1  # 2,048 tokens a prompt: compute-bound from one
+
+
+def test_the_footprint_is_the_weights_plus_a_decode_steps_cache():
+    params = {"layers": 2, "d_model": 1024, "heads": 8, "kv_heads": 2, "d_ff": 4096, "ffn": "swiglu",
+              "context": 100, "phase": "decode"}  # fmt: skip
+    weights = workload("decode").weight_bytes(params, 2)
+    per_position = 2 * 2 * 2 * (1024 // 8) * 2  # K and V, 2 layers, 2 KV heads of 128, 2 bytes
+    assert footprint_bytes("decode", params, "bfloat16", 3) == weights + 3 * 101 * per_position
+    prefill = {**params, "phase": "prefill"}
+    assert footprint_bytes("decode", prefill, "bfloat16", 3) == weights + 3 * 100 * per_position
+    assert footprint_bytes("mlp", {"width": 1024, "depth": 8}, "float32", 512) == mlp_cost(0, 1024, 8, 4)[1]

@@ -32,6 +32,7 @@ def test_the_explaining_side_never_imports_torch():
         "benchmarks.estimate",
         "benchmarks.schema_sweep",
         "benchmarks.sweep_cli",
+        "benchmarks.predict_cli",
         "benchmarks.sweep_table",
         "snippets.costs",
     ]

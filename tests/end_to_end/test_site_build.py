@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EVIL = f"{PAYLOAD} (test fixture)"
 PAGES = [
     "", "guide/", "your_model/", "theory/", "mlp/", "regimes/", "steps/", "moe/", "cnn/", "decode/", "calculator/",
-    "methodology/", "reproduce/", "glossary/",
+    "devices/", "published/", "methodology/", "reproduce/", "glossary/",
 ]  # fmt: skip
 BUNDLE = "assets/javascripts/vega-bundle.js"
 MAX_PAGE_BYTES = 1_000_000

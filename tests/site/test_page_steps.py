@@ -53,3 +53,17 @@ def test_results_text_is_escaped():
     out = steps.build(site_data(doc)).text()
     assert HOSTILE not in out and "<script>" not in out
     assert "&lt;img src=x onerror=alert(1)&gt;" in out
+
+
+def test_the_model_is_drawn_before_any_run_and_labelled_a_model():
+    page = steps.build(site_data(empty=True))
+    figure = page.sections["model"][0]
+    assert figure.chart_id == "steps-model"
+    title = figure.spec["title"]
+    assert title["text"].startswith("A model, not a measurement:") and "(datasheet)" in title["subtitle"][0]
+    drawn = figure.spec["data"]["values"]
+    assert {row["line"] for row in drawn} == {"tile and wave model", "roofline, no partial waves"}
+    assert {512, 513, 1024, 1025, 1536, 1537} <= {row["batch"] for row in drawn}
+    said = page.html("model")
+    assert "Batch 512 fills 128 of the 132 SMs" in said and "batch 513 adds a row of 32 tiles" in said
+    assert "2.0 times as long for one more row" in said

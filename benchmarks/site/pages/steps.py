@@ -4,10 +4,13 @@ the free batch ranges between them."""
 from __future__ import annotations
 
 from benchmarks.analysis import curves as c
+from benchmarks.analysis import tile_model as tm
 from benchmarks.analysis.curves import SiteData
+from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.analysis.steps import Sweep, sweeps
 from benchmarks.results import Run
 from benchmarks.site import charts, notice, text
+from benchmarks.site.charts_predicted import sawtooth_chart
 from benchmarks.site.render import (
     DeviceSection,
     Heading,
@@ -31,17 +34,90 @@ CPU_NOTE = [
     "), so only the tile-boundary test applies here; the CPU's own blocking over cores and vector registers has "
     "no fixed tile this page can check.",
 ]
+MODEL_GPU = find_gpu("NVIDIA H200")
+MODEL_DTYPE, MODEL_FEATURES = "bfloat16", 8192  # the Linear snippet's layer on a GPU
+MODEL_BATCHES = range(1, 2049)
+MODEL_EVERY = 16  # batches between drawn points, besides the two on either side of every jump
 
 
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
     return Page(
         {
+            "model": predicted_sawtooth(),
             "curves": device_sections(data, device_section, workloads=("linear",)),
             "summary": summary(data),
         },
         data,
     )
+
+
+# --------------------------------------------------------------------------- the model, before any GPU run
+
+
+def predicted_sawtooth() -> list:
+    """The tile and wave model of the snippet's GPU layer on a datasheet GPU, with the roofline beside it."""
+    gpu, tile = MODEL_GPU, tm.TILE
+    points = tm.tiled_linear(gpu, MODEL_DTYPE, MODEL_FEATURES, MODEL_FEATURES, MODEL_BATCHES)
+    jumps = tm.wave_starts(points)
+    drawn = {1, points[-1].batch, *range(MODEL_EVERY, points[-1].batch + 1, MODEL_EVERY)}
+    drawn |= {j.batch for j in jumps} | {j.batch - 1 for j in jumps}
+    rows = []
+    for p in points:
+        if p.batch in drawn:
+            common = {"batch": p.batch, "waves": p.waves, "share": p.share_of_roofline}
+            rows.append({**common, "line": "tile and wave model", "us": p.model_s * 1e6})
+            rows.append({**common, "line": "roofline, no partial waves", "us": p.roofline_s * 1e6})
+    layer = f"Linear {MODEL_FEATURES}→{MODEL_FEATURES}"
+    rates = f"{text.fmt_rate(gpu.peak_flops[MODEL_DTYPE], 'FLOP/s')} dense bf16, {text.fmt_rate(gpu.bandwidth, 'B/s')}"
+    chart = sawtooth_chart(
+        rows,
+        [(j.batch, f"wave {j.waves} from {j.batch}") for j in jumps],
+        f"A model, not a measurement: {layer} on an {gpu.name}, bf16",
+        [f"{tile[0]}×{tile[1]} tiles on {gpu.sm_count} SMs · {rates} (datasheet)"],
+    )
+    figure = charts.figure(
+        chart,
+        "steps-model",
+        f"The tile and wave model of a {layer} layer on an {gpu.name}, not measured",
+        f"Predicted latency per call (top) and per row (bottom, log scale) against every batch size from 1 to "
+        f"{points[-1].batch} for a bf16 {layer} layer on an {gpu.name}: the tile and wave model with "
+        f"{tile[0]}×{tile[1]} tiles as a staircase that jumps at batches "
+        + ", ".join(str(j.batch) for j in jumps)
+        + ", and the roofline as a dashed smooth curve beneath it",
+        "Predicted, not measured: the tile and wave model's staircase against the smooth roofline, latency per call "
+        "(top) and per row (bottom).",
+    )
+    return [figure, Paragraph(sawtooth_words(points, jumps))]
+
+
+def sawtooth_words(points: list[tm.TiledPoint], jumps: list[tm.TiledPoint]) -> str:
+    by_batch = {p.batch: p for p in points}
+    first, before = jumps[0], by_batch[jumps[0].batch - 1]
+    row_of_tiles = points[0].tiles  # batch 1 is one row of tiles
+
+    def us(point: tm.TiledPoint) -> str:
+        return f"{text.sig(point.model_s * 1e6, 3)} µs"
+
+    one_more = text.sig(first.model_s / before.model_s, 2)
+    wave = f"{text.sig(tm.wave_seconds(MODEL_GPU, MODEL_DTYPE, MODEL_FEATURES) * 1e6, 3)} µs"
+    sentences = [
+        f"In the model every wave costs the same {wave}, so the time is a staircase: flat while the tiles "
+        "fit in one wave, then a whole wave more each time they overflow one.",
+        f"Batch {before.batch} fills {before.tiles} of the {MODEL_GPU.sm_count} SMs in {us(before)}, "
+        f"{text.sig(100 * before.share_of_roofline, 2)} % of the roofline's speed;",
+        f"batch {first.batch} adds a row of {row_of_tiles} tiles that spills into a second wave and takes "
+        f"{us(first)}, {one_more} times as long for one more row, at {text.sig(100 * first.share_of_roofline, 2)} % "
+        "of the roofline.",
+        "Per row, the bottom panel is the sawtooth: it falls as a wave fills and jumps back up as the next one opens.",
+        f"At small batches the model keeps the same {tm.TILE[0]}-row tiles, so even batch 1 pays a whole tile on "
+        f"{row_of_tiles} SMs and sits far above the roofline; real libraries switch to other kernels there (split-K, "
+        "narrower tiles, matrix-vector), one of the kernel switches a measured sweep records.",
+    ]
+    return " ".join(sentences)
+
+
+# --------------------------------------------------------------------------- measured sweeps
 
 
 def label(sweep: Sweep) -> str:

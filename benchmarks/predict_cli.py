@@ -1,0 +1,248 @@
+"""`python -m benchmarks predict WORKLOAD`: the roofline of any workload the project knows, on a datasheet GPU
+or on the ceilings a committed run measured. Nothing is measured.
+
+Every refusal (an unknown name, a value out of range, a configuration that cannot exist) is one line on
+stderr and exit status 2. Pure Python: nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, gpus_matching
+from benchmarks.analysis.predict import PredictedPoint, footprint_bytes, knee, predict
+from benchmarks.analysis.roofline import Ceilings, run_ceilings
+from benchmarks.results import ResultsError, read_run
+from benchmarks.site import text
+from benchmarks.workloads import WORKLOADS, Workload
+
+DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32", "float": "float32",
+               "tf32": "tfloat32", "fp8": "float8", "fp64": "float64", "double": "float64"}  # fmt: skip
+MAX_BATCH = 2**24
+BYTES_COUNTED = {
+    "mlp": "each layer reads its weight and bias once, reads its input and writes its output (activations go to "
+    "memory between layers); the ReLU is fused",
+    "linear": "the weight and bias read once, the input read once and the output written once",
+    "conv": "the filter read once, the input images read once and the output written once",
+    "resnet50": "every conv and fc weight read once, each conv's input read and output written once, and every "
+    "BatchNorm, ReLU, residual add and pooling as a pass of its own over memory (no fusion)",
+    "decode": "the weights read once per call, every sequence's KV cache read and its new K and V written, and each "
+    "projection's input and output once (norms, activation, residual adds and attention scores fused); embeddings "
+    "and the output head are not counted",
+    "moe": "the router and every expert the batch touches read once, the input and output once, and each expert "
+    "row's input, hidden activation and output",
+}
+MODEL = "time per call = max(FLOPs / peak FLOP/s, bytes / bandwidth): no fixed cost per call, perfect overlap"
+
+
+class Refused(Exception):
+    """A request that cannot be predicted; the message is the one line the reader sees."""
+
+
+@dataclass(frozen=True)
+class Device:
+    name: str
+    ceilings: Ceilings
+    memory_bytes: float | None
+    origin: str  # "datasheet" or "measured"
+    source: str
+
+
+def add_parser(commands) -> None:
+    names = ", ".join(WORKLOADS)
+    predict_cmd = commands.add_parser(
+        "predict",
+        help="predict a workload's time against batch on a datasheet GPU or a run's measured ceilings",
+        description="The roofline of one workload configuration at the batch sizes given: time, throughput, FLOPs, "
+        "bytes, what bounds each call, whether the weights (and a decode's KV cache) fit in the device's memory, and "
+        f"the predicted critical batch. WORKLOAD is one of {names}; each parameter not given keeps its default "
+        "(see `python -m benchmarks list`). Nothing is measured.",
+    )
+    predict_cmd.add_argument("workload", metavar="WORKLOAD", help=f"one of {names}")
+    device = predict_cmd.add_mutually_exclusive_group(required=True)
+    device.add_argument("--gpu", metavar="NAME", help='a datasheet GPU, e.g. "H100 SXM" (any case)')
+    device.add_argument("--run", type=Path, metavar="PATH", help="a results file: use the ceilings it measured")
+    predict_cmd.add_argument("--dtype", required=True, metavar="DTYPE", help=f"one of {', '.join(BYTES_PER_ELEMENT)}")
+    predict_cmd.add_argument("--batch", required=True, metavar="B[,B...]", help="batch sizes, e.g. 1,8,64")
+    predict_cmd.add_argument(
+        "--param", action="append", default=[], metavar="KEY=VALUE", help="a workload parameter, e.g. width=4096"
+    )
+    predict_cmd.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        spec = find_workload(args.workload)
+        params = parse_params(spec, args.param)
+        dtype = parse_dtype(args.dtype)
+        batches = parse_batches(args.batch)
+        device = gpu_device(args.gpu, dtype) if args.gpu is not None else run_device(args.run, dtype)
+    except Refused as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    found = report(spec, params, dtype, device, batches)
+    print(json.dumps(found, indent=1, ensure_ascii=False) if args.json else "\n".join(table_lines(found)))
+    return 0
+
+
+# --------------------------------------------------------------------------- reading the request
+
+
+def find_workload(name: str) -> Workload:
+    spec = WORKLOADS.get(name.strip().lower())
+    if spec is None:
+        raise Refused(f"unknown workload {name!r}; choose from {', '.join(WORKLOADS)}")
+    return spec
+
+
+def parse_params(spec: Workload, pairs: list[str]) -> dict[str, Any]:
+    """The workload's defaults with the given KEY=VALUE pairs applied and checked against the registry."""
+    params = spec.defaults()
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        param = spec.param(key.strip())
+        if not sep or param is None:
+            raise Refused(f"--param {pair!r}: {spec.name} takes KEY=VALUE with KEY one of {spec.parameter_words()}")
+        try:
+            params[param.name] = param.kind(value.strip().lower() if param.kind is str else value.strip())
+        except ValueError:
+            kind = "a whole number" if param.kind is int else "a number"
+            raise Refused(f"--param {pair!r}: {param.name} must be {kind}") from None
+    problems = spec.problems(params)
+    if problems:
+        field, message = problems[0]
+        raise Refused(f"{spec.name}: {field} {message}" if field != "(params)" else f"{spec.name}: {message}")
+    return params
+
+
+def parse_dtype(name: str) -> str:
+    wanted = name.strip().lower()
+    dtype = DTYPE_NAMES.get(wanted, wanted)
+    if dtype not in BYTES_PER_ELEMENT:
+        raise Refused(f"unknown dtype {name!r}; choose from {', '.join(BYTES_PER_ELEMENT)}")
+    return dtype
+
+
+def parse_batches(listed: str) -> list[int]:
+    try:
+        batches = sorted({int(part) for part in listed.split(",") if part.strip()})
+    except ValueError:
+        raise Refused(f"--batch {listed!r}: give whole numbers separated by commas, e.g. 1,8,64") from None
+    if not batches or batches[0] < 1 or batches[-1] > MAX_BATCH:
+        raise Refused(f"--batch {listed!r}: batch sizes run from 1 to {MAX_BATCH:,}")
+    return batches
+
+
+def gpu_device(name: str, dtype: str) -> Device:
+    found = gpus_matching(name)
+    if len(found) != 1:
+        which = "ambiguous" if found else "unknown"
+        choices = ", ".join(gpu.name for gpu in (found or GPUS))
+        raise Refused(f"{which} GPU {name!r}; choose from {choices}")
+    gpu = found[0]
+    if dtype not in gpu.peak_flops:
+        raise Refused(f"the {gpu.name} datasheet gives no {dtype} rate; it gives {', '.join(gpu.peak_flops)}")
+    return Device(gpu.name, gpu.ceilings(dtype), gpu.memory_bytes, "datasheet", gpu.source)
+
+
+def run_device(path: Path, dtype: str) -> Device:
+    try:
+        measured = read_run(path, layout=False)
+    except ResultsError as exc:
+        raise Refused(str(exc)) from None
+    ceilings = run_ceilings(measured.ceilings, dtype)
+    if ceilings is None:
+        have = ", ".join(measured.ceilings.get("matmul", {})) or "no dtype"
+        raise Refused(f"{path}: run {measured.id} measured no {dtype} matmul rate (it measured {have})")
+    name = text.device_label(measured)
+    return Device(name, ceilings, measured.device.get("memory_bytes"), "measured", f"run {measured.id} ({path})")
+
+
+# --------------------------------------------------------------------------- the answer
+
+
+def _point(name: str, params: dict[str, Any], dtype: str, device: Device, point: PredictedPoint) -> dict[str, Any]:
+    held = footprint_bytes(name, params, dtype, point.batch)
+    return {
+        "batch": point.batch,
+        "seconds": point.seconds,
+        "throughput": point.batch / point.seconds,
+        "flops": point.flops,
+        "bytes": point.bytes,
+        "bound": point.bound,
+        "fits": None if device.memory_bytes is None else held <= device.memory_bytes,
+    }
+
+
+def throughput_unit(spec: Workload, params: dict[str, Any]) -> str:
+    return "prompts/s" if params.get("phase") == "prefill" else spec.unit.rate
+
+
+def report(spec: Workload, params: dict[str, Any], dtype: str, device: Device, batches: list[int]) -> dict[str, Any]:
+    """The prediction as one JSON-ready object: the assumptions once, a point per batch, the knee."""
+    points = predict(spec.name, params, device.ceilings, dtype, batches)
+    held = "the weights plus the KV cache" if spec.name == "decode" else "the weights"
+    assumptions = {
+        "workload": spec.name,
+        "configuration": spec.shape(params),
+        "params": params,
+        "dtype": dtype,
+        "bytes_per_element": BYTES_PER_ELEMENT[dtype],
+        "device": device.name,
+        "ceilings_from": device.origin,
+        "flops_per_s": device.ceilings.flops_per_s,
+        "bytes_per_s": device.ceilings.bytes_per_s,
+        "memory_bytes": device.memory_bytes,
+        "source": device.source,
+        "model": MODEL,
+        "bytes_counted": BYTES_COUNTED[spec.name],
+        "throughput_unit": throughput_unit(spec, params),
+        "fits_counts": f"{held}, against the device's memory",
+    }
+    return {
+        "assumptions": assumptions,
+        "points": [_point(spec.name, params, dtype, device, p) for p in points],
+        "knee": knee(spec.name, params, device.ceilings, dtype),
+    }
+
+
+def knee_words(found: float | None) -> str:
+    if found is None:
+        return "none: memory-bound at every batch (compute never overtakes memory)"
+    if found < 1:
+        return "below 1: compute-bound from the first row"
+    return f"≈ {text.fmt_batch(found)}: memory-bound below it, compute-bound above"
+
+
+def table_lines(found: dict[str, Any]) -> list[str]:
+    """The assumptions stated once, then one row per batch."""
+    a = found["assumptions"]
+    memory = text.fmt_bytes(a["memory_bytes"]) if a["memory_bytes"] else "unknown"
+    ceilings = (
+        f"{text.fmt_rate(a['flops_per_s'], 'FLOP/s')} {a['dtype']}, {text.fmt_rate(a['bytes_per_s'], 'B/s')}, "
+        f"{memory} of memory"
+    )
+    lines = [
+        f"Predicted, not measured: {a['configuration']} in {a['dtype']} on {a['device']} ({a['ceilings_from']})",
+        f"  ceilings: {ceilings} ({a['source']})",
+        f"  model: {a['model']}",
+        f"  bytes counted ({a['bytes_per_element']} per element): {a['bytes_counted']}",
+        f"  fits: {a['fits_counts']}",
+        "  params: " + ", ".join(f"{k}={v}" for k, v in a["params"].items()),
+        "",
+        f"{'batch':>9} {'time':>10} {'throughput':>16} {'FLOPs':>10} {'bytes':>10}  {'bound':<8} fits",
+    ]
+    for p in found["points"]:
+        fits = {True: "yes", False: "no", None: "?"}[p["fits"]]
+        rate = f"{text.sig(p['throughput'])} {a['throughput_unit']}"
+        lines.append(
+            f"{p['batch']:>9,} {text.fmt_time(p['seconds']):>10} {rate:>16} {p['flops']:>10.3g} "
+            f"{text.fmt_bytes(p['bytes']):>10}  {p['bound']:<8} {fits}"
+        )
+    lines.append(f"predicted critical batch: {knee_words(found['knee'])}")
+    return lines

@@ -1,0 +1,59 @@
+"""The chart of published measurements against the roofline's predictions: one point per published figure, log-log,
+with the line where the two are equal. Nothing on it was measured by this project.
+
+Pure Python (Altair builds JSON only): nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import altair as alt
+
+from benchmarks.site.charts import HEIGHT, LABEL_GREY, PALETTE, WIDTH, _rows, _title
+
+SHAPES = {"verified": "circle", "partly verified": "diamond"}
+
+
+def published_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[str]) -> alt.LayerChart:
+    """`rows` hold source, id, configuration, predicted and published (work per second), per (its unit), ratio and
+    status (verified or partly verified)."""
+    values = [v for row in rows for v in (row["predicted"], row["published"])]
+    low, high = min(values) / 2, max(values) * 2
+    scale = alt.Scale(type="log", domain=[low, high], nice=False)
+    decades = [10.0**k for k in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)]
+    axis = alt.Axis(values=[d for d in decades if low <= d <= high], format=",~g")
+    sources = list(dict.fromkeys(row["source"] for row in rows))
+    equal = alt.Chart(alt.Data(values=[{"x": low, "y": low}, {"x": high, "y": high}]))
+    line = equal.mark_line(strokeDash=[6, 4], color=LABEL_GREY).encode(x="x:Q", y="y:Q")
+    label = (
+        alt.Chart(alt.Data(values=[{"x": high / 1.6, "y": high / 1.6, "text": "published = predicted"}]))
+        .mark_text(align="right", dx=-6, dy=-6, fontSize=11, color=LABEL_GREY, angle=315)
+        .encode(x="x:Q", y="y:Q", text="text:N")
+    )
+    points = (
+        alt.Chart(alt.Data(values=_rows(list(rows))))
+        .mark_point(filled=True, size=70, opacity=0.9)
+        .encode(
+            x=alt.X("predicted:Q", title="predicted by the roofline (work per second)", scale=scale, axis=axis),
+            y=alt.Y("published:Q", title="published by others (work per second)", scale=scale, axis=axis),
+            color=alt.Color(
+                "source:N", title="published by", scale=alt.Scale(domain=sources, range=PALETTE[: len(sources)])
+            ),
+            shape=alt.Shape(
+                "status:N", title="checked", scale=alt.Scale(domain=list(SHAPES), range=list(SHAPES.values()))
+            ),
+            tooltip=[
+                alt.Tooltip("source:N", title="published by"),
+                alt.Tooltip("configuration:N"),
+                alt.Tooltip("published:Q", title="published per second", format=",.4~g"),
+                alt.Tooltip("predicted:Q", title="predicted per second", format=",.4~g"),
+                alt.Tooltip("per:N", title="unit of work"),
+                alt.Tooltip("ratio:Q", title="published ÷ predicted", format=".2f"),
+                alt.Tooltip("status:N", title="checked"),
+            ],
+        )
+    )
+    return alt.layer(line, label, points).properties(width=WIDTH, height=HEIGHT + 80, title=_title(title, *subtitle))

@@ -1,0 +1,199 @@
+"""The devices page: every device with a committed run, newest complete run each, read the same way: measured
+ceilings against the datasheet, the MLP's ridge batch against its measured knee, normalised curves on shared
+axes, and the software each run measured with."""
+
+from __future__ import annotations
+
+from benchmarks.analysis import curves as c
+from benchmarks.analysis import devices as dv
+from benchmarks.analysis.curves import SiteData
+from benchmarks.results import Run
+from benchmarks.site import charts, text
+from benchmarks.site.charts_devices import normalised_chart
+from benchmarks.site.render import NO_RESULTS, Html, Page, Paragraph, Table, tag, takeaway
+
+KNEE_HEADERS = [
+    "device", "MLP (dtype · mode)", "ridge batch, run's ceilings", "ridge batch, rates reached", "measured knee",
+    "measured ÷ ridge at rates reached",
+]  # fmt: skip
+SOFTWARE_HEADERS = ["device", "run (date · commit)", "torch", "CUDA", "driver", "Python", "CPU threads"]
+PREDICTED = "predicted from the run's measured ceilings"
+
+
+def build(data: SiteData | None = None) -> Page:
+    data = data or c.load_site_data()
+    if not data.shown:
+        return Page({name: [NO_RESULTS] for name in ("ceilings", "knees", "curves", "software", "takeaway")}, data)
+    return Page(
+        {
+            "ceilings": [ceilings_table(data)],
+            "knees": [knee_table(data)],
+            "curves": curves_parts(data),
+            "software": [software_table(data)],
+            "takeaway": [takeaway(*lesson(data))],
+        },
+        data,
+    )
+
+
+def label(run: Run) -> str:
+    return text.device_label(run) + (" (SYNTHETIC test fixture)" if run.synthetic else "")
+
+
+def estimate(words: str) -> Html:
+    """A datasheet figure or a prediction, set apart from what was measured."""
+    return tag("em", words, class_="estimate")
+
+
+# --------------------------------------------------------------------------- ceilings
+
+
+def rate(ceiling: dv.Ceiling, value: float) -> str:
+    return text.fmt_rate(value, "B/s" if ceiling.name == dv.COPY else "FLOP/s")
+
+
+def ceiling_cell(ceiling: dv.Ceiling | None) -> list:
+    if ceiling is None:
+        return ["–"]
+    cell: list = [f"{rate(ceiling, ceiling.measured)} measured", Html("<br>")]
+    if ceiling.datasheet:
+        share = f"{text.sig(100 * ceiling.fraction, 2)} % of it"
+        return [*cell, estimate(f"{rate(ceiling, ceiling.datasheet)} datasheet; measured {share}")]
+    return [*cell, estimate("no datasheet figure")]
+
+
+def ceilings_table(data: SiteData) -> Table:
+    found = [{ceiling.name: ceiling for ceiling in dv.ceilings(run)} for run in data.shown]
+    dtypes = sorted({name for row in found for name in row if name != dv.COPY}, key=_dtype_order)
+    headers = ["device", "copy bandwidth", *(f"matmul, {dtype}" for dtype in dtypes)]
+    rows = [
+        [label(run), *(ceiling_cell(mine.get(name)) for name in (dv.COPY, *dtypes))]
+        for run, mine in zip(data.shown, found)
+    ]
+    return Table(headers, rows, "Measured ceilings of each device's newest complete run, beside its datasheet")
+
+
+def _dtype_order(dtype: str) -> tuple:
+    return (c.DTYPE_ORDER.index(dtype) if dtype in c.DTYPE_ORDER else len(c.DTYPE_ORDER), dtype)
+
+
+# --------------------------------------------------------------------------- knees
+
+
+def knee_table(data: SiteData) -> Table:
+    rows = []
+    for run in data.shown:
+        found = dv.knee_rows(run)
+        if not found:
+            rows.append([label(run), "no depth-8 MLP measured", "–", "–", "–", "–"])
+        for row in found:
+            curve = row.curve
+            rows.append(
+                [
+                    label(run),
+                    f"{curve.label} ({curve.dtype} · {curve.mode})",
+                    ridge_cell(row.ridge),
+                    ridge_cell(row.reached),
+                    f"≈ {text.fmt_batch(row.measured)}" if row.measured else "no clear knee",
+                    f"{text.sig(row.ratio, 2)}×" if row.ratio else "–",
+                ]
+            )
+    return Table(KNEE_HEADERS, rows, "The MLP's ridge batches (predicted) against its measured knee")
+
+
+def ridge_cell(batch: float | None) -> Html:
+    return estimate(f"≈ {text.fmt_batch(batch)}") if batch else estimate("none: never compute-bound")
+
+
+# --------------------------------------------------------------------------- curves
+
+
+def chart_rows(run: Run) -> list[dict]:
+    rows = []
+    for point in dv.normalised(run):
+        curve = f"{point.curve.label} · {charts.DTYPE_SHORT.get(point.curve.dtype, point.curve.dtype)}"
+        base = {"device": label(run), "curve": curve, "x": point.x, "batch": point.batch}
+        rows.append({**base, "kind": "measured", "y": point.measured})
+        if point.predicted is not None:
+            rows.append({**base, "kind": "roofline (predicted)", "y": point.predicted})
+    return rows
+
+
+def curves_parts(data: SiteData) -> list:
+    rows = [row for run in data.shown for row in chart_rows(run)]
+    if not rows:
+        return [Paragraph("No committed run has an MLP curve with a ridge batch to normalise by.")]
+    devices = [label(run) for run in data.shown if any(row["device"] == label(run) for row in rows)]
+    dtypes = ", ".join(dict.fromkeys(k.curve.dtype for run in data.shown for k in dv.knee_rows(run)))
+    chart = normalised_chart(
+        rows,
+        devices,
+        "Every device on shared axes: normalised latency against normalised batch",
+        [
+            f"{len(devices)} device{'' if len(devices) == 1 else 's'} · {dtypes} · graph replay on a GPU, "
+            "eager calls on a CPU · weights rotated through memory",
+            "solid: measured; dashed: roofline predicted from each run's own measured ceilings",
+        ],
+    )
+    figure = charts.figure(
+        chart,
+        "devices-normalised",
+        "Every device's MLP curves, normalised",
+        "One log-log panel per device with a committed run: each depth-8 MLP's median latency divided by its latency "
+        "at batch 1, against the batch divided by the ridge batch of the run's own measured ceilings, measured solid "
+        "and the roofline's prediction dashed, so that machines of any speed share the axes. Devices: "
+        + "; ".join(devices),
+        "Each device's MLP curves on shared axes: latency ÷ latency at batch 1 against batch ÷ ridge batch, measured "
+        "solid, predicted dashed.",
+    )
+    return [figure]
+
+
+# --------------------------------------------------------------------------- software
+
+
+def software_table(data: SiteData) -> Table:
+    rows = []
+    for run in data.shown:
+        stack = dv.software(run)
+        cells = [stack[name] if stack[name] is not None else "–" for name in ("torch", "cuda", "driver", "python")]
+        threads = stack["threads"] if run.device["kind"] != "cuda" and stack["threads"] else "–"
+        rows.append([label(run), run_cell(run), *map(str, cells), str(threads)])
+    return Table(SOFTWARE_HEADERS, rows, "The software each run measured with, as its results file records it")
+
+
+def run_cell(run: Run) -> str:
+    commit = run.doc["run"].get("git_commit")
+    words = f"{text.run_date(run)} · {commit[:7] if commit else 'commit unknown'}"
+    return words if run.complete else words + " · incomplete"
+
+
+# --------------------------------------------------------------------------- takeaway
+
+
+def lesson(data: SiteData) -> tuple[str, list[str]]:
+    said = []
+    for run in data.shown:
+        ratios = [row.ratio for row in dv.knee_rows(run) if row.ratio]
+        shares = [x.fraction for x in dv.ceilings(run) if x.fraction]
+        words = f"{label(run)}: "
+        words += (
+            f"measured knee {text.sig(min(ratios), 2)}–{text.sig(max(ratios), 2)}× the ridge batch at the rates its "
+            "kernels reached"
+            if ratios
+            else "no measured knee to set against a ridge batch"
+        )
+        if shares:
+            words += f"; ceilings {text.sig(100 * min(shares), 2)}–{text.sig(100 * max(shares), 2)} % of the datasheet"
+        said.append(words + ".")
+    many = len(data.shown) > 1
+    return (
+        "Read every machine the same way: measure its ceilings, predict its ridge batch from them and from the "
+        "rates its kernels reach, then look where its curves bend. "
+        + (
+            "Normalised by their own ridge batches, curves from different machines share one pair of axes."
+            if many
+            else "Only one device has a committed run so far; each new results file adds a row and a panel here."
+        ),
+        said,
+    )

@@ -1,0 +1,348 @@
+"""The page that checks the roofline against measurements others published: each published figure beside the
+prediction for its configuration, the ratio, and what the gap means."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from benchmarks.analysis import published_check as pc
+from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, find_gpu
+from benchmarks.analysis.published_check import Check, KneeComparison
+from benchmarks.analysis.published_file import Measurement, Model, read_published
+from benchmarks.site import charts, text
+from benchmarks.site.charts_published import published_chart
+from benchmarks.site.render import Bullets, Details, Html, Page, Paragraph, Table, code, strong, tag, takeaway
+
+TABLE_HEADERS = ["published by", "configuration", "published", "predicted", "published ÷ predicted", "breaks"]
+KNEE_HEADERS = ["published by", "configuration", "published knee", "predicted knee, float32", "predicted knee, float16",
+                "published ÷ predicted"]  # fmt: skip
+SHORT = {
+    "tensor-parallel": "tensor parallel",
+    "int8-weights": "int8 weights",
+    "fp8-mixed": "FP8",
+    "fused-elementwise": "fused kernels",
+    "latency-bound": "latency bound",
+    "power-limited": "power limit",
+}
+DEPARTURES = {
+    "tensor-parallel": "split over {gpus} GPUs by tensor parallelism: predicted as one device with {gpus} times the "
+    "rate and the bandwidth, and no communication between them",
+    "data-parallel": "{gpus} GPUs, each with its own copy: predicted as {gpus} times one GPU",
+    "int8-weights": "int8 weights: predicted in {dtype}, {size} bytes a weight, where the kernels read one",
+    "fp8-mixed": "FP8 weights and KV cache: predicted with every element in one-byte float8 at the datasheet's dense "
+    "FP8 rate",
+    "fused-elementwise": "the engine fuses BatchNorm, ReLU and the residual adds into the convolutions, where the "
+    "count here gives each a pass of its own over memory",
+    "latency-bound": "queries arrive at random and 99 % of them must finish within a latency bound (the Server "
+    "scenario's rule)",
+    "power-limited": "run under a power limit below the card's rating; the datasheet's rates are at full power",
+    "variant-unstated": "the source does not say which variant of the GPU: predicted on the {gpu} datasheet",
+    "variant-inferred": "the GPU variant is inferred from the source: predicted on the {gpu} datasheet",
+    "dtype-unstated": "the precision is not stated: predicted in {dtype}",
+    "batch-unstated": "the batch size is not stated: predicted at {batch} per GPU",
+    "output-unstated": "the number of new tokens is not stated: predicted for {output}, the script's default",
+}
+
+
+def build(rows: Sequence[Measurement] | None = None) -> Page:
+    rows = read_published() if rows is None else list(rows)
+    found = pc.checks(rows)
+    return Page(
+        {
+            "comparison": [comparison_figure(found), Paragraph(summary_words(found))],
+            "table": [comparison_table(found)],
+            "details": details(found),
+            "knees": knee_parts(pc.knee_comparisons(rows)),
+            "not_compared": not_compared(rows),
+            "takeaway": [takeaway(lesson(found))],
+        },
+        extra={"checks": found},
+    )
+
+
+# --------------------------------------------------------------------------- words
+
+
+def gpu_words(model: Model) -> str:
+    name = model.gpu.removeprefix("NVIDIA ")
+    if model.gpus == 1:
+        return name
+    return f"{model.gpus} × {name} ({model.parallelism} parallel)"
+
+
+def configuration(row: Measurement) -> str:
+    m = row.model
+    words = f"{row.configuration['model']} · {gpu_words(m)} · {m.dtype} · batch {m.batch}"
+    if m.kind == "throughput":
+        return words + " per GPU"
+    if m.kind == "prefill":
+        return words + f" · {m.input_tokens}-token prompt"
+    if m.input_tokens is not None:
+        return words + f" · {m.input_tokens} in, {m.output_tokens} out"
+    return words
+
+
+def compact(row: Measurement) -> str:
+    """The configuration in a table cell: model, GPU(s), dtype, batch and lengths, e.g. '13B decoder · A100 SXM4
+    40GB · fp16 · batch 1 · 512→10 tokens'."""
+    m = row.model
+    name = row.configuration["model"].split(":")[0].split(",")[0]
+    gpu = m.gpu.removeprefix("NVIDIA ") if m.gpus == 1 else f"{m.gpus} × {m.gpu.removeprefix('NVIDIA ')}"
+    words = f"{name} · {gpu} · {charts.DTYPE_SHORT.get(m.dtype, m.dtype)} · batch {m.batch}"
+    if m.kind == "prefill":
+        return words + f" · {m.input_tokens}-token prompt"
+    if m.input_tokens is not None:
+        return words + f" · {m.input_tokens}→{m.output_tokens} tokens"
+    return words
+
+
+def ratio_cell(found: Check) -> str:
+    return f"{found.ratio:.2f}" if found.ratio <= 1 else f"{text.sig(found.ratio, 2)}: above the roofline"
+
+
+def published_cell(found: Check) -> str:
+    """The figure as published and, when that is a time, as work per second."""
+    said = as_published(found.row)
+    if found.row.unit in ("ms", "ms/token"):
+        said += f" = {per_second(found.published, found.per)}"
+    return said
+
+
+def as_published(row: Measurement) -> str:
+    return f"{row.value:,} {row.unit}"
+
+
+def per_second(value: float, per: str) -> str:
+    return f"{text.sig(value, 3)} {per}/s"
+
+
+def reading(found: Check) -> str:
+    """What the ratio means: the fraction of the roofline reached, or how far past it the figure is."""
+    if found.ratio <= 1:
+        return f"{found.ratio * 100:.0f} % of the roofline"
+    return f"{text.sig(found.ratio, 2)}× the roofline: faster than the model allows"
+
+
+def departure_words(found: Check) -> list[str]:
+    m = found.row.model
+    said = []
+    for name in m.departures:
+        size = BYTES_PER_ELEMENT[m.dtype]
+        words = DEPARTURES[name].format(
+            gpus=m.gpus, gpu=m.gpu, dtype=m.dtype, size=size, batch=m.batch, output=m.output_tokens
+        )
+        if name == "fused-elementwise" and (fused := pc.fused_per_second(m)) is not None:
+            words += (
+                f"; with those passes left out the roofline gives {per_second(fused, found.per)}, and the published "
+                f"figure is {text.sig(found.published / fused, 2)} of that"
+            )
+        if name == "batch-unstated":
+            words += f", where the weights are {text.sig(100 * pc.weight_share(m), 2)} % of the bytes of a call"
+        said.append(words)
+    return said
+
+
+def how_words(found: Check) -> str:
+    """How the configuration was predicted, in a clause."""
+    m, p = found.row.model, found.prediction
+    if m.kind == "throughput":
+        return f"{m.batch} images a call on each GPU"
+    if m.kind == "prefill":
+        return f"a prefill of {m.batch} prompt(s) of {m.input_tokens} tokens"
+    last = m.input_tokens + m.output_tokens
+    if m.kind == "decode-step":
+        steps = f"{m.output_tokens} decode steps of {m.batch} sequence(s)"
+        return f"the mean of {steps} at contexts {m.input_tokens}–{last - 1}"
+    share = text.sig(100 * p.prefill_s / p.seconds, 2)
+    return (
+        f"a prefill of {m.batch} prompt(s) of {m.input_tokens} tokens, then {m.output_tokens - 1} decode steps at "
+        f"contexts {m.input_tokens}–{last - 2}; the prefill is {share} % of the predicted time"
+    )
+
+
+def method_words(found: Check) -> str:
+    m = found.row.model
+    gpu = find_gpu(m.gpu)
+    rates = f"{text.fmt_rate(gpu.peak_flops[m.dtype], 'FLOP/s')} {m.dtype}, {text.fmt_rate(gpu.bandwidth, 'B/s')}"
+    return (
+        f"Predicted as {how_words(found)}, on the {m.gpu} datasheet ({rates}); most of the predicted time is "
+        f"{found.prediction.bound}-bound. Dimensions: {m.params_source}."
+    )
+
+
+# --------------------------------------------------------------------------- parts
+
+
+def comparison_figure(found: Sequence[Check]):
+    rows = [
+        {
+            "source": c.row.source.short,
+            "id": c.row.id,
+            "configuration": configuration(c.row),
+            "predicted": c.predicted,
+            "published": c.published,
+            "per": c.per,
+            "ratio": c.ratio,
+            "status": c.row.status,
+        }
+        for c in found
+    ]
+    gpus = ", ".join(dict.fromkeys(c.row.model.gpu.removeprefix("NVIDIA ") for c in found))
+    dtypes = ", ".join(dict.fromkeys(c.row.model.dtype for c in found))
+    chart = published_chart(
+        rows,
+        "Published by others, not measured here: published against predicted",
+        [
+            f"predicted from the datasheets of: {gpus} · {dtypes}",
+            "modes: as each source ran them (engines, batching and parallelism in the table) · dashed: equal",
+        ],
+    )
+    median, low, high = pc.ratio_summary(found)
+    return charts.figure(
+        chart,
+        "published-against-predicted",
+        "Published by others against the roofline's prediction",
+        f"Log-log scatter of {len(found)} figures published by others (none measured here), each against the "
+        f"roofline's prediction for its configuration, both in work per second (tokens, requests, images or prompts); "
+        f"the dashed line is where they are equal. Published ÷ predicted has a median of {text.sig(median, 2)} and "
+        f"runs from {text.sig(low, 2)} to {text.sig(high, 2)}",
+        "Each point is one figure published by others against the roofline's prediction for its configuration, in "
+        "work per second; below the dashed line the published system fell short of the roofline.",
+    )
+
+
+def _extreme(found: Sequence[Check], value: float) -> str:
+    match = next(c for c in found if c.ratio == value)
+    return f"{text.sig(value, 2)} ({match.row.source.short}: {configuration(match.row)})"
+
+
+def summary_words(found: Sequence[Check]) -> list:
+    median, low, high = pc.ratio_summary(found)
+    sources = len({c.row.source.short for c in found})
+    words: list = [
+        f"{len(found)} figures from {sources} sources. ",
+        strong(f"Published ÷ predicted: median {text.sig(median, 2)}"),
+        f", from {_extreme(found, low)} to {_extreme(found, high)}. ",
+    ]
+    clean = [c for c in found if not c.breaks]
+    if clean:
+        m, lo, hi = pc.ratio_summary(clean)
+        above = sum(c.ratio > 1 for c in clean)
+        words.append(
+            f"Over the {len(clean)} whose configuration breaks none of the model's assumptions (no "
+            f"{', '.join(SHORT[b] for b in sorted(pc.BREAKS))}) the median is {text.sig(m, 2)}, from "
+            f"{text.sig(lo, 2)} to {text.sig(hi, 2)}: "
+            + (
+                "every one of them below the roofline, as a bound should be."
+                if not above
+                else f"{above} of them above it, which a bound should never be."
+            )
+        )
+    return words
+
+
+def comparison_table(found: Sequence[Check]) -> Table:
+    rows = [
+        [
+            tag("a", c.row.source.short, href=c.row.source.url),
+            compact(c.row),
+            published_cell(c),
+            per_second(c.predicted, c.per),
+            ratio_cell(c),
+            ", ".join(SHORT[b] for b in c.breaks) or "none",
+        ]
+        for c in found
+    ]
+    caption = "Published by others, not measured here, against the roofline's prediction for the same configuration"
+    return Table(TABLE_HEADERS, rows, caption)
+
+
+def row_parts(found: Check) -> list:
+    row = found.row
+    source = row.source
+    said = [
+        strong(f"{row.metric}: {as_published(row)}"),
+        f" ({configuration(row)}). ",
+        tag("a", source.title, href=source.url),
+        f", {source.author}, {source.locator}, {source.date}. ",
+        tag("em", f"{row.status.capitalize()}: {row.note}."),
+    ]
+    facts = "; ".join(f"{name}: {value}" for name, value in row.configuration.items())
+    return [
+        Paragraph(said),
+        Html(f"<blockquote>{tag('p', row.quote)}</blockquote>"),
+        Paragraph(f"As the source states it: {facts}."),
+        Paragraph(
+            [
+                method_words(found),
+                f" Published {per_second(found.published, found.per)} against {per_second(found.predicted, found.per)}"
+                f" predicted: {reading(found)}.",
+            ]
+        ),
+        *([Bullets(departure_words(found))] if found.row.model.departures else []),
+    ]
+
+
+def details(found: Sequence[Check]) -> list:
+    by_source: dict[str, list[Check]] = {}
+    for c in found:
+        by_source.setdefault(c.row.source.short, []).append(c)
+    return [
+        Details(
+            f"{source}: {len(group)} figure(s), with quotes and what each gap means",
+            [part for c in group for part in row_parts(c)],
+        )
+        for source, group in by_source.items()
+    ]
+
+
+def knee_cell(value: float | None) -> str:
+    return "none: memory-bound at every batch" if value is None else f"≈ {text.fmt_batch(value)}"
+
+
+def knee_parts(found: Sequence[KneeComparison]) -> list:
+    if not found:
+        return []
+    rows = [
+        [
+            tag("a", k.row.source.short, href=k.row.source.url),
+            f"{k.row.configuration['model']} · {k.row.model.gpu.removeprefix('NVIDIA ')}",
+            f"≈ {k.row.value:,}",
+            knee_cell(k.predicted.get("float32")),
+            knee_cell(k.predicted.get("float16")),
+            f"{text.sig(k.ratio, 2)} (against {k.row.model.dtype})" if k.ratio else "–",
+        ]
+        for k in found
+    ]
+    quotes = [
+        [strong(f"{k.row.configuration['model']}: "), f"“{k.row.quote}” ", tag("em", f"{k.row.note}.")] for k in found
+    ]
+    caption = "Where a published curve bends, against the predicted critical batch"
+    return [Table(KNEE_HEADERS, rows, caption), Bullets(quotes)]
+
+
+def not_compared(rows: Sequence[Measurement]) -> list:
+    items = [
+        [
+            tag("a", row.source.short, href=row.source.url),
+            f", {row.configuration['model']} on {row.configuration['hardware']}: {as_published(row)} ({row.metric}). "
+            f"Not compared: {row.not_compared}.",
+        ]
+        for row in rows
+        if row.not_compared
+    ]
+    return [Bullets(items)] if items else []
+
+
+def lesson(found: Sequence[Check]) -> list:
+    clean = [c for c in found if not c.breaks] or list(found)
+    median, low, high = pc.ratio_summary(clean)
+    return [
+        "The roofline is a bound, not a forecast: the published systems that keep to its assumptions reached ",
+        strong(f"{low * 100:.0f}–{high * 100:.0f} % of it (median {median * 100:.0f} %)"),
+        ". Use it to find the knee and what bounds a configuration, then expect real kernels to fall short of it by "
+        "about that much; a figure above it is a configuration the model does not describe (fewer bytes a weight, "
+        "fused passes). Run ",
+        code("python -m benchmarks predict"),
+        " for your own configuration.",
+    ]

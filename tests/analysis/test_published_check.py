@@ -1,0 +1,98 @@
+"""The roofline against published measurements: each configuration predicted with `predict`, in work per second."""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+
+import pytest
+
+from benchmarks.analysis.datasheet import find_gpu
+from benchmarks.analysis.predict import knee, predict
+from benchmarks.analysis.published_check import (
+    BREAKS,
+    check,
+    checks,
+    fused_per_second,
+    knee_comparisons,
+    predicted,
+    published_per_second,
+    ratio_summary,
+)
+from benchmarks.analysis.published_file import Model, read_published
+
+SMALL = {"layers": 2, "d_model": 512, "heads": 8, "kv_heads": 8, "d_ff": 2048, "ffn": "gelu"}
+A100 = find_gpu("NVIDIA A100 SXM4 40GB")
+
+
+def model(**changes) -> Model:
+    base = Model("generation", "decode", SMALL, "test", A100.name, "float16", 4, 1, "none", (), 16, 8)
+    return dataclasses.replace(base, **changes)
+
+
+def call(phase: str, context: int, batch: int = 4, ceilings=None) -> float:
+    params = {**SMALL, "context": context, "phase": phase}
+    return predict("decode", params, ceilings or A100.ceilings("float16"), "float16", [batch])[0].seconds
+
+
+def rows() -> dict:
+    return {row.id: row for row in read_published()}
+
+
+def test_a_static_batch_is_a_prefill_then_one_decode_step_per_further_token():
+    total = call("prefill", 16) + sum(call("decode", 16 + k) for k in range(7))
+    tokens, requests = predicted(model(), "tokens/s"), predicted(model(), "requests/s")
+    assert tokens.per_second == pytest.approx(4 * 8 / total)
+    assert requests.per_second == pytest.approx(4 / total)
+    assert tokens.prefill_s == pytest.approx(call("prefill", 16)) and tokens.seconds == pytest.approx(total)
+
+
+def test_a_time_per_token_is_the_mean_decode_step():
+    found = predicted(model(kind="decode-step", batch=1, output_tokens=10), "ms/token")
+    mean = statistics.mean(call("decode", 16 + k, batch=1) for k in range(10))
+    assert found.per_second == pytest.approx(1 / mean) and found.bound == "memory"
+
+
+def test_tensor_parallelism_is_n_times_the_ceilings_and_data_parallelism_n_copies():
+    one = predicted(model(kind="prefill", output_tokens=None), "ms").per_second
+    tensor = predicted(model(kind="prefill", output_tokens=None, gpus=2, parallelism="tensor"), "ms").per_second
+    data = predicted(model(kind="prefill", output_tokens=None, gpus=2, parallelism="data"), "ms").per_second
+    assert tensor == pytest.approx(2 * one) and data == pytest.approx(2 * one)
+
+
+def test_kipply_one_gpu_reaches_three_quarters_of_the_roofline():
+    found = check(rows()["kipply-13b-a100-decode"])
+    assert found.published == pytest.approx(1 / 0.022)  # 22.0 ms per token at batch 1
+    assert 1 / found.predicted == pytest.approx(0.0165, rel=0.01)  # the post's own weights-only figure: 16.8 ms
+    assert 0.7 < found.ratio < 0.8 and found.per == "tokens"
+
+
+def test_published_figures_become_work_per_second():
+    by_id = rows()
+    assert published_per_second(by_id["trtllm080-a100-llama7b-ttft-128"]) == pytest.approx(1 / 0.0161)
+    assert published_per_second(by_id["mlperf40-dgxh100-resnet50-offline"]) == 703770
+    assert published_per_second(by_id["databricks-mpt7b-a100-static-b64"]) == 12.5
+
+
+def test_every_row_with_a_model_is_compared_and_the_summary_is_computed():
+    found = checks()
+    compared = [row for row in read_published() if row.model is not None and row.model.kind != "knee"]
+    assert [c.row.id for c in found] == [row.id for row in compared]
+    median, low, high = ratio_summary(found)
+    ratios = sorted(c.ratio for c in found)
+    assert (median, low, high) == (statistics.median(ratios), ratios[0], ratios[-1])
+    assert all(c.ratio < 1 for c in found if not set(c.row.model.departures) & BREAKS)  # the roofline is a bound
+
+
+def test_the_fused_count_of_resnet50_moves_fewer_bytes():
+    row = rows()["mlperf40-dgxh100-resnet50-offline"]
+    assert fused_per_second(row.model) > 3 * predicted(row.model, row.unit).per_second
+    assert fused_per_second(rows()["kipply-13b-a100-decode"].model) is None
+
+
+def test_a_published_knee_is_set_against_the_predicted_knee_in_each_dtype():
+    (mlp,) = [k for k in knee_comparisons() if k.row.id == "article-t4-mlp-8x1024-knee"]
+    t4 = find_gpu("NVIDIA T4")
+    params = {"width": 1024, "depth": 8}
+    assert mlp.predicted == {d: knee("mlp", params, t4.ceilings(d), d) for d in ("float32", "float16")}
+    assert mlp.ratio == pytest.approx(128 / mlp.predicted["float32"])

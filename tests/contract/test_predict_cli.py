@@ -1,0 +1,124 @@
+"""`python -m benchmarks predict`: the roofline of a workload from a datasheet or a run's ceilings, and its
+one-line refusals."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.cli import main
+from benchmarks.results import DEFAULT_RESULTS_DIR, load_results
+from snippets.costs import DecoderConfig, decode_cost
+
+ROOT = Path(__file__).resolve().parents[2]
+KIPPLY = ["layers=40", "d_model=5120", "heads=40", "kv_heads=40", "d_ff=20480", "ffn=gelu", "context=512"]
+
+
+def predict(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(["predict", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def as_json(capsys, *args: str) -> dict:
+    code, out, err = predict(capsys, *args, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_the_json_has_the_assumptions_a_point_per_batch_and_the_knee(capsys):
+    params = [arg for pair in KIPPLY for arg in ("--param", pair)]
+    found = as_json(capsys, "decode", "--gpu", "a100 sxm4 40gb", "--dtype", "fp16", "--batch", "8,1", *params)
+    assert set(found) == {"assumptions", "points", "knee"}
+    a = found["assumptions"]
+    assert a["device"] == "NVIDIA A100 SXM4 40GB" and a["ceilings_from"] == "datasheet"
+    assert a["flops_per_s"] == 312e12 and a["bytes_per_s"] == 1555e9 and a["dtype"] == "float16"
+    assert a["params"]["phase"] == "decode" and "datasheet" in a["source"]
+    first, second = found["points"]
+    assert [first["batch"], second["batch"]] == [1, 8]
+    assert set(first) == {"batch", "seconds", "throughput", "flops", "bytes", "bound", "fits"}
+    cost = decode_cost(1, 512, DecoderConfig(40, 5120, 40, 40, 20480, "gelu"), 2)
+    assert first["flops"] == cost["flops"] and first["bytes"] == cost["bytes"]
+    assert first["seconds"] == pytest.approx(cost["bytes"] / 1555e9)  # 16.5 ms: kipply's post predicts 16.8
+    assert first["throughput"] == pytest.approx(1 / first["seconds"])
+    assert first["bound"] == "memory" and first["fits"] is True
+    assert found["knee"] is None  # MHA at context 512: every sequence's cache keeps it memory-bound
+
+
+def test_every_parameter_defaults_to_the_snippets(capsys):
+    found = as_json(capsys, "MLP", "--gpu", "NVIDIA H100 80GB HBM3", "--dtype", "BF16", "--batch", "1,4096")
+    assert found["assumptions"]["params"] == {"width": 1024, "depth": 8}
+    assert found["assumptions"]["device"] == "NVIDIA H100 SXM"  # an alias, in any case
+    assert [p["bound"] for p in found["points"]] == ["memory", "compute"]
+    assert 295 < found["knee"] < 700  # past F/BW: each row's activations add bytes
+
+
+def test_the_fit_counts_the_kv_cache(capsys):
+    found = as_json(capsys, "decode", "--gpu", "t4", "--dtype", "fp16", "--batch", "1,1024", "--param", "context=8192")
+    assert [p["fits"] for p in found["points"]] == [True, False]  # 1.6 GiB of weights; 1,024 caches of 128 MiB
+
+
+def test_a_run_lends_its_measured_ceilings(capsys):
+    run = max(load_results(DEFAULT_RESULTS_DIR).runs, key=lambda r: r.started_at)
+    found = as_json(capsys, "linear", "--run", str(run.path), "--dtype", "float32", "--batch", "1")
+    a = found["assumptions"]
+    assert a["ceilings_from"] == "measured" and run.id in a["source"]
+    assert a["flops_per_s"] == run.ceilings["matmul"]["float32"]["flops_per_s"]
+    assert a["bytes_per_s"] == run.ceilings["copy"]["bytes_per_s"]
+
+
+def test_the_table_states_the_assumptions_once(capsys):
+    code, out, _ = predict(capsys, "resnet50", "--gpu", "h100 sxm", "--dtype", "float16", "--batch", "1,64")
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith("Predicted, not measured: ResNet-50 @224² in float16 on NVIDIA H100 SXM")
+    assert out.count("ceilings:") == 1 and "989 TFLOP/s float16" in out and "nvidia.com" in out
+    assert sum(line.split()[0] in ("1", "64") for line in lines if line.strip()) == 2
+    assert lines[-1].startswith("predicted critical batch: ")
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["foo", "--gpu", "t4"], "unknown workload 'foo'; choose from mlp, linear, moe, conv, resnet50, decode"),
+        (["mlp", "--gpu", "tpu"], "unknown GPU 'tpu'; choose from NVIDIA T4,"),
+        (["mlp", "--gpu", "h100"], "ambiguous GPU 'h100'; choose from NVIDIA H100 SXM, NVIDIA H100 PCIe"),
+        (["mlp", "--gpu", "t4", "--dtype", "bf16"], "the NVIDIA T4 datasheet gives no bfloat16 rate"),
+        (["mlp", "--gpu", "t4", "--dtype", "int3"], "unknown dtype 'int3'"),
+        (["mlp", "--gpu", "t4", "--batch", "0"], "batch sizes run from 1 to 16,777,216"),
+        (["mlp", "--gpu", "t4", "--batch", "two"], "give whole numbers separated by commas"),
+        (["mlp", "--gpu", "t4", "--param", "width=0"], "mlp: width must be at least 1"),
+        (["mlp", "--gpu", "t4", "--param", "height=3"], "KEY one of width, depth"),
+        (["mlp", "--gpu", "t4", "--param", "width=wide"], "width must be a whole number"),
+        (["decode", "--gpu", "t4", "--param", "heads=7"], "decode: heads (7) must divide d_model (4096)"),
+        (["decode", "--gpu", "t4", "--param", "ffn=relu"], "ffn must be one of gelu, swiglu"),
+        (["moe", "--gpu", "t4", "--param", "top_k=9"], "moe: top_k (9) must not exceed experts (8)"),
+        (["mlp", "--run", "/nonexistent/run.json"], "/nonexistent/run.json: (file): cannot be read"),
+    ],
+)
+def test_a_refusal_is_one_line_and_exit_2(capsys, args, said):
+    defaults = {"--dtype": "fp16", "--batch": "1"}
+    extra = [item for flag, value in defaults.items() if flag not in args for item in (flag, value)]
+    code, out, err = predict(capsys, *args, *extra)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("error: ") and said in err, err
+
+
+def test_a_run_without_the_dtype_says_what_it_measured(capsys):
+    run = max(load_results(DEFAULT_RESULTS_DIR).runs, key=lambda r: r.started_at)
+    code, _, err = predict(capsys, "mlp", "--run", str(run.path), "--dtype", "bf16", "--batch", "1")
+    assert code == 2 and "measured no bfloat16 matmul rate (it measured float32)" in err
+
+
+def test_the_command_runs_without_torch():
+    code = (
+        "import sys; sys.modules['torch'] = None\n"  # any import of torch now fails
+        "from benchmarks.cli import main\n"
+        "sys.exit(main(['predict', 'mlp', '--gpu', 'h200', '--dtype', 'bf16', '--batch', '1', '--json']))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["assumptions"]["device"] == "NVIDIA H200"

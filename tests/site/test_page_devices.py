@@ -1,0 +1,66 @@
+"""The devices page on SYNTHETIC runs of several devices (labelled so; never published)."""
+
+from __future__ import annotations
+
+import re
+
+from benchmarks.site.pages import devices
+from tests.synthetic import PAYLOAD, hostile, make_run, site_data
+
+CPU = dict(kind="cpu", slug="synthetic-cpu", name="Synthetic CPU (test fixture)", dtypes=("float32",),
+           modes=("eager",), hardware=False, linear_batches=())  # fmt: skip
+
+
+def three_devices():
+    return site_data(
+        make_run(),
+        make_run(name="NVIDIA H100 80GB HBM3", slug="synthetic-h100", flops_per_s=800e12, bytes_per_s=3e12),
+        make_run(**CPU),
+    )
+
+
+def plain(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def test_every_device_is_read_the_same_way():
+    data = three_devices()
+    page = devices.build(data)
+    for name in ("ceilings", "knees", "software"):
+        said = plain(page.html(name))
+        for run in data.shown:
+            assert devices.label(run) in said, (name, devices.label(run))
+    ceilings = page.html("ceilings")
+    assert "matmul, bfloat16</th>" in ceilings and "matmul, float32</th>" in ceilings
+    assert '<em class="estimate">3.35 TB/s datasheet; measured' in ceilings  # the H100's datasheet, set apart
+    assert ceilings.count("no datasheet figure") >= 2  # the synthetic GPU and the CPU are in no datasheet
+    assert '<em class="estimate">≈' in page.html("knees")  # the ridge batch is a prediction
+
+
+def test_the_small_multiples_share_axes_one_panel_per_device():
+    data = three_devices()
+    figure = devices.build(data).sections["curves"][0]
+    assert figure.chart_id == "devices-normalised"
+    spec = figure.spec
+    assert spec["facet"]["field"] == "device" and spec["columns"] == 3
+    assert spec["facet"]["sort"] == [devices.label(run) for run in data.shown]
+    assert "resolve" not in spec  # facets share their scales
+    drawn = spec["data"]["values"]
+    assert {row["kind"] for row in drawn} == {"measured", "roofline (predicted)"}
+    assert {row["device"] for row in drawn} == {devices.label(run) for run in data.shown}
+    assert "graph replay on a GPU, eager calls on a CPU" in " ".join(spec["title"]["subtitle"])
+
+
+def test_one_device_is_enough_and_none_says_how_to_measure():
+    page = devices.build(site_data(make_run(**CPU)))
+    assert "Only one device has a committed run so far" in page.html("takeaway")
+    assert "devices-normalised" in page.html("curves")
+    assert "No results are committed yet" in devices.build(site_data(empty=True)).text()
+
+
+def test_fixtures_are_labelled_and_device_text_is_escaped():
+    doc = hostile(make_run(name="x", slug="synthetic-evil", kind="cpu", dtypes=("float32",), modes=("eager",),
+                           hardware=False))  # fmt: skip
+    out = devices.build(site_data(doc)).text()
+    assert "SYNTHETIC test fixture" in out
+    assert PAYLOAD not in out and "<script>" not in out and "&lt;img src=x onerror=alert(1)&gt;" in out

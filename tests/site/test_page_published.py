@@ -1,0 +1,88 @@
+"""The page that checks the roofline against measurements others published."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from benchmarks.analysis import published_check as pc
+from benchmarks.analysis.published_file import PUBLISHED_FILE, read_published
+from benchmarks.site import text
+from benchmarks.site.pages import published
+from tests.synthetic import PAYLOAD
+
+
+@pytest.fixture(scope="module")
+def page():
+    return published.build()
+
+
+def plain(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def test_the_chart_says_whose_figures_it_shows(page):
+    figure = page.sections["comparison"][0]
+    assert figure.chart_id == "published-against-predicted"
+    title = figure.spec["title"]
+    assert title["text"].startswith("Published by others, not measured here")
+    assert "datasheets of: A100 SXM4 40GB, A100 SXM4 80GB, H100 SXM · float16, float8, bfloat16" in title["subtitle"][0]
+    assert "modes: as each source ran them" in title["subtitle"][1]
+    drawn = figure.spec["layer"][-1]["data"]["values"]
+    assert len(drawn) == len(pc.checks())
+
+
+def test_the_median_and_range_are_computed(page):
+    found = pc.checks()
+    median, low, high = pc.ratio_summary(found)
+    said = plain(page.html("comparison"))
+    assert f"Published ÷ predicted: median {text.sig(median, 2)} , from {text.sig(low, 2)} (" in said
+    assert f" to {text.sig(high, 2)} (MLPerf Inference v4.0: " in said
+    clean = [c for c in found if not c.breaks]
+    m, lo, hi = pc.ratio_summary(clean)
+    assert f"Over the {len(clean)} whose configuration breaks none" in said
+    assert f"the median is {text.sig(m, 2)}, from {text.sig(lo, 2)} to {text.sig(hi, 2)}: every one" in said
+
+
+def test_every_figure_has_a_row_with_its_ratio_and_reading(page):
+    table = page.sections["table"][0]
+    assert len(table.rows) == len(pc.checks())
+    said = plain(page.html("table"))
+    assert "13B decoder · A100 SXM4 40GB · fp16 · batch 1 · 512→10 tokens" in said
+    assert "22.0 ms/token = 45.5 tokens/s" in said and " 0.75 " in said
+    assert "703,770 samples/s" in said and "4.3: above the roofline" in said
+    assert "5,353 tokens/s" in said and "584,147.32 samples/s" in said
+    assert "tensor parallel" in said and "fused kernels" in said
+
+
+def test_each_gap_is_explained_with_its_source_quote_and_method(page):
+    said = plain(page.html("details"))
+    assert "Our empirical result for 1 GPU is 22.0ms" in said
+    assert "Predicted as the mean of 10 decode steps of 1 sequence(s) at contexts 512–521" in said
+    assert "then 127 decode steps at contexts 128–254; the prefill is" in said
+    assert "split over 2 GPUs by tensor parallelism" in said
+    assert "with those passes left out the roofline gives" in said  # the fused count of ResNet-50, computed
+    assert "Partly verified: read in a verbatim clipping" in said
+
+
+def test_the_articles_knees_and_the_uncompared_row(page):
+    knees = plain(page.html("knees"))
+    assert "≈ 128" in knees and "≈ 56" in knees and "≈ 337" in knees and "2.3 (against float32)" in knees
+    assert "none: memory-bound at every batch" in knees
+    assert "Not compared: its prompts and answers vary in length" in plain(page.html("not_compared"))
+
+
+def test_text_from_the_data_file_is_escaped(tmp_path):
+    doc = json.loads(PUBLISHED_FILE.read_text(encoding="utf-8"))
+    first = doc["measurements"][0]
+    for field in ("quote", "metric"):
+        first[field] = PAYLOAD
+    first["source"]["title"] = first["source"]["short"] = first["verification"]["note"] = PAYLOAD
+    first["configuration"]["model"] = PAYLOAD
+    path = tmp_path / "measurements.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    out = published.build(read_published(path)).text()
+    assert "<script>" not in out and "<img src=x" not in out
+    assert "&lt;img src=x onerror=alert(1)&gt;" in out
