@@ -18,36 +18,44 @@ PANEL_WIDTH, PANEL_HEIGHT = 240, 200  # three panels to a row fit the page
 ALONE_WIDTH, ALONE_HEIGHT = 420, 300  # one device has the row to itself
 
 
+def _log_domain(values: Sequence[float]) -> list[float]:
+    """One domain for every panel, a little wider than the data, so that the panels share their axes."""
+    return [min(values) / 1.15, max(values) * 1.15]
+
+
 def normalised_chart(
     rows: Sequence[dict[str, Any]], devices: Sequence[str], title: str, subtitle: Sequence[str]
-) -> alt.FacetChart:
+) -> alt.ConcatChart:
     """`rows` hold device, curve, kind (measured or roofline (predicted)), x (batch ÷ ridge batch), y (latency ÷
-    the smallest batch's latency) and batch; one panel per device, in the order of `devices`."""
+    the smallest batch's latency) and batch; one panel per device, in the order of `devices`, titled with the
+    device's name (a title wraps on a narrow screen; a facet header would not) and drawn on the same domains."""
     labels = list(dict.fromkeys(row["curve"] for row in rows))
+    x_scale = alt.Scale(type="log", domain=_log_domain([row["x"] for row in rows]), nice=False)
+    y_scale = alt.Scale(type="log", domain=_log_domain([row["y"] for row in rows]), nice=False)
     base = alt.Chart().encode(
         x=alt.X(
             "x:Q",
             title="batch ÷ ridge batch of the run's ceilings",
-            scale=alt.Scale(type="log"),
+            scale=x_scale,
             axis=alt.Axis(labelOverlap="greedy", labelSeparation=4, labelFlush=True),
         ),
         y=alt.Y(
             "y:Q",
             title="latency ÷ latency at batch 1",
-            scale=alt.Scale(type="log"),
+            scale=y_scale,
             axis=alt.Axis(labelOverlap="greedy", labelSeparation=4),
         ),
         color=alt.Color("curve:N", title="curve", scale=alt.Scale(domain=labels, range=PALETTE[: len(labels)])),
         detail="kind:N",
     )
-    lines = base.mark_line(strokeWidth=1.8).encode(
+    lines = base.mark_line(strokeWidth=1.8, clip=True).encode(
         strokeDash=alt.StrokeDash(
             "kind:N", title="line", scale=alt.Scale(domain=list(KINDS), range=list(KINDS.values()))
         )
     )
     points = (
         base.transform_filter("datum.kind == 'measured'")
-        .mark_point(filled=True, size=20)
+        .mark_point(filled=True, size=20, clip=True)
         .encode(
             tooltip=[
                 alt.Tooltip("device:N"),
@@ -59,9 +67,11 @@ def normalised_chart(
         )
     )
     alone = len(devices) == 1
-    layer = alt.layer(lines, points, data=alt.Data(values=_rows(list(rows)))).properties(
-        width=ALONE_WIDTH if alone else PANEL_WIDTH, height=ALONE_HEIGHT if alone else PANEL_HEIGHT
-    )
-    return layer.facet(
-        facet=alt.Facet("device:N", title=None, sort=list(devices)), columns=min(3, max(1, len(devices)))
-    ).properties(title=_title(title, *subtitle))
+    size = {"width": ALONE_WIDTH, "height": ALONE_HEIGHT} if alone else {"width": PANEL_WIDTH, "height": PANEL_HEIGHT}
+    panels = [
+        alt.layer(
+            lines, points, data=alt.Data(values=_rows([row for row in rows if row["device"] == device]))
+        ).properties(title=alt.TitleParams(device, fontSize=12, anchor="start"), **size)
+        for device in devices
+    ]
+    return alt.concat(*panels, columns=min(3, len(devices))).properties(title=_title(title, *subtitle))

@@ -24,7 +24,9 @@ def published_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequen
     low, high = min(values) / 2, max(values) * 2
     scale = alt.Scale(type="log", domain=[low, high], nice=False)
     decades = [10.0**k for k in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)]
-    axis = alt.Axis(values=[d for d in decades if low <= d <= high], format=",~g")
+    axis = alt.Axis(
+        values=[d for d in decades if low <= d <= high], format="~s", labelOverlap="greedy", labelSeparation=4
+    )
     sources = list(dict.fromkeys(row["source"] for row in rows))
     equal = alt.Chart(alt.Data(values=[{"x": low, "y": low}, {"x": high, "y": high}]))
     line = equal.mark_line(strokeDash=[6, 4], color=LABEL_GREY).encode(x="x:Q", y="y:Q")

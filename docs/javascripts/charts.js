@@ -21,7 +21,9 @@ function wrapLine(line, chars) {
   if (line.length <= chars) return [line];
   const lines = [];
   let current = "";
-  for (const word of line.split(" ")) {
+  // A word longer than a line (a long name without spaces) is cut into line-long pieces.
+  const words = line.split(" ").flatMap((word) => word.match(new RegExp(`.{1,${chars}}`, "gu")) || [word]);
+  for (const word of words) {
     if (current && (current + " " + word).length > chars) {
       lines.push(current);
       current = word;

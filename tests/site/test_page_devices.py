@@ -42,12 +42,18 @@ def test_the_small_multiples_share_axes_one_panel_per_device():
     figure = devices.build(data).sections["curves"][0]
     assert figure.chart_id == "devices-normalised"
     spec = figure.spec
-    assert spec["facet"]["field"] == "device" and spec["columns"] == 3
-    assert spec["facet"]["sort"] == [devices.label(run) for run in data.shown]
-    assert "resolve" not in spec  # facets share their scales
-    drawn = spec["data"]["values"]
-    assert {row["kind"] for row in drawn} == {"measured", "roofline (predicted)"}
-    assert {row["device"] for row in drawn} == {devices.label(run) for run in data.shown}
+    assert spec["columns"] == 3
+    panels = spec["concat"]
+    assert [panel["title"]["text"] for panel in panels] == [devices.label(run) for run in data.shown]
+    for panel in panels:  # every panel on the same domains: the axes are shared
+        assert panel["layer"][0]["encoding"]["x"]["scale"] == panels[0]["layer"][0]["encoding"]["x"]["scale"]
+        assert (
+            panel["layer"][0]["encoding"]["y"]["scale"]["domain"]
+            == panels[0]["layer"][0]["encoding"]["y"]["scale"]["domain"]
+        )
+        drawn = panel["data"]["values"]
+        assert {row["kind"] for row in drawn} == {"measured", "roofline (predicted)"}
+        assert {row["device"] for row in drawn} == {panel["title"]["text"]}
     assert "graph replay on a GPU, eager calls on a CPU" in " ".join(spec["title"]["subtitle"])
 
 
