@@ -17,7 +17,9 @@ page = guide.build()
 # memory-bound to compute-bound at the [ridge batch](../glossary/#ridge-batch)
 # b\* = (F/BW)·(s/2): the device's peak FLOP/s over its bandwidth, times half the bytes per
 # weight. Below it extra rows cost almost nothing; above it the time grows with the batch.
-# The [Calculator](../calculator/) gives it for your own layer sizes.
+# The [Calculator](../calculator/) gives it for your own layer sizes, and
+# `python -m benchmarks predict` for any workload the site knows, on any datasheet GPU or on
+# the ceilings a run measured (`--help` lists the parameters).
 
 # %% tags=["hide-input"]
 page.show("ridges")
@@ -26,7 +28,9 @@ page.show("ridges")
 # Read it as an upper bound on the [measured knee](../glossary/#measured-knee) you will see from
 # the datasheet side, not as the knee itself: kernels at small batch fall short of the square-matmul
 # peak and of the copy bandwidth, which moves the knee. The [MLP page](../mlp/) measures by how much
-# and predicts the knee again from the rates the kernels reached.
+# and predicts the knee again from the rates the kernels reached; how far real GPU systems fall
+# short of the roofline, on figures others published, is on
+# [Against published results](../published/).
 #
 # ## 2. Find your regime
 #
