@@ -48,7 +48,7 @@ class NormalisedPoint:
     curve: Curve
     batch: int
     x: float  # batch ÷ the ridge batch of the run's ceilings
-    measured: float  # latency ÷ the latency at the smallest batch
+    measured: float  # latency ÷ the latency at batch 1
     predicted: float | None  # the roofline's, normalised the same way
 
 
@@ -71,11 +71,11 @@ def knee_rows(run: Run) -> list[KneeRow]:
 
 
 def normalised(run: Run) -> list[NormalisedPoint]:
-    """Each MLP curve as latency ÷ its smallest batch's latency against batch ÷ its ridge batch; curves without a
-    ridge batch (never compute-bound at the run's ceilings) are left out."""
+    """Each MLP curve as latency ÷ its latency at batch 1 against batch ÷ its ridge batch; curves without a ridge
+    batch (never compute-bound at the run's ceilings) or without batch 1 are left out."""
     found = []
     for curve in measured_curves(run):
-        if not curve.predicted_knee or not curve.points:
+        if not curve.predicted_knee or not curve.points or curve.points[0].batch != 1:
             continue
         first = curve.points[0]
         for p in curve.points:

@@ -1,4 +1,4 @@
-"""Small multiples of every measured device's curves on shared, normalised axes: latency ÷ the smallest batch's
+"""Small multiples of every measured device's curves on shared, normalised axes: latency ÷ the batch-1
 latency against batch ÷ the ridge batch of the device's own measured ceilings. Measured solid, predicted dashed.
 
 Pure Python (Altair builds JSON only): nothing here imports torch.
@@ -27,7 +27,7 @@ def normalised_chart(
     rows: Sequence[dict[str, Any]], devices: Sequence[str], title: str, subtitle: Sequence[str]
 ) -> alt.ConcatChart:
     """`rows` hold device, curve, kind (measured or roofline (predicted)), x (batch ÷ ridge batch), y (latency ÷
-    the smallest batch's latency) and batch; one panel per device, in the order of `devices`, titled with the
+    the latency at batch 1) and batch; one panel per device, in the order of `devices`, titled with the
     device's name (a title wraps on a narrow screen; a facet header would not) and drawn on the same domains."""
     labels = list(dict.fromkeys(row["curve"] for row in rows))
     x_scale = alt.Scale(type="log", domain=_log_domain([row["x"] for row in rows]), nice=False)

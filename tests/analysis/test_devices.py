@@ -57,6 +57,14 @@ def test_a_curve_without_a_ridge_batch_is_left_out():
     assert dv.normalised(run) == [] and dv.knee_rows(run) == []
 
 
+def test_a_curve_without_batch_1_is_not_normalised_by_another_batch():
+    doc = make_run()
+    doc["records"] = [r for r in doc["records"] if not (r["workload"] == "mlp" and r["batch"] == 1)]
+    run = site_data(doc).shown[0]
+    assert dv.knee_rows(run) and all(row.curve.batches[0] == 2 for row in dv.knee_rows(run))
+    assert dv.normalised(run) == []
+
+
 def test_the_software_is_read_from_the_run():
     stack = dv.software(site_data().shown[0])
     assert stack == {"torch": "synthetic", "cuda": None, "driver": None, "python": "3.11", "threads": 1}
