@@ -279,7 +279,7 @@ def _list() -> int:
     for spec in WORKLOADS.values():
         print(f"  {spec.name:<8} {spec.description} ({spec.snippet})")
         for param in spec.params:
-            print(f"           {param.name}: {param.description} (default {param.default})")
+            print(f"           {param.name}: {param.description} (default {param.default}; {param.allowed()})")
     for profile in PROFILES.values():
         print(f"\nProfile {profile.name}: {profile.description}")
         for sweep in profile.sweeps:

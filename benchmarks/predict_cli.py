@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ from benchmarks.analysis.predict import PredictedPoint, footprint_bytes, knee, p
 from benchmarks.analysis.roofline import Ceilings, run_ceilings
 from benchmarks.results import ResultsError, read_run
 from benchmarks.site import text
-from benchmarks.workloads import WORKLOADS, Workload
+from benchmarks.workloads import WORKLOADS, Param, Workload
 
 DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32", "float": "float32",
                "tf32": "tfloat32", "fp8": "float8", "fp64": "float64", "double": "float64"}  # fmt: skip
@@ -53,6 +54,15 @@ class Device:
     source: str
 
 
+def parameters_help() -> str:
+    """Every workload's parameters with their defaults and allowed values, for --help."""
+    lines = ["parameters (--param KEY=VALUE), with their defaults and allowed values:"]
+    for spec in WORKLOADS.values():
+        lines.append(f"  {spec.name}:")
+        lines += [f"    {p.name}={p.default}  ({p.allowed()}) {p.description}" for p in spec.params]
+    return "\n".join(lines)
+
+
 def add_parser(commands) -> None:
     names = ", ".join(WORKLOADS)
     predict_cmd = commands.add_parser(
@@ -60,13 +70,15 @@ def add_parser(commands) -> None:
         help="predict a workload's time against batch on a datasheet GPU or a run's measured ceilings",
         description="The roofline of one workload configuration at the batch sizes given: time, throughput, FLOPs, "
         "bytes, what bounds each call, whether the weights (and a decode's KV cache) fit in the device's memory, and "
-        f"the predicted critical batch. WORKLOAD is one of {names}; each parameter not given keeps its default "
-        "(see `python -m benchmarks list`). Nothing is measured.",
+        f"the predicted critical batch. WORKLOAD is one of {names}; each parameter not given keeps its default. "
+        "Nothing is measured.",
+        epilog=parameters_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     predict_cmd.add_argument("workload", metavar="WORKLOAD", help=f"one of {names}")
     device = predict_cmd.add_mutually_exclusive_group(required=True)
     device.add_argument("--gpu", metavar="NAME", help='a datasheet GPU, e.g. "H100 SXM" (any case)')
-    device.add_argument("--run", type=Path, metavar="PATH", help="a results file: use the ceilings it measured")
+    device.add_argument("--run", metavar="PATH", help="a results file: use the ceilings it measured")
     predict_cmd.add_argument("--dtype", required=True, metavar="DTYPE", help=f"one of {', '.join(BYTES_PER_ELEMENT)}")
     predict_cmd.add_argument("--batch", required=True, metavar="B[,B...]", help="batch sizes, e.g. 1,8,64")
     predict_cmd.add_argument(
@@ -103,21 +115,36 @@ def find_workload(name: str) -> Workload:
 def parse_params(spec: Workload, pairs: list[str]) -> dict[str, Any]:
     """The workload's defaults with the given KEY=VALUE pairs applied and checked against the registry."""
     params = spec.defaults()
+    given: set[str] = set()
     for pair in pairs:
         key, sep, value = pair.partition("=")
         param = spec.param(key.strip())
         if not sep or param is None:
             raise Refused(f"--param {pair!r}: {spec.name} takes KEY=VALUE with KEY one of {spec.parameter_words()}")
-        try:
-            params[param.name] = param.kind(value.strip().lower() if param.kind is str else value.strip())
-        except ValueError:
-            kind = "a whole number" if param.kind is int else "a number"
-            raise Refused(f"--param {pair!r}: {param.name} must be {kind}") from None
+        if param.name in given:
+            raise Refused(f"--param {pair!r}: {param.name} is given twice")
+        given.add(param.name)
+        params[param.name] = parse_value(pair, param, value.strip())
     problems = spec.problems(params)
     if problems:
         field, message = problems[0]
         raise Refused(f"{spec.name}: {field} {message}" if field != "(params)" else f"{spec.name}: {message}")
     return params
+
+
+def parse_value(pair: str, param: Param, value: str) -> Any:
+    if param.kind is str:
+        return value.lower()
+    kind = "a whole number" if param.kind is int else "a finite number"
+    try:
+        if not value.isascii():  # int() and float() also read other scripts' digits
+            raise ValueError(value)
+        number = param.kind(value)
+    except ValueError:
+        raise Refused(f"--param {pair!r}: {param.name} must be {kind}") from None
+    if not math.isfinite(number):
+        raise Refused(f"--param {pair!r}: {param.name} must be {kind}")
+    return number
 
 
 def parse_dtype(name: str) -> str:
@@ -129,10 +156,10 @@ def parse_dtype(name: str) -> str:
 
 
 def parse_batches(listed: str) -> list[int]:
-    try:
-        batches = sorted({int(part) for part in listed.split(",") if part.strip()})
-    except ValueError:
-        raise Refused(f"--batch {listed!r}: give whole numbers separated by commas, e.g. 1,8,64") from None
+    parts = [part.strip() for part in listed.split(",")]
+    if not all(part.isascii() and part.isdigit() for part in parts):
+        raise Refused(f"--batch {listed!r}: give whole numbers separated by commas, e.g. 1,8,64")
+    batches = sorted({int(part) for part in parts})
     if not batches or batches[0] < 1 or batches[-1] > MAX_BATCH:
         raise Refused(f"--batch {listed!r}: batch sizes run from 1 to {MAX_BATCH:,}")
     return batches
@@ -150,7 +177,10 @@ def gpu_device(name: str, dtype: str) -> Device:
     return Device(gpu.name, gpu.ceilings(dtype), gpu.memory_bytes, "datasheet", gpu.source)
 
 
-def run_device(path: Path, dtype: str) -> Device:
+def run_device(given: str, dtype: str) -> Device:
+    path = Path(given)
+    if not given.strip() or path.is_dir():
+        raise Refused(f"--run {given!r}: give one results file, e.g. benchmarks/results/<device>/<run>.json")
     try:
         measured = read_run(path, layout=False)
     except ResultsError as exc:
@@ -235,13 +265,13 @@ def table_lines(found: dict[str, Any]) -> list[str]:
         f"  fits: {a['fits_counts']}",
         "  params: " + ", ".join(f"{k}={v}" for k, v in a["params"].items()),
         "",
-        f"{'batch':>9} {'time':>10} {'throughput':>16} {'FLOPs':>10} {'bytes':>10}  {'bound':<8} fits",
+        f"{'batch':>10} {'time':>10} {'throughput':>16} {'FLOPs':>10} {'bytes':>10}  {'bound':<8} fits",
     ]
     for p in found["points"]:
         fits = {True: "yes", False: "no", None: "?"}[p["fits"]]
         rate = f"{text.sig(p['throughput'])} {a['throughput_unit']}"
         lines.append(
-            f"{p['batch']:>9,} {text.fmt_time(p['seconds']):>10} {rate:>16} {p['flops']:>10.3g} "
+            f"{p['batch']:>10,} {text.fmt_time(p['seconds']):>10} {rate:>16} {p['flops']:>10.3g} "
             f"{text.fmt_bytes(p['bytes']):>10}  {p['bound']:<8} {fits}"
         )
     lines.append(f"predicted critical batch: {knee_words(found['knee'])}")

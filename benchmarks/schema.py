@@ -521,7 +521,9 @@ def validate_document(doc: Any) -> list[tuple[str, str]]:
     if type(version) is not int or version not in READABLE_VERSIONS:
         shown = "missing" if "schema_version" not in doc else f"got {_describe(version)}"
         readable = " or ".join(map(str, READABLE_VERSIONS))
-        return [("schema_version", f"must be {readable} ({shown}); a newer file needs a newer copy of this code")]
+        newer = type(version) is int and version > max(READABLE_VERSIONS)
+        why = "a newer file needs a newer copy of this code" if newer else "is this a results file?"
+        return [("schema_version", f"must be {readable} ({shown}); {why}")]
     doc = migrate(doc)
     if doc.get("kind") == "sweep":
         from benchmarks.schema_sweep import SWEEP_SCHEMA, sweep_rules

@@ -49,6 +49,20 @@ class Param:
             return f"must be at most {self.high:g}"
         return None
 
+    def allowed(self) -> str:
+        """The values it takes, in words: "one of a, b" or "1 to 1,048,576"."""
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
+
+        def number(value: float) -> str:
+            return f"{value:,.0f}" if self.kind is int else f"{value:g}"
+
+        if self.low is not None and self.high is not None:
+            return f"{number(self.low)} to {number(self.high)}"
+        if self.low is not None:
+            return f"at least {number(self.low)}"
+        return f"at most {number(self.high)}" if self.high is not None else "any"
+
 
 @dataclass(frozen=True)
 class BatchUnit:
@@ -228,6 +242,8 @@ def _decoder_consistency(p) -> str | None:
         decoder_config(p)
     except ValueError as exc:
         return str(exc)
+    if p.get("phase") == "prefill" and p.get("context", 1) < 1:
+        return "a prefill needs a prompt: context must be at least 1"
     return None
 
 

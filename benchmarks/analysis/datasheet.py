@@ -322,10 +322,17 @@ def find_gpu(name: str) -> GPU | None:
 
 
 def gpus_matching(name: str) -> list[GPU]:
-    """The entries a reader's name for a GPU may mean: the one whose name or alias it is (any case), else
-    every entry whose name holds all of its words ("h100" means both H100s, "a100 40gb" one A100)."""
+    """The entries a reader's name for a GPU may mean: the one whose name or alias it is (any case), else every
+    entry whose name has each of its words as a word ("h100" means both H100s, "a100 40gb" one A100, "a10" the
+    A10 and not the A100s), else every entry with a word that each of its words begins ("mi300" the MI300X)."""
     exact = find_gpu(name)
     if exact is not None:
         return [exact]
     words = name.lower().split()
-    return [gpu for gpu in GPUS if words and all(word in gpu.name.lower() for word in words)]
+    if not words:
+        return []
+    named = [(gpu, gpu.name.lower().split()) for gpu in GPUS]
+    whole = [gpu for gpu, own in named if all(word in own for word in words)]
+    if whole:
+        return whole
+    return [gpu for gpu, own in named if all(any(w.startswith(word) for w in own) for word in words)]

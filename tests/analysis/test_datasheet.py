@@ -147,6 +147,10 @@ def test_a_readers_name_matches_by_its_words():
     assert [g.name for g in gpus_matching("H100")] == ["NVIDIA H100 SXM", "NVIDIA H100 PCIe"]
     assert [g.name for g in gpus_matching("40gb a100")] == ["NVIDIA A100 SXM4 40GB"]
     assert gpus_matching("tpu") == [] and gpus_matching("  ") == []
+    assert [g.name for g in gpus_matching("A10")] == ["NVIDIA A10"]  # a whole word, not the start of "A100"
+    assert [g.name for g in gpus_matching("l4")] == ["NVIDIA L4"]  # not the L40S
+    assert [g.name for g in gpus_matching("mi300")] == ["AMD Instinct MI300X"]  # the start of a word
+    assert gpus_matching("100") == []  # words are matched from their start
 
 
 def test_datasheet_never_imports_torch():

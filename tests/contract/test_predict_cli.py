@@ -14,6 +14,8 @@ from benchmarks.cli import main
 from benchmarks.results import DEFAULT_RESULTS_DIR, load_results
 from snippets.costs import DecoderConfig, decode_cost
 
+PUBLISHED = Path(__file__).resolve().parents[2] / "benchmarks" / "published" / "measurements.json"
+
 ROOT = Path(__file__).resolve().parents[2]
 KIPPLY = ["layers=40", "d_model=5120", "heads=40", "kv_heads=40", "d_ff=20480", "ffn=gelu", "context=512"]
 
@@ -97,6 +99,16 @@ def test_the_table_states_the_assumptions_once(capsys):
         (["decode", "--gpu", "t4", "--param", "ffn=relu"], "ffn must be one of gelu, swiglu"),
         (["moe", "--gpu", "t4", "--param", "top_k=9"], "moe: top_k (9) must not exceed experts (8)"),
         (["mlp", "--run", "/nonexistent/run.json"], "/nonexistent/run.json: (file): cannot be read"),
+        (["mlp", "--run", ""], "--run '': give one results file"),
+        (["mlp", "--run", str(DEFAULT_RESULTS_DIR)], "': give one results file"),  # a directory
+        (["mlp", "--run", str(PUBLISHED)], "schema_version: must be 1 or 2 (missing); is this a results file?"),
+        (["mlp", "--gpu", "t4", "--batch", "1,,2"], "give whole numbers separated by commas"),
+        (["mlp", "--gpu", "t4", "--batch", "\u0661\u0662"], "give whole numbers separated by commas"),  # Arabic-Indic
+        (["mlp", "--gpu", "t4", "--param", "width=\u0661\u0660"], "width must be a whole number"),
+        (["mlp", "--gpu", "t4", "--param", "width=8", "--param", "width=9"], "width is given twice"),
+        (["moe", "--gpu", "t4", "--param", "skew=nan"], "skew must be a finite number"),
+        (["moe", "--gpu", "t4", "--param", "skew=inf"], "skew must be a finite number"),
+        (["decode", "--gpu", "t4", "--param", "phase=prefill", "--param", "context=0"], "a prefill needs a prompt"),
     ],
 )
 def test_a_refusal_is_one_line_and_exit_2(capsys, args, said):
@@ -122,3 +134,18 @@ def test_the_command_runs_without_torch():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["assumptions"]["device"] == "NVIDIA H200"
+
+
+def test_a_gpu_is_found_by_its_own_short_name(capsys):
+    for name, full in (("A10", "NVIDIA A10"), ("l4", "NVIDIA L4")):  # not the A100s, not the L40S
+        assert (
+            as_json(capsys, "linear", "--gpu", name, "--dtype", "fp32", "--batch", "1")["assumptions"]["device"] == full
+        )
+
+
+def test_help_lists_every_workloads_parameters_with_defaults_and_ranges(capsys):
+    with pytest.raises(SystemExit):
+        main(["predict", "--help"])
+    out = capsys.readouterr().out
+    assert "width=1024  (1 to 131,072)" in out and "ffn=swiglu  (one of gelu, swiglu)" in out
+    assert "context=2048  (0 to 16,777,216)" in out
