@@ -5,13 +5,15 @@
 # beside it comes from the roofline: a call takes at least as long as its bytes take to cross
 # memory and its FLOPs take to compute. Until a GPU run is committed here, the way to see how
 # far real GPUs fall short of that bound is to predict what others have measured and published.
-# This page does that for every figure in `benchmarks/published/measurements.json`: each row
-# there cites its source (document, table or section, date), states the configuration in the
-# source's words, quotes the figure, and says how it was checked. **Nothing on this page was
-# measured by this project.**
+# This page does that for every figure in `benchmarks/published/measurements.json` that names
+# one configuration (the one that does not is listed at the end): each row there cites its
+# source (document, table or section, date), states the configuration in the source's words,
+# quotes the figure, and says how it was checked. **Nothing on this page was measured by this
+# project.**
 #
 # Each configuration is predicted with the code behind `python -m benchmarks predict`, on the
-# datasheet of the GPU the source used, and both sides are put in work per second: generated
+# datasheet of the GPU the source used (the faster variant where the source does not say which),
+# and both sides are put in work per second: generated
 # tokens, requests, images or prompts. Published ÷ predicted is then the fraction of the
 # roofline the published system reached; above 1, it ran faster than the model allows, so the
 # configuration breaks one of the model's assumptions.

@@ -44,6 +44,16 @@ def test_the_median_and_range_are_computed(page):
     m, lo, hi = pc.ratio_summary(clean)
     assert f"Over the {len(clean)} whose configuration breaks none" in said
     assert f"the median is {text.sig(m, 2)}, from {text.sig(lo, 2)} to {text.sig(hi, 2)}: every one" in said
+    # each source's spread, since one source's table of six batch sizes would otherwise set the median
+    databricks = [c.ratio for c in clean if c.row.source.short == "Databricks"]
+    assert len(databricks) == 6
+    assert f"Databricks: {text.sig(min(databricks), 2)}–{text.sig(max(databricks), 2)} (6 figures)" in said
+
+
+def test_an_unstated_variant_is_predicted_on_the_faster_one(page):
+    unstated = [c for c in pc.checks() if "variant-unstated" in c.row.model.departures]
+    assert unstated and {c.row.model.gpu for c in unstated} == {"NVIDIA A100 SXM4 80GB"}
+    assert "the faster variant, so that the prediction bounds either" in plain(page.html("details"))
 
 
 def test_every_figure_has_a_row_with_its_ratio_and_reading(page):

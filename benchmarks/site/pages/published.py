@@ -38,7 +38,8 @@ DEPARTURES = {
     "latency-bound": "queries arrive at random and 99 % of them must finish within a latency bound (the Server "
     "scenario's rule)",
     "power-limited": "run under a power limit below the card's rating; the datasheet's rates are at full power",
-    "variant-unstated": "the source does not say which variant of the GPU: predicted on the {gpu} datasheet",
+    "variant-unstated": "the source does not say which variant of the GPU: predicted on the {gpu} datasheet, the "
+    "faster variant, so that the prediction bounds either",
     "variant-inferred": "the GPU variant is inferred from the source: predicted on the {gpu} datasheet",
     "dtype-unstated": "the precision is not stated: predicted in {dtype}",
     "batch-unstated": "the batch size is not stated: predicted at {batch} per GPU",
@@ -246,8 +247,21 @@ def summary_words(found: Sequence[Check]) -> list:
                 if not above
                 else f"{above} of them above it, which a bound should never be."
             )
+            + " By source, since one table of many batch sizes weighs as much as that many figures: "
+            + "; ".join(by_source(clean))
+            + "."
         )
     return words
+
+
+def by_source(found: Sequence[Check]) -> list[str]:
+    """'source low–high (n figures)' for each source, in the order of the file."""
+    said = []
+    for source in dict.fromkeys(c.row.source.short for c in found):
+        ratios = [c.ratio for c in found if c.row.source.short == source]
+        spread = text.sig(min(ratios), 2) + ("" if len(ratios) == 1 else f"–{text.sig(max(ratios), 2)}")
+        said.append(f"{source}: {spread} ({len(ratios)} figure{'' if len(ratios) == 1 else 's'})")
+    return said
 
 
 def comparison_table(found: Sequence[Check]) -> Table:
