@@ -25,12 +25,15 @@ page.show("ceilings")
 # %% [markdown]
 # ## The MLP's knee, predicted and measured
 #
-# Each depth-8 MLP has two [ridge batches](../glossary/#ridge-batch), both predictions: one
-# from the roofline on the run's measured ceilings, the other on the rates the MLP's own
-# kernels reached (their bandwidth while the curve is flat, their arithmetic rate at its
-# largest batch). The [measured knee](../glossary/#measured-knee) is where a two-segment fit of
-# the measured curve bends; the last column is the check the [MLP page](../mlp/) makes, curve
-# by curve, with the reasons a knee lands where it does. The curves are those that show the
+# The [ridge batch](../glossary/#ridge-batch) of each depth-8 MLP is predicted from the
+# roofline on the run's measured ceilings, before looking at the curve; the
+# [measured knee](../glossary/#measured-knee) is where a two-segment fit of the measured curve
+# bends. Where the knee lands later, the kernels at small batches reach less than the
+# ceilings: the last two columns put the ridge batch at the rates they did reach (their
+# bandwidth while the curve is flat, their arithmetic rate at its largest batch). Those rates
+# are read off the same curve, so that ridge batch is a fit, not a prediction: it agrees with
+# the knee when the curve is shaped like a roofline, flat and then proportional, and the
+# [MLP page](../mlp/) says, curve by curve, where it is not. The curves are those that show the
 # hardware: CUDA-graph replay on a GPU, eager calls on a CPU, with weights rotated so that
 # every call reads memory.
 
@@ -41,10 +44,13 @@ page.show("knees")
 # ## All devices on shared axes
 #
 # Machines differ by orders of magnitude in speed, so their curves are normalised before they
-# are compared: latency is divided by the latency at batch 1, and the batch by the ridge batch
-# of that run's own ceilings. On these axes the roofline of a wide layer is flat at 1 up to 1
-# and then rises along the diagonal, whatever the machine; each measured curve shows how its
-# device departs from that shape.
+# are compared: latency is divided by the roofline's latency at batch 1 (the time to read the
+# weights at the run's measured bandwidth), and the batch by the ridge batch of that run's own
+# ceilings. On these axes every roofline starts at 1, stays there until the batch reaches the
+# ridge batch (x = 1) and then rises along the diagonal, whatever the machine. A measured curve
+# sits above it by the share of the bound its kernels missed: at batch 1, by how much slower
+# than the copy ceiling the weights were read; at large batches, by how far below the matmul
+# ceiling the arithmetic ran.
 
 # %% tags=["hide-input"]
 page.show("curves")

@@ -33,13 +33,19 @@ class Ceiling:
 @dataclass(frozen=True)
 class KneeRow:
     curve: Curve
-    ridge: float | None  # from the run's measured ceilings
-    reached: float | None  # at the rates the curve's own kernels reached (`diagnosis.reached_ceilings`)
+    ridge: float | None  # predicted from the run's measured ceilings, before looking at the curve
+    reached: float | None  # at the rates the curve's own kernels reached: fitted to the curve, not a prediction
     measured: float | None  # the detected knee
 
     @property
     def ratio(self) -> float | None:
-        """Measured knee ÷ the ridge batch at the rates reached: the MLP page's check of the knee."""
+        """Measured knee ÷ the ridge batch predicted from the run's ceilings."""
+        return self.measured / self.ridge if self.measured and self.ridge else None
+
+    @property
+    def fitted_ratio(self) -> float | None:
+        """Measured knee ÷ the ridge batch at the rates reached: the MLP page's check that the curve is shaped like
+        a roofline, flat then proportional, not an independent prediction of where it bends."""
         return self.measured / self.reached if self.measured and self.reached else None
 
 
@@ -48,8 +54,8 @@ class NormalisedPoint:
     curve: Curve
     batch: int
     x: float  # batch ÷ the ridge batch of the run's ceilings
-    measured: float  # latency ÷ the latency at batch 1
-    predicted: float | None  # the roofline's, normalised the same way
+    measured: float  # latency ÷ the roofline's latency at batch 1
+    predicted: float  # the roofline's latency, ÷ the same
 
 
 def ceilings(run: Run) -> list[Ceiling]:
@@ -71,18 +77,21 @@ def knee_rows(run: Run) -> list[KneeRow]:
 
 
 def normalised(run: Run) -> list[NormalisedPoint]:
-    """Each MLP curve as latency ÷ its latency at batch 1 against batch ÷ its ridge batch; curves without a ridge
-    batch (never compute-bound at the run's ceilings) or without batch 1 are left out."""
+    """Each MLP curve's measured and predicted latency ÷ the roofline's latency at batch 1, against batch ÷ its
+    ridge batch: the roofline then starts at 1, stays there until the batch reaches the ridge batch and rises along
+    the diagonal after it, on every machine, and a measured point sits above it by the share of the bound its
+    kernels missed. Curves without a ridge batch (never compute-bound at the run's ceilings) or without batch 1
+    are left out."""
     found = []
     for curve in measured_curves(run):
         if not curve.predicted_knee or not curve.points or curve.points[0].batch != 1:
             continue
-        first = curve.points[0]
+        bound = curve.points[0].predicted_s
+        if not bound or not all(p.predicted_s for p in curve.points):
+            continue
         for p in curve.points:
-            predicted = p.predicted_s / first.predicted_s if p.predicted_s and first.predicted_s else None
-            found.append(
-                NormalisedPoint(curve, p.batch, p.batch / curve.predicted_knee, p.median_s / first.median_s, predicted)
-            )
+            x = p.batch / curve.predicted_knee
+            found.append(NormalisedPoint(curve, p.batch, x, p.median_s / bound, p.predicted_s / bound))
     return found
 
 

@@ -39,16 +39,20 @@ def test_knees_are_the_hardware_curves_ridge_batches_against_the_measured_knee()
     for row in rows:
         assert row.ridge == row.curve.predicted_knee
         assert row.reached == diagnose(row.curve, run).reached_knee
-        assert row.reached and row.ratio == pytest.approx(row.curve.knee.batch / row.reached)
+        assert row.ratio == pytest.approx(row.curve.knee.batch / row.curve.predicted_knee)  # against the prediction
+        assert row.reached and row.fitted_ratio == pytest.approx(row.curve.knee.batch / row.reached)
 
 
-def test_normalised_curves_start_at_one_and_scale_the_batch_by_the_ridge_batch():
+def test_normalised_curves_divide_by_the_rooflines_batch_1_latency():
     run = site_data().shown[0]
     points = dv.normalised(run)
     assert points
     for curve in {id(p.curve): p.curve for p in points}.values():
         mine = [p for p in points if p.curve is curve]
-        assert mine[0].measured == 1 and mine[0].predicted == 1
+        bound = curve.points[0].predicted_s
+        assert mine[0].predicted == 1  # every roofline starts at 1
+        assert [p.predicted for p in mine] == pytest.approx([p.predicted_s / bound for p in curve.points])
+        assert [p.measured for p in mine] == pytest.approx([p.median_s / bound for p in curve.points])
         assert [p.x for p in mine] == pytest.approx([b / curve.predicted_knee for b in curve.batches])
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 from benchmarks.site.pages import devices
@@ -34,7 +35,12 @@ def test_every_device_is_read_the_same_way():
     assert "matmul, bfloat16</th>" in ceilings and "matmul, float32</th>" in ceilings
     assert '<em class="estimate">3.35 TB/s datasheet; measured' in ceilings  # the H100's datasheet, set apart
     assert ceilings.count("no datasheet figure") >= 2  # the synthetic GPU and the CPU are in no datasheet
-    assert '<em class="estimate">≈' in page.html("knees")  # the ridge batch is a prediction
+    knees = page.html("knees")
+    assert '<em class="estimate">≈' in knees  # the ridge batch is a prediction
+    assert knees.index("predicted from the run&#x27;s ceilings</th>") < knees.index("rates reached (fitted)</th>")
+    said = html.unescape(plain(page.html("takeaway")))
+    assert "× the ridge batch predicted from the run's ceilings" in said
+    assert "× the one at the rates its kernels reached (fitted to the same curves)" in said
 
 
 def test_the_small_multiples_share_axes_one_panel_per_device():

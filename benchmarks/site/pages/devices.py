@@ -9,12 +9,12 @@ from benchmarks.analysis import devices as dv
 from benchmarks.analysis.curves import SiteData
 from benchmarks.results import Run
 from benchmarks.site import charts, text
-from benchmarks.site.charts_devices import normalised_chart
+from benchmarks.site.charts_devices import MEASURED, ROOFLINE, normalised_chart
 from benchmarks.site.render import NO_RESULTS, Html, Page, Paragraph, Table, tag, takeaway
 
 KNEE_HEADERS = [
-    "device", "MLP (dtype · mode)", "ridge batch, run's ceilings", "ridge batch, rates reached", "measured knee",
-    "measured ÷ ridge at rates reached",
+    "device", "MLP (dtype · mode)", "ridge batch, predicted from the run's ceilings", "measured knee",
+    "measured ÷ predicted", "ridge batch at the rates reached (fitted)", "measured ÷ fitted",
 ]  # fmt: skip
 SOFTWARE_HEADERS = ["device", "run (date · commit)", "torch", "CUDA", "driver", "Python", "CPU threads"]
 PREDICTED = "predicted from the run's measured ceilings"
@@ -85,7 +85,7 @@ def knee_table(data: SiteData) -> Table:
     for run in data.shown:
         found = dv.knee_rows(run)
         if not found:
-            rows.append([label(run), "no depth-8 MLP measured", "–", "–", "–", "–"])
+            rows.append([label(run), "no depth-8 MLP measured", "–", "–", "–", "–", "–"])
         for row in found:
             curve = row.curve
             rows.append(
@@ -93,12 +93,17 @@ def knee_table(data: SiteData) -> Table:
                     label(run),
                     f"{curve.label} ({curve.dtype} · {curve.mode})",
                     ridge_cell(row.ridge),
-                    ridge_cell(row.reached),
                     f"≈ {text.fmt_batch(row.measured)}" if row.measured else "no clear knee",
-                    f"{text.sig(row.ratio, 2)}×" if row.ratio else "–",
+                    times(row.ratio),
+                    ridge_cell(row.reached),
+                    times(row.fitted_ratio),
                 ]
             )
-    return Table(KNEE_HEADERS, rows, "The MLP's ridge batches (predicted) against its measured knee")
+    return Table(KNEE_HEADERS, rows, "The MLP's ridge batch, predicted and fitted, against its measured knee")
+
+
+def times(ratio: float | None) -> str:
+    return f"{text.sig(ratio, 2)}×" if ratio else "–"
 
 
 def ridge_cell(batch: float | None) -> Html:
@@ -113,9 +118,8 @@ def chart_rows(run: Run) -> list[dict]:
     for point in dv.normalised(run):
         curve = f"{point.curve.label} · {charts.DTYPE_SHORT.get(point.curve.dtype, point.curve.dtype)}"
         base = {"device": label(run), "curve": curve, "x": point.x, "batch": point.batch}
-        rows.append({**base, "kind": "measured", "y": point.measured})
-        if point.predicted is not None:
-            rows.append({**base, "kind": "roofline (predicted)", "y": point.predicted})
+        rows.append({**base, "kind": MEASURED, "y": point.measured})
+        rows.append({**base, "kind": ROOFLINE, "y": point.predicted})
     return rows
 
 
@@ -132,19 +136,19 @@ def curves_parts(data: SiteData) -> list:
         [
             f"{len(devices)} device{'' if len(devices) == 1 else 's'} · {dtypes} · graph replay on a GPU, "
             "eager calls on a CPU · weights rotated through memory",
-            "solid: measured; dashed: roofline predicted from each run's own measured ceilings",
+            "solid: measured; dashed grey: roofline predicted from each run's own measured ceilings",
         ],
     )
     figure = charts.figure(
         chart,
         "devices-normalised",
         "Every device's MLP curves, normalised",
-        "One log-log panel per device with a committed run: each depth-8 MLP's median latency divided by its latency "
-        "at batch 1, against the batch divided by the ridge batch of the run's own measured ceilings, measured solid "
-        "and the roofline's prediction dashed, so that machines of any speed share the axes. Devices: "
-        + "; ".join(devices),
-        "Each device's MLP curves on shared axes: latency ÷ latency at batch 1 against batch ÷ ridge batch, measured "
-        "solid, predicted dashed.",
+        "One log-log panel per device with a committed run: each depth-8 MLP's median latency divided by the "
+        "roofline's latency at batch 1, against the batch divided by the ridge batch of the run's own measured "
+        "ceilings, measured solid and the roofline's prediction dashed grey, so that machines of any speed share the "
+        "axes. Devices: " + "; ".join(devices),
+        "Each device's MLP curves on shared axes: latency ÷ the roofline's latency at batch 1 against batch ÷ ridge "
+        "batch, measured solid, predicted dashed.",
     )
     return [figure]
 
@@ -174,26 +178,35 @@ def run_cell(run: Run) -> str:
 def lesson(data: SiteData) -> tuple[str, list[str]]:
     said = []
     for run in data.shown:
-        ratios = [row.ratio for row in dv.knee_rows(run) if row.ratio]
+        rows = dv.knee_rows(run)
+        predicted = [row.ratio for row in rows if row.ratio]
+        fitted = [row.fitted_ratio for row in rows if row.fitted_ratio]
         shares = [x.fraction for x in dv.ceilings(run) if x.fraction]
         words = f"{label(run)}: "
         words += (
-            f"measured knee {text.sig(min(ratios), 2)}–{text.sig(max(ratios), 2)}× the ridge batch at the rates its "
-            "kernels reached"
-            if ratios
+            f"measured knee {spread(predicted)}× the ridge batch predicted from the run's ceilings"
+            if predicted
             else "no measured knee to set against a ridge batch"
         )
+        if fitted:
+            words += f", {spread(fitted)}× the one at the rates its kernels reached (fitted to the same curves)"
         if shares:
             words += f"; ceilings {text.sig(100 * min(shares), 2)}–{text.sig(100 * max(shares), 2)} % of the datasheet"
         said.append(words + ".")
     many = len(data.shown) > 1
     return (
-        "Read every machine the same way: measure its ceilings, predict its ridge batch from them and from the "
-        "rates its kernels reach, then look where its curves bend. "
+        "Read every machine the same way: measure its ceilings, predict its ridge batch from them, then look where "
+        "its curves bend; where they bend later, the rates its kernels reach at small batches are below its "
+        "ceilings. "
         + (
-            "Normalised by their own ridge batches, curves from different machines share one pair of axes."
+            "Normalised by their own roofline, curves from different machines share one pair of axes."
             if many
-            else "Only one device has a committed run so far; each new results file adds a row and a panel here."
+            else "Only one device has a committed run so far; each new device adds a row and a panel here."
         ),
         said,
     )
+
+
+def spread(ratios: list[float]) -> str:
+    low, high = text.sig(min(ratios), 2), text.sig(max(ratios), 2)
+    return low if low == high else f"{low}–{high}"
