@@ -26,9 +26,12 @@
 # - **Kernel switches.** At small batches the library may pick a different kernel (a
 #   matrix-vector kernel, a split-K kernel, another tile shape), with its own cost.
 #
-# Tile and wave steps show once the layer is compute-bound: below the knee the time is the time
-# to read the weights, whatever the tiles do. A kernel switch can show anywhere, since the new
-# kernel may read the weights at another rate as well as tile the work another way.
+# A library picks the kernel for each batch size. At small batches it picks one that keeps
+# every SM busy (narrow tiles, or the work split along the inner dimension), so the time can
+# stay near the time to read the weights and the tiles hardly show; once the layer is
+# compute-bound, it uses large tiles, and their steps show. A kernel switch can show anywhere,
+# since the new kernel may read the weights at another rate as well as tile the work another
+# way.
 
 # %% [markdown]
 # The same arithmetic for that H200 layer, at batches on either side of two tile boundaries: one
@@ -47,12 +50,15 @@ for b in (384, 385, 512, 513):
 # %% [markdown]
 # ## The shape to expect, before a GPU is measured
 #
-# Put the same counting into a model: every SM computes one whole tile at a time at its share of
-# the datasheet's peak rate, so a wave takes one tile's time however few tiles it holds, and the
-# layer takes as many of those as it has waves (or the time to read its weights, if that is
-# longer). Below, that model for the snippet's GPU layer, every batch from 1 to 2,048, beside the
-# roofline of the same layer with no tile or wave left partly empty. Both lines are
-# predictions from datasheet figures; nothing in this chart was measured.
+# Put the same counting into a model of one kernel with one tile shape at every batch: every SM
+# computes one whole tile at a time at its share of the datasheet's peak rate, so a wave takes
+# one tile's time however few tiles it holds, and the layer takes as many of those as it has
+# waves (or the time to read its weights, if that is longer). Below, that model for the
+# snippet's GPU layer, every batch from 1 to 2,048, beside the roofline of the same layer with
+# no tile or wave left partly empty. Both lines are predictions from datasheet figures; nothing
+# in this chart was measured. Its left part is the cost of keeping large tiles at small batches,
+# which a library avoids by switching kernels; its right part is the shape to expect past the
+# knee.
 
 # %% tags=["hide-input"]
 from benchmarks.site.pages import steps

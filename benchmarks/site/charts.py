@@ -433,7 +433,7 @@ def steps_chart(curves: Sequence[Any], steps: dict[str, Sequence[Any]], title: s
             )
         panels.append(alt.layer(*layers).properties(width=WIDTH, height=200))
     return alt.vconcat(*panels, data=alt.Data(values=_rows(rows))).properties(
-        title=_title(title, *subtitle, "dashed rules: detected steps")
+        title=_title(title, *subtitle, "dashed rules: detected steps" if rules else "")
     )
 
 

@@ -115,18 +115,30 @@ def sawtooth_chart(
         alt.Tooltip("waves:Q", title="waves"),
         alt.Tooltip("share:Q", title="roofline ÷ model", format=".2f"),
     ]
+    marked = alt.Chart(alt.Data(values=_rows([{"batch": b, "label": label} for b, label in marks])))
+    rule = marked.mark_rule(strokeDash=[2, 2], color=LABEL_GREY).encode(x="batch:Q")
+    # Labels run along the top of the upper panel, right of their rules, in headroom the staircase leaves free.
+    label = marked.mark_text(align="left", baseline="top", dx=3, dy=2, fontSize=11, color=LABEL_GREY).encode(
+        x="batch:Q", y=alt.value(0), text="label:N"
+    )
     panels = []
-    for y, y_title, scale in (
-        ("us", "predicted latency per call (µs)", alt.Scale(zero=True)),
-        ("us_per_row", "predicted latency per row (µs, log)", alt.Scale(type="log")),
+    for y, y_title, scale, labelled in (
+        ("us", "predicted latency per call (µs)", alt.Scale(domain=[0, 1.15 * max(r["us"] for r in rows)]), True),
+        ("us_per_row", "predicted latency per row (µs, log)", alt.Scale(type="log"), False),
     ):
         line = (
             alt.Chart()
             .transform_calculate(us_per_row="datum.us / datum.batch")
             .mark_line(strokeWidth=2)
-            .encode(x=x, y=alt.Y(f"{y}:Q", title=y_title, scale=scale), color=color, strokeDash=dash, tooltip=tip)
+            .encode(
+                x=x,
+                y=alt.Y(f"{y}:Q", title=y_title, scale=scale, axis=alt.Axis(labelOverlap="greedy", labelSeparation=4)),
+                color=color,
+                strokeDash=dash,
+                tooltip=tip,
+            )
         )
-        rules = labelled_rules([{"batch": b, "label": label} for b, label in marks], "batch")
-        panels.append(alt.layer(line, *rules).properties(width=WIDTH, height=200))
+        layers = [line, rule, label] if labelled and marks else [line, rule] if marks else [line]
+        panels.append(alt.layer(*layers).properties(width=WIDTH, height=200))
     chart = alt.vconcat(*panels, data=alt.Data(values=_rows(list(rows)))).properties(title=_title(title, *subtitle))
     return chart.configure_legend(orient="bottom", direction="horizontal")

@@ -72,7 +72,7 @@ def predicted_sawtooth() -> list:
     rates = f"{text.fmt_rate(gpu.peak_flops[MODEL_DTYPE], 'FLOP/s')} dense bf16, {text.fmt_rate(gpu.bandwidth, 'B/s')}"
     chart = sawtooth_chart(
         rows,
-        [(j.batch, f"wave {j.waves} from {j.batch}") for j in jumps],
+        [(j.batch, f"{j.waves} waves") for j in jumps],
         f"A model, not a measurement: {layer} on an {gpu.name}, bf16",
         [f"{tile[0]}×{tile[1]} tiles on {gpu.sm_count} SMs · {rates} (datasheet)"],
     )
