@@ -42,7 +42,10 @@ page.show("curves")
 # batches the first ridge batch calls memory-bound; batch 1 alone often runs a matrix-vector kernel
 # at another rate) and the FLOP rate of its largest batch. Skinny matmuls run far below both
 # ceilings, so the first ridge batch predicts small batches faster than they are and the knee
-# earlier than it comes; the second puts the same roofline on the rates actually reached.
+# earlier than it comes; the second puts the same roofline on the rates actually reached. Those
+# rates are read off the curve itself, so the second ridge batch is a fit, not a forecast: it
+# checks that the curve bends where a roofline with its own rates would, and it says how far
+# short of the ceilings the kernels fell, which is what moves the knee on another device too.
 #
 # Where even that misses, the list under the table says why, from the run's evidence. It calls a
 # point overhead-bound only when a measured fixed cost (the gap to CUDA-graph replay, the per-op
