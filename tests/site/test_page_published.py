@@ -60,7 +60,9 @@ def test_every_figure_has_a_row_with_its_ratio_and_reading(page):
     table = page.sections["table"][0]
     assert len(table.rows) == len(pc.checks())
     said = plain(page.html("table"))
-    assert "13B decoder · A100 SXM4 40GB · fp16 · batch 1 · 512→10 tokens" in said
+    assert "13B decoder · A100 SXM4 40GB inferred · fp16 · batch 1 · 512→10 tokens" in said
+    assert "ResNet-50 v1.5 · 8 × H100 SXM · fp16 assumed · batch 256 assumed" in said
+    assert "4.3: above the roofline in float16; 57 % of the one-byte fused one" in said
     assert "22.0 ms/token = 45.5 tokens/s" in said and " 0.75 " in said
     assert "703,770 samples/s" in said and "4.3: above the roofline" in said
     assert "5,353 tokens/s" in said and "584,147.32 samples/s" in said

@@ -91,7 +91,12 @@ def compact(row: Measurement) -> str:
     m = row.model
     name = row.configuration["model"].split(":")[0].split(",")[0]
     gpu = m.gpu.removeprefix("NVIDIA ") if m.gpus == 1 else f"{m.gpus} × {m.gpu.removeprefix('NVIDIA ')}"
-    words = f"{name} · {gpu} · {charts.DTYPE_SHORT.get(m.dtype, m.dtype)} · batch {m.batch}"
+    dtype = charts.DTYPE_SHORT.get(m.dtype, m.dtype) + (" assumed" if "dtype-unstated" in m.departures else "")
+    batch = f"batch {m.batch}" + (" assumed" if "batch-unstated" in m.departures else "")
+    gpu += (
+        " assumed" if "variant-unstated" in m.departures else " inferred" if "variant-inferred" in m.departures else ""
+    )
+    words = f"{name} · {gpu} · {dtype} · {batch}"
     if m.kind == "prefill":
         return words + f" · {m.input_tokens}-token prompt"
     if m.input_tokens is not None:
@@ -100,7 +105,20 @@ def compact(row: Measurement) -> str:
 
 
 def ratio_cell(found: Check) -> str:
-    return f"{found.ratio:.2f}" if found.ratio <= 1 else f"{text.sig(found.ratio, 2)}: above the roofline"
+    if found.ratio <= 1:
+        return f"{found.ratio:.2f}"
+    said = f"{text.sig(found.ratio, 2)}: above the roofline in {found.row.model.dtype}"
+    narrow = narrowest_fused(found)
+    return said + (f"; {text.sig(100 * found.published / narrow, 2)} % of the one-byte fused one" if narrow else "")
+
+
+def narrowest_fused(found: Check) -> float | None:
+    """For a figure above the roofline whose precision the source does not state: the fused roofline with one
+    byte an element, the fastest configuration the model can describe (None where that does not apply)."""
+    m = found.row.model
+    if "dtype-unstated" not in m.departures or m.dtype == ONE_BYTE or ONE_BYTE not in find_gpu(m.gpu).peak_flops:
+        return None
+    return pc.fused_per_second(replace(m, dtype=ONE_BYTE))
 
 
 def published_cell(found: Check) -> str:
@@ -139,8 +157,7 @@ def departure_words(found: Check) -> list[str]:
                 f"; with those passes left out the roofline gives {per_second(fused, found.per)}, and the published "
                 f"figure is {text.sig(found.published / fused, 2)}× that"
             )
-            if found.published > fused and "dtype-unstated" in m.departures and m.dtype != ONE_BYTE:
-                narrow = pc.fused_per_second(replace(m, dtype=ONE_BYTE))
+            if found.published > fused and (narrow := narrowest_fused(found)):
                 words += (
                     f", still faster than the model allows in {m.dtype}; with one byte an element (an 8-bit engine; "
                     f"the source does not say) the fused roofline is {per_second(narrow, found.per)}, of which the "
