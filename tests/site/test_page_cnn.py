@@ -81,3 +81,13 @@ def test_a_hostile_device_name_is_escaped():
     out = cnn.build(site_data(doc)).text()
     assert HOSTILE not in out and "<img" not in out
     assert "&lt;img src=x onerror=alert(1)&gt;" in out
+
+
+def test_a_1x1_convolution_above_the_ceiling_shows_the_ceiling_is_not_the_peak():
+    from benchmarks.analysis import curves as c
+    from tests.analysis.test_cnn_decode import CPU_LIKE, synthetic_run
+
+    fast = synthetic_run(conv_records(Ceilings(flops_per_s=CPU_LIKE.flops_per_s * 2, bytes_per_s=1e15)), CPU_LIKE)
+    said = " ".join(str(part) for part in cnn.faster_than_roofline(c.curves(fast, "conv"))[0].content)
+    assert "Winograd or FFT for 3×3 filters" in said
+    assert "That cannot explain 1×1, 2048→512 @7²: a 1×1 convolution is a plain matrix multiply" in said

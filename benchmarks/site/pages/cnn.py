@@ -333,23 +333,27 @@ def gains_table(run: Run, found: list[Curve]) -> list:
 
 
 def faster_than_roofline(found: list[Curve]) -> list:
+    beyond = cnn.beyond_ceiling(found)
     faster = [
         f"{curve.label} reaches {text.fmt_rate(rate, 'FLOP/s')} at batch {point.batch}, above the run's matmul "
         f"ceiling of {text.fmt_rate(curve.ceilings.flops_per_s, 'FLOP/s')}"
-        for curve, point, rate in cnn.beyond_ceiling(found)
+        for curve, point, rate in beyond
     ]
     if not faster:
         return []
-    return [
-        Paragraph(
-            [
-                strong("Faster than the roofline allows."),
-                " " + "; ".join(faster) + ". The FLOPs here count a direct convolution; a library may pick an "
-                "algorithm that does fewer multiply-adds (Winograd or FFT for 3×3 filters), so for such a layer the "
-                "roofline is an estimate, not a bound.",
-            ]
+    why = (
+        " The FLOPs here count a direct convolution; a library may pick an algorithm that does fewer multiply-adds "
+        "(Winograd or FFT for 3×3 filters), so for such a layer the roofline is an estimate, not a bound."
+    )
+    plain_gemm = [curve.label for curve, _, _ in beyond if curve.params.get("kernel") == 1]
+    if plain_gemm:
+        why += (
+            f" That cannot explain {', '.join(plain_gemm)}: a 1×1 convolution is a plain matrix multiply with no "
+            "cheaper algorithm, so the run's matmul ceiling (one large square matrix multiply through torch) is "
+            "below what this device's convolution kernels reach, and every roofline here that uses it is too slow "
+            "by as much."
         )
-    ]
+    return [Paragraph([strong("Faster than the roofline allows."), " " + "; ".join(faster) + "." + why])]
 
 
 # --------------------------------------------------------------------------- takeaways
