@@ -37,9 +37,10 @@ page.show("answer")
 # %% [markdown]
 # ## Where the results come from
 #
-# Every chart on this site is drawn from a results file in the repository, measured by its own
-# harness; each device's newest complete run is charted, and older runs stay listed here with
-# their raw files (every timed sample).
+# Every measured chart on this site is drawn from a results file in the repository, measured by
+# its own harness; each device's newest complete run is charted, and older runs stay listed here
+# with their raw files (every timed sample). The other charts say in their titles what they show
+# instead: a prediction from a datasheet or a model, or figures others published.
 
 # %% tags=["hide-input"]
 page.show("runs")

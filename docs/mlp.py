@@ -56,13 +56,13 @@ page.show("curves")
 # bends earlier and more gently; the list shows that sum against the points where it applies.
 #
 # The detector is a few lines of arithmetic on the medians; here it is, run from the repository's
-# root on the 8×1024 curve that the home page shows:
+# root on the article's 8×1024 MLP, measured (the curve the theory page shows on a CPU):
 
 # %%
 from benchmarks.analysis.curves import headline_curve, load_site_data
 from benchmarks.analysis.roofline import detect_knee
 
-curve = headline_curve(load_site_data())  # the home page's curve
+curve = headline_curve(load_site_data())  # the article's 8×1024 MLP on the newest device
 if curve is not None:
     times = [p.median_s for p in curve.points]
     knee = detect_knee(curve.batches, times)

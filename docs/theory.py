@@ -22,8 +22,9 @@ page = theory.build()
 #
 # This is the *roofline*. Wherever a device was measured, the site predicts its curves with *F*
 # and *BW* measured on that device in the same run (a large matmul and a large copy). Datasheet
-# figures appear only where nothing was measured, and say so: the ridge table below, the
-# calculator, and the GPU previews on the CNN and decode pages.
+# figures appear only where nothing was measured, and say so: the prediction on the home page,
+# the ridge table below, the guide, the calculator, the tile and wave model on the steps page,
+# and the GPU previews on the CNN and decode pages.
 #
 # ## Step 2: the arithmetic intensity of a Linear layer
 #
@@ -135,7 +136,9 @@ page.show("corrections")
 # ## A CPU has a roofline too
 #
 # The article says a CPU scales linearly with the batch. Measured, it does not quite: a CPU has a
-# memory bandwidth and an arithmetic rate like a GPU, only a ridge tens of times lower.
+# memory bandwidth and an arithmetic rate like a GPU, only a lower ridge batch: several times
+# lower than a datacenter GPU's in float32, and tens of times lower than that of its bfloat16
+# tensor cores (the notice at the top of this page gives the three figures).
 
 # %% tags=["hide-input"]
 page.show("cpu")

@@ -275,7 +275,8 @@ def predicted_at(curve: Curve, batch: float) -> float | None:
 
 
 def headline_curve(data: SiteData) -> Curve | None:
-    """The curve for the home page: a GPU when one exists, the seed's 8×1024 MLP where measured."""
+    """The article's 8×1024 MLP where measured, on a GPU when one exists: the curve the home page shows once a GPU
+    run is committed (until then the theory page shows it on a CPU)."""
     for run in data.shown_for("mlp"):  # GPUs first
         found = [c for c in curves(run) if len(c.points) >= 2]
         if not found:

@@ -7,12 +7,31 @@ Pure Python (no torch).
 from __future__ import annotations
 
 from benchmarks.analysis.curves import SiteData
+from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, find_gpu
+from benchmarks.analysis.roofline import large_layer_ridge_batch, run_ceilings
 from benchmarks.site import text
 from benchmarks.site.render import Admonition, Paragraph, code, link, render
+
+COMPARED_GPU = "NVIDIA H100 SXM"
 
 
 def cpu_only(data: SiteData) -> bool:
     return bool(data.shown) and not data.gpus
+
+
+def ridge_words(data: SiteData) -> str:
+    """' (≈ 5.6 rows in float32 from this CPU's measured ceilings, against ≈ 40 in float32 and ≈ 295 in bfloat16 on
+    an H100 SXM's datasheet)', from the newest CPU run; '' when it measured no float32 rate."""
+    ceilings = run_ceilings(data.cpus[0].ceilings, "float32") if data.cpus else None
+    gpu = find_gpu(COMPARED_GPU)
+    if ceilings is None or gpu is None:
+        return ""
+    cpu = large_layer_ridge_batch(ceilings, BYTES_PER_ELEMENT["float32"])
+    fp32, bf16 = (large_layer_ridge_batch(gpu.ceilings(d), BYTES_PER_ELEMENT[d]) for d in ("float32", "bfloat16"))
+    return (
+        f" (≈ {text.fmt_batch(cpu)} rows in float32 from its measured ceilings, against ≈ {text.fmt_batch(fp32)} in "
+        f"float32 and ≈ {text.fmt_batch(bf16)} in bfloat16 on an {gpu.name}'s datasheet)"
+    )
 
 
 def cpu_notice(data: SiteData) -> str:
@@ -22,8 +41,8 @@ def cpu_notice(data: SiteData) -> str:
     devices = "; ".join(text.device_label(run) for run in data.cpus)
     body = [
         f"No GPU run is committed yet: every measured chart on this site shows a CPU ({devices}). A CPU has a "
-        "roofline too, with a far lower ridge batch and other overheads, so do not read its numbers as a GPU's; "
-        "datasheet predictions for GPUs are labelled as such. Run ",
+        f"roofline too, with a far lower ridge batch{ridge_words(data)} and other overheads, so do not read its "
+        "numbers as a GPU's; datasheet predictions for GPUs are labelled as such. Run ",
         code("nox -s bench docs"),
         " on a machine with an NVIDIA GPU and commit the file it writes (",
         link("Reproduce", "reproduce/"),

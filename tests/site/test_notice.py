@@ -7,6 +7,8 @@ from tests.synthetic import make_run, site_data
 def test_a_cpu_only_site_carries_the_notice_naming_the_cpu():
     out = cpu_notice(site_data(make_run(kind="cpu")))
     assert "These results come from a CPU" in out and "CPU: Synthetic GPU (test fixture, not a measurement)" in out
+    # the ridge batches compared in the same dtype: the CPU's from its ceilings, the H100's from its datasheet
+    assert "float32 from its measured ceilings, against ≈ 40 in float32 and ≈ 295 in bfloat16 on an NVIDIA H100" in out
 
 
 def test_a_committed_gpu_run_removes_it_and_so_does_having_no_results():
