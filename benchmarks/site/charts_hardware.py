@@ -238,7 +238,9 @@ def calculator_chart(
     rates = _calculator_rates(gpus, measured_devices)
     predicted, ridge = _predicted(rates), _ridge(rates)
     panels = [
-        alt.layer(*_calculator_layers(predicted, ridge, measured, field, y_title)).properties(width=WIDTH, height=210)
+        alt.layer(*_calculator_layers(predicted, ridge, measured, field, y_title), _missing_rate(rates)).properties(
+            width=WIDTH, height=210
+        )
         for field, y_title in (
             ("ms", "predicted latency per call (ms)"),
             ("rows_per_s", "throughput (rows per second)"),
@@ -253,6 +255,23 @@ def calculator_chart(
         alt.vconcat(*panels)
         .add_params(*_calculator_params(names, default_gpu))
         .properties(title=_title(title, *subtitle))
+    )
+
+
+def _missing_rate(rates: list[dict[str, Any]]) -> alt.Chart:
+    """A line across the panel when the chosen device has no rate for the chosen dtype, instead of empty axes."""
+    have = {(row["gpu"], row["dtype"]) for row in rates}
+    missing = [
+        {"gpu": gpu, "dtype": dtype, "words": f"No {dtype} rate for the {gpu}: choose another dtype"}
+        for gpu in dict.fromkeys(row["gpu"] for row in rates)
+        for dtype in CALCULATOR_DTYPES
+        if (gpu, dtype) not in have
+    ]
+    return (
+        alt.Chart(alt.Data(values=missing))
+        .transform_filter(SELECTED)
+        .mark_text(fontSize=13, color=LABEL_GREY)
+        .encode(text="words:N", x=alt.value(WIDTH / 2), y=alt.value(105))
     )
 
 

@@ -54,3 +54,13 @@ def test_a_cpu_run_has_no_datasheet_twin():
 def test_a_hostile_device_name_is_escaped():
     out = calculator.build(site_data(make_run(name=HOSTILE))).text()
     assert "<img" not in out
+
+
+def test_a_dtype_the_device_lacks_says_so_instead_of_empty_axes():
+    spec = calculator.build(site_data(empty=True)).sections["chart"][0].spec
+    layers = [layer for panel in spec["vconcat"] for layer in panel["layer"]]
+    notes = [row for layer in layers for row in layer.get("data", {}).get("values", []) if "words" in row]
+    said = {(row["gpu"], row["dtype"]): row["words"] for row in notes}
+    assert said[("NVIDIA T4", "bfloat16")] == "No bfloat16 rate for the NVIDIA T4: choose another dtype"
+    assert ("NVIDIA A100 SXM4 80GB", "float8") in said  # an A100 has no FP8 tensor cores
+    assert ("NVIDIA H100 SXM", "bfloat16") not in said
