@@ -178,6 +178,11 @@ class Curve:
     def batches(self) -> list[int]:
         return [p.batch for p in self.points]
 
+    def dips(self) -> list[tuple[Point, Point]]:
+        """(smaller, larger) consecutive batches where the larger one is faster beyond the spread of both: every
+        quartile of the larger below every quartile of the smaller. A roofline never predicts one."""
+        return [(a, b) for a, b in zip(self.points, self.points[1:]) if b.q3_s < a.q1_s]
+
     def records(self, status: str | None = None) -> list[dict[str, Any]]:
         """The run's records behind this curve (with this status; every status when None), by batch."""
         found = [

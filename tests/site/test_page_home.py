@@ -48,7 +48,8 @@ def test_theory_tables_come_from_the_datasheet():
 def test_theory_shows_and_quotes_the_measured_cpu_curve():
     out = theory.build(site_data(make_run(kind="cpu", widths=(1024,)))).html("cpu")
     assert 'id="chart-theory-cpu"' in out and "8×1024 MLP on a CPU" in out
-    assert "Measured here, CPU: Synthetic GPU" in out and 'href="__SITE_ROOT__/mlp/"' in out
+    assert "On its roofline, the time grows slowly" in out and "Measured here (bfloat16, graph, cache rotated)" in out
+    assert 'href="__SITE_ROOT__/mlp/"' in out
 
 
 def test_methodology_lists_every_sweep_of_every_profile():

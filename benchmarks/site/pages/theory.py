@@ -141,24 +141,39 @@ def cpu_parts(data: SiteData) -> list:
 
 def cpu_words(data: SiteData) -> Paragraph:
     words: list = [
-        "Its time grows slowly while reading the weights dominates, and in proportion to the batch beyond its own, "
-        "much smaller, ridge batch."
+        "On its roofline, the time grows slowly while reading the weights dominates, and in proportion to the batch "
+        "beyond its own, much smaller, ridge batch."
     ]
-    cpus = [run for run in data.shown_for("mlp") if run.device["kind"] != "cuda"]
-    measured = [c for run in cpus for c in c_curves_1024(run)]
-    for curve in measured:
+    curve = cpu_curve(data)
+    if curve is not None:
         first, last = curve.points[0], curve.points[-1]
         words.append(
-            f" Measured here, {text.device_label(curve.run)}, {curve.shape} in {curve.dtype} ({curve.mode}, cache "
-            f"{curve.cache}): {text.fmt_time(first.median_s)} at batch {first.batch}, {text.fmt_time(last.median_s)} "
-            f"at batch {last.batch} ({text.knee_verdict(curve)}; {text.provenance(curve.run)}). "
+            f" Measured here ({curve.dtype}, {curve.mode}, cache {curve.cache}): {text.fmt_time(first.median_s)} at "
+            f"batch {first.batch}, {text.fmt_time(last.median_s)} at batch {last.batch} ({text.knee_verdict(curve)}; "
+            f"{text.provenance(curve.run)}). "
         )
         why = verdicts.knee_sentence(diagnose(curve))
         if why is not None:
             words.append(why)
-    if measured:
-        words += [" The ", link("MLP page", "mlp/"), " shows the whole curves and what bounds each of them."]
+        words += dip_words(curve)
+        words += [" The ", link("MLP page", "mlp/"), " shows every curve and what bounds each of them."]
     return Paragraph(words)
+
+
+def dip_words(curve) -> list[str]:
+    """The batches a larger batch beats, which no roofline predicts, stated as measured."""
+    dips = curve.dips()
+    if not dips:
+        return []
+    pairs = "; ".join(
+        f"batch {a.batch} takes {text.fmt_time(a.median_s)} and batch {b.batch} {text.fmt_time(b.median_s)}"
+        for a, b in dips
+    )
+    return [
+        f" Not every step is slower: {pairs}, beyond the spread of either. A roofline never gets faster with the "
+        "batch; the matrix library choosing another kernel for some batch sizes can, and a CPU's library does not "
+        "name its kernels, so this page does not say which. "
+    ]
 
 
 def c_curves_1024(run) -> list:
