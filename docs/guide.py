@@ -25,16 +25,18 @@ page = guide.build()
 page.show("ridges")
 
 # %% [markdown]
-# Read it as an upper bound on the [measured knee](../glossary/#measured-knee) you will see from
-# the datasheet side, not as the knee itself: kernels at small batch fall short of the square-matmul
-# peak and of the copy bandwidth, which moves the knee. The [MLP page](../mlp/) measures by how much
+# Read it as where the knee would be if every kernel reached the datasheet's rates, not as the
+# [measured knee](../glossary/#measured-knee) itself: kernels at small batches fall short of the
+# copy bandwidth and of the square-matmul peak, by different amounts, and the knee moves with the
+# ratio of the two (on the CPU measured here it lands several times later). The [MLP page](../mlp/) measures by how much
 # and predicts the knee again from the rates the kernels reached; how far real GPU systems fall
 # short of the roofline, on figures others published, is on
 # [Against published results](../published/).
 #
 # ## 2. Find your regime
 #
-# Time your model at batch 1 twice more, and you know which of the three regimes it is in
+# A few timings tell you which of the three regimes your model is in: at batch 1 as it is, with
+# every layer twice as wide, and under a CUDA graph or `torch.compile`; then at batch 4
 # ([the test](../regimes/#which-regime-am-i-in)):
 #
 # - **Overhead**: the time hardly changes when you double the width, and a CUDA graph or

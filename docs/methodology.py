@@ -119,8 +119,10 @@ page = methodology.build()
 #
 # ## Caveats
 #
-# - The analytic bytes are a lower bound: they count each weight, input and output once, not
-#   re-reads between cache levels or the framework's temporary buffers.
+# - The analytic bytes count each weight, input and output once. That is a lower bound on the
+#   traffic the kernels cause (re-reads between cache levels and the framework's temporary buffers
+#   are not counted), and an upper bound on what a network must move when its activations stay
+#   in cache between layers (the [calculator](../calculator/) draws that case dotted).
 # - The measured copy bandwidth and matmul rate are what this harness reaches with PyTorch, not
 #   the hardware's absolute peak; a custom kernel may do better.
 # - Clocks and power limits change the ceilings; they are recorded where the driver reports them.

@@ -21,3 +21,16 @@ def test_every_glossary_link_in_the_pages_names_a_term():
     for page in (ROOT / "docs").glob("*.py"):
         linked |= set(re.findall(r"glossary/#([a-z0-9-]+)", page.read_text(encoding="utf-8")))
     assert linked and linked <= set(BY_SLUG), linked - set(BY_SLUG)
+
+
+def test_see_links_are_named_as_the_navigation_names_their_pages():
+    import re
+    from pathlib import Path
+
+    from benchmarks.site.glossary import TERMS
+    from benchmarks.site.pages.glossary import PAGE_TITLES
+
+    nav = dict(re.findall(r"^  - (.+?): (\w+)\.py$", (Path(__file__).parents[2] / "mkdocs.yml").read_text(), re.M))
+    for slug, title in PAGE_TITLES.items():
+        assert nav[title] == (slug.strip("/") or "index"), (slug, title)
+    assert all(term.see in PAGE_TITLES for term in TERMS if term.see)
