@@ -17,10 +17,11 @@
 #
 # These count every layer's input and output as a trip to memory, which is what the harness
 # counts: an upper bound on the bytes a network must move (though not on what its kernels move,
-# since re-reads between cache levels are not counted; see [Methodology](../methodology/)). On a GPU the activations between layers usually stay in
-# L2 (a batch of 64 rows of width 4096 in bf16 is 512 KiB), so only the weights and the network's
-# own input and output cross memory; that lower bound gives a smaller ridge, marked dotted on the
-# chart and listed beside the first in the table. For the article's example, an 8×1024
+# since re-reads between cache levels are not counted; see [Methodology](../methodology/)). On a
+# GPU the activations between layers usually stay in L2 (a batch of 64 rows of width 4096 in
+# bf16 is 512 KiB), so only the weights and the network's own input and output cross memory;
+# that lower bound gives a smaller ridge, marked dotted on the chart and listed beside the first
+# in the table. For the article's example, an 8×1024
 # MLP in fp16 on a T4, the two bounds are 337 and 214 rows, and the wide-layer limit is 203.
 #
 # Three cautions. Datasheet peaks are upper bounds that real kernels do not reach (the

@@ -90,9 +90,9 @@ if tiny is not None:
 # and, from the second call on, its weights come from cache: the curve shows cache bandwidth, not
 # the memory bandwidth a server with many models, or one model far larger than the cache, will
 # get. This site's default is to rotate every call through enough weight copies that together
-# they exceed the cache three times over (`cache: rotated` on every chart); here the same MLP is
-# also timed the naive way (`cache: resident`), and a width sweep at batch 1 shows where the
-# weights stop fitting.
+# they exceed the cache three times over (`cache: rotated` in a chart's subtitle); here the same
+# MLP is also timed the naive way (`cache: resident`: the same weights every call, whether or not
+# they fit in a cache), and a width sweep at batch 1 shows where the weights stop fitting.
 
 # %% tags=["hide-input"]
 page.show("cache")

@@ -24,11 +24,11 @@ class Term:
 TERMS: tuple[Term, ...] = (
     Term(
         "ridge batch",
-        "The batch at which a roofline says the arithmetic starts to take longer than moving the bytes: predicted, "
+        "The batch at which a roofline says the arithmetic starts to take longer than moving the bytes: computed, "
         "never measured. For a layer whose weights dominate its bytes it is b* = (F/BW)·(s/2), with F the peak "
         "FLOP/s, BW the memory bandwidth and s the bytes per weight. It depends on which F and BW are used: a "
-        "datasheet's peaks, the ceilings a run measured (a large matmul, a large copy), or the rates a curve's own "
-        "kernels reached.",
+        "datasheet's peaks or the ceilings a run measured (a large matmul, a large copy), which make it a prediction, "
+        "or the rates a curve's own kernels reached, read off that curve, which make it a fit.",
         "theory/",
     ),
     Term(
