@@ -30,8 +30,10 @@ def table_lines(doc: dict) -> list[str]:
         f"{model['name']} ({model['target']}), {model['dtype']}, {model['mode']}, on {doc['device']['name']}; "
         f"inputs: {model['input']}"
     )
-    rows = [
-        head,
+    rows = [head]
+    if not doc["run"]["complete"]:
+        rows.append(f"incomplete: {doc['run'].get('interrupted') or 'stopped'}")
+    rows += [
         f"{'batch':>6} {'stage':>7} {'median ms':>10} {f'p{p} ms':>9} {'samples/s':>11} {'memory':>10}  bound",
     ]
     for point in doc["points"]:

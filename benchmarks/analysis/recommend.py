@@ -29,6 +29,7 @@ from snippets.choose import FLAT_SHARE
 
 NEAR_BEST = 1 - FLAT_SHARE  # "within 5 % of the highest throughput": the guide's rule
 FREE = 0.10  # "latency within 10 % of the smallest batch's"
+SAMPLES_NEEDED = {90: 10, 99: 100}  # fewer, and the nearest-rank percentile is the slowest sample
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,8 @@ class Recommendation:
     first_oom: int | None
     run: SweepPoint | None  # the guide's rule: the smaller of the two above (near_best when nothing fits)
     diagnosis: CurveDiagnosis | None
+    measured: tuple[SweepPoint, ...] = ()  # every batch that ran, by batch
+    thin: tuple[SweepPoint, ...] = ()  # points with too few samples for the percentile to be one
     lines: tuple[str, ...] = field(default=())
 
     def as_dict(self) -> dict:
@@ -183,7 +186,8 @@ def recommend(
     found = Recommendation(
         percentile, budget_s, base, within, missed, best, near, free[-1] if free else None,
         points[-1].batch if points else None, min(ooms) if ooms else None, run,
-        diagnose_sweep(points, ceilings, weight_bytes, cache_bytes),
+        diagnose_sweep(points, ceilings, weight_bytes, cache_bytes), tuple(points),
+        tuple(p for p in points if len(p.samples) < SAMPLES_NEEDED.get(percentile, 1)),
     )  # fmt: skip
     return Recommendation(**{**found.__dict__, "lines": tuple(verdict_lines(found, failures, unit))})
 
@@ -219,6 +223,8 @@ def verdict_lines(rec: Recommendation, failures: Sequence[dict], unit: str = "sa
                 f"No batch meets the {_ms(rec.budget_s)} p{p} budget: batch {base.batch} takes "
                 f"{_ms(base.percentile_s)}, {rec.budget_missed_by:.1f}× the budget."
             )
+    if rec.thin:
+        lines.append(thin_line(rec))
     if rec.best is not None:
         lines.append(
             f"Highest throughput: batch {rec.best.batch}, {rec.best.throughput:,.0f} {unit}/s; batch "
@@ -247,6 +253,23 @@ def verdict_lines(rec: Recommendation, failures: Sequence[dict], unit: str = "sa
         shown = ", ".join(str(f["batch"]) for f in errors[:6])
         lines.append(f"Failed at batch {shown}: {errors[0]['message']}")
     return lines
+
+
+def thin_line(rec: Recommendation) -> str:
+    """The warning that a percentile rests on too few samples to be more than the slowest of them."""
+    p, counts = rec.percentile, sorted(len(point.samples) for point in rec.thin)
+    which = "every batch" if len(rec.thin) == len(rec.measured) else _batch_list(rec.thin)
+    taken = f"{counts[0]}" if counts[0] == counts[-1] else f"{counts[0]} to {counts[-1]}"
+    return (
+        f"Few samples: the p{p} of {which} rests on {taken} samples, and a p{p} needs at least "
+        f"{SAMPLES_NEEDED[p]} to be more than the slowest of them."
+    )
+
+
+def _batch_list(points: Sequence[SweepPoint]) -> str:
+    batches = [str(point.batch) for point in points]
+    shown = ", ".join(batches[:8]) + (f" and {len(batches) - 8} more" if len(batches) > 8 else "")
+    return f"batch {shown}" if len(batches) == 1 else f"batches {shown}"
 
 
 def segment_line(found: CurveDiagnosis, segment: diagnosis.Segment) -> str:

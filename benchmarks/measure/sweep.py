@@ -11,7 +11,9 @@ The search, with the harness's sampler and backends throughout:
 5. measure every batch found again, in shared rounds, for the final numbers; count each one's FLOPs,
    bytes and peak memory; recommend.
 
-The results file is rewritten after every stage, so an interrupted sweep keeps what it measured.
+The results file is rewritten after every stage, so an interrupted sweep keeps what it measured. The
+time limit binds the final pass too: a batch it takes no sample of keeps its search numbers, and a
+pass cut short marks the file incomplete, saying how many samples each point got.
 """
 
 from __future__ import annotations
@@ -107,11 +109,11 @@ class Sweep:
 
         return prepare
 
-    def measure(self, batches: list[int], stage: str, samples: int) -> None:
-        """Time these batches in shared rounds; record each one's outcome."""
+    def measure(self, batches: list[int], stage: str, samples: int) -> dict[int, Outcome]:
+        """Time these batches in shared rounds; record each one's outcome and return them by batch."""
         todo = [b for b in dict.fromkeys(batches) if b not in self.points or stage == "final"]
         if not todo:
-            return
+            return {}
         points = [Point("model", b, self._prepare(b), rounds=samples) for b in todo]
         with torch.no_grad():
             outcomes = measure_points(
@@ -120,8 +122,11 @@ class Sweep:
         for batch in todo:
             self._record(batch, outcomes[("model", batch)], stage)
         self.save()
+        return {batch: outcomes[("model", batch)] for batch in todo}
 
     def _record(self, batch: int, outcome: Outcome, stage: str) -> None:
+        if outcome.status == "skipped" and self.ok(batch):
+            return  # the final pass took no sample of it: its search numbers stand
         stage = self.points[batch]["stage"] if batch in self.points else stage
         if outcome.status != "ok":
             self.points[batch] = {"batch": batch, "stage": stage, "status": outcome.status,
@@ -223,17 +228,24 @@ class Sweep:
         return recommend.SweepPoint(batch, p["median_s"], p["percentile_s"], tuple(timing["samples_s"]),
                                     timing["q1_s"], timing["q3_s"])  # fmt: skip
 
-    def final(self) -> None:
-        """Every batch that ran, measured again in shared rounds, then counted."""
+    def final(self) -> str | None:
+        """Every batch that ran, measured again in shared rounds, then counted. Returns how the time
+        limit cut the pass short, or None when every batch got the samples asked for."""
         batches = sorted(b for b in self.points if self.ok(b))
         if not batches:
-            return
-        samples = FINAL_SAMPLES[self.settings.percentile]
-        self.say(f"final: {len(batches)} batch sizes × {samples} samples")
-        self.measure(batches, "final", samples)
+            return None
+        asked = FINAL_SAMPLES[self.settings.percentile]
+        self.say(f"final: measuring {len(batches)} batch sizes again, {asked} samples each")
+        outcomes = self.measure(batches, "final", asked)
         for batch in (b for b in batches if self.ok(b)):
             self._count(batch)
         self.save()
+        taken = [len(o.timing["samples_s"]) for o in outcomes.values() if o.status == "ok"]
+        kept = [b for b, o in outcomes.items() if o.status == "skipped" and self.ok(b)]
+        shortfall = cut_short(asked, taken, kept)
+        if shortfall:
+            self.say(f"final: {shortfall}; the file is marked incomplete")
+        return shortfall
 
     def _count(self, batch: int) -> None:
         args, kwargs = self.target.make_inputs(batch)
@@ -289,6 +301,7 @@ class Sweep:
                 "batches": settings.batches or "auto",
                 "max_batch": settings.max_batch,
                 "samples": FINAL_SAMPLES[settings.percentile],
+                "samples_asked": FINAL_SAMPLES[settings.percentile],
             },
             "points": [],
             "recommendation": None,
@@ -299,6 +312,8 @@ class Sweep:
 
     def save(self) -> None:
         self.doc["points"] = [self.points[b] for b in sorted(self.points)]
+        counts = [len(p["timing"]["samples_s"]) for p in self.doc["points"] if p["status"] == "ok"]
+        self.doc["settings"]["samples"] = min(counts, default=self.doc["settings"]["samples_asked"])
         self.doc["run"]["wall_s"] = max(time.perf_counter() - self.started, 1e-6)
         if self.path is not None:
             write_atomic(self.path, self.doc)
@@ -347,19 +362,36 @@ def run_sweep(spec: str, settings: SweepSettings, say: Callable[[str], None] = _
             sweep.search()
             sweep.refine()
             sweep.probe()
-        sweep.final()
+        shortfall = sweep.final()
     except KeyboardInterrupt:
-        sweep.finish("KeyboardInterrupt: stopped")
-        raise SweepStopped(sweep) from None
-    return sweep, sweep.finish()
+        raise SweepStopped(sweep, sweep.finish("KeyboardInterrupt: stopped")) from None
+    return sweep, sweep.finish(shortfall)
+
+
+def _sizes(count: int) -> str:
+    return f"{count} batch size{'s' * (count != 1)}"
+
+
+def cut_short(asked: int, taken: list[int], kept: list[int]) -> str | None:
+    """How the time limit cut the final pass short: the samples the re-measured batches got, and how
+    many batches kept their search numbers; None when every batch got all it asked for."""
+    parts = []
+    if taken and min(taken) < asked:
+        low, high = min(taken), max(taken)
+        parts.append(f"{_sizes(len(taken))} got {low if low == high else f'{low} to {high}'} of {asked} samples")
+    if kept:
+        parts.append(f"{_sizes(len(kept))} got none and keep their search numbers ({SEARCH_SAMPLES} samples)")
+    if not parts:
+        return None
+    return f"the time limit cut the final pass short ({'; '.join(parts)})"
 
 
 class SweepStopped(Exception):
-    """Ctrl-C during a sweep: its file is kept, marked incomplete."""
+    """Ctrl-C during a sweep: its file is kept, marked incomplete, with what its points support."""
 
-    def __init__(self, sweep: Sweep):
+    def __init__(self, sweep: Sweep, recommendation: recommend.Recommendation):
         super().__init__("KeyboardInterrupt: stopped")
-        self.sweep = sweep
+        self.sweep, self.recommendation = sweep, recommendation
 
 
 def _compiles(target: Target, notes_to: list[str]) -> str:

@@ -72,3 +72,13 @@ def test_the_batch_to_run_is_the_guides_rule():
     medians = [(p["batch"], p["median_s"]) for p in doc["points"]]
     assert choose(medians, 3e-3) == 16 and choose(points, 3e-3) == 16
     assert rec_of(make_sweep(budget_ms=None)).run.batch == 64
+
+
+def test_a_percentile_on_too_few_samples_is_called_so():
+    rec = rec_of(make_sweep(percentile=90))  # nine samples a point: the p90 is the slowest of them
+    assert len(rec.thin) == 7
+    assert (
+        "Few samples: the p90 of every batch rests on 9 samples, and a p90 needs at least 10 to be more than the "
+        "slowest of them."
+    ) in rec.lines
+    assert not rec_of(make_sweep(percentile=50)).thin

@@ -2,6 +2,7 @@
 
 import json
 import textwrap
+import time
 
 import pytest
 
@@ -208,6 +209,35 @@ def test_a_time_limit_stops_the_search(fast, tmp_path, target, capsys):
     found, _ = written(capsys)
     assert found.doc["run"]["time_limit_s"] == 0.5
     assert found.doc["run"]["wall_s"] < 10
+
+
+def test_a_final_pass_after_the_time_limit_keeps_the_search_numbers(fast, tmp_path, target, capsys, monkeypatch):
+    original = sweep_module.Sweep.probe
+
+    def limit_passes(self):
+        original(self)
+        self.deadline = time.perf_counter()  # the limit falls between the search and the final pass
+
+    monkeypatch.setattr(sweep_module.Sweep, "probe", limit_passes)
+    assert sweep(tmp_path, target(TINY), "--input-shape", "32", "--max-batch", "4", "--time-limit", "100") == 0
+    found, out = written(capsys)
+    doc = found.doc
+    assert [(p["batch"], p["status"]) for p in doc["points"]] == [(1, "ok"), (2, "ok"), (4, "ok")]
+    assert doc["recommendation"]["run"] in (1, 2, 4)
+    reason = (
+        "the time limit cut the final pass short (3 batch sizes got none and keep their search numbers (3 samples))"
+    )
+    assert not doc["run"]["complete"] and doc["run"]["interrupted"] == reason
+    assert doc["settings"]["samples"] == 3 and doc["settings"]["samples_asked"] == 5
+    assert f"incomplete: {reason}" in out.out and "marked incomplete" in out.err
+
+
+def test_a_final_pass_cut_short_says_how_many_samples_it_got():
+    assert (
+        sweep_module.cut_short(30, [3, 3, 4], [])
+        == "the time limit cut the final pass short (3 batch sizes got 3 to 4 of 30 samples)"
+    )
+    assert sweep_module.cut_short(30, [30, 30], []) is None
 
 
 BAD_TARGETS = [
