@@ -3,8 +3,10 @@
 The same functions serve the terminal, the results file, the HTML report and the site:
 
 - the largest batch whose latency (at the sweep's percentile) meets the budget, and what it buys
-  against the smallest batch measured; or, when even that misses, by how much;
+  against the smallest batch measured; or, when even the fastest misses, by how much;
 - the batch of highest throughput and the smallest batch within 5 % of it;
+- the batch to run, by the guide's rule (snippets/choose.py): the smaller of those two, the fastest
+  batch when none meets the budget, then a larger batch measured no slower if there is one;
 - the free range: the batches whose median latency is within 10 % of the smallest batch's;
 - the largest batch that ran, and the first that ran out of memory;
 - the diagnosis of the curve: what bounds its points (the site's `diagnosis.verdict`, with the fixed
@@ -127,16 +129,17 @@ class Recommendation:
     budget_s: float | None
     base: SweepPoint | None  # the smallest batch measured: what the others are compared with
     within_budget: SweepPoint | None
-    budget_missed_by: float | None  # the base's latency over the budget when even it misses
+    budget_missed_by: float | None  # the fastest batch's latency over the budget when even it misses
     best: SweepPoint | None  # highest throughput
     near_best: SweepPoint | None  # smallest batch within NEAR_BEST of it
     free_up_to: SweepPoint | None  # largest batch with median latency within FREE of the base's
     largest_ran: int | None
     first_oom: int | None
-    run: SweepPoint | None  # the guide's rule: the smaller of the two above (near_best when nothing fits)
+    run: SweepPoint | None  # the guide's rule: see `batch_to_run`
     diagnosis: CurveDiagnosis | None
     measured: tuple[SweepPoint, ...] = ()  # every batch that ran, by batch
     thin: tuple[SweepPoint, ...] = ()  # points with too few samples for the percentile to be one
+    ruled: SweepPoint | None = None  # the rule's pick before a larger batch measured no slower replaced it
     lines: tuple[str, ...] = field(default=())
 
     def as_dict(self) -> dict:
@@ -156,6 +159,7 @@ class Recommendation:
             "largest_ran": self.largest_ran,
             "first_oom": self.first_oom,
             "run": batch(self.run),
+            "before_no_slower_larger": batch(self.ruled),
             "lines": list(self.lines),
         }
 
@@ -177,19 +181,47 @@ def recommend(
     if budget_s is not None and points:
         meeting = [p for p in points if p.percentile_s <= budget_s]
         within = meeting[-1] if meeting else None
-        missed = base.percentile_s / budget_s if within is None else None
+        missed = fastest(points).percentile_s / budget_s if within is None else None
     best = max(points, key=lambda p: p.throughput) if points else None
     near = next((p for p in points if p.throughput >= (1 - NEAR_BEST) * best.throughput), None) if best else None
     free = [p for p in points if p.median_s <= (1 + FREE) * base.median_s] if base else []
     ooms = [f["batch"] for f in failures if f["status"] == "oom"]
-    run = near if within is None or near is None else min(within, near, key=lambda p: p.batch)
+    ruled = rule_pick(points, within, near, budget_s)
     found = Recommendation(
         percentile, budget_s, base, within, missed, best, near, free[-1] if free else None,
-        points[-1].batch if points else None, min(ooms) if ooms else None, run,
+        points[-1].batch if points else None, min(ooms) if ooms else None,
+        no_slower_larger(points, ruled) if ruled else None,
         diagnose_sweep(points, ceilings, weight_bytes, cache_bytes), tuple(points),
-        tuple(p for p in points if len(p.samples) < SAMPLES_NEEDED.get(percentile, 1)),
+        tuple(p for p in points if len(p.samples) < SAMPLES_NEEDED.get(percentile, 1)), ruled,
     )  # fmt: skip
     return Recommendation(**{**found.__dict__, "lines": tuple(verdict_lines(found, failures, unit))})
+
+
+def fastest(points: Sequence[SweepPoint]) -> SweepPoint:
+    """The batch of lowest latency at the sweep's percentile (the smaller on a tie)."""
+    return min(points, key=lambda p: (p.percentile_s, p.batch))
+
+
+def rule_pick(
+    points: Sequence[SweepPoint], within: SweepPoint | None, near: SweepPoint | None, budget_s: float | None
+) -> SweepPoint | None:
+    """The guide's rule before its last step: the smaller of the batch within the budget and the batch near
+    the best throughput; the fastest batch when none meets the budget; the latter when no budget is given."""
+    if not points:
+        return None
+    if within is not None:
+        return min(within, near, key=lambda p: p.batch)
+    return fastest(points) if budget_s is not None else near
+
+
+def no_slower_larger(points: Sequence[SweepPoint], point: SweepPoint) -> SweepPoint:
+    """Of `point` and the larger batches measured no slower (median and percentile), the one of highest
+    throughput: the guide's last step, which no larger batch can then beat on both counts."""
+    candidates = [
+        p for p in points
+        if p.batch >= point.batch and p.median_s <= point.median_s and p.percentile_s <= point.percentile_s
+    ]  # fmt: skip
+    return max(candidates, key=lambda p: (p.throughput, p.batch))
 
 
 def _compare(point: SweepPoint, base: SweepPoint, percentile: int) -> str:
@@ -219,9 +251,10 @@ def verdict_lines(rec: Recommendation, failures: Sequence[dict], unit: str = "sa
                 + "."
             )
         else:
+            quickest = fastest(rec.measured)
             lines.append(
-                f"No batch meets the {_ms(rec.budget_s)} p{p} budget: batch {base.batch} takes "
-                f"{_ms(base.percentile_s)}, {rec.budget_missed_by:.1f}× the budget."
+                f"No batch meets the {_ms(rec.budget_s)} p{p} budget: batch {quickest.batch}, the fastest, takes "
+                f"{_ms(quickest.percentile_s)}, {rec.budget_missed_by:.1f}× the budget."
             )
     if rec.thin:
         lines.append(thin_line(rec))
@@ -231,12 +264,7 @@ def verdict_lines(rec: Recommendation, failures: Sequence[dict], unit: str = "sa
             f"{rec.near_best.batch} is within 5 % of it ({rec.near_best.throughput:,.0f} {unit}/s)."
         )
     if rec.run is not None:
-        why = (
-            "the smaller of the two"
-            if rec.within_budget is not None
-            else ("no batch meets the budget" if rec.budget_s is not None else "no budget given")
-        )
-        lines.append(f"Run batch {rec.run.batch} ({why}: the rule of the batch-size guide).")
+        lines.append(run_line(rec))
     if rec.free_up_to is not None:
         f = rec.free_up_to
         lines.append(
@@ -253,6 +281,24 @@ def verdict_lines(rec: Recommendation, failures: Sequence[dict], unit: str = "sa
         shown = ", ".join(str(f["batch"]) for f in errors[:6])
         lines.append(f"Failed at batch {shown}: {errors[0]['message']}")
     return lines
+
+
+def run_line(rec: Recommendation) -> str:
+    """The batch to run, and which step of the guide's rule chose it."""
+    if rec.within_budget is not None:
+        why, which = "the smaller of the two", "the smaller of the two"
+    elif rec.budget_s is not None:
+        why, which = "no batch meets the budget, so the fastest", "the fastest, as no batch meets the budget"
+    else:
+        why, which = "no budget given", "the smallest near the highest throughput, as no budget is given"
+    run, ruled = rec.run, rec.ruled
+    if ruled is None or ruled.batch == run.batch:
+        return f"Run batch {run.batch} ({why}: the rule of the batch-size guide)."
+    return (
+        f"Run batch {run.batch} (the rule of the batch-size guide: batch {ruled.batch} is {which}, but the larger "
+        f"batch {run.batch} measured no slower, {_ms(run.median_s)} median against {_ms(ruled.median_s)}, at "
+        f"{run.throughput / ruled.throughput:.2f}× the throughput)."
+    )
 
 
 def thin_line(rec: Recommendation) -> str:

@@ -23,7 +23,7 @@ def test_the_largest_batch_within_the_budget_and_what_it_buys():
 def test_a_budget_even_batch_one_misses():
     rec = rec_of(make_sweep(budget_ms=0.5))
     assert rec.within_budget is None and rec.budget_missed_by == pytest.approx(rec.base.percentile_s / 0.5e-3)
-    assert rec.lines[0].startswith("No batch meets the 0.5 ms p90 budget: batch 1 takes ")
+    assert rec.lines[0].startswith("No batch meets the 0.5 ms p90 budget: batch 1, the fastest, takes ")
 
 
 def test_highest_throughput_and_the_smallest_batch_near_it():
@@ -82,3 +82,37 @@ def test_a_percentile_on_too_few_samples_is_called_so():
         "slowest of them."
     ) in rec.lines
     assert not rec_of(make_sweep(percentile=50)).thin
+
+
+def measured(*pairs: tuple[int, float]) -> list[recommend.SweepPoint]:
+    """Points of (batch, milliseconds), every sample the same."""
+    return [recommend.SweepPoint(b, ms / 1e3, ms / 1e3, (ms / 1e3,) * 15, ms / 1e3, ms / 1e3) for b, ms in pairs]
+
+
+def test_a_larger_batch_measured_no_slower_is_run_instead():
+    """Batch 63 is the smallest within 5 % of the best throughput, but batch 64 is faster: run 64."""
+    pairs = [(1, 0.005), (32, 0.006), (63, 0.0093), (64, 0.00911)]
+    rec = recommend.recommend(measured(*pairs), [], None, 50, None)
+    assert (rec.near_best.batch, rec.ruled.batch, rec.run.batch) == (63, 63, 64)
+    assert (
+        "Run batch 64 (the rule of the batch-size guide: batch 63 is the smallest near the highest throughput, as "
+        "no budget is given, but the larger batch 64 measured no slower, 0.00911 ms median against 0.0093 ms, at "
+        "1.04× the throughput)."
+    ) in rec.lines
+    from snippets.choose import choose
+
+    assert choose([(b, ms / 1e3) for b, ms in pairs], 1.0) == 64
+
+
+def test_a_budget_no_batch_meets_runs_the_fastest_batch():
+    pairs = [(1, 0.0046), (2, 0.0048), (32, 0.006), (63, 0.0093), (64, 0.011)]
+    rec = recommend.recommend(measured(*pairs), [], 0.001, 99, None)
+    assert rec.within_budget is None and rec.run.batch == 1
+    assert (
+        rec.lines[0]
+        == "No batch meets the 0.001 ms p99 budget: batch 1, the fastest, takes 0.0046 ms, 4.6× the budget."
+    )
+    assert "Run batch 1 (no batch meets the budget, so the fastest: the rule of the batch-size guide)." in rec.lines
+    from snippets.choose import choose
+
+    assert choose([(b, ms / 1e3) for b, ms in pairs], 1e-6) == 1
