@@ -250,6 +250,8 @@ BAD_TARGETS = [
      "factory() raised RuntimeError: weights not found"),
     ("{model}:factory", "def factory():\n    return 42\n", "factory() returned int: return an nn.Module"),
     ("{model}:factory", "import nope_not_a_module\n", "importing"),
+    ("{model}:factory", "import sys\nsys.exit(3)\n", "model.py called sys.exit(3): put its script part under if"),
+    ("{model}:factory", "import sys\ndef factory():\n    sys.exit()\n", "factory() in "),
     ("{model}:factory", TINY.replace("nn.Linear(32, 32), nn.ReLU()", "nn.Linear(16, 32), nn.ReLU()"),
      "the model failed at batch 1: RuntimeError: mat1 and mat2 shapes cannot be multiplied"),
     ("{model}:factory", "import torch\nfrom torch import nn\ndef factory():\n"
@@ -290,6 +292,13 @@ def test_bad_options_end_in_one_line(tmp_path, target, capsys, options, message)
         code = sweep(tmp_path, target(TINY), "--input-shape", "32", *options)
         assert code == 2
     assert message in capsys.readouterr().err
+
+
+def test_an_input_shape_beside_an_input_maker_is_noted_as_ignored(fast, tmp_path, target, capsys):
+    assert sweep(tmp_path, target(MAKER), "--batches", "1", "--input-shape", "7") == 0
+    found, out = written(capsys)
+    note = "the input shape given is ignored: the factory's make_input(batch) makes the inputs"
+    assert note in found.doc["model"]["notes"] and f"note: {note}" in out.err
 
 
 class _nothing:
