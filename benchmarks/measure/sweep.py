@@ -41,6 +41,7 @@ from benchmarks.measure.session import provenance
 from benchmarks.measure.target import Target, load_target
 from benchmarks.results import write_atomic
 from benchmarks.schema import SCHEMA_VERSION
+from benchmarks.sweep_options import options_problem
 
 SEARCH_SAMPLES = 5  # per batch while searching
 FINAL_SAMPLES = {50: 15, 90: 30, 99: 100}  # per batch in the final pass, by percentile
@@ -439,14 +440,24 @@ class SweepResult:
 
 
 def sweep_model(model, make_input=None, *, quiet: bool = False, **options) -> SweepResult:
-    """The Python API behind `benchmarks.sweep`: a model object instead of a TARGET."""
+    """The Python API behind `benchmarks.sweep`: a model object instead of a TARGET. Options are checked
+    as the command line checks them (ValueError, before any work); torch's thread count is restored."""
     if "results_dir" in options and options["results_dir"] is not None:
         options["results_dir"] = Path(options["results_dir"])
-    unknown = set(options) - {f.name for f in dataclasses.fields(SweepSettings)}
+    unknown = set(options) - {f.name for f in dataclasses.fields(SweepSettings)} - {"command"}
     if unknown:
         raise TypeError(f"unknown option(s) {', '.join(sorted(unknown))}")
     settings = SweepSettings(command=["benchmarks.sweep()"], **options)
+    problem = options_problem(dataclasses.asdict(settings), name=str)
+    if problem:
+        raise ValueError(problem)
+    if settings.input_dtype == "int64":
+        settings.input_dtype = None  # token ids below the vocabulary
     say = (lambda text: None) if quiet else _say
     spec = f"{type(model).__name__} (a model object)"
-    done, rec = run_sweep(spec, settings, say, model=model, make_input=make_input)
+    threads = torch.get_num_threads()
+    try:
+        done, rec = run_sweep(spec, settings, say, model=model, make_input=make_input)
+    finally:
+        torch.set_num_threads(threads)
     return SweepResult(done.doc, rec, done.path)

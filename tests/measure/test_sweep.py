@@ -191,7 +191,7 @@ def test_a_compile_failure_falls_back_to_eager(fast, tmp_path, target, capsys, m
     assert any("torch.compile failed (RuntimeError: no C++ compiler)" in note for note in found.doc["model"]["notes"])
 
 
-def test_ctrl_c_keeps_a_valid_incomplete_file(fast, tmp_path, target, capsys, monkeypatch):
+def test_ctrl_c_keeps_a_valid_incomplete_file_and_report(fast, tmp_path, target, capsys, monkeypatch):
     original = sweep_module.Sweep.refine
 
     def interrupted(self):
@@ -199,11 +199,15 @@ def test_ctrl_c_keeps_a_valid_incomplete_file(fast, tmp_path, target, capsys, mo
         raise KeyboardInterrupt
 
     monkeypatch.setattr(sweep_module.Sweep, "refine", interrupted)
-    assert sweep(tmp_path, target(TINY), "--input-shape", "32", "--max-batch", "4") == 130
+    report = tmp_path / "report.html"
+    assert sweep(tmp_path, target(TINY), "--input-shape", "32", "--max-batch", "4", "--report", str(report)) == 130
     found, out = written(capsys)
     assert not found.doc["run"]["complete"] and found.doc["run"]["interrupted"] == "KeyboardInterrupt: stopped"
     assert [p["batch"] for p in found.doc["points"]] == [1, 2, 4]
     assert "kept 3 batch sizes, marked incomplete" in out.err and "Traceback" not in out.err
+    assert "incomplete: KeyboardInterrupt: stopped" in out.out and " batch   stage  median ms" in out.out
+    assert "Highest throughput: batch " in out.out
+    assert "incomplete (KeyboardInterrupt: stopped)" in report.read_text()
 
 
 def test_a_time_limit_stops_the_search(fast, tmp_path, target, capsys):
@@ -282,16 +286,42 @@ def test_bad_targets_end_in_one_line(fast, tmp_path, target, capsys, spec, sourc
         (["--budget-ms", "0"], "must be a number above 0"),
         (["--budget-ms", "-5"], "must be a number above 0"),
         (["--batches", "0,4"], "batch sizes are whole numbers from 1"),
+        (["--batches", "8,4,,2"], "give auto or batch sizes such as 1,8,32"),
         (["--input-dtype", "int64"], "--input-dtype int64: give --vocab N"),
         (["--report", "out.pdf"], "give a path ending in .html"),
         (["--batches", "1,64", "--max-batch", "8"], "beyond --max-batch 8"),
     ],
 )
 def test_bad_options_end_in_one_line(tmp_path, target, capsys, options, message):
-    with pytest.raises(SystemExit) if "above 0" in message or "from 1" in message else _nothing():
+    with pytest.raises(SystemExit) if "above 0" in message or "batch sizes" in message else _nothing():
         code = sweep(tmp_path, target(TINY), "--input-shape", "32", *options)
         assert code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["--results-dir", "--report"])
+def test_a_folder_that_cannot_be_written_is_refused_before_any_work(tmp_path, target, capsys, monkeypatch, flag):
+    (tmp_path / "afile").write_text("")
+    path = tmp_path / "afile" / ("x.html" if flag == "--report" else "sweeps")
+    monkeypatch.setattr(sweep_module, "run_sweep", lambda *a, **k: pytest.fail("the sweep started"))
+    code = main(["sweep", target(TINY), "--input-shape", "32", "--results-dir", str(tmp_path / "out"), flag, str(path)])
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {flag} {path}: {tmp_path / 'afile'} is a file, not a folder"]
+
+
+def test_a_report_that_fails_at_the_end_still_prints_the_results_path(fast, tmp_path, target, capsys, monkeypatch):
+    from benchmarks.site import report
+
+    def refused(doc, path):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(report, "write_report", refused)
+    code = sweep(tmp_path, target(TINY), "--input-shape", "32", "--batches", "1", "--report", str(tmp_path / "r.html"))
+    assert code == 2
+    found, out = written(capsys)
+    assert found.doc["run"]["complete"]
+    assert out.err.strip().splitlines()[-1] == f"error: --report {tmp_path / 'r.html'}: Permission denied"
 
 
 def test_an_input_shape_beside_an_input_maker_is_noted_as_ignored(fast, tmp_path, target, capsys):
@@ -335,3 +365,40 @@ def test_the_python_api(fast):
     assert "Highest throughput" in str(result) and set(result.charts()) == {"latency", "throughput", "memory"}
     with pytest.raises(TypeError, match="unknown option"):
         api(nn.Linear(8, 8), budget=3)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"budget_ms": 0}, "budget_ms 0: give a number above 0"),
+        ({"budget_ms": -3}, "budget_ms -3: give a number above 0"),
+        ({"percentile": 95}, "percentile 95: choose 50, 90, 99"),
+        ({"threads": 0}, "threads 0: give a whole number from 1"),
+        ({"batches": [4, 0]}, "batches [4, 0]: give batch sizes, whole numbers from 1"),
+        ({"batches": [1, 64], "max_batch": 8}, "batches goes to 64, beyond max_batch 8"),
+    ],
+)
+def test_the_python_api_checks_its_options_before_any_work(monkeypatch, options, message):
+    from torch import nn
+
+    from benchmarks import sweep as api
+
+    monkeypatch.setattr(sweep_module, "run_sweep", lambda *a, **k: pytest.fail("the sweep started"))
+    with pytest.raises(ValueError) as raised:
+        api(nn.Linear(8, 8), device="cpu", input_shape=(8,), **options)
+    assert str(raised.value) == message
+
+
+def test_the_python_api_restores_the_thread_count(fast):
+    import torch
+    from torch import nn
+
+    from benchmarks import sweep as api
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        api(nn.Linear(8, 8), device="cpu", input_shape=(8,), threads=1, batches=[1], quiet=True)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
