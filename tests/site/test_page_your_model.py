@@ -30,3 +30,12 @@ def test_free_text_from_a_sweep_file_is_escaped():
     text = your_model.build([sweep_of(hostile_sweep(make_sweep()))]).html("sweeps")
     assert PAYLOAD not in text and "<img src=x" not in text and "<script>alert" not in text
     assert "&lt;img src=x onerror=alert(1)&gt;" in text
+
+
+def test_a_cpu_sweep_has_no_memory_chart_and_says_why():
+    doc = make_sweep()
+    doc["device"]["kind"] = "cpu"
+    text = your_model.build([sweep_of(doc)]).html("sweeps")
+    assert text.count('<figure class="bchart"') == 2
+    assert "the allocator&#x27;s peak per batch is known only on CUDA" in text
+    assert "process peak" in text and "peak memory" not in text

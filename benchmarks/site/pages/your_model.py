@@ -9,7 +9,7 @@ from benchmarks.analysis import recommend
 from benchmarks.analysis.sweeps import load_sweeps
 from benchmarks.results import ModelSweep
 from benchmarks.site.charts import figure
-from benchmarks.site.charts_sweep import sweep_charts, where
+from benchmarks.site.charts_sweep import memory_note, sweep_charts, where
 from benchmarks.site.render import Bullets, Details, Heading, Html, Page, Paragraph, Source, code, tag, takeaway
 from benchmarks.sweep_table import table_lines
 
@@ -23,8 +23,7 @@ SUMMARIES = {
     "latency": "Median latency per call (and the budget's percentile, when it is not the median) against batch size, "
     "with the latency budget",
     "throughput": "Samples per second against the latency of one call; the doubling search's batch sizes are labelled",
-    "memory": "Peak memory against batch size (CUDA: the allocator's peak during one call; a CPU: the process's "
-    "peak resident memory so far)",
+    "memory": "Peak memory against batch size: the allocator's peak during one call",
 }
 
 
@@ -71,6 +70,8 @@ def section(sweep: ModelSweep) -> list:
     for name, chart in sweep_charts(doc):
         summary = f"{SUMMARIES[name]}. Measured on {where(doc)}; sweep {sweep.id}"
         parts.append(figure(chart, _chart_id(sweep, name), CAPTIONS[name], summary))
+    if memory_note(doc):
+        parts.append(Paragraph(memory_note(doc)))
     table = html.escape("\n".join(table_lines(doc)))
     parts.append(Details("Every batch size measured", [Html(f"<pre>{table}</pre>")]))
     return parts
