@@ -32,6 +32,7 @@ from snippets.choose import FLAT_SHARE
 NEAR_BEST = 1 - FLAT_SHARE  # "within 5 % of the highest throughput": the guide's rule
 FREE = 0.10  # "latency within 10 % of the smallest batch's"
 SAMPLES_NEEDED = {90: 10, 99: 100}  # fewer, and the nearest-rank percentile is the slowest sample
+FAR_BELOW = 0.05  # a share of its ceiling under this is no evidence that the ceiling bounds the time
 
 
 @dataclass(frozen=True)
@@ -329,6 +330,8 @@ def segment_line(found: CurveDiagnosis, segment: diagnosis.Segment) -> str:
             f"{span}: overhead-bound — a fixed cost of {_ms(fixed)} per call (time against batch from batch {first}, "
             f"less one read of the weights) is {_share_range(shares)} of the time."
         )
+    if segment.share is not None and segment.share < FAR_BELOW:
+        return _far_below_line(span, segment)
     if segment.regime == diagnosis.MEMORY:
         return (
             f"{span}: memory-bound — at least {diagnosis.share_words(segment.share)} of the measured copy "
@@ -340,6 +343,30 @@ def segment_line(found: CurveDiagnosis, segment: diagnosis.Segment) -> str:
         else ""
     )
     return f"{span}: compute-bound — {diagnosis.share_words(segment.share)} of the measured matmul rate." + above
+
+
+def _far_below_line(span: str, segment: diagnosis.Segment) -> str:
+    """A stretch whose larger roofline term is memory or compute, at a share of that ceiling too small for the
+    ceiling to explain its time: the verdict's regime, said as what it is."""
+    bandwidth = _median([v.bandwidth_share for v in segment.points if v.bandwidth_share is not None])
+    compute = _median([v.compute_share for v in segment.points if v.compute_share is not None])
+    fixed = "the fixed cost (the intercept) is under half of each call" if segment.points[0].fixed else (
+        "no fixed cost could be estimated"
+    )  # fmt: skip
+    return (
+        f"{span}: far below both ceilings — {_small_share(bandwidth)} of the measured copy bandwidth and "
+        f"{_small_share(compute)} of the matmul rate — and {fixed}: {segment.regime} is the larger roofline term, "
+        "but neither it nor a fixed cost explains the time."
+    )
+
+
+def _median(values: list[float]) -> float | None:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if ordered else None
+
+
+def _small_share(share: float | None) -> str:
+    return "–" if share is None else f"{100 * share:.2g} %"
 
 
 def _share_range(shares: list[float]) -> str:

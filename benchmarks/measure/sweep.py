@@ -3,11 +3,12 @@
 The search, with the harness's sampler and backends throughout:
 
 1. measure the device's ceilings (one large copy, one large matmul in the model's dtype);
-2. search: double the batch from 1 until it runs out of memory, passes --max-batch or the time
-   limit, or throughput stops growing (under 5 % over two doublings), a few samples each;
-3. refine: bisect the batch where the latency crosses the budget;
+2. search: double the batch from 1 until it runs out of memory or fails, passes --max-batch or the
+   time limit, or throughput stops growing (under 5 % over two doublings), a few samples each;
+3. refine: bisect the batch where the latency crosses the budget, below the first batch that failed;
 4. probe: one row either side of the multiples of 8, 64 and 128 around the recommendation, where
-   tile and wave steps sit;
+   tile and wave steps sit, below the first batch that failed; those beyond the largest batch that
+   ran go one at a time, up to the first that fails;
 5. measure every batch found again, in shared rounds, for the final numbers; count each one's FLOPs,
    bytes and peak memory; recommend.
 
@@ -157,7 +158,7 @@ class Sweep:
     # ------------------------------------------------------------------ the search
 
     def search(self) -> None:
-        """Double from 1 until out of memory, the largest batch allowed, the time limit, or a
+        """Double from 1 until out of memory or an error, the largest batch allowed, the time limit, or a
         throughput that stops growing."""
         batch, limit = 1, self.settings.max_batch or 2**24
         while batch <= limit and not self.out_of_time():
@@ -165,7 +166,7 @@ class Sweep:
             point = self.points[batch]
             self.say(f"search: batch {batch}: " + (f"{point['median_s'] * 1e3:.3g} ms" if self.ok(batch)
                                                    else point["status"]))  # fmt: skip
-            if point["status"] == "oom":
+            if point["status"] in ("oom", "error"):
                 return
             if self._flat(batch):
                 return
@@ -178,14 +179,14 @@ class Sweep:
         return self.points[batch]["throughput"] < (1 + FLAT) * self.points[earlier]["throughput"]
 
     def refine(self) -> None:
-        """Bisect between the largest batch within the budget and the next one beyond it."""
+        """Bisect between the largest batch within the budget and the next one that ran beyond it."""
         budget = self.settings.budget_ms
         if budget is None:
             return
         for _ in range(MAX_BISECTIONS):
-            ok = sorted(b for b in self.points if self.ok(b))
+            ok = sorted(b for b in self.points if self.ok(b) and b < (self.first_failure() or math.inf))
             within = [b for b in ok if self.points[b]["percentile_s"] * 1e3 <= budget]
-            beyond = [b for b in self.points if not self.ok(b) or self.points[b]["percentile_s"] * 1e3 > budget]
+            beyond = [b for b in ok if self.points[b]["percentile_s"] * 1e3 > budget]
             if not within:
                 return
             low = max(within)
@@ -203,19 +204,31 @@ class Sweep:
         if not measured or self.out_of_time():
             return
         centre = self._centre(measured)
-        ceiling = min(
-            [b for b in self.points if self.points[b]["status"] == "oom"] + [self.settings.max_batch or 2**24]
-        )
+        ceiling = self._probe_ceiling()
         wanted = set()
         for multiple in PROBE_MULTIPLES:
             below = centre // multiple * multiple
             for m in {below, below + multiple}:
                 if m >= multiple and centre / 2 <= m <= 2 * centre:  # near the answer, not far beyond it
                     wanted |= {m - 1, m, m + 1}
-        wanted = sorted(b for b in wanted if 1 <= b < ceiling and b not in self.points)
-        if wanted:
-            self.say(f"probe: batches {', '.join(map(str, wanted))}")
-            self.measure(wanted, "probe", SEARCH_SAMPLES)
+        wanted = sorted(b for b in wanted if 1 <= b <= ceiling and b not in self.points)
+        if not wanted:
+            return
+        self.say(f"probe: batches {', '.join(map(str, wanted))}")
+        self.measure([b for b in wanted if b < measured[-1]], "probe", SEARCH_SAMPLES)
+        for batch in (b for b in wanted if b > measured[-1]):  # untried ground: stop at the first failure
+            self.measure([batch], "probe", SEARCH_SAMPLES)
+            if not self.ok(batch) or self.out_of_time():
+                return
+
+    def first_failure(self) -> int | None:
+        """The smallest batch that ran out of memory or raised: the search goes no further."""
+        return min((b for b, p in self.points.items() if p["status"] in ("oom", "error")), default=None)
+
+    def _probe_ceiling(self) -> int:
+        """The largest batch a probe may try: --max-batch, and below the first batch that failed."""
+        failure = self.first_failure()
+        return min(self.settings.max_batch or 2**24, failure - 1 if failure else 2**24)
 
     def _centre(self, measured: list[int]) -> int:
         points = [self._sweep_point(b) for b in measured]

@@ -116,3 +116,12 @@ def test_a_budget_no_batch_meets_runs_the_fastest_batch():
     from snippets.choose import choose
 
     assert choose([(b, ms / 1e3) for b, ms in pairs], 1e-6) == 1
+
+
+def test_a_tiny_share_of_a_ceiling_is_not_called_bound_by_it():
+    # 0.1 ms a row for a 4096² layer is about 1 % of 1 TB/s: memory is the larger roofline term, no more
+    rec = rec_of(make_sweep(budget_ms=None))
+    line = next(line for line in rec.lines if line.startswith("batches 16–64: "))
+    assert line.startswith("batches 16–64: far below both ceilings — 0.79 % of the measured copy bandwidth and ")
+    assert "memory-bound" not in line and "at least" not in line
+    assert line.endswith("memory is the larger roofline term, but neither it nor a fixed cost explains the time.")

@@ -127,6 +127,27 @@ def test_a_model_that_fails_at_some_batch_sizes_fails_only_those(fast, tmp_path,
     assert found.doc["recommendation"]["lines"][-1] == "Failed at batch 4: ValueError: odd shape"
 
 
+def test_a_batch_that_fails_bounds_the_search_like_out_of_memory(fast, tmp_path, target, capsys):
+    source = """
+    from torch import nn
+
+    class Small(nn.Module):
+        def forward(self, x):
+            if x.shape[0] > 8:
+                raise ValueError("at most 8 rows")
+            return x + 1
+
+    def factory():
+        return Small()
+    """
+    assert sweep(tmp_path, target(source), "--input-shape", "4", "--budget-ms", "1000") == 0
+    found, _ = written(capsys)
+    status = {p["batch"]: p["status"] for p in found.doc["points"]}
+    assert all(status[b] == "ok" for b in (1, 2, 4, 8)) and status[16] == "error"
+    failed = {b for b, s in status.items() if s == "error"}
+    assert failed <= {9, 16} and max(status) == 16  # no bisection toward 16, one probe past 8 at most
+
+
 MAKER = """
 import torch
 from torch import nn
