@@ -42,8 +42,9 @@ page.show("examples")
 # %% [markdown]
 # ## Committed sweeps
 #
-# Each sweep below was measured with the command shown, on the device named; the charts and the
-# sentences are drawn from its results file under `benchmarks/sweeps/`.
+# Each sweep below was measured with the command shown, on the device named, by the code of the
+# commit named (its line says when that tree had uncommitted changes); the charts and the sentences
+# are drawn from its results file under `benchmarks/sweeps/`.
 
 # %% tags=["hide-input"]
 page.show("sweeps")

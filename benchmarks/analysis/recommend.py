@@ -3,7 +3,8 @@
 The same functions serve the terminal, the results file, the HTML report and the site:
 
 - the largest batch whose latency (at the sweep's percentile) meets the budget, and what it buys
-  against the smallest batch measured; or, when even the fastest misses, by how much;
+  against the smallest batch measured, and any smaller batch that breaks the budget; or, when even
+  the fastest misses, by how much;
 - the batch of highest throughput and the smallest batch within 5 % of it;
 - the batch to run, by the guide's rule (snippets/choose.py): the smaller of those two, the fastest
   batch when none meets the budget, then a larger batch measured no slower if there is one;
@@ -141,6 +142,7 @@ class Recommendation:
     measured: tuple[SweepPoint, ...] = ()  # every batch that ran, by batch
     thin: tuple[SweepPoint, ...] = ()  # points with too few samples for the percentile to be one
     ruled: SweepPoint | None = None  # the rule's pick before a larger batch measured no slower replaced it
+    breaks_budget: tuple[SweepPoint, ...] = ()  # smaller than within_budget, yet over the budget
     lines: tuple[str, ...] = field(default=())
 
     def as_dict(self) -> dict:
@@ -161,6 +163,7 @@ class Recommendation:
             "first_oom": self.first_oom,
             "run": batch(self.run),
             "before_no_slower_larger": batch(self.ruled),
+            "smaller_over_budget": [p.batch for p in self.breaks_budget],
             "lines": list(self.lines),
         }
 
@@ -194,6 +197,7 @@ def recommend(
         no_slower_larger(points, ruled) if ruled else None,
         diagnose_sweep(points, ceilings, weight_bytes, cache_bytes), tuple(points),
         tuple(p for p in points if len(p.samples) < SAMPLES_NEEDED.get(percentile, 1)), ruled,
+        tuple(p for p in points if within and p.batch < within.batch and p.percentile_s > budget_s),
     )  # fmt: skip
     return Recommendation(**{**found.__dict__, "lines": tuple(verdict_lines(found, failures, unit))})
 
@@ -251,6 +255,8 @@ def verdict_lines(rec: Recommendation, failures: Sequence[dict], unit: str = "sa
                 + _compare(w, base, p)
                 + "."
             )
+            if rec.breaks_budget:
+                lines.append(breaks_budget_line(rec))
         else:
             quickest = fastest(rec.measured)
             lines.append(
@@ -282,6 +288,17 @@ def verdict_lines(rec: Recommendation, failures: Sequence[dict], unit: str = "sa
         shown = ", ".join(str(f["batch"]) for f in errors[:6])
         lines.append(f"Failed at batch {shown}: {errors[0]['message']}")
     return lines
+
+
+def breaks_budget_line(rec: Recommendation) -> str:
+    """The measured batches below the budget's answer that break the budget: latency is not monotonic there."""
+    over = rec.breaks_budget
+    times = ", ".join(_ms(p.percentile_s) for p in over)
+    verb, pronoun = ("breaks", "it") if len(over) == 1 else ("break", "them")
+    return (
+        f"{_batch_list(over).capitalize()} {verb} the budget ({times} p{rec.percentile}) although the larger batch "
+        f"{rec.within_budget.batch} meets it: latency did not grow steadily with the batch here, so avoid {pronoun}."
+    )
 
 
 def run_line(rec: Recommendation) -> str:

@@ -52,17 +52,25 @@ def command_words(sweep: ModelSweep) -> Html:
     return code(" ".join(sweep.doc["run"].get("command") or ["(command not recorded)"]))
 
 
+def provenance_words(run: dict) -> str:
+    """Which code measured a sweep: its commit, and whether the tree had uncommitted changes."""
+    commit = f"commit {run['git_commit'][:7]}" if run.get("git_commit") else "an unrecorded commit"
+    return f"from a tree with uncommitted changes on {commit}" if run.get("git_dirty") else f"at {commit}"
+
+
 def section(sweep: ModelSweep) -> list:
     doc, model = sweep.doc, sweep.doc["model"]
     rec = recommend.from_document(doc)
     state = "" if doc["run"]["complete"] else f" The sweep is incomplete ({doc['run'].get('interrupted')})."
+    notes = model.get("notes") or []
     parts: list = [
         Heading(f"{model['name']} on {doc['device']['name']}", level=3),
         Paragraph(
             [
                 f"{model['target']}, {model['dtype']}, {model['mode']}; inputs: {model['input']}. Swept with ",
                 command_words(sweep),
-                f", started {doc['run']['started_at']}.{state}",
+                f" {provenance_words(doc['run'])}, started {doc['run']['started_at']}.{state}",
+                f" Notes: {'; '.join(notes)}." if notes else "",
             ]
         ),
         Bullets([_marked(sweep, line, segment) for line, segment in recommend.marked_lines(rec)]),
