@@ -394,10 +394,10 @@ def cut_short(asked: int, taken: list[int], kept: list[int]) -> str | None:
         low, high = min(taken), max(taken)
         parts.append(f"{_sizes(len(taken))} got {low if low == high else f'{low} to {high}'} of {asked} samples")
     if kept:
-        parts.append(f"{_sizes(len(kept))} got none and keep their search numbers ({SEARCH_SAMPLES} samples)")
+        parts.append(f"{_sizes(len(kept))} got none and keep the search's {SEARCH_SAMPLES} samples")
     if not parts:
         return None
-    return f"the time limit cut the final pass short ({'; '.join(parts)})"
+    return f"the time limit cut the final pass short: {'; '.join(parts)}"
 
 
 class SweepStopped(Exception):

@@ -251,9 +251,7 @@ def test_a_final_pass_after_the_time_limit_keeps_the_search_numbers(fast, tmp_pa
     doc = found.doc
     assert [(p["batch"], p["status"]) for p in doc["points"]] == [(1, "ok"), (2, "ok"), (4, "ok")]
     assert doc["recommendation"]["run"] in (1, 2, 4)
-    reason = (
-        "the time limit cut the final pass short (3 batch sizes got none and keep their search numbers (3 samples))"
-    )
+    reason = "the time limit cut the final pass short: 3 batch sizes got none and keep the search's 3 samples"
     assert not doc["run"]["complete"] and doc["run"]["interrupted"] == reason
     assert doc["settings"]["samples"] == 3 and doc["settings"]["samples_asked"] == 5
     assert f"incomplete: {reason}" in out.out and "marked incomplete" in out.err
@@ -262,7 +260,7 @@ def test_a_final_pass_after_the_time_limit_keeps_the_search_numbers(fast, tmp_pa
 def test_a_final_pass_cut_short_says_how_many_samples_it_got():
     assert (
         sweep_module.cut_short(30, [3, 3, 4], [])
-        == "the time limit cut the final pass short (3 batch sizes got 3 to 4 of 30 samples)"
+        == "the time limit cut the final pass short: 3 batch sizes got 3 to 4 of 30 samples"
     )
     assert sweep_module.cut_short(30, [30, 30], []) is None
 
