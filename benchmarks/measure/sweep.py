@@ -127,8 +127,8 @@ class Sweep:
         return {batch: outcomes[("model", batch)] for batch in todo}
 
     def _record(self, batch: int, outcome: Outcome, stage: str) -> None:
-        if outcome.status == "skipped" and self.ok(batch):
-            return  # the final pass took no sample of it: its search numbers stand
+        if self.ok(batch) and outcome.status in ("ok", "skipped") and _samples(outcome) < len(self.samples[batch]):
+            return  # a final pass the time limit cut short: the search's numbers rest on more samples
         stage = self.points[batch]["stage"] if batch in self.points else stage
         if outcome.status != "ok":
             self.points[batch] = {"batch": batch, "stage": stage, "status": outcome.status,
@@ -254,9 +254,9 @@ class Sweep:
         for batch in (b for b in batches if self.ok(b)):
             self._count(batch)
         self.save()
-        taken = [len(o.timing["samples_s"]) for o in outcomes.values() if o.status == "ok"]
-        kept = [b for b, o in outcomes.items() if o.status == "skipped" and self.ok(b)]
-        shortfall = cut_short(asked, taken, kept)
+        taken = [_samples(o) for b, o in outcomes.items() if o.status == "ok" and self.points[b]["timing"] is o.timing]
+        kept = [b for b, o in outcomes.items() if self.ok(b) and self.points[b]["timing"] is not o.timing]
+        shortfall = cut_short(asked, taken, kept) if self.deadline is not None else None
         if shortfall:
             self.say(f"final: {shortfall}; the file is marked incomplete")
         return shortfall
@@ -382,6 +382,10 @@ def run_sweep(spec: str, settings: SweepSettings, say: Callable[[str], None] = _
     return sweep, sweep.finish(shortfall)
 
 
+def _samples(outcome: Outcome) -> int:
+    return len(outcome.timing["samples_s"]) if outcome.status == "ok" else 0
+
+
 def _sizes(count: int) -> str:
     return f"{count} batch size{'s' * (count != 1)}"
 
@@ -394,7 +398,7 @@ def cut_short(asked: int, taken: list[int], kept: list[int]) -> str | None:
         low, high = min(taken), max(taken)
         parts.append(f"{_sizes(len(taken))} got {low if low == high else f'{low} to {high}'} of {asked} samples")
     if kept:
-        parts.append(f"{_sizes(len(kept))} got none and keep the search's {SEARCH_SAMPLES} samples")
+        parts.append(f"{_sizes(len(kept))} got fewer than the search's {SEARCH_SAMPLES} samples and keep those")
     if not parts:
         return None
     return f"the time limit cut the final pass short: {'; '.join(parts)}"

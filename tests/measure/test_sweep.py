@@ -251,7 +251,9 @@ def test_a_final_pass_after_the_time_limit_keeps_the_search_numbers(fast, tmp_pa
     doc = found.doc
     assert [(p["batch"], p["status"]) for p in doc["points"]] == [(1, "ok"), (2, "ok"), (4, "ok")]
     assert doc["recommendation"]["run"] in (1, 2, 4)
-    reason = "the time limit cut the final pass short: 3 batch sizes got none and keep the search's 3 samples"
+    reason = (
+        "the time limit cut the final pass short: 3 batch sizes got fewer than the search's 3 samples and keep those"
+    )
     assert not doc["run"]["complete"] and doc["run"]["interrupted"] == reason
     assert doc["settings"]["samples"] == 3 and doc["settings"]["samples_asked"] == 5
     assert f"incomplete: {reason}" in out.out and "marked incomplete" in out.err
@@ -263,6 +265,10 @@ def test_a_final_pass_cut_short_says_how_many_samples_it_got():
         == "the time limit cut the final pass short: 3 batch sizes got 3 to 4 of 30 samples"
     )
     assert sweep_module.cut_short(30, [30, 30], []) is None
+    assert sweep_module.cut_short(30, [2], [4, 8]) == (
+        "the time limit cut the final pass short: 1 batch size got 2 of 30 samples; 2 batch sizes got fewer than the "
+        f"search's {sweep_module.SEARCH_SAMPLES} samples and keep those"
+    )
 
 
 BAD_TARGETS = [
