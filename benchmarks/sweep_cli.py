@@ -109,7 +109,12 @@ def add_parser(commands) -> None:
         help="where to write <device-slug>/<sweep-id>.json (default: benchmarks/sweeps/)",
     )
     sweep.add_argument("--report", type=Path, metavar="PATH.html", help="also write a single-file HTML report")
-    sweep.add_argument("--time-limit", type=_positive_float, metavar="SECONDS", help="stop searching after this long")
+    sweep.add_argument(
+        "--time-limit",
+        type=_positive_float,
+        metavar="SECONDS",
+        help="stop after this long; a final pass it cuts short keeps the search's numbers, marks the file incomplete",
+    )
     sweep.add_argument("--threads", type=_positive_int, metavar="N", help="CPU threads (default: all cores but one)")
     sweep.add_argument("--debug", action="store_true", help="print the traceback when the sweep fails")
 
