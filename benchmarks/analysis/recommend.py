@@ -211,11 +211,14 @@ def rule_pick(
     points: Sequence[SweepPoint], within: SweepPoint | None, near: SweepPoint | None, budget_s: float | None
 ) -> SweepPoint | None:
     """The guide's rule before its last step: the smaller of the batch within the budget and the batch near
-    the best throughput; the fastest batch when none meets the budget; the latter when no budget is given."""
+    the best throughput (or the first, if the second misses the budget); the fastest batch when none meets the
+    budget; the batch near the best throughput when no budget is given."""
     if not points:
         return None
     if within is not None:
-        return min(within, near, key=lambda p: p.batch)
+        picked = min(within, near, key=lambda p: p.batch)
+        # An uneven curve: the batch near the best throughput can miss a budget that a larger batch meets.
+        return within if picked.percentile_s > budget_s else picked
     return fastest(points) if budget_s is not None else near
 
 

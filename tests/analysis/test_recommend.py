@@ -125,3 +125,18 @@ def test_a_tiny_share_of_a_ceiling_is_not_called_bound_by_it():
     assert line.startswith("batches 16–64: far below both ceilings — 0.79 % of the measured copy bandwidth and ")
     assert "memory-bound" not in line and "at least" not in line
     assert line.endswith("memory is the larger roofline term, but neither it nor a fixed cost explains the time.")
+
+
+def test_the_rule_never_runs_a_batch_over_a_budget_a_larger_batch_meets():
+    """Batch 22 has the best throughput (by its median) but misses the p90 budget that batch 23 meets; 23's median
+    is slower, so the last step would not move from 22 to it: the rule must not stop at 22."""
+
+    def point(batch, median_ms, p90_ms):
+        median, p90 = median_ms / 1e3, p90_ms / 1e3
+        return recommend.SweepPoint(batch, median, p90, (median,) * 15, median, p90)
+
+    points = [point(1, 20, 21), point(8, 70, 75), point(16, 80, 85), point(22, 80, 100.5), point(23, 85, 99),
+              point(32, 200, 210)]  # fmt: skip
+    rec = recommend.recommend(points, [], 100.0, 90, None)
+    assert (rec.within_budget.batch, rec.near_best.batch) == (23, 22)
+    assert rec.ruled.batch == 23 and rec.run.batch == 23
