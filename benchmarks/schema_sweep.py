@@ -84,7 +84,14 @@ SETTINGS = _obj(
             "auto (searched) or the batch sizes asked for.",
         ),
         "max_batch": _d(_BATCH_OR_NULL, "The largest batch the search may try."),
-        "samples": _d({"type": "integer", "minimum": 1, "maximum": 100_000}, "Samples per batch in the final pass."),
+        "samples": _d(
+            {"type": "integer", "minimum": 1, "maximum": 100_000},
+            "The fewest samples behind any measured batch's numbers: the final pass's count when it ran to its end.",
+        ),
+        "samples_asked": _d(
+            {"type": "integer", "minimum": 1, "maximum": 100_000},
+            "Samples per batch the final pass asked for; a time limit can leave fewer (see samples).",
+        ),
     },
     ["percentile", "batches", "samples"],
     "What the sweep was asked to do.",

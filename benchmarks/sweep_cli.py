@@ -11,8 +11,7 @@ import traceback
 from pathlib import Path
 
 from benchmarks.results import DEFAULT_SWEEPS_DIR
-
-DTYPES = ("float32", "bfloat16", "float16")
+from benchmarks.sweep_options import DTYPES, options_problem, report_problem
 
 
 def _positive_int(text: str) -> int:
@@ -39,7 +38,7 @@ def _batches(text: str) -> list[int] | None:
     if text == "auto":
         return None
     try:
-        values = sorted({int(part) for part in text.split(",") if part.strip()})
+        values = sorted({int(part) for part in text.split(",")})
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r}: give auto or batch sizes such as 1,8,32") from None
     if not values or values[0] < 1:
@@ -110,21 +109,43 @@ def add_parser(commands) -> None:
         help="where to write <device-slug>/<sweep-id>.json (default: benchmarks/sweeps/)",
     )
     sweep.add_argument("--report", type=Path, metavar="PATH.html", help="also write a single-file HTML report")
-    sweep.add_argument("--time-limit", type=_positive_float, metavar="SECONDS", help="stop searching after this long")
+    sweep.add_argument(
+        "--time-limit",
+        type=_positive_float,
+        metavar="SECONDS",
+        help="stop after this long; a final pass it cuts short keeps the search's numbers, marks the file incomplete",
+    )
     sweep.add_argument("--threads", type=_positive_int, metavar="N", help="CPU threads (default: all cores but one)")
     sweep.add_argument("--debug", action="store_true", help="print the traceback when the sweep fails")
 
 
+def _options(args: argparse.Namespace) -> dict:
+    """The sweep's settings from the command line, by SweepSettings' field names."""
+    return {
+        "device": args.device,
+        "dtype": args.dtype,
+        "mode": args.mode,
+        "batches": args.batches,
+        "max_batch": args.max_batch,
+        "budget_ms": args.budget_ms,
+        "percentile": args.percentile,
+        "time_limit_s": args.time_limit,
+        "threads": args.threads,
+        "input_shape": args.input_shape,
+        "input_dtype": args.input_dtype,
+        "vocab": args.vocab,
+        "results_dir": args.results_dir,
+    }
+
+
 def _problem(args: argparse.Namespace) -> str | None:
-    if args.input_dtype == "int64" and args.vocab is None:
-        return "--input-dtype int64: give --vocab N, the number of token ids"
-    if args.vocab is not None and args.input_shape is None:
-        return "--vocab: give --input-shape too (one sample's tokens, e.g. 128)"
-    if args.report is not None and args.report.suffix.lower() not in (".html", ".htm"):
-        return f"--report {args.report}: give a path ending in .html"
-    if args.batches and args.max_batch and args.batches[-1] > args.max_batch:
-        return f"--batches goes to {args.batches[-1]}, beyond --max-batch {args.max_batch}"
-    return None
+    problem = options_problem(_options(args)) or report_problem(args.report)
+    if problem or args.report is None:
+        return problem
+    from benchmarks.site.report import report_available
+
+    missing = report_available()
+    return f"--report needs {missing}" if missing else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,33 +153,13 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    if args.report is not None:
-        from benchmarks.site.report import report_available
-
-        missing = report_available()
-        if missing:
-            print(f"error: --report needs {missing}", file=sys.stderr)
-            return 2
     from benchmarks.measure.backends import DeviceUnavailable
     from benchmarks.measure.sweep import SweepSettings, SweepStopped, run_sweep
     from benchmarks.measure.target import TargetError
 
-    settings = SweepSettings(
-        device=args.device,
-        dtype=args.dtype,
-        mode=args.mode,
-        batches=args.batches,
-        max_batch=args.max_batch,
-        budget_ms=args.budget_ms,
-        percentile=args.percentile,
-        time_limit_s=args.time_limit,
-        threads=args.threads,
-        input_shape=args.input_shape,
-        input_dtype=None if args.input_dtype == "int64" else args.input_dtype,
-        vocab=args.vocab,
-        results_dir=args.results_dir,
-        command=["python", "-m", "benchmarks", *sys.argv[1:]],  # not this machine's paths
-    )
+    options = _options(args)
+    options["input_dtype"] = None if args.input_dtype == "int64" else args.input_dtype  # tokens: the vocabulary's
+    settings = SweepSettings(**options, command=["python", "-m", "benchmarks", *sys.argv[1:]])  # not this machine's
     try:
         sweep, rec = run_sweep(args.target, settings)
     except (TargetError, DeviceUnavailable) as exc:
@@ -166,6 +167,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     except SweepStopped as stopped:
         kept = len(stopped.sweep.points)
+        _show(stopped.sweep.doc, stopped.recommendation, args.report)
         print(f"\nKeyboardInterrupt: stopped; kept {kept} batch sizes, marked incomplete", file=sys.stderr)
         print(stopped.sweep.path)
         return 130
@@ -178,15 +180,27 @@ def run(args: argparse.Namespace) -> int:
         hint = "" if args.debug else " (run with --debug for the traceback)"
         print(f"error: the sweep crashed{hint}: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr)
         return 1
+    report_written = _show(sweep.doc, rec, args.report)
+    print(sweep.path)
+    return 0 if report_written else 2
+
+
+def _show(doc: dict, rec, report: Path | None) -> bool:
+    """Print the table and the recommendation; write the report if one is asked for. False when it
+    could not be written (said in one line)."""
     from benchmarks.sweep_table import table_lines
 
-    print("\n".join(table_lines(sweep.doc)))
+    print("\n".join(table_lines(doc)))
     print()
     print("\n".join(rec.lines))
-    if args.report is not None:
-        from benchmarks.site.report import write_report
+    if report is None:
+        return True
+    from benchmarks.site.report import write_report
 
-        write_report(sweep.doc, args.report)
-        print(f"report: {args.report}", file=sys.stderr)
-    print(sweep.path)
-    return 0
+    try:
+        write_report(doc, report)
+    except OSError as exc:
+        print(f"error: --report {report}: {exc.strerror or exc}", file=sys.stderr)
+        return False
+    print(f"report: {report}", file=sys.stderr)
+    return True

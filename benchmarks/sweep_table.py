@@ -20,7 +20,8 @@ def _bytes(count: int | None) -> str:
 
 
 def table_lines(doc: dict) -> list[str]:
-    """batch, stage, median and percentile latency, throughput, peak memory and what bounds it."""
+    """batch, stage, median and percentile latency, throughput, peak memory and what bounds it. On a CPU the
+    memory is the process's peak so far, the same for every batch, and the column says so."""
     p = doc["settings"]["percentile"]
     ok, _ = recommend.sweep_points(doc["points"])
     found = recommend.diagnose_sweep(ok, run_ceilings(doc["ceilings"], doc["model"]["dtype"]))
@@ -30,9 +31,12 @@ def table_lines(doc: dict) -> list[str]:
         f"{model['name']} ({model['target']}), {model['dtype']}, {model['mode']}, on {doc['device']['name']}; "
         f"inputs: {model['input']}"
     )
-    rows = [
-        head,
-        f"{'batch':>6} {'stage':>7} {'median ms':>10} {f'p{p} ms':>9} {'samples/s':>11} {'memory':>10}  bound",
+    memory_head = "peak memory" if doc["device"]["kind"] == "cuda" else "process peak"
+    rows = [head]
+    if not doc["run"]["complete"]:
+        rows.append(f"incomplete: {doc['run'].get('interrupted') or 'stopped'}")
+    rows += [
+        f"{'batch':>6} {'stage':>7} {'median ms':>10} {f'p{p} ms':>9} {'samples/s':>11} {memory_head:>12}  bound",
     ]
     for point in doc["points"]:
         if point["status"] != "ok":
@@ -41,6 +45,6 @@ def table_lines(doc: dict) -> list[str]:
         memory = _bytes(point.get("peak_memory_bytes"))
         rows.append(
             f"{point['batch']:>6} {point['stage']:>7} {_ms(point['median_s']):>10} {_ms(point['percentile_s']):>9} "
-            f"{point['throughput']:>11,.0f} {memory:>10}  {bound.get(point['batch'], '–')}"
+            f"{point['throughput']:>11,.0f} {memory:>12}  {bound.get(point['batch'], '–')}"
         )
     return rows

@@ -64,8 +64,10 @@ page.show("snippet")
 #
 # Two numbers bound the choice: the largest batch whose latency fits your budget, and the
 # smallest batch whose throughput is within 5 % of the best you measured. Past the second, a
-# bigger batch buys latency and little throughput. Run the smaller of the two (the rule is
-# `snippets/choose.py`, which the snippet above uses).
+# bigger batch buys latency and little throughput. Run the smaller of the two; when no batch fits
+# the budget, run the fastest you measured (normally batch 1), knowing it misses. Last, if a larger
+# batch measured no slower than that one, as can happen beside a tile boundary, run the larger: it
+# does more in the same time (the rule is `snippets/choose.py`, which the snippet above uses).
 
 # %% tags=["hide-input"]
 page.show("pick")

@@ -22,7 +22,8 @@
 #
 # The recommendation comes from the measurements: the largest batch whose latency at the chosen
 # percentile meets the budget (and what it buys against batch 1), the batch of highest throughput and
-# the smallest batch within 5 % of it, the free range (latency within 10 % of batch 1's), the largest
+# the smallest batch within 5 % of it, the batch to run by the rule of the
+# [batch-size guide](../guide/) (step 4), the free range (latency within 10 % of batch 1's), the largest
 # batch that fits in memory, and what bounds the curve, judged as on the rest of the site: against the
 # device's measured copy bandwidth and matmul rate, with the bytes counted as a band from every weight
 # read once (fully fused) to every operator's inputs and outputs (nothing fused).
@@ -41,8 +42,9 @@ page.show("examples")
 # %% [markdown]
 # ## Committed sweeps
 #
-# Each sweep below was measured with the command shown, on the device named; the charts and the
-# sentences are drawn from its results file under `benchmarks/sweeps/`.
+# Each sweep below was measured with the command shown, on the device named, by the code of the
+# commit named (its line says when that tree had uncommitted changes); the charts and the sentences
+# are drawn from its results file under `benchmarks/sweeps/`.
 
 # %% tags=["hide-input"]
 page.show("sweeps")

@@ -4,7 +4,8 @@ without torch, so that the sweep snippet and the site apply the same one.
 - the largest batch whose call fits a latency budget;
 - the smallest batch within 5 % of the best throughput measured: past it, a bigger batch buys
   latency and little throughput;
-- run the smaller of the two.
+- run the smaller of the two; when no batch fits the budget, the fastest batch measured;
+- and when a larger batch measured no slower, run that one instead: it does more in the same time.
 """
 
 FLAT_SHARE = 0.95  # throughput within 5 % of the best counts as flat (the sweep command's rule too)
@@ -23,8 +24,18 @@ def throughput_flattens(points, share=FLAT_SHARE):
     return next(batch for batch, rate in rates if rate >= share * best)
 
 
+def no_slower_larger(points, batch):
+    """Of `batch` and the larger batches measured no slower than it, the one of highest throughput."""
+    seconds = dict(points)
+    return max((b for b, s in points if b >= batch and s <= seconds[batch]), key=lambda b: (b / seconds[b], b))
+
+
 def choose(points, budget_s):
-    """The batch to run: the smaller of the two above (the flat point alone when nothing fits the budget)."""
-    flat = throughput_flattens(points)
+    """The batch to run: the smaller of the two above, or the fastest batch when none fits the budget;
+    then a larger batch measured no slower, if there is one."""
     fitting = largest_within(points, budget_s)
-    return flat if fitting is None else min(flat, fitting)
+    if fitting is None:
+        picked = min(points, key=lambda point: (point[1], point[0]))[0]
+    else:
+        picked = min(throughput_flattens(points), fitting)
+    return no_slower_larger(points, picked)

@@ -3,8 +3,11 @@
 The same functions serve the terminal, the results file, the HTML report and the site:
 
 - the largest batch whose latency (at the sweep's percentile) meets the budget, and what it buys
-  against the smallest batch measured; or, when even that misses, by how much;
+  against the smallest batch measured, and any smaller batch that breaks the budget; or, when even
+  the fastest misses, by how much;
 - the batch of highest throughput and the smallest batch within 5 % of it;
+- the batch to run, by the guide's rule (snippets/choose.py): the smaller of those two, the fastest
+  batch when none meets the budget, then a larger batch measured no slower if there is one;
 - the free range: the batches whose median latency is within 10 % of the smallest batch's;
 - the largest batch that ran, and the first that ran out of memory;
 - the diagnosis of the curve: what bounds its points (the site's `diagnosis.verdict`, with the fixed
@@ -29,6 +32,8 @@ from snippets.choose import FLAT_SHARE
 
 NEAR_BEST = 1 - FLAT_SHARE  # "within 5 % of the highest throughput": the guide's rule
 FREE = 0.10  # "latency within 10 % of the smallest batch's"
+SAMPLES_NEEDED = {90: 10, 99: 100}  # fewer, and the nearest-rank percentile is the slowest sample
+FAR_BELOW = 0.05  # a share of its ceiling under this is no evidence that the ceiling bounds the time
 
 
 @dataclass(frozen=True)
@@ -126,14 +131,18 @@ class Recommendation:
     budget_s: float | None
     base: SweepPoint | None  # the smallest batch measured: what the others are compared with
     within_budget: SweepPoint | None
-    budget_missed_by: float | None  # the base's latency over the budget when even it misses
+    budget_missed_by: float | None  # the fastest batch's latency over the budget when even it misses
     best: SweepPoint | None  # highest throughput
     near_best: SweepPoint | None  # smallest batch within NEAR_BEST of it
     free_up_to: SweepPoint | None  # largest batch with median latency within FREE of the base's
     largest_ran: int | None
     first_oom: int | None
-    run: SweepPoint | None  # the guide's rule: the smaller of the two above (near_best when nothing fits)
+    run: SweepPoint | None  # the guide's rule: see `batch_to_run`
     diagnosis: CurveDiagnosis | None
+    measured: tuple[SweepPoint, ...] = ()  # every batch that ran, by batch
+    thin: tuple[SweepPoint, ...] = ()  # points with too few samples for the percentile to be one
+    ruled: SweepPoint | None = None  # the rule's pick before a larger batch measured no slower replaced it
+    breaks_budget: tuple[SweepPoint, ...] = ()  # smaller than within_budget, yet over the budget
     lines: tuple[str, ...] = field(default=())
 
     def as_dict(self) -> dict:
@@ -153,6 +162,8 @@ class Recommendation:
             "largest_ran": self.largest_ran,
             "first_oom": self.first_oom,
             "run": batch(self.run),
+            "before_no_slower_larger": batch(self.ruled),
+            "smaller_over_budget": [p.batch for p in self.breaks_budget],
             "lines": list(self.lines),
         }
 
@@ -174,18 +185,51 @@ def recommend(
     if budget_s is not None and points:
         meeting = [p for p in points if p.percentile_s <= budget_s]
         within = meeting[-1] if meeting else None
-        missed = base.percentile_s / budget_s if within is None else None
+        missed = fastest(points).percentile_s / budget_s if within is None else None
     best = max(points, key=lambda p: p.throughput) if points else None
     near = next((p for p in points if p.throughput >= (1 - NEAR_BEST) * best.throughput), None) if best else None
     free = [p for p in points if p.median_s <= (1 + FREE) * base.median_s] if base else []
     ooms = [f["batch"] for f in failures if f["status"] == "oom"]
-    run = near if within is None or near is None else min(within, near, key=lambda p: p.batch)
+    ruled = rule_pick(points, within, near, budget_s)
     found = Recommendation(
         percentile, budget_s, base, within, missed, best, near, free[-1] if free else None,
-        points[-1].batch if points else None, min(ooms) if ooms else None, run,
-        diagnose_sweep(points, ceilings, weight_bytes, cache_bytes),
+        points[-1].batch if points else None, min(ooms) if ooms else None,
+        no_slower_larger(points, ruled) if ruled else None,
+        diagnose_sweep(points, ceilings, weight_bytes, cache_bytes), tuple(points),
+        tuple(p for p in points if len(p.samples) < SAMPLES_NEEDED.get(percentile, 1)), ruled,
+        tuple(p for p in points if within and p.batch < within.batch and p.percentile_s > budget_s),
     )  # fmt: skip
     return Recommendation(**{**found.__dict__, "lines": tuple(verdict_lines(found, failures, unit))})
+
+
+def fastest(points: Sequence[SweepPoint]) -> SweepPoint:
+    """The batch of lowest latency at the sweep's percentile (the smaller on a tie)."""
+    return min(points, key=lambda p: (p.percentile_s, p.batch))
+
+
+def rule_pick(
+    points: Sequence[SweepPoint], within: SweepPoint | None, near: SweepPoint | None, budget_s: float | None
+) -> SweepPoint | None:
+    """The guide's rule before its last step: the smaller of the batch within the budget and the batch near
+    the best throughput (or the first, if the second misses the budget); the fastest batch when none meets the
+    budget; the batch near the best throughput when no budget is given."""
+    if not points:
+        return None
+    if within is not None:
+        picked = min(within, near, key=lambda p: p.batch)
+        # An uneven curve: the batch near the best throughput can miss a budget that a larger batch meets.
+        return within if picked.percentile_s > budget_s else picked
+    return fastest(points) if budget_s is not None else near
+
+
+def no_slower_larger(points: Sequence[SweepPoint], point: SweepPoint) -> SweepPoint:
+    """Of `point` and the larger batches measured no slower (median and percentile), the one of highest
+    throughput: the guide's last step, which no larger batch can then beat on both counts."""
+    candidates = [
+        p for p in points
+        if p.batch >= point.batch and p.median_s <= point.median_s and p.percentile_s <= point.percentile_s
+    ]  # fmt: skip
+    return max(candidates, key=lambda p: (p.throughput, p.batch))
 
 
 def _compare(point: SweepPoint, base: SweepPoint, percentile: int) -> str:
@@ -214,23 +258,23 @@ def verdict_lines(rec: Recommendation, failures: Sequence[dict], unit: str = "sa
                 + _compare(w, base, p)
                 + "."
             )
+            if rec.breaks_budget:
+                lines.append(breaks_budget_line(rec))
         else:
+            quickest = fastest(rec.measured)
             lines.append(
-                f"No batch meets the {_ms(rec.budget_s)} p{p} budget: batch {base.batch} takes "
-                f"{_ms(base.percentile_s)}, {rec.budget_missed_by:.1f}× the budget."
+                f"No batch meets the {_ms(rec.budget_s)} p{p} budget: batch {quickest.batch}, the fastest, takes "
+                f"{_ms(quickest.percentile_s)}, {rec.budget_missed_by:.1f}× the budget."
             )
+    if rec.thin:
+        lines.append(thin_line(rec))
     if rec.best is not None:
         lines.append(
             f"Highest throughput: batch {rec.best.batch}, {rec.best.throughput:,.0f} {unit}/s; batch "
             f"{rec.near_best.batch} is within 5 % of it ({rec.near_best.throughput:,.0f} {unit}/s)."
         )
     if rec.run is not None:
-        why = (
-            "the smaller of the two"
-            if rec.within_budget is not None
-            else ("no batch meets the budget" if rec.budget_s is not None else "no budget given")
-        )
-        lines.append(f"Run batch {rec.run.batch} ({why}: the rule of the batch-size guide).")
+        lines.append(run_line(rec))
     if rec.free_up_to is not None:
         f = rec.free_up_to
         lines.append(
@@ -249,6 +293,52 @@ def verdict_lines(rec: Recommendation, failures: Sequence[dict], unit: str = "sa
     return lines
 
 
+def breaks_budget_line(rec: Recommendation) -> str:
+    """The measured batches below the budget's answer that break the budget: latency is not monotonic there."""
+    over = rec.breaks_budget
+    times = ", ".join(_ms(p.percentile_s) for p in over)
+    verb, pronoun = ("breaks", "it") if len(over) == 1 else ("break", "them")
+    return (
+        f"{_batch_list(over).capitalize()} {verb} the budget ({times} p{rec.percentile}) although the larger batch "
+        f"{rec.within_budget.batch} meets it: latency did not grow steadily with the batch here, so avoid {pronoun}."
+    )
+
+
+def run_line(rec: Recommendation) -> str:
+    """The batch to run, and which step of the guide's rule chose it."""
+    if rec.within_budget is not None:
+        why, which = "the smaller of the two", "the smaller of the two"
+    elif rec.budget_s is not None:
+        why, which = "no batch meets the budget, so the fastest", "the fastest, as no batch meets the budget"
+    else:
+        why, which = "no budget given", "the smallest near the highest throughput, as no budget is given"
+    run, ruled = rec.run, rec.ruled
+    if ruled is None or ruled.batch == run.batch:
+        return f"Run batch {run.batch} ({why}: the rule of the batch-size guide)."
+    return (
+        f"Run batch {run.batch} (the rule of the batch-size guide: batch {ruled.batch} is {which}, but the larger "
+        f"batch {run.batch} measured no slower, {_ms(run.median_s)} median against {_ms(ruled.median_s)}, at "
+        f"{run.throughput / ruled.throughput:.2f}× the throughput)."
+    )
+
+
+def thin_line(rec: Recommendation) -> str:
+    """The warning that a percentile rests on too few samples to be more than the slowest of them."""
+    p, counts = rec.percentile, sorted(len(point.samples) for point in rec.thin)
+    which = "every batch" if len(rec.thin) == len(rec.measured) else _batch_list(rec.thin)
+    taken = f"{counts[0]}" if counts[0] == counts[-1] else f"{counts[0]} to {counts[-1]}"
+    return (
+        f"Few samples: the p{p} of {which} rests on {taken} samples, and a p{p} needs at least "
+        f"{SAMPLES_NEEDED[p]} to be more than the slowest of them."
+    )
+
+
+def _batch_list(points: Sequence[SweepPoint]) -> str:
+    batches = [str(point.batch) for point in points]
+    shown = ", ".join(batches[:8]) + (f" and {len(batches) - 8} more" if len(batches) > 8 else "")
+    return f"batch {shown}" if len(batches) == 1 else f"batches {shown}"
+
+
 def segment_line(found: CurveDiagnosis, segment: diagnosis.Segment) -> str:
     """The sentence that says what bounds one stretch of the curve, with its evidence."""
     span = f"batch {segment.first}" if segment.first == segment.last else f"batches {segment.first}–{segment.last}"
@@ -260,6 +350,8 @@ def segment_line(found: CurveDiagnosis, segment: diagnosis.Segment) -> str:
             f"{span}: overhead-bound — a fixed cost of {_ms(fixed)} per call (time against batch from batch {first}, "
             f"less one read of the weights) is {_share_range(shares)} of the time."
         )
+    if segment.share is not None and segment.share < FAR_BELOW:
+        return _far_below_line(span, segment)
     if segment.regime == diagnosis.MEMORY:
         return (
             f"{span}: memory-bound — at least {diagnosis.share_words(segment.share)} of the measured copy "
@@ -271,6 +363,30 @@ def segment_line(found: CurveDiagnosis, segment: diagnosis.Segment) -> str:
         else ""
     )
     return f"{span}: compute-bound — {diagnosis.share_words(segment.share)} of the measured matmul rate." + above
+
+
+def _far_below_line(span: str, segment: diagnosis.Segment) -> str:
+    """A stretch whose larger roofline term is memory or compute, at a share of that ceiling too small for the
+    ceiling to explain its time: the verdict's regime, said as what it is."""
+    bandwidth = _median([v.bandwidth_share for v in segment.points if v.bandwidth_share is not None])
+    compute = _median([v.compute_share for v in segment.points if v.compute_share is not None])
+    fixed = "the fixed cost (the intercept) is under half of each call" if segment.points[0].fixed else (
+        "no fixed cost could be estimated"
+    )  # fmt: skip
+    return (
+        f"{span}: far below both ceilings — {_small_share(bandwidth)} of the measured copy bandwidth and "
+        f"{_small_share(compute)} of the matmul rate — and {fixed}: {segment.regime} is the larger roofline term, "
+        "but neither it nor a fixed cost explains the time."
+    )
+
+
+def _median(values: list[float]) -> float | None:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if ordered else None
+
+
+def _small_share(share: float | None) -> str:
+    return "–" if share is None else f"{100 * share:.2g} %"
 
 
 def _share_range(shares: list[float]) -> str:

@@ -3,15 +3,18 @@
 The search, with the harness's sampler and backends throughout:
 
 1. measure the device's ceilings (one large copy, one large matmul in the model's dtype);
-2. search: double the batch from 1 until it runs out of memory, passes --max-batch or the time
-   limit, or throughput stops growing (under 5 % over two doublings), a few samples each;
-3. refine: bisect the batch where the latency crosses the budget;
+2. search: double the batch from 1 until it runs out of memory or fails, passes --max-batch or the
+   time limit, or throughput stops growing (under 5 % over two doublings), a few samples each;
+3. refine: bisect the batch where the latency crosses the budget, below the first batch that failed;
 4. probe: one row either side of the multiples of 8, 64 and 128 around the recommendation, where
-   tile and wave steps sit;
+   tile and wave steps sit, below the first batch that failed; those beyond the largest batch that
+   ran go one at a time, up to the first that fails;
 5. measure every batch found again, in shared rounds, for the final numbers; count each one's FLOPs,
    bytes and peak memory; recommend.
 
-The results file is rewritten after every stage, so an interrupted sweep keeps what it measured.
+The results file is rewritten after every stage, so an interrupted sweep keeps what it measured. The
+time limit binds the final pass too: a batch it takes no sample of keeps its search numbers, and a
+pass cut short marks the file incomplete, saying how many samples each point got.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from benchmarks.measure.session import provenance
 from benchmarks.measure.target import Target, load_target
 from benchmarks.results import write_atomic
 from benchmarks.schema import SCHEMA_VERSION
+from benchmarks.sweep_options import options_problem
 
 SEARCH_SAMPLES = 5  # per batch while searching
 FINAL_SAMPLES = {50: 15, 90: 30, 99: 100}  # per batch in the final pass, by percentile
@@ -107,11 +111,11 @@ class Sweep:
 
         return prepare
 
-    def measure(self, batches: list[int], stage: str, samples: int) -> None:
-        """Time these batches in shared rounds; record each one's outcome."""
+    def measure(self, batches: list[int], stage: str, samples: int) -> dict[int, Outcome]:
+        """Time these batches in shared rounds; record each one's outcome and return them by batch."""
         todo = [b for b in dict.fromkeys(batches) if b not in self.points or stage == "final"]
         if not todo:
-            return
+            return {}
         points = [Point("model", b, self._prepare(b), rounds=samples) for b in todo]
         with torch.no_grad():
             outcomes = measure_points(
@@ -120,8 +124,11 @@ class Sweep:
         for batch in todo:
             self._record(batch, outcomes[("model", batch)], stage)
         self.save()
+        return {batch: outcomes[("model", batch)] for batch in todo}
 
     def _record(self, batch: int, outcome: Outcome, stage: str) -> None:
+        if self.ok(batch) and outcome.status in ("ok", "skipped") and _samples(outcome) < len(self.samples[batch]):
+            return  # a final pass the time limit cut short: the search's numbers rest on more samples
         stage = self.points[batch]["stage"] if batch in self.points else stage
         if outcome.status != "ok":
             self.points[batch] = {"batch": batch, "stage": stage, "status": outcome.status,
@@ -151,7 +158,7 @@ class Sweep:
     # ------------------------------------------------------------------ the search
 
     def search(self) -> None:
-        """Double from 1 until out of memory, the largest batch allowed, the time limit, or a
+        """Double from 1 until out of memory or an error, the largest batch allowed, the time limit, or a
         throughput that stops growing."""
         batch, limit = 1, self.settings.max_batch or 2**24
         while batch <= limit and not self.out_of_time():
@@ -159,7 +166,7 @@ class Sweep:
             point = self.points[batch]
             self.say(f"search: batch {batch}: " + (f"{point['median_s'] * 1e3:.3g} ms" if self.ok(batch)
                                                    else point["status"]))  # fmt: skip
-            if point["status"] == "oom":
+            if point["status"] in ("oom", "error"):
                 return
             if self._flat(batch):
                 return
@@ -172,14 +179,14 @@ class Sweep:
         return self.points[batch]["throughput"] < (1 + FLAT) * self.points[earlier]["throughput"]
 
     def refine(self) -> None:
-        """Bisect between the largest batch within the budget and the next one beyond it."""
+        """Bisect between the largest batch within the budget and the next one that ran beyond it."""
         budget = self.settings.budget_ms
         if budget is None:
             return
         for _ in range(MAX_BISECTIONS):
-            ok = sorted(b for b in self.points if self.ok(b))
+            ok = sorted(b for b in self.points if self.ok(b) and b < (self.first_failure() or math.inf))
             within = [b for b in ok if self.points[b]["percentile_s"] * 1e3 <= budget]
-            beyond = [b for b in self.points if not self.ok(b) or self.points[b]["percentile_s"] * 1e3 > budget]
+            beyond = [b for b in ok if self.points[b]["percentile_s"] * 1e3 > budget]
             if not within:
                 return
             low = max(within)
@@ -197,19 +204,31 @@ class Sweep:
         if not measured or self.out_of_time():
             return
         centre = self._centre(measured)
-        ceiling = min(
-            [b for b in self.points if self.points[b]["status"] == "oom"] + [self.settings.max_batch or 2**24]
-        )
+        ceiling = self._probe_ceiling()
         wanted = set()
         for multiple in PROBE_MULTIPLES:
             below = centre // multiple * multiple
             for m in {below, below + multiple}:
                 if m >= multiple and centre / 2 <= m <= 2 * centre:  # near the answer, not far beyond it
                     wanted |= {m - 1, m, m + 1}
-        wanted = sorted(b for b in wanted if 1 <= b < ceiling and b not in self.points)
-        if wanted:
-            self.say(f"probe: batches {', '.join(map(str, wanted))}")
-            self.measure(wanted, "probe", SEARCH_SAMPLES)
+        wanted = sorted(b for b in wanted if 1 <= b <= ceiling and b not in self.points)
+        if not wanted:
+            return
+        self.say(f"probe: batches {', '.join(map(str, wanted))}")
+        self.measure([b for b in wanted if b < measured[-1]], "probe", SEARCH_SAMPLES)
+        for batch in (b for b in wanted if b > measured[-1]):  # untried ground: stop at the first failure
+            self.measure([batch], "probe", SEARCH_SAMPLES)
+            if not self.ok(batch) or self.out_of_time():
+                return
+
+    def first_failure(self) -> int | None:
+        """The smallest batch that ran out of memory or raised: the search goes no further."""
+        return min((b for b, p in self.points.items() if p["status"] in ("oom", "error")), default=None)
+
+    def _probe_ceiling(self) -> int:
+        """The largest batch a probe may try: --max-batch, and below the first batch that failed."""
+        failure = self.first_failure()
+        return min(self.settings.max_batch or 2**24, failure - 1 if failure else 2**24)
 
     def _centre(self, measured: list[int]) -> int:
         points = [self._sweep_point(b) for b in measured]
@@ -223,17 +242,24 @@ class Sweep:
         return recommend.SweepPoint(batch, p["median_s"], p["percentile_s"], tuple(timing["samples_s"]),
                                     timing["q1_s"], timing["q3_s"])  # fmt: skip
 
-    def final(self) -> None:
-        """Every batch that ran, measured again in shared rounds, then counted."""
+    def final(self) -> str | None:
+        """Every batch that ran, measured again in shared rounds, then counted. Returns how the time
+        limit cut the pass short, or None when every batch got the samples asked for."""
         batches = sorted(b for b in self.points if self.ok(b))
         if not batches:
-            return
-        samples = FINAL_SAMPLES[self.settings.percentile]
-        self.say(f"final: {len(batches)} batch sizes × {samples} samples")
-        self.measure(batches, "final", samples)
+            return None
+        asked = FINAL_SAMPLES[self.settings.percentile]
+        self.say(f"final: measuring {len(batches)} batch sizes again, {asked} samples each")
+        outcomes = self.measure(batches, "final", asked)
         for batch in (b for b in batches if self.ok(b)):
             self._count(batch)
         self.save()
+        taken = [_samples(o) for b, o in outcomes.items() if o.status == "ok" and self.points[b]["timing"] is o.timing]
+        kept = [b for b, o in outcomes.items() if self.ok(b) and self.points[b]["timing"] is not o.timing]
+        shortfall = cut_short(asked, taken, kept) if self.deadline is not None else None
+        if shortfall:
+            self.say(f"final: {shortfall}; the file is marked incomplete")
+        return shortfall
 
     def _count(self, batch: int) -> None:
         args, kwargs = self.target.make_inputs(batch)
@@ -289,6 +315,7 @@ class Sweep:
                 "batches": settings.batches or "auto",
                 "max_batch": settings.max_batch,
                 "samples": FINAL_SAMPLES[settings.percentile],
+                "samples_asked": FINAL_SAMPLES[settings.percentile],
             },
             "points": [],
             "recommendation": None,
@@ -299,6 +326,8 @@ class Sweep:
 
     def save(self) -> None:
         self.doc["points"] = [self.points[b] for b in sorted(self.points)]
+        counts = [len(p["timing"]["samples_s"]) for p in self.doc["points"] if p["status"] == "ok"]
+        self.doc["settings"]["samples"] = min(counts, default=self.doc["settings"]["samples_asked"])
         self.doc["run"]["wall_s"] = max(time.perf_counter() - self.started, 1e-6)
         if self.path is not None:
             write_atomic(self.path, self.doc)
@@ -347,19 +376,40 @@ def run_sweep(spec: str, settings: SweepSettings, say: Callable[[str], None] = _
             sweep.search()
             sweep.refine()
             sweep.probe()
-        sweep.final()
+        shortfall = sweep.final()
     except KeyboardInterrupt:
-        sweep.finish("KeyboardInterrupt: stopped")
-        raise SweepStopped(sweep) from None
-    return sweep, sweep.finish()
+        raise SweepStopped(sweep, sweep.finish("KeyboardInterrupt: stopped")) from None
+    return sweep, sweep.finish(shortfall)
+
+
+def _samples(outcome: Outcome) -> int:
+    return len(outcome.timing["samples_s"]) if outcome.status == "ok" else 0
+
+
+def _sizes(count: int) -> str:
+    return f"{count} batch size{'s' * (count != 1)}"
+
+
+def cut_short(asked: int, taken: list[int], kept: list[int]) -> str | None:
+    """How the time limit cut the final pass short: the samples the re-measured batches got, and how
+    many batches kept their search numbers; None when every batch got all it asked for."""
+    parts = []
+    if taken and min(taken) < asked:
+        low, high = min(taken), max(taken)
+        parts.append(f"{_sizes(len(taken))} got {low if low == high else f'{low} to {high}'} of {asked} samples")
+    if kept:
+        parts.append(f"{_sizes(len(kept))} got fewer than the search's {SEARCH_SAMPLES} samples and keep those")
+    if not parts:
+        return None
+    return f"the time limit cut the final pass short: {'; '.join(parts)}"
 
 
 class SweepStopped(Exception):
-    """Ctrl-C during a sweep: its file is kept, marked incomplete."""
+    """Ctrl-C during a sweep: its file is kept, marked incomplete, with what its points support."""
 
-    def __init__(self, sweep: Sweep):
+    def __init__(self, sweep: Sweep, recommendation: recommend.Recommendation):
         super().__init__("KeyboardInterrupt: stopped")
-        self.sweep = sweep
+        self.sweep, self.recommendation = sweep, recommendation
 
 
 def _compiles(target: Target, notes_to: list[str]) -> str:
@@ -407,14 +457,24 @@ class SweepResult:
 
 
 def sweep_model(model, make_input=None, *, quiet: bool = False, **options) -> SweepResult:
-    """The Python API behind `benchmarks.sweep`: a model object instead of a TARGET."""
+    """The Python API behind `benchmarks.sweep`: a model object instead of a TARGET. Options are checked
+    as the command line checks them (ValueError, before any work); torch's thread count is restored."""
     if "results_dir" in options and options["results_dir"] is not None:
         options["results_dir"] = Path(options["results_dir"])
-    unknown = set(options) - {f.name for f in dataclasses.fields(SweepSettings)}
+    unknown = set(options) - {f.name for f in dataclasses.fields(SweepSettings)} - {"command"}
     if unknown:
         raise TypeError(f"unknown option(s) {', '.join(sorted(unknown))}")
     settings = SweepSettings(command=["benchmarks.sweep()"], **options)
+    problem = options_problem(dataclasses.asdict(settings), name=str)
+    if problem:
+        raise ValueError(problem)
+    if settings.input_dtype == "int64":
+        settings.input_dtype = None  # token ids below the vocabulary
     say = (lambda text: None) if quiet else _say
     spec = f"{type(model).__name__} (a model object)"
-    done, rec = run_sweep(spec, settings, say, model=model, make_input=make_input)
+    threads = torch.get_num_threads()
+    try:
+        done, rec = run_sweep(spec, settings, say, model=model, make_input=make_input)
+    finally:
+        torch.set_num_threads(threads)
     return SweepResult(done.doc, rec, done.path)

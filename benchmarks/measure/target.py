@@ -62,6 +62,10 @@ def _import(spec: str) -> Any:
         sys.modules[name] = module
         try:
             module_spec.loader.exec_module(module)
+        except SystemExit as exc:
+            raise TargetError(
+                f'importing {where} called sys.exit({exc.code!r}): put its script part under if __name__ == "__main__"'
+            ) from exc
         except Exception as exc:
             raise TargetError(f"importing {where} failed: {_one_line(exc)}") from exc
         return module
@@ -71,6 +75,10 @@ def _import(spec: str) -> Any:
         return importlib.import_module(where)
     except ModuleNotFoundError as exc:
         raise TargetError(f"TARGET {spec}: cannot import {where} ({exc.msg})") from exc
+    except SystemExit as exc:
+        raise TargetError(
+            f'importing {where} called sys.exit({exc.code!r}): put its script part under if __name__ == "__main__"'
+        ) from exc
     except Exception as exc:
         raise TargetError(f"importing {where} failed: {_one_line(exc)}") from exc
 
@@ -95,6 +103,8 @@ def call_factory(spec: str) -> tuple[nn.Module, Callable | None]:
         raise TargetError(f"{where}:{attribute} is a {type(factory).__name__}, not a function that returns a model")
     try:
         made = factory()
+    except SystemExit as exc:
+        raise TargetError(f"{attribute}() in {where} called sys.exit({exc.code!r})") from exc
     except Exception as exc:
         raise TargetError(f"{attribute}() raised {_one_line(exc)}") from exc
     if isinstance(made, nn.Module):
@@ -205,6 +215,8 @@ def load_target(
         def make(batch: int) -> Inputs:
             return _batch_checked(maker, batch, device, dtype)
 
+        if input_shape is not None or vocab is not None:
+            notes.append(f"the input shape given is ignored: {words} makes the inputs")
     elif input_shape is not None:
         made = input_dtype or dtype
         make = random_inputs(input_shape, made, vocab, device)

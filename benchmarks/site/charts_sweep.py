@@ -1,6 +1,6 @@
 """The charts of a model sweep: latency against batch with the budget, throughput against latency
-with each point's batch, and peak memory against batch. The site's "Your model" page and the
-sweep's HTML report draw the same charts from the same document.
+with each point's batch, and, on CUDA, peak memory against batch. The site's "Your model" page and
+the sweep's HTML report draw the same charts from the same document.
 
 Pure Python (Altair): nothing on this module's import path may import torch.
 """
@@ -95,14 +95,25 @@ def throughput_chart(doc: dict) -> alt.LayerChart:
     return alt.layer(*layers).properties(width=WIDTH, height=280, title=title)
 
 
+NO_MEMORY_CHART = (
+    "No memory chart: on a CPU the sweep can read only the process's peak resident memory, a high-water mark "
+    "that is the same for every batch; the allocator's peak per batch is known only on CUDA."
+)
+
+
+def memory_note(doc: dict) -> str | None:
+    """Why a sweep has no memory chart, when it has none for want of per-batch peaks."""
+    return NO_MEMORY_CHART if doc["device"]["kind"] != "cuda" else None
+
+
 def memory_chart(doc: dict) -> alt.LayerChart | None:
+    """The allocator's peak during one call against batch (CUDA only: see NO_MEMORY_CHART)."""
     rows = [r for r in _rows(doc) if r["memory_mib"] is not None]
-    if not rows:
+    if not rows or memory_note(doc):
         return None
-    kind = "allocator peak during one call" if doc["device"]["kind"] == "cuda" else "process peak resident memory"
     base = alt.Chart(alt.Data(values=rows)).encode(
         x=alt.X("batch:Q", scale=alt.Scale(type="log", base=2), title="batch size"),
-        y=alt.Y("memory_mib:Q", title=f"{kind} (MiB)"),
+        y=alt.Y("memory_mib:Q", title="allocator peak during one call (MiB)"),
         tooltip=["batch:Q", alt.Tooltip("memory_mib:Q", format=",.1f")],
     )
     chart = alt.layer(base.mark_line(color=LATENCY_COLORS[0]), base.mark_point(filled=True, size=30))

@@ -45,7 +45,7 @@ def render_report(doc: dict) -> str:
     import vl_convert
 
     from benchmarks.analysis import recommend
-    from benchmarks.site.charts_sweep import sweep_charts, where
+    from benchmarks.site.charts_sweep import memory_note, sweep_charts, where
 
     rec = recommend.from_document(doc)
     model, run = doc["model"], doc["run"]
@@ -55,6 +55,7 @@ def render_report(doc: dict) -> str:
     notes = "".join(f"<li>{html.escape(note)}</li>" for note in model.get("notes", []))
     state = "complete" if run["complete"] else f"incomplete ({html.escape(run.get('interrupted') or 'stopped')})"
     figures = "".join(f'<div class="chart" id="chart-{name}"></div>' for name, _ in charts)
+    no_memory = f"<p>{html.escape(memory_note(doc))}</p>" if memory_note(doc) else ""
     specs = {name: chart.to_dict() for name, chart in charts}
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -66,7 +67,7 @@ inputs: {html.escape(model["input"])}; sweep {html.escape(run["id"])}, started {
 {state}.</p>
 <h2>Recommendation</h2><ul class="verdict">{verdicts}</ul>
 {f"<h2>Notes</h2><ul>{notes}</ul>" if notes else ""}
-<h2>Charts</h2>{figures}
+<h2>Charts</h2>{figures}{no_memory}
 <h2>Every batch size measured</h2><pre>{html.escape(chr(10).join(table_lines(doc)))}</pre>
 <script type="module">{bundle}</script>
 <script type="application/json" id="specs">{_inert(specs)}</script>

@@ -23,7 +23,7 @@ def test_the_largest_batch_within_the_budget_and_what_it_buys():
 def test_a_budget_even_batch_one_misses():
     rec = rec_of(make_sweep(budget_ms=0.5))
     assert rec.within_budget is None and rec.budget_missed_by == pytest.approx(rec.base.percentile_s / 0.5e-3)
-    assert rec.lines[0].startswith("No batch meets the 0.5 ms p90 budget: batch 1 takes ")
+    assert rec.lines[0].startswith("No batch meets the 0.5 ms p90 budget: batch 1, the fastest, takes ")
 
 
 def test_highest_throughput_and_the_smallest_batch_near_it():
@@ -72,3 +72,71 @@ def test_the_batch_to_run_is_the_guides_rule():
     medians = [(p["batch"], p["median_s"]) for p in doc["points"]]
     assert choose(medians, 3e-3) == 16 and choose(points, 3e-3) == 16
     assert rec_of(make_sweep(budget_ms=None)).run.batch == 64
+
+
+def test_a_percentile_on_too_few_samples_is_called_so():
+    rec = rec_of(make_sweep(percentile=90))  # nine samples a point: the p90 is the slowest of them
+    assert len(rec.thin) == 7
+    assert (
+        "Few samples: the p90 of every batch rests on 9 samples, and a p90 needs at least 10 to be more than the "
+        "slowest of them."
+    ) in rec.lines
+    assert not rec_of(make_sweep(percentile=50)).thin
+
+
+def measured(*pairs: tuple[int, float]) -> list[recommend.SweepPoint]:
+    """Points of (batch, milliseconds), every sample the same."""
+    return [recommend.SweepPoint(b, ms / 1e3, ms / 1e3, (ms / 1e3,) * 15, ms / 1e3, ms / 1e3) for b, ms in pairs]
+
+
+def test_a_larger_batch_measured_no_slower_is_run_instead():
+    """Batch 63 is the smallest within 5 % of the best throughput, but batch 64 is faster: run 64."""
+    pairs = [(1, 0.005), (32, 0.006), (63, 0.0093), (64, 0.00911)]
+    rec = recommend.recommend(measured(*pairs), [], None, 50, None)
+    assert (rec.near_best.batch, rec.ruled.batch, rec.run.batch) == (63, 63, 64)
+    assert (
+        "Run batch 64 (the rule of the batch-size guide: batch 63 is the smallest near the highest throughput, as "
+        "no budget is given, but the larger batch 64 measured no slower, 0.00911 ms median against 0.0093 ms, at "
+        "1.04× the throughput)."
+    ) in rec.lines
+    from snippets.choose import choose
+
+    assert choose([(b, ms / 1e3) for b, ms in pairs], 1.0) == 64
+
+
+def test_a_budget_no_batch_meets_runs_the_fastest_batch():
+    pairs = [(1, 0.0046), (2, 0.0048), (32, 0.006), (63, 0.0093), (64, 0.011)]
+    rec = recommend.recommend(measured(*pairs), [], 0.001, 99, None)
+    assert rec.within_budget is None and rec.run.batch == 1
+    assert (
+        rec.lines[0]
+        == "No batch meets the 0.001 ms p99 budget: batch 1, the fastest, takes 0.0046 ms, 4.6× the budget."
+    )
+    assert "Run batch 1 (no batch meets the budget, so the fastest: the rule of the batch-size guide)." in rec.lines
+    from snippets.choose import choose
+
+    assert choose([(b, ms / 1e3) for b, ms in pairs], 1e-6) == 1
+
+
+def test_a_tiny_share_of_a_ceiling_is_not_called_bound_by_it():
+    # 0.1 ms a row for a 4096² layer is about 1 % of 1 TB/s: memory is the larger roofline term, no more
+    rec = rec_of(make_sweep(budget_ms=None))
+    line = next(line for line in rec.lines if line.startswith("batches 16–64: "))
+    assert line.startswith("batches 16–64: far below both ceilings — 0.79 % of the measured copy bandwidth and ")
+    assert "memory-bound" not in line and "at least" not in line
+    assert line.endswith("memory is the larger roofline term, but neither it nor a fixed cost explains the time.")
+
+
+def test_the_rule_never_runs_a_batch_over_a_budget_a_larger_batch_meets():
+    """Batch 22 has the best throughput (by its median) but misses the p90 budget that batch 23 meets; 23's median
+    is slower, so the last step would not move from 22 to it: the rule must not stop at 22."""
+
+    def point(batch, median_ms, p90_ms):
+        median, p90 = median_ms / 1e3, p90_ms / 1e3
+        return recommend.SweepPoint(batch, median, p90, (median,) * 15, median, p90)
+
+    points = [point(1, 20, 21), point(8, 70, 75), point(16, 80, 85), point(22, 80, 100.5), point(23, 85, 99),
+              point(32, 200, 210)]  # fmt: skip
+    rec = recommend.recommend(points, [], 100.0, 90, None)
+    assert (rec.within_budget.batch, rec.near_best.batch) == (23, 22)
+    assert rec.ruled.batch == 23 and rec.run.batch == 23

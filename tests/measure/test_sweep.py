@@ -2,6 +2,7 @@
 
 import json
 import textwrap
+import time
 
 import pytest
 
@@ -75,7 +76,9 @@ def test_a_budget_nothing_meets_says_by_how_much(fast, tmp_path, target, capsys)
     assert sweep(tmp_path, target(TINY), "--input-shape", "32", "--budget-ms", "0.000001", "--batches", "1,2") == 0
     found, _ = written(capsys)
     assert found.doc["recommendation"]["within_budget"] is None
-    assert found.doc["recommendation"]["lines"][0].startswith("No batch meets the 1e-06 ms p50 budget: batch 1 takes")
+    assert found.doc["recommendation"]["lines"][0].startswith("No batch meets the 1e-06 ms p50 budget: batch ")
+    fastest = int(found.doc["recommendation"]["lines"][0].split()[9].rstrip(","))
+    assert found.doc["recommendation"]["run"] >= fastest  # the fastest, or a larger batch measured no slower
 
 
 def test_out_of_memory_ends_the_search_and_is_recorded(fast, tmp_path, target, capsys):
@@ -122,6 +125,27 @@ def test_a_model_that_fails_at_some_batch_sizes_fails_only_those(fast, tmp_path,
     status = {p["batch"]: p["status"] for p in found.doc["points"]}
     assert status == {1: "ok", 2: "ok", 4: "error", 8: "ok"}
     assert found.doc["recommendation"]["lines"][-1] == "Failed at batch 4: ValueError: odd shape"
+
+
+def test_a_batch_that_fails_bounds_the_search_like_out_of_memory(fast, tmp_path, target, capsys):
+    source = """
+    from torch import nn
+
+    class Small(nn.Module):
+        def forward(self, x):
+            if x.shape[0] > 8:
+                raise ValueError("at most 8 rows")
+            return x + 1
+
+    def factory():
+        return Small()
+    """
+    assert sweep(tmp_path, target(source), "--input-shape", "4", "--budget-ms", "1000") == 0
+    found, _ = written(capsys)
+    status = {p["batch"]: p["status"] for p in found.doc["points"]}
+    assert all(status[b] == "ok" for b in (1, 2, 4, 8)) and status[16] == "error"
+    failed = {b for b, s in status.items() if s == "error"}
+    assert failed <= {9, 16} and max(status) == 16  # no bisection toward 16, one probe past 8 at most
 
 
 MAKER = """
@@ -188,7 +212,7 @@ def test_a_compile_failure_falls_back_to_eager(fast, tmp_path, target, capsys, m
     assert any("torch.compile failed (RuntimeError: no C++ compiler)" in note for note in found.doc["model"]["notes"])
 
 
-def test_ctrl_c_keeps_a_valid_incomplete_file(fast, tmp_path, target, capsys, monkeypatch):
+def test_ctrl_c_keeps_a_valid_incomplete_file_and_report(fast, tmp_path, target, capsys, monkeypatch):
     original = sweep_module.Sweep.refine
 
     def interrupted(self):
@@ -196,11 +220,15 @@ def test_ctrl_c_keeps_a_valid_incomplete_file(fast, tmp_path, target, capsys, mo
         raise KeyboardInterrupt
 
     monkeypatch.setattr(sweep_module.Sweep, "refine", interrupted)
-    assert sweep(tmp_path, target(TINY), "--input-shape", "32", "--max-batch", "4") == 130
+    report = tmp_path / "report.html"
+    assert sweep(tmp_path, target(TINY), "--input-shape", "32", "--max-batch", "4", "--report", str(report)) == 130
     found, out = written(capsys)
     assert not found.doc["run"]["complete"] and found.doc["run"]["interrupted"] == "KeyboardInterrupt: stopped"
     assert [p["batch"] for p in found.doc["points"]] == [1, 2, 4]
     assert "kept 3 batch sizes, marked incomplete" in out.err and "Traceback" not in out.err
+    assert "incomplete: KeyboardInterrupt: stopped" in out.out and " batch   stage  median ms" in out.out
+    assert "Highest throughput: batch " in out.out
+    assert "incomplete (KeyboardInterrupt: stopped)" in report.read_text()
 
 
 def test_a_time_limit_stops_the_search(fast, tmp_path, target, capsys):
@@ -208,6 +236,39 @@ def test_a_time_limit_stops_the_search(fast, tmp_path, target, capsys):
     found, _ = written(capsys)
     assert found.doc["run"]["time_limit_s"] == 0.5
     assert found.doc["run"]["wall_s"] < 10
+
+
+def test_a_final_pass_after_the_time_limit_keeps_the_search_numbers(fast, tmp_path, target, capsys, monkeypatch):
+    original = sweep_module.Sweep.probe
+
+    def limit_passes(self):
+        original(self)
+        self.deadline = time.perf_counter()  # the limit falls between the search and the final pass
+
+    monkeypatch.setattr(sweep_module.Sweep, "probe", limit_passes)
+    assert sweep(tmp_path, target(TINY), "--input-shape", "32", "--max-batch", "4", "--time-limit", "100") == 0
+    found, out = written(capsys)
+    doc = found.doc
+    assert [(p["batch"], p["status"]) for p in doc["points"]] == [(1, "ok"), (2, "ok"), (4, "ok")]
+    assert doc["recommendation"]["run"] in (1, 2, 4)
+    reason = (
+        "the time limit cut the final pass short: 3 batch sizes got fewer than the search's 3 samples and keep those"
+    )
+    assert not doc["run"]["complete"] and doc["run"]["interrupted"] == reason
+    assert doc["settings"]["samples"] == 3 and doc["settings"]["samples_asked"] == 5
+    assert f"incomplete: {reason}" in out.out and "marked incomplete" in out.err
+
+
+def test_a_final_pass_cut_short_says_how_many_samples_it_got():
+    assert (
+        sweep_module.cut_short(30, [3, 3, 4], [])
+        == "the time limit cut the final pass short: 3 batch sizes got 3 to 4 of 30 samples"
+    )
+    assert sweep_module.cut_short(30, [30, 30], []) is None
+    assert sweep_module.cut_short(30, [2], [4, 8]) == (
+        "the time limit cut the final pass short: 1 batch size got 2 of 30 samples; 2 batch sizes got fewer than the "
+        f"search's {sweep_module.SEARCH_SAMPLES} samples and keep those"
+    )
 
 
 BAD_TARGETS = [
@@ -218,6 +279,8 @@ BAD_TARGETS = [
      "factory() raised RuntimeError: weights not found"),
     ("{model}:factory", "def factory():\n    return 42\n", "factory() returned int: return an nn.Module"),
     ("{model}:factory", "import nope_not_a_module\n", "importing"),
+    ("{model}:factory", "import sys\nsys.exit(3)\n", "model.py called sys.exit(3): put its script part under if"),
+    ("{model}:factory", "import sys\ndef factory():\n    sys.exit()\n", "factory() in "),
     ("{model}:factory", TINY.replace("nn.Linear(32, 32), nn.ReLU()", "nn.Linear(16, 32), nn.ReLU()"),
      "the model failed at batch 1: RuntimeError: mat1 and mat2 shapes cannot be multiplied"),
     ("{model}:factory", "import torch\nfrom torch import nn\ndef factory():\n"
@@ -248,16 +311,49 @@ def test_bad_targets_end_in_one_line(fast, tmp_path, target, capsys, spec, sourc
         (["--budget-ms", "0"], "must be a number above 0"),
         (["--budget-ms", "-5"], "must be a number above 0"),
         (["--batches", "0,4"], "batch sizes are whole numbers from 1"),
+        (["--batches", "8,4,,2"], "give auto or batch sizes such as 1,8,32"),
         (["--input-dtype", "int64"], "--input-dtype int64: give --vocab N"),
         (["--report", "out.pdf"], "give a path ending in .html"),
         (["--batches", "1,64", "--max-batch", "8"], "beyond --max-batch 8"),
     ],
 )
 def test_bad_options_end_in_one_line(tmp_path, target, capsys, options, message):
-    with pytest.raises(SystemExit) if "above 0" in message or "from 1" in message else _nothing():
+    with pytest.raises(SystemExit) if "above 0" in message or "batch sizes" in message else _nothing():
         code = sweep(tmp_path, target(TINY), "--input-shape", "32", *options)
         assert code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["--results-dir", "--report"])
+def test_a_folder_that_cannot_be_written_is_refused_before_any_work(tmp_path, target, capsys, monkeypatch, flag):
+    (tmp_path / "afile").write_text("")
+    path = tmp_path / "afile" / ("x.html" if flag == "--report" else "sweeps")
+    monkeypatch.setattr(sweep_module, "run_sweep", lambda *a, **k: pytest.fail("the sweep started"))
+    code = main(["sweep", target(TINY), "--input-shape", "32", "--results-dir", str(tmp_path / "out"), flag, str(path)])
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: {flag} {path}: {tmp_path / 'afile'} is a file, not a folder"]
+
+
+def test_a_report_that_fails_at_the_end_still_prints_the_results_path(fast, tmp_path, target, capsys, monkeypatch):
+    from benchmarks.site import report
+
+    def refused(doc, path):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(report, "write_report", refused)
+    code = sweep(tmp_path, target(TINY), "--input-shape", "32", "--batches", "1", "--report", str(tmp_path / "r.html"))
+    assert code == 2
+    found, out = written(capsys)
+    assert found.doc["run"]["complete"]
+    assert out.err.strip().splitlines()[-1] == f"error: --report {tmp_path / 'r.html'}: Permission denied"
+
+
+def test_an_input_shape_beside_an_input_maker_is_noted_as_ignored(fast, tmp_path, target, capsys):
+    assert sweep(tmp_path, target(MAKER), "--batches", "1", "--input-shape", "7") == 0
+    found, out = written(capsys)
+    note = "the input shape given is ignored: the factory's make_input(batch) makes the inputs"
+    assert note in found.doc["model"]["notes"] and f"note: {note}" in out.err
 
 
 class _nothing:
@@ -279,7 +375,9 @@ def test_the_report_is_one_offline_file_with_everything_escaped(fast, tmp_path, 
     assert "<img src=y" not in page and "x&lt;img src=y onerror=alert(1)&gt;.py" in page
     assert "window.vegaEmbed=" in page and 'src="http' not in page and "Highest throughput" in page
     specs = json.loads(page.split('<script type="application/json" id="specs">')[1].split("</script>")[0])
-    assert set(specs) == {"latency", "throughput", "memory"}
+    assert set(specs) == {"latency", "throughput"}  # on a CPU no per-batch memory peak: no chart, and why
+    assert "No memory chart: on a CPU the sweep can read only the process&#x27;s peak resident memory" in page
+    assert "process peak  bound" in page
 
 
 def test_the_python_api(fast):
@@ -291,6 +389,43 @@ def test_the_python_api(fast):
     result = api(nn.Linear(8, 8), lambda b: torch.randn(b, 8), device="cpu", threads=1, batches=[1, 2], quiet=True)
     assert [row["batch"] for row in result.table] == [1, 2] and result.path is None
     assert result.recommendation.best.batch in (1, 2)
-    assert "Highest throughput" in str(result) and set(result.charts()) == {"latency", "throughput", "memory"}
+    assert "Highest throughput" in str(result) and set(result.charts()) == {"latency", "throughput"}
     with pytest.raises(TypeError, match="unknown option"):
         api(nn.Linear(8, 8), budget=3)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"budget_ms": 0}, "budget_ms 0: give a number above 0"),
+        ({"budget_ms": -3}, "budget_ms -3: give a number above 0"),
+        ({"percentile": 95}, "percentile 95: choose 50, 90, 99"),
+        ({"threads": 0}, "threads 0: give a whole number from 1"),
+        ({"batches": [4, 0]}, "batches [4, 0]: give batch sizes, whole numbers from 1"),
+        ({"batches": [1, 64], "max_batch": 8}, "batches goes to 64, beyond max_batch 8"),
+    ],
+)
+def test_the_python_api_checks_its_options_before_any_work(monkeypatch, options, message):
+    from torch import nn
+
+    from benchmarks import sweep as api
+
+    monkeypatch.setattr(sweep_module, "run_sweep", lambda *a, **k: pytest.fail("the sweep started"))
+    with pytest.raises(ValueError) as raised:
+        api(nn.Linear(8, 8), device="cpu", input_shape=(8,), **options)
+    assert str(raised.value) == message
+
+
+def test_the_python_api_restores_the_thread_count(fast):
+    import torch
+    from torch import nn
+
+    from benchmarks import sweep as api
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        api(nn.Linear(8, 8), device="cpu", input_shape=(8,), threads=1, batches=[1], quiet=True)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

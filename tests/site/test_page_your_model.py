@@ -30,3 +30,32 @@ def test_free_text_from_a_sweep_file_is_escaped():
     text = your_model.build([sweep_of(hostile_sweep(make_sweep()))]).html("sweeps")
     assert PAYLOAD not in text and "<img src=x" not in text and "<script>alert" not in text
     assert "&lt;img src=x onerror=alert(1)&gt;" in text
+
+
+def test_a_cpu_sweep_has_no_memory_chart_and_says_why():
+    doc = make_sweep()
+    doc["device"]["kind"] = "cpu"
+    text = your_model.build([sweep_of(doc)]).html("sweeps")
+    assert text.count('<figure class="bchart"') == 2
+    assert "the allocator&#x27;s peak per batch is known only on CUDA" in text
+    assert "process peak" in text and "peak memory" not in text
+
+
+def test_the_provenance_says_when_the_tree_had_uncommitted_changes_and_the_notes_are_shown():
+    doc = make_sweep()
+    doc["run"].update(git_commit="cd9b870bb8becc2fffa47cf4415022d36e0646f3", git_dirty=True)
+    doc["model"]["notes"] = ["the model was in training mode: swept in eval mode, without gradients"]
+    text = your_model.build([sweep_of(doc)]).html("sweeps")
+    assert "from a tree with uncommitted changes on commit cd9b870" in text
+    assert "Notes: the model was in training mode: swept in eval mode, without gradients." in text
+    doc["run"]["git_dirty"] = False
+    assert "at commit cd9b870, started" in your_model.build([sweep_of(doc)]).html("sweeps")
+
+
+def test_a_smaller_batch_that_breaks_the_budget_is_named():
+    doc = make_sweep(budget_ms=3.0)
+    slow = next(p for p in doc["points"] if p["batch"] == 8)
+    slow["percentile_s"] = slow["timing"]["max_s"] = 3.2e-3  # batch 16 meets the 3 ms budget, batch 8 does not
+    slow["timing"]["samples_s"][-1] = 3.2e-3
+    text = your_model.build([sweep_of(doc)]).html("sweeps")
+    assert "Batch 8 breaks the budget (3.2 ms p90) although the larger batch 16 meets it" in text

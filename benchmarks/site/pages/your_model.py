@@ -9,7 +9,7 @@ from benchmarks.analysis import recommend
 from benchmarks.analysis.sweeps import load_sweeps
 from benchmarks.results import ModelSweep
 from benchmarks.site.charts import figure
-from benchmarks.site.charts_sweep import sweep_charts, where
+from benchmarks.site.charts_sweep import memory_note, sweep_charts, where
 from benchmarks.site.render import Bullets, Details, Heading, Html, Page, Paragraph, Source, code, tag, takeaway
 from benchmarks.sweep_table import table_lines
 
@@ -23,8 +23,7 @@ SUMMARIES = {
     "latency": "Median latency per call (and the budget's percentile, when it is not the median) against batch size, "
     "with the latency budget",
     "throughput": "Samples per second against the latency of one call; the doubling search's batch sizes are labelled",
-    "memory": "Peak memory against batch size (CUDA: the allocator's peak during one call; a CPU: the process's "
-    "peak resident memory so far)",
+    "memory": "Peak memory against batch size: the allocator's peak during one call",
 }
 
 
@@ -53,17 +52,25 @@ def command_words(sweep: ModelSweep) -> Html:
     return code(" ".join(sweep.doc["run"].get("command") or ["(command not recorded)"]))
 
 
+def provenance_words(run: dict) -> str:
+    """Which code measured a sweep: its commit, and whether the tree had uncommitted changes."""
+    commit = f"commit {run['git_commit'][:7]}" if run.get("git_commit") else "an unrecorded commit"
+    return f"from a tree with uncommitted changes on {commit}" if run.get("git_dirty") else f"at {commit}"
+
+
 def section(sweep: ModelSweep) -> list:
     doc, model = sweep.doc, sweep.doc["model"]
     rec = recommend.from_document(doc)
     state = "" if doc["run"]["complete"] else f" The sweep is incomplete ({doc['run'].get('interrupted')})."
+    notes = model.get("notes") or []
     parts: list = [
         Heading(f"{model['name']} on {doc['device']['name']}", level=3),
         Paragraph(
             [
                 f"{model['target']}, {model['dtype']}, {model['mode']}; inputs: {model['input']}. Swept with ",
                 command_words(sweep),
-                f", started {doc['run']['started_at']}.{state}",
+                f" {provenance_words(doc['run'])}, started {doc['run']['started_at']}.{state}",
+                f" Notes: {'; '.join(notes)}." if notes else "",
             ]
         ),
         Bullets([_marked(sweep, line, segment) for line, segment in recommend.marked_lines(rec)]),
@@ -71,6 +78,8 @@ def section(sweep: ModelSweep) -> list:
     for name, chart in sweep_charts(doc):
         summary = f"{SUMMARIES[name]}. Measured on {where(doc)}; sweep {sweep.id}"
         parts.append(figure(chart, _chart_id(sweep, name), CAPTIONS[name], summary))
+    if memory_note(doc):
+        parts.append(Paragraph(memory_note(doc)))
     table = html.escape("\n".join(table_lines(doc)))
     parts.append(Details("Every batch size measured", [Html(f"<pre>{table}</pre>")]))
     return parts
