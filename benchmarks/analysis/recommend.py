@@ -275,11 +275,17 @@ def verdict_lines(rec: Recommendation, failures: Sequence[dict], unit: str = "sa
         )
     if rec.run is not None:
         lines.append(run_line(rec))
-    if rec.free_up_to is not None:
+    if rec.free_up_to is not None and rec.free_up_to.batch > base.batch:
         f = rec.free_up_to
         lines.append(
             f"Free range: up to batch {f.batch} the median latency stays within 10 % of batch {base.batch}'s "
             f"({_ms(f.median_s)} against {_ms(base.median_s)})."
+        )
+    elif rec.free_up_to is not None and len(rec.measured) > 1:
+        after = rec.measured[1]
+        lines.append(
+            f"Free range: none; batch {after.batch} already takes {_ms(after.median_s)}, "
+            f"{after.median_s / base.median_s:.2f}× batch {base.batch}'s {_ms(base.median_s)}."
         )
     if rec.first_oom is not None:
         lines.append(

@@ -140,3 +140,13 @@ def test_the_rule_never_runs_a_batch_over_a_budget_a_larger_batch_meets():
     rec = recommend.recommend(points, [], 100.0, 90, None)
     assert (rec.within_budget.batch, rec.near_best.batch) == (23, 22)
     assert rec.ruled.batch == 23 and rec.run.batch == 23
+
+
+def test_no_free_range_is_said_as_none_with_the_next_batch():
+    rec = recommend.recommend(measured((1, 10.0), (2, 17.0), (4, 30.0)), [], None, 50, None)
+    assert "Free range: none; batch 2 already takes 17 ms, 1.70× batch 1's 10 ms." in rec.lines
+    assert not any(line.startswith("Free range: up to batch 1 ") for line in rec.lines)
+    flat = recommend.recommend(measured((1, 10.0), (2, 10.5), (4, 30.0)), [], None, 50, None)
+    assert "Free range: up to batch 2 the median latency stays within 10 % of batch 1's (10.5 ms against 10 ms)." in (
+        flat.lines
+    )
