@@ -9,11 +9,12 @@ line that says what to fix.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import importlib.util
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,26 +61,28 @@ def _import(spec: str) -> Any:
         module_spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[name] = module
-        try:
+        with _importing(where):
             module_spec.loader.exec_module(module)
-        except SystemExit as exc:
-            raise TargetError(
-                f'importing {where} called sys.exit({exc.code!r}): put its script part under if __name__ == "__main__"'
-            ) from exc
-        except Exception as exc:
-            raise TargetError(f"importing {where} failed: {_one_line(exc)}") from exc
         return module
     if str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
-    try:
+    with _importing(where, spec):
         return importlib.import_module(where)
-    except ModuleNotFoundError as exc:
-        raise TargetError(f"TARGET {spec}: cannot import {where} ({exc.msg})") from exc
+
+
+@contextlib.contextmanager
+def _importing(where: str, dotted_spec: str | None = None) -> Iterator[None]:
+    """Any failure of running a target's module, sys.exit() included, as one TargetError line; for a dotted
+    TARGET (`dotted_spec`), a module that cannot be found is named as such."""
+    try:
+        yield
     except SystemExit as exc:
         raise TargetError(
             f'importing {where} called sys.exit({exc.code!r}): put its script part under if __name__ == "__main__"'
         ) from exc
     except Exception as exc:
+        if dotted_spec is not None and isinstance(exc, ModuleNotFoundError):
+            raise TargetError(f"TARGET {dotted_spec}: cannot import {where} ({exc.msg})") from exc
         raise TargetError(f"importing {where} failed: {_one_line(exc)}") from exc
 
 
