@@ -273,12 +273,14 @@ def test_a_final_pass_cut_short_says_how_many_samples_it_got():
 
 BAD_TARGETS = [
     ("missing.py:factory", None, "no such file"),
+    ("no_such_package.models:factory", None,
+     "TARGET no_such_package.models:factory: cannot import no_such_package.models (No module named"),
+    ("{model}:factory", "import nope_not_a_module\n", "model.py failed: ModuleNotFoundError: No module named"),
     ("{model}:nothing", TINY, "has no 'nothing' (it defines factory"),
     ("{model}", TINY, "give path/to/file.py:factory or package.module:factory"),
     ("{model}:factory", "def factory():\n    raise RuntimeError('weights not found')\n",
      "factory() raised RuntimeError: weights not found"),
     ("{model}:factory", "def factory():\n    return 42\n", "factory() returned int: return an nn.Module"),
-    ("{model}:factory", "import nope_not_a_module\n", "importing"),
     ("{model}:factory", "import sys\nsys.exit(3)\n", "model.py called sys.exit(3): put its script part under if"),
     ("{model}:factory", "import sys\ndef factory():\n    sys.exit()\n", "factory() in "),
     ("{model}:factory", TINY.replace("nn.Linear(32, 32), nn.ReLU()", "nn.Linear(16, 32), nn.ReLU()"),
