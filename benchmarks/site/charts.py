@@ -361,6 +361,17 @@ def intensity_chart(gpus: Sequence[Any], width: int, title: str) -> alt.LayerCha
     return alt.layer(lines, rules, *labels).properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
 
 
+def every_batch_axis(largest: int) -> alt.X:
+    """A linear batch axis from 0 to `largest` with whole-number ticks: for charts of every batch size, where the
+    steps between neighbours are the point."""
+    return alt.X(
+        "batch:Q",
+        title="batch size (rows)",
+        scale=alt.Scale(domain=[0, largest], nice=False),
+        axis=alt.Axis(tickMinStep=1, format="d"),
+    )
+
+
 def steps_chart(curves: Sequence[Any], steps: dict[str, Sequence[Any]], title: str, subtitle: Sequence[str]):
     """Latency and latency per row against batch (linear batch axis), detected steps as rules.
 
@@ -393,12 +404,7 @@ def steps_chart(curves: Sequence[Any], steps: dict[str, Sequence[Any]], title: s
         if several
         else alt.value(PALETTE[0])
     )
-    x = alt.X(
-        "batch:Q",
-        title="batch size (rows)",
-        scale=alt.Scale(domain=[0, max(r["batch"] for r in rows)], nice=False),
-        axis=alt.Axis(tickMinStep=1, format="d"),
-    )
+    x = every_batch_axis(max(r["batch"] for r in rows))
     tip = [
         alt.Tooltip("batch:Q", title="batch", format=",.0f"),
         alt.Tooltip("us:Q", title="latency (µs)", format=".4~g"),

@@ -13,7 +13,17 @@ import altair as alt
 
 from benchmarks.analysis.predict import COMPUTE, MEMORY, OVERHEAD, PredictedPoint, Region
 from benchmarks.site import text
-from benchmarks.site.charts import HEADLINE_PANEL, HEIGHT, LABEL_GREY, WIDTH, _batch_axis, _rows, _title, labelled_rules
+from benchmarks.site.charts import (
+    HEADLINE_PANEL,
+    HEIGHT,
+    LABEL_GREY,
+    WIDTH,
+    _batch_axis,
+    _rows,
+    _title,
+    every_batch_axis,
+    labelled_rules,
+)
 
 BOUND_WORDS = {OVERHEAD: "launch overhead", MEMORY: "memory (weight read)", COMPUTE: "compute"}
 BOUND_COLORS = {OVERHEAD: "#ff7f0e", MEMORY: "#1f77b4", COMPUTE: "#d62728"}
@@ -91,12 +101,7 @@ def sawtooth_chart(
     """Predicted latency per call (top) and per row (bottom, log) against batch on a linear axis, like the
     measured steps chart below it. `rows` hold batch, line (a key of SAWTOOTH_LINES), us, waves and
     share (of the roofline); `marks` are (batch, label) rules where a wave is added."""
-    x = alt.X(
-        "batch:Q",
-        title="batch size (rows)",
-        scale=alt.Scale(domain=[0, max(r["batch"] for r in rows)], nice=False),
-        axis=alt.Axis(tickMinStep=1, format="d"),
-    )
+    x = every_batch_axis(max(r["batch"] for r in rows))
     color = alt.Color(
         "line:N",
         title="predicted by",
