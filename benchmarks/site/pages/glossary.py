@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from benchmarks.site.glossary import TERMS, Term
 from benchmarks.site.render import Html, Page, link, tag
 
+MKDOCS_YML = Path(__file__).resolve().parents[3] / "mkdocs.yml"
+
 
 def build() -> Page:
-    return Page({"terms": [Html(tag("dl", [entry(t) for t in TERMS], class_="glossary"))]})
+    titles = page_titles()
+    return Page({"terms": [Html(tag("dl", [entry(t, titles) for t in TERMS], class_="glossary"))]})
 
 
-PAGE_TITLES = {  # a page's title in the navigation (mkdocs.yml), for "See ..." links
-    "": "Home", "guide/": "Choosing your batch size", "theory/": "Theory", "mlp/": "MLP", "regimes/": "Three regimes",
-    "steps/": "Batch-size steps", "moe/": "Mixture of experts", "cnn/": "CNNs", "decode/": "Transformer decode",
-    "calculator/": "Calculator", "devices/": "Devices", "published/": "Against published results",
-    "methodology/": "Methodology", "reproduce/": "Reproduce", "your_model/": "Your model",
-}  # fmt: skip
+def page_titles(config: Path = MKDOCS_YML) -> dict[str, str]:
+    """Each page's address ("" for home, "mlp/") -> its title in the navigation, read from mkdocs.yml's
+    `- Title: page.py` lines, so that a "See ..." link names a page as the navigation does."""
+    entries = re.findall(r"^  - (.+?): (\w+)\.py$", config.read_text(encoding="utf-8"), re.M)
+    return {("" if page == "index" else f"{page}/"): title for title, page in entries}
 
 
-def entry(term: Term) -> Html:
-    see = [" See ", link(PAGE_TITLES[term.see], term.see), "."] if term.see else []
+def entry(term: Term, titles: dict[str, str]) -> Html:
+    see = [" See ", link(titles[term.see], term.see), "."] if term.see else []
     return Html(tag("dt", term.name, id=term.slug) + tag("dd", [term.definition, *see]))
