@@ -118,6 +118,12 @@ def sig(value: float, digits: int = 3) -> str:
     return f"{round(value, decimals - 0):,.{decimals}f}"
 
 
+def sig_range(values: Sequence[float], digits: int = 2) -> str:
+    """'low–high' of `values` to `digits` significant figures, or one number when both read the same."""
+    low, high = sig(min(values), digits), sig(max(values), digits)
+    return low if low == high else f"{low}–{high}"
+
+
 def fmt_time(seconds: float) -> str:
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
         if seconds >= scale:

@@ -184,12 +184,12 @@ def lesson(data: SiteData) -> tuple[str, list[str]]:
         shares = [x.fraction for x in dv.ceilings(run) if x.fraction]
         words = f"{label(run)}: "
         words += (
-            f"measured knee {spread(predicted)}× the ridge batch predicted from the run's ceilings"
+            f"measured knee {text.sig_range(predicted)}× the ridge batch predicted from the run's ceilings"
             if predicted
             else "no measured knee to set against a ridge batch"
         )
         if fitted:
-            words += f", {spread(fitted)}× the one at the rates its kernels reached (fitted to the same curves)"
+            words += f", {text.sig_range(fitted)}× the one at the rates its kernels reached (fitted to the same curves)"
         if shares:
             words += f"; ceilings {text.sig(100 * min(shares), 2)}–{text.sig(100 * max(shares), 2)} % of the datasheet"
         said.append(words + ".")
@@ -205,8 +205,3 @@ def lesson(data: SiteData) -> tuple[str, list[str]]:
         ),
         said,
     )
-
-
-def spread(ratios: list[float]) -> str:
-    low, high = text.sig(min(ratios), 2), text.sig(max(ratios), 2)
-    return low if low == high else f"{low}–{high}"

@@ -91,17 +91,21 @@ def compact(row: Measurement) -> str:
     m = row.model
     name = row.configuration["model"].split(":")[0].split(",")[0]
     gpu = m.gpu.removeprefix("NVIDIA ") if m.gpus == 1 else f"{m.gpus} × {m.gpu.removeprefix('NVIDIA ')}"
-    dtype = charts.DTYPE_SHORT.get(m.dtype, m.dtype) + (" assumed" if "dtype-unstated" in m.departures else "")
-    batch = f"batch {m.batch}" + (" assumed" if "batch-unstated" in m.departures else "")
-    gpu += (
-        " assumed" if "variant-unstated" in m.departures else " inferred" if "variant-inferred" in m.departures else ""
-    )
-    words = f"{name} · {gpu} · {dtype} · {batch}"
+    dtype = charts.DTYPE_SHORT.get(m.dtype, m.dtype)
+    words = f"{name} · {gpu}{mark(m, 'variant')} · {dtype}{mark(m, 'dtype')} · batch {m.batch}{mark(m, 'batch')}"
     if m.kind == "prefill":
         return words + f" · {m.input_tokens}-token prompt"
     if m.input_tokens is not None:
         return words + f" · {m.input_tokens}→{m.output_tokens} tokens"
     return words
+
+
+def mark(model: Model, subject: str) -> str:
+    """' assumed' where the source leaves `subject` (variant, dtype, batch) unstated, ' inferred' where the
+    model infers it from the source; '' where the source states it."""
+    if f"{subject}-unstated" in model.departures:
+        return " assumed"
+    return " inferred" if f"{subject}-inferred" in model.departures else ""
 
 
 def ratio_cell(found: Check) -> str:
@@ -276,8 +280,7 @@ def by_source(found: Sequence[Check]) -> list[str]:
     said = []
     for source in dict.fromkeys(c.row.source.short for c in found):
         ratios = [c.ratio for c in found if c.row.source.short == source]
-        spread = text.sig(min(ratios), 2) + ("" if len(ratios) == 1 else f"–{text.sig(max(ratios), 2)}")
-        said.append(f"{source}: {spread} ({len(ratios)} figure{'' if len(ratios) == 1 else 's'})")
+        said.append(f"{source}: {text.sig_range(ratios)} ({len(ratios)} figure{'' if len(ratios) == 1 else 's'})")
     return said
 
 
