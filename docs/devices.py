@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Every device, read the same way
+# # Devices: every device, read the same way
 #
 # Each device with a committed results file appears here once, from its newest complete run,
 # and every device is read the same way, so that a team that merges results from several

@@ -5,14 +5,6 @@
 # the second call often takes barely longer than the first. Why does the time stay flat as the
 # batch grows, why does it then start to grow in proportion to the batch, and why do some batch
 # sizes suddenly get slower than their neighbours?
-#
-# The site started from Finbarr Timbers' article
-# [“How does batching work on modern GPUs?”](https://www.artfintel.com/p/how-does-batching-work-on-modern)
-# (called *the article* on every other page). Its intuition holds; several of its figures do not
-# ([Theory](theory/#corrections-to-the-article) corrects them), and what it assumed is measured here.
-#
-# **Tuning a batch size?** [Choosing your batch size](guide/) is the short version of this site, as
-# a checklist.
 
 # %% tags=["hide-input"]
 from benchmarks.site.pages import home
@@ -33,6 +25,12 @@ page = home.build()
 
 # %% tags=["hide-input"]
 page.show("answer")
+
+# %% [markdown]
+# The site started from Finbarr Timbers' article
+# [“How does batching work on modern GPUs?”](https://www.artfintel.com/p/how-does-batching-work-on-modern)
+# (called *the article* on every other page). Its intuition holds; several of its figures do not
+# ([Theory](theory/#corrections-to-the-article) corrects them), and what it assumed is measured here.
 
 # %% [markdown]
 # ## Where the results come from

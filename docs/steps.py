@@ -6,7 +6,16 @@
 # layer (`snippets/linear.py`, a single matrix multiply whose M dimension is the batch) one batch
 # size at a time, finds the jumps that stand out from the run's own noise, and records which
 # kernel the matrix library chose, so each jump can be matched to its cause.
-#
+
+# %% tags=["hide-input"]
+from benchmarks.site.pages import steps
+
+page = steps.build()
+page.show("model")
+page.show("lead")
+
+
+# %% [markdown]
 # ## Tiles and waves
 #
 # A GPU matrix library does not compute the output row by row. It cuts the output, a
@@ -47,13 +56,14 @@ for b in (384, 385, 512, 513):
     waves = math.ceil(tiles / SMS)
     print(f"batch {b}: {tiles} tiles in {waves} wave(s)")
 
+
 # %% [markdown]
 # ## The shape to expect, before a GPU is measured
 #
 # Put the same counting into a model of one kernel with one tile shape at every batch: every SM
 # computes one whole tile at a time at its share of the datasheet's peak rate, so a wave takes
 # one tile's time however few tiles it holds, and the layer takes as many of those as it has
-# waves (or the time to read its weights, if that is longer). Below, that model for the
+# waves (or the time to read its weights, if that is longer). At the top of this page, that model for the
 # snippet's GPU layer, every batch from 1 to 2,048, beside the roofline of the same layer with
 # no tile or wave left partly empty. Both lines are predictions from datasheet figures; nothing
 # in this chart was measured. Its left part is the cost of keeping large tiles at small batches,
@@ -61,10 +71,7 @@ for b in (384, 385, 512, 513):
 # knee.
 
 # %% tags=["hide-input"]
-from benchmarks.site.pages import steps
-
-page = steps.build()
-page.show("model")
+page.show("model_words")
 
 # %% [markdown]
 # ## Measured, one batch size at a time

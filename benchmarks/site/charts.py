@@ -509,6 +509,20 @@ def _chart_rows(spec: dict[str, Any]) -> list[dict[str, Any]]:
     return unique
 
 
+def legible(spec: dict[str, Any]) -> dict[str, Any]:
+    """`spec` with legend symbols drawn at full strength: Vega-Lite copies a mark's opacity to its legend symbol, so
+    a faint quartile band made a faint swatch, and a legend without a colour scale drew its symbols black, unseen
+    on the dark palette. LABEL_GREY keeps 3:1 against both palettes' backgrounds. Settings a spec gives win."""
+    legend = spec.setdefault("config", {}).setdefault("legend", {})
+    for key, value in (
+        ("symbolOpacity", 1),
+        ("symbolBaseFillColor", LABEL_GREY),
+        ("symbolBaseStrokeColor", LABEL_GREY),
+    ):
+        legend.setdefault(key, value)
+    return spec
+
+
 class Figure:
     """A chart ready for a page: `_repr_html_` gives the <figure>, staged exports beside it."""
 
@@ -562,7 +576,7 @@ def figure(
     if not CHART_ID.match(chart_id):
         raise ValueError(f"chart id {chart_id!r} must be lowercase letters, digits and dashes")
     chart = chart.properties(description=f"{caption}. {description}")
-    spec = chart.to_dict()
+    spec = legible(chart.to_dict())
     spec.pop("$schema", None)
     stage = stage_dir()
     stage.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,6 @@
-"""The notice every page carries while every committed measurement is from a CPU. It is computed from the
-results the site is built from, so it goes away by itself once a GPU run is committed.
+"""The notice every page carries while every committed measurement is from a CPU: one line under each page's
+title that links to its explanation, which the Reproduce page carries in full. It is computed from the results
+the site is built from, so it goes away by itself once a GPU run is committed.
 
 Pure Python (no torch).
 """
@@ -10,9 +11,11 @@ from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.analysis.roofline import large_layer_ridge_batch, run_ceilings
 from benchmarks.site import text
-from benchmarks.site.render import Admonition, Paragraph, code, link, render
+from benchmarks.site.render import Admonition, Paragraph, code, link, render, tag
 
 COMPARED_GPU = "NVIDIA H100 SXM"
+ANCHOR = "cpu-results"  # the explanation's id on the Reproduce page
+EXPLAINED_ON = "reproduce/"
 
 
 def cpu_only(data: SiteData) -> bool:
@@ -48,4 +51,18 @@ def cpu_notice(data: SiteData) -> str:
         link("Reproduce", "reproduce/"),
         "); the charts switch to it and this notice goes.",
     ]
-    return render([Admonition("warning cpu-notice", "These results come from a CPU", [Paragraph(body)])])
+    return f'<div id="{ANCHOR}">' + render([Admonition("warning cpu-notice", TITLE, [Paragraph(body)])]) + "</div>"
+
+
+TITLE = "These results come from a CPU"
+
+
+def cpu_line(data: SiteData) -> str:
+    """The one line every other page carries under its title, linking to the explanation; "" as for the notice."""
+    if not cpu_only(data):
+        return ""
+    body = [
+        f"{TITLE}: no GPU run is committed yet; GPU figures are datasheet predictions. ",
+        link("Why, and how to add a GPU run", f"{EXPLAINED_ON}#{ANCHOR}"),
+    ]
+    return str(tag("p", body, class_="cpu-line"))

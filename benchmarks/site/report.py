@@ -45,6 +45,7 @@ def render_report(doc: dict) -> str:
     import vl_convert
 
     from benchmarks.analysis import recommend
+    from benchmarks.site.charts import legible
     from benchmarks.site.charts_sweep import memory_note, sweep_charts, where
 
     rec = recommend.from_document(doc)
@@ -56,7 +57,7 @@ def render_report(doc: dict) -> str:
     state = "complete" if run["complete"] else f"incomplete ({html.escape(run.get('interrupted') or 'stopped')})"
     figures = "".join(f'<div class="chart" id="chart-{name}"></div>' for name, _ in charts)
     no_memory = f"<p>{html.escape(memory_note(doc))}</p>" if memory_note(doc) else ""
-    specs = {name: chart.to_dict() for name, chart in charts}
+    specs = {name: legible(chart.to_dict()) for name, chart in charts}
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Batch-size sweep: {html.escape(model["name"])}</title><style>{STYLE}</style></head>

@@ -4,10 +4,12 @@
   and sweep file (a bad one stops the build with a message naming the file and the field) and give
   this build a fresh directory for staged charts.
 - on_files: add the Vega/Vega-Lite/vega-embed bundle (written by vl-convert, cached per
-  vl-convert version) as one site file that every page shares.
+  vl-convert version) as one site file that every page shares, as a classic script so that a page
+  opened from disk (file://) draws its charts too.
 - on_page_content: drop what nbconvert inlines into each notebook page (its 600 KB stylesheet,
   MathJax and Mermaid loaders that would fetch from another host), put the CPU notice under each
-  page's title while every committed measurement is from a CPU, and resolve chart links.
+  page's title while every committed measurement is from a CPU (in full on Reproduce, one line linking
+  there on every other page), and resolve chart links.
 - on_post_build: write every staged chart as site/charts/<id>.{json,csv,svg,png} and copy the
   published results files to site/results/ and the model sweeps to site/sweeps/.
 """
@@ -53,6 +55,7 @@ def on_config(config):
     _STATE["runs"] = data.runs  # type: ignore[assignment]
     _STATE["sweeps"] = sweeps  # type: ignore[assignment]
     _STATE["notice"] = notice.cpu_notice(data)  # type: ignore[assignment]
+    _STATE["notice_line"] = notice.cpu_line(data)  # type: ignore[assignment]
     stage = Path(tempfile.mkdtemp(prefix="batching-charts-"))
     os.environ[charts.STAGE_ENV] = str(stage)
     _STATE["stage"] = stage
@@ -72,8 +75,15 @@ def _bundle() -> str:
     return text
 
 
+def _classic(bundle: str) -> str:
+    """The bundle as a classic script: vl-convert writes it as a module (top-level declarations, strict
+    mode), which a browser refuses to run on a page opened from disk. Inside one function its names stay
+    its own, as they would in a module; it sets window.vegaEmbed as before."""
+    return '(function () {\n"use strict";\n' + bundle + "\n})();\n"
+
+
 def on_files(files, config):
-    files.append(File.generated(config, BUNDLE_PATH, content=_bundle()))
+    files.append(File.generated(config, BUNDLE_PATH, content=_classic(_bundle())))
     return files
 
 
@@ -91,9 +101,11 @@ def _math(match: re.Match) -> str:
     return f'<div class="eq">{convert(tex, display="block")}</div>'
 
 
-def _with_notice(html_text: str) -> str:
-    """The CPU notice under the page's title (at the top when it has none)."""
-    text = _STATE.get("notice")
+def _with_notice(html_text: str, page) -> str:
+    """The CPU notice under the page's title (at the top when it has none): in full on the page that explains it,
+    as one line linking there on every other."""
+    full = page.url == notice.EXPLAINED_ON
+    text = _STATE.get("notice" if full else "notice_line")
     if not text:
         return html_text
     end = html_text.find("</h1>")
@@ -106,7 +118,7 @@ def on_page_content(html_text, page, config, files):
         html_text = _STYLE.sub("", html_text)
         html_text = _SCRIPT.sub("", html_text)
         html_text = _MATH.sub(_math, html_text)
-    return _with_notice(html_text).replace(charts.SITE_ROOT, _root_prefix(page))
+    return _with_notice(html_text, page).replace(charts.SITE_ROOT, _root_prefix(page))
 
 
 def _export(spec_path: Path, out_dir: Path) -> None:

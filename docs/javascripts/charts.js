@@ -7,6 +7,13 @@
 // or a legend beside a wide plot) it is drawn again, narrower: legends go below the plot, panels
 // side by side are stacked, the plots shrink to the column and long titles wrap. Exports (PNG, SVG)
 // keep the spec's own layout.
+//
+// A classic script, not a module, like the bundle it uses (the hook wraps that in a function): a
+// browser refuses module scripts on a page opened from disk (file://), so charts would never draw there.
+// Opened from disk, links to a page's folder ("mlp/") are also pointed at its index.html, which a
+// browser shows instead of a folder listing.
+(function () {
+"use strict";
 const views = new Map();
 const AXIS_ROOM = 90; // px beside a plot for its y axis labels and title
 const MIN_PLOT = 150; // px: a plot is never drawn narrower than this
@@ -148,9 +155,29 @@ function redrawSoon() {
   resizeTimer = setTimeout(draw, 200);
 }
 
-document$.subscribe(() => draw());
+// Opened from disk: "mlp/" would show a folder listing, so every link into the site names its index.html.
+function linkFiles() {
+  if (location.protocol !== "file:") return;
+  for (const a of document.querySelectorAll("a[href]")) {
+    const href = a.getAttribute("href");
+    if (/^[a-z][a-z0-9+.-]*:|^\/\//i.test(href) || href.startsWith("#")) continue; // another scheme, or this page
+    const [path, hash] = href.split(/(?=#)/u);
+    if (path === "" || path.endsWith("/")) a.setAttribute("href", path + "index.html" + (hash || ""));
+    else if (path === "." || path === "..") a.setAttribute("href", path + "/index.html" + (hash || ""));
+  }
+}
+
+function start() {
+  linkFiles();
+  draw();
+}
+
+if (typeof window.document$ !== "undefined") window.document$.subscribe(() => start());
+else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+else start();
 window.addEventListener("resize", redrawSoon);
 new MutationObserver(() => draw()).observe(document.body, {
   attributes: true,
   attributeFilter: ["data-md-color-scheme"],
 });
+})();

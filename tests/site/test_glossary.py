@@ -28,6 +28,15 @@ def test_see_links_are_named_as_the_navigation_names_their_pages():
     from benchmarks.site.pages.glossary import page_titles
 
     titles = page_titles()
-    assert titles[""] == "Home" and titles["mlp/"] == "MLP" and titles["regimes/"] == "Three regimes"
+    assert titles["mlp/"] == "The MLP: latency against batch"
     assert len(titles) == len(list((ROOT / "docs").glob("*.py")))  # every page in the nav
     assert all(term.see in titles for term in TERMS if term.see)
+
+
+def test_every_navigation_label_is_its_pages_title():
+    from benchmarks.site.pages.glossary import page_titles
+
+    for address, label in page_titles().items():
+        source = ROOT / "docs" / f"{address.rstrip('/') or 'index'}.py"
+        title = re.search(r"^# # (.+)$", source.read_text(encoding="utf-8"), re.M).group(1)
+        assert label == title, f"{source.name}: the navigation says {label!r}, the page {title!r}"

@@ -23,6 +23,5 @@ def test_the_worked_examples_come_from_the_cited_config_and_the_datasheet():
     assert "huggingface.co/meta-llama/Meta-Llama-3-8B" in kv
     assert "<td>4</td><td>4×</td><td>74</td>" in page.html("quantization")
     assert "513: 160 tiles in 2 waves" in page.html("waves")
-    assert "snippets/sweep_your_model.py" in page.html("snippet") and '<details class="example" open>' in page.html(
-        "snippet"
-    )
+    assert "snippets/sweep_your_model.py" in page.html("snippet")
+    assert '<details class="example">' in page.html("snippet")  # folded: the checklist reads on past it

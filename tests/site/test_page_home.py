@@ -61,3 +61,13 @@ def test_reproduce_lists_schema_fields_and_committed_runs():
     out = reproduce.build(site_data(make_run(run_id="run-1"))).text()
     assert "<code>records[].median_s</code>" in out
     assert 'href="__SITE_ROOT__/results/synthetic-gpu/run-1.json"' in out
+
+
+def test_runs_of_one_device_fold_into_one_line():
+    older = make_run(kind="cpu", slug="synthetic-cpu", run_id="r1", started_at="2026-01-01T00:00:00+00:00")
+    newer = make_run(kind="cpu", slug="synthetic-cpu", run_id="r2", started_at="2026-01-03T00:00:00+00:00")
+    runs = home.build(site_data(older, newer)).html("runs")
+    line = runs[runs.index("<li>") : runs.index("</li>")]
+    assert "2 runs, 2026-01-01 to 2026-01-03; charted from" in line
+    assert 'href="__SITE_ROOT__/results/synthetic-cpu/r2.json">r2</a> (' in line and ">r1<" not in line
+    assert "Every committed run (2)" in runs  # each run still listed, folded

@@ -64,6 +64,17 @@ def test_the_model_is_drawn_before_any_run_and_labelled_a_model():
     drawn = figure.spec["data"]["values"]
     assert {row["line"] for row in drawn} == {"tile and wave model", "roofline, no partial waves"}
     assert {512, 513, 1024, 1025, 1536, 1537} <= {row["batch"] for row in drawn}
-    said = page.html("model")
+    said = page.html("model_words")
     assert "Batch 512 fills 128 of the 132 SMs" in said and "batch 513 adds a row of 32 tiles" in said
     assert "2.0 times as long for one more row" in said
+
+
+def test_the_page_leads_with_the_staircase_and_one_line_on_what_was_measured():
+    from benchmarks.site.pages import steps as page_module
+
+    page = page_module.build(site_data(make_run(kind="cpu")))
+    assert 'id="chart-steps-model"' in page.html("model") and "<p>" not in page.html("model")
+    lead = page.html("lead")
+    assert lead.count("<p>") == 1 and lead.startswith("<p><strong>Measured so far: </strong>CPU: ")
+    assert "stood out from its noise" in lead
+    assert page_module.build(site_data(empty=True)).html("lead") == ""

@@ -24,6 +24,7 @@ from benchmarks.site.pages._models_words import (
     verdicts,
 )
 from benchmarks.site.render import (
+    Details,
     DeviceSection,
     Heading,
     Html,
@@ -264,10 +265,11 @@ def knee_table(run: Run, steps: list[Curve]) -> list:
         for r in rows
         if r.disagrees
     ]
-    return [
-        Heading(f"Knees and KV share ({text.kind_word(run)})"),
-        Table(DECODE_HEADERS, [decode_cells(r) for r in rows]),
-        *notes,
+    return [  # a reference table: folded, so that the page reads through to its figures and words
+        Details(
+            f"Reference table: knees and KV share ({text.kind_word(run)})",
+            [Table(DECODE_HEADERS, [decode_cells(r) for r in rows]), *notes],
+        )
     ]
 
 
@@ -317,12 +319,17 @@ def condition_parts(run: Run, steps: list[Curve], dtype: str, ridge: float) -> l
     ]
     return [
         Heading(f"The MLP condition on this run ({dtype}, ridge {text.sig(ridge, 3)})"),
-        Table(
-            CONDITION_HEADERS,
-            [condition_cells(r) for r in rows],
-            f"From the workload's config and the run's measured ridge; {text.device_label(run)}",
-        ),
         Paragraph(" ".join(sentences)),
+        Details(
+            "Reference table: the MLP condition per context",
+            [
+                Table(
+                    CONDITION_HEADERS,
+                    [condition_cells(r) for r in rows],
+                    f"From the workload's config and the run's measured ridge; {text.device_label(run)}",
+                )
+            ],
+        ),
     ]
 
 
@@ -617,7 +624,10 @@ def preview(data: SiteData) -> list:
             f"{text.fmt_rate(h200.bandwidth, 'B/s')}, ridge {text.sig(ridge, 3)} FLOP/byte). These are formulas, "
             "not measurements."
         ),
-        Table(FORMULA_HEADERS, [formula_cells(r) for r in rows], FORMULA_CAPTION),
+        Details(
+            "Reference table: the formulas per context on an H200",
+            [Table(FORMULA_HEADERS, [formula_cells(r) for r in rows], FORMULA_CAPTION)],
+        ),
         Paragraph(
             f"{summary} At longer contexts the step is memory-bound at every batch: its time is flat only while the "
             "weights dominate the bytes (a batch well below b×) and grows with every sequence after that. Throughput "

@@ -18,8 +18,9 @@ def build() -> Page:
 
 def page_titles(config: Path = MKDOCS_YML) -> dict[str, str]:
     """Each page's address ("" for home, "mlp/") -> its title in the navigation, read from mkdocs.yml's
-    `- Title: page.py` lines, so that a "See ..." link names a page as the navigation does."""
-    entries = re.findall(r"^  - (.+?): (\w+)\.py$", config.read_text(encoding="utf-8"), re.M)
+    `- "Title": page.py` lines (at any depth of its sections), so that a "See ..." link names a page as the
+    navigation does."""
+    entries = re.findall(r'^\s+- "?(.+?)"?: (\w+)\.py$', config.read_text(encoding="utf-8"), re.M)
     return {("" if page == "index" else f"{page}/"): title for title, page in entries}
 
 

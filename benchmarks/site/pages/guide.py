@@ -27,7 +27,7 @@ def build(data: SiteData | None = None) -> Page:
     return Page(
         {
             "ridges": [ridge_table()],
-            "snippet": [Source("snippets/sweep_your_model.py", open=True)],
+            "snippet": [Source("snippets/sweep_your_model.py")],  # folded: an 80-line file in the middle of a checklist
             "pick": pick_example(data),
             "waves": [waves_example()],
             "kv": kv_example(),

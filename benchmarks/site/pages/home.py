@@ -15,6 +15,7 @@ from benchmarks.site.charts import SITE_ROOT
 from benchmarks.site.charts_predicted import PredictedPanel, mark_label, predicted_chart
 from benchmarks.site.render import (
     Admonition,
+    Bullets,
     Details,
     Page,
     Paragraph,
@@ -220,7 +221,27 @@ def runs_parts(data: SiteData) -> list:
             )
         ]
     rows = runs_table(data)
-    return [Details(f"Every committed run ({len(rows.rows)})", [rows])]
+    return [
+        Bullets([device_line(data, run) for run in data.shown]),
+        Details(f"Every committed run ({len(rows.rows)})", [rows]),
+    ]
+
+
+def device_line(data: SiteData, shown: Run) -> list:
+    """One device's runs in one line: how many, over which dates, and which of them the site charts."""
+    runs = sorted([shown, *data.others(shown)], key=lambda r: r.started_at)
+    dates = sorted({text.run_date(r) for r in runs})
+    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+    charted = [(r, data.charted(r)) for r in reversed(runs) if data.charted(r)]
+    sources = [
+        [tag("a", r.id, href=f"{SITE_ROOT}results/{r.device['slug']}/{r.id}.json"), f" ({', '.join(w)})"]
+        for r, w in charted
+    ]
+    said = [strong(text.device_label(shown)), f": {len(runs)} run{'s' * (len(runs) != 1)}, {when}; "]
+    if not sources:
+        return [*said, "none charted."]
+    joined = [part for i, source in enumerate(sources) for part in ([", "] if i else []) + source]
+    return [*said, "charted from ", *joined, "."]
 
 
 def runs_table(data: SiteData) -> Table:

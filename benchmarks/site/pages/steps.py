@@ -42,9 +42,12 @@ MODEL_EVERY = 16  # batches between drawn points, besides the two on either side
 
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
+    model = predicted_sawtooth()  # the staircase leads the page; its words follow the section on tiles and waves
     return Page(
         {
-            "model": predicted_sawtooth(),
+            "model": model[:1],
+            "model_words": model[1:],
+            "lead": lead(data),
             "curves": device_sections(data, device_section, workloads=("linear",)),
             "summary": summary(data),
         },
@@ -232,6 +235,25 @@ def free_ranges(sweep: Sweep) -> Paragraph:
             "round it up to the range's end.",
         ]
     )
+
+
+def lead(data: SiteData) -> list:
+    """One line under the predicted staircase: what the committed sweeps found, device by device."""
+    said = []
+    for run in data.shown_for("linear"):
+        for sweep in sweeps(run):
+            found = (
+                f"{len(sweep.steps)} step(s) stood out from its noise"
+                if sweep.steps
+                else "no step stood out from its noise"
+            )
+            said.append(
+                f"{text.device_label(run)}, Linear {label(sweep)} ({sweep.mode}), {len(sweep.points)} batch sizes: "
+                f"{found} (typical standard error {noise_words(sweep)})"
+            )
+    if not said:
+        return []
+    return [Paragraph([strong("Measured so far: "), "; ".join(said), ". The measured sweeps are below."])]
 
 
 def summary(data: SiteData) -> list:
