@@ -35,16 +35,23 @@ def table_lines(doc: dict) -> list[str]:
     rows = [head]
     if not doc["run"]["complete"]:
         rows.append(f"incomplete: {doc['run'].get('interrupted') or 'stopped'}")
+    final = doc["settings"].get("samples")
     rows += [
-        f"{'batch':>6} {'stage':>7} {'median ms':>10} {f'p{p} ms':>9} {'samples/s':>11} {memory_head:>12}  bound",
+        f"found by: the step that chose the batch (search, refine or probe); every timing is from the final pass, "
+        f"{final} samples each, unless its row says otherwise"
+        if final
+        else "found by: the step that chose the batch (search, refine or probe)",
+        f"{'batch':>6} {'found by':>8} {'median ms':>10} {f'p{p} ms':>9} {'samples/s':>11} {memory_head:>12}  bound",
     ]
     for point in doc["points"]:
         if point["status"] != "ok":
-            rows.append(f"{point['batch']:>6} {point['stage']:>7}  {point['status']}: {(point['message'] or '')[:80]}")
+            rows.append(f"{point['batch']:>6} {point['stage']:>8}  {point['status']}: {(point['message'] or '')[:80]}")
             continue
         memory = _bytes(point.get("peak_memory_bytes"))
+        taken = len(point.get("timing", {}).get("samples_s") or [])
+        short = f"  ({taken} samples: the final pass did not reach it)" if final and 0 < taken < final else ""
         rows.append(
-            f"{point['batch']:>6} {point['stage']:>7} {_ms(point['median_s']):>10} {_ms(point['percentile_s']):>9} "
-            f"{point['throughput']:>11,.0f} {memory:>12}  {bound.get(point['batch'], '–')}"
+            f"{point['batch']:>6} {point['stage']:>8} {_ms(point['median_s']):>10} {_ms(point['percentile_s']):>9} "
+            f"{point['throughput']:>11,.0f} {memory:>12}  {bound.get(point['batch'], '–')}{short}"
         )
     return rows

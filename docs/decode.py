@@ -93,16 +93,8 @@ page.show("operations")
 page.show("tokens")
 
 # %% [markdown]
-# ## Reading the tables
-#
-# *Ridge batch* is where the roofline's compute time overtakes its memory time, from the FLOPs
-# and bytes counted for each point and the run's measured ceilings; "none" means the intensity
-# stays below the ridge at every batch. *Measured knee* is where a two-segment fit of log time
-# against log batch bends, with the fitted slopes either side: a slope near 0 below the knee is
-# the MLP's flat region, a slope well above 0 means the time was already growing. The *KV share*
-# columns are the cache's share of the bytes one step moves. In the MLP-condition table, *b*<sub>×</sub>
-# and *I*<sub>∞</sub> come from the formulas at the top of this page applied to the measured
-# config, and the ridge batch there is where the same formulas cross the run's ridge intensity.
+# The folded reference tables' columns are explained in
+# [Methodology](../methodology/#reading-the-decode-tables).
 
 # %% tags=["hide-input"]
 page.show("preview")

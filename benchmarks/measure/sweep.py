@@ -161,6 +161,10 @@ class Sweep:
         """Double from 1 until out of memory or an error, the largest batch allowed, the time limit, or a
         throughput that stops growing."""
         batch, limit = 1, self.settings.max_batch or 2**24
+        self.say(
+            f"search: quick timings ({SEARCH_SAMPLES} samples per batch) to steer the search; the final pass measures "
+            "every batch again for the table"
+        )
         while batch <= limit and not self.out_of_time():
             self.measure([batch], "search", SEARCH_SAMPLES)
             point = self.points[batch]

@@ -38,8 +38,50 @@ def _rows(doc: dict) -> list[dict]:
     ]
 
 
-def _title(text: str, doc: dict) -> alt.TitleParams:
-    return alt.TitleParams(text, subtitle=[f"{doc['model']['name']}, measured on {where(doc)}"], anchor="start")
+def _title(text: str, doc: dict, *more: str) -> alt.TitleParams:
+    return alt.TitleParams(text, subtitle=[f"{doc['model']['name']}, measured on {where(doc)}", *more], anchor="start")
+
+
+def _batch_x(rows: list[dict], title: str = "batch size") -> alt.X:
+    """A log-2 batch axis fitted to the measured batches, ticked at whole batch sizes (powers of two, or every
+    measured batch when the range holds fewer than three powers)."""
+    batches = sorted({row["batch"] for row in rows}) or [1]
+    low, high = batches[0], batches[-1]
+    powers = [2**k for k in range(0, 31) if low <= 2**k <= high]
+    ticks = powers if len(powers) >= 3 else batches
+    return alt.X(
+        "batch:Q",
+        scale=alt.Scale(type="log", base=2, domain=[low, high] if high > low else [low / 2, low * 2], nice=False),
+        axis=alt.Axis(values=ticks, format="d", labelOverlap="greedy", labelSeparation=4),
+        title=title,
+    )
+
+
+def _fitted(values: list[float], *extra: float | None) -> alt.Scale:
+    """A log scale spanning the values (and the budget, so that its rule shows), with a little room either side."""
+    shown = [v for v in (*values, *extra) if v]
+    low, high = min(shown), max(shown)
+    return alt.Scale(type="log", domain=[low / 1.12, high * 1.12], nice=False)
+
+
+def _recommended(doc: dict) -> tuple[int | None, str]:
+    """The batch the guide's rule runs, and the words that mark it."""
+    rec = recommend.from_document(doc)
+    return (rec.run.batch, f"run batch {rec.run.batch}") if rec.run else (None, "")
+
+
+def _mark(rows: list[dict], batch: int | None, x: str, y: str, label: str) -> list[alt.Chart]:
+    """A ring and a label on the recommended batch's point."""
+    chosen = [row for row in rows if row["batch"] == batch]
+    if not chosen:
+        return []
+    ring = alt.Chart(alt.Data(values=chosen[:1])).encode(x=x, y=y)
+    return [
+        ring.mark_point(shape="circle", size=220, strokeWidth=2, color=GREY, filled=False),
+        ring.mark_text(align="right", dx=-10, dy=-10, fontSize=11, fontWeight="bold", color=GREY).encode(
+            text=alt.value(label)
+        ),
+    ]
 
 
 def latency_chart(doc: dict) -> alt.LayerChart:
@@ -49,49 +91,84 @@ def latency_chart(doc: dict) -> alt.LayerChart:
         rows.append({"batch": row["batch"], "latency_ms": row["median_ms"], "statistic": "median"})
         if p != 50:
             rows.append({"batch": row["batch"], "latency_ms": row["percentile_ms"], "statistic": f"p{p}"})
+    budget = doc["settings"].get("budget_ms")
+    x = _batch_x(rows)
+    y = alt.Y(
+        "latency_ms:Q",
+        scale=_fitted([r["latency_ms"] for r in rows], budget),
+        title="latency per call (ms)",
+        axis=SPACED,
+    )
     base = alt.Chart(alt.Data(values=rows)).encode(
-        x=alt.X("batch:Q", scale=alt.Scale(type="log", base=2), title="batch size"),
-        y=alt.Y("latency_ms:Q", scale=alt.Scale(type="log"), title="latency per call (ms)", axis=SPACED),
+        x=x,
+        y=y,
         color=alt.Color("statistic:N", scale=alt.Scale(range=LATENCY_COLORS), legend=alt.Legend(orient="bottom")),
         tooltip=["batch:Q", alt.Tooltip("latency_ms:Q", format=".3g"), "statistic:N"],
     )
     layers = [base.mark_line(), base.mark_point(filled=True, size=30)]
-    budget = doc["settings"].get("budget_ms")
     if budget:
         rule = alt.Chart(alt.Data(values=[{"budget": budget, "label": f"budget {budget:g} ms (p{p})"}]))
         layers.append(rule.mark_rule(color=GREY, strokeDash=[4, 3]).encode(y="budget:Q"))
+        # at the left edge, just above the rule: the smallest batches sit below a budget the sweep could meet, so
+        # the words keep clear of the lines as well as of the rule
         layers.append(
-            rule.mark_text(color=GREY, align="left", dx=4, dy=-6, baseline="bottom").encode(
+            rule.mark_text(color=GREY, align="left", dx=4, dy=-8, baseline="bottom").encode(
                 y="budget:Q", x=alt.value(0), text="label:N"
             )
         )
+    batch, label = _recommended(doc)
+    stat = f"p{p}" if p != 50 else "median"
+    layers += _mark([r for r in rows if r["statistic"] == stat], batch, "batch:Q", "latency_ms:Q", label)
     return alt.layer(*layers).properties(width=WIDTH, height=280, title=_title("Latency against batch size", doc))
+
+
+def frontier(rows: list[dict]) -> list[dict]:
+    """The points no faster batch beats on throughput: the best throughput at or under each latency. A line through
+    them never turns back, where one through every batch in batch order zigzags wherever a larger batch ran
+    faster than a smaller one."""
+    best, kept = 0.0, []
+    for row in sorted(rows, key=lambda r: (r["percentile_ms"], -r["throughput"])):
+        if row["throughput"] > best:
+            best = row["throughput"]
+            kept.append(row)
+    return kept
 
 
 def throughput_chart(doc: dict) -> alt.LayerChart:
     p = doc["settings"]["percentile"]
     rows = _rows(doc)
-    base = alt.Chart(alt.Data(values=rows)).encode(
-        x=alt.X("percentile_ms:Q", scale=alt.Scale(type="log"), title=f"p{p} latency per call (ms)", axis=SPACED),
-        y=alt.Y("throughput:Q", title="throughput (samples per second)"),
-        order="batch:Q",
-        tooltip=["batch:Q", alt.Tooltip("percentile_ms:Q", format=".3g"), alt.Tooltip("throughput:Q", format=",.0f")],
+    budget = doc["settings"].get("budget_ms")
+    x = alt.X(
+        "percentile_ms:Q",
+        scale=_fitted([r["percentile_ms"] for r in rows], budget),
+        title=f"p{p} latency per call (ms)",
+        axis=SPACED,
     )
+    y = alt.Y("throughput:Q", title="throughput (samples per second)")
+    tip = ["batch:Q", alt.Tooltip("percentile_ms:Q", format=".3g"), alt.Tooltip("throughput:Q", format=",.0f")]
+    base = alt.Chart(alt.Data(values=rows)).encode(x=x, y=y, tooltip=tip)
+    line = alt.Chart(alt.Data(values=frontier(rows))).encode(x=x, y=y, order="percentile_ms:Q")
     layers = [
-        base.mark_line(color=LATENCY_COLORS[0]),
+        line.mark_line(color=LATENCY_COLORS[0]),
         base.mark_point(filled=True, size=30, color=LATENCY_COLORS[0]),
         base.transform_filter("datum.labelled")
-        .mark_text(align="left", dx=5, dy=-5, fontSize=10, color=GREY)
+        .mark_text(align="left", dx=5, dy=8, baseline="top", fontSize=10, color=GREY)
         .encode(text="batch:Q"),
     ]
-    budget = doc["settings"].get("budget_ms")
     if budget:
+        rule = alt.Chart(alt.Data(values=[{"budget": budget, "label": f"budget {budget:g} ms"}]))
+        layers.append(rule.mark_rule(color=GREY, strokeDash=[4, 3]).encode(x="budget:Q"))
         layers.append(
-            alt.Chart(alt.Data(values=[{"budget": budget}]))
-            .mark_rule(color=GREY, strokeDash=[4, 3])
-            .encode(x="budget:Q")
+            rule.mark_text(color=GREY, align="right", dx=-4, baseline="bottom", angle=0).encode(
+                x="budget:Q", y=alt.value(280), text="label:N"
+            )
         )
-    title = _title("Throughput against latency (labels: the search's batch sizes)", doc)
+    batch, label = _recommended(doc)
+    layers += _mark(rows, batch, "percentile_ms:Q", "throughput:Q", label)
+    title = _title(
+        "Throughput against latency", doc, "dots: every batch measured (labels: the search's sizes)",
+        "line: the best throughput at or under each latency",
+    )  # fmt: skip
     return alt.layer(*layers).properties(width=WIDTH, height=280, title=title)
 
 
@@ -112,11 +189,24 @@ def memory_chart(doc: dict) -> alt.LayerChart | None:
     if not rows or memory_note(doc):
         return None
     base = alt.Chart(alt.Data(values=rows)).encode(
-        x=alt.X("batch:Q", scale=alt.Scale(type="log", base=2), title="batch size"),
+        x=_batch_x(rows),
         y=alt.Y("memory_mib:Q", title="allocator peak during one call (MiB)"),
         tooltip=["batch:Q", alt.Tooltip("memory_mib:Q", format=",.1f")],
     )
-    chart = alt.layer(base.mark_line(color=LATENCY_COLORS[0]), base.mark_point(filled=True, size=30))
+    layers = [base.mark_line(color=LATENCY_COLORS[0]), base.mark_point(filled=True, size=30)]
+    batch, label = _recommended(doc)
+    layers += _mark(rows, batch, "batch:Q", "memory_mib:Q", label)
+    within = recommend.from_document(doc).within_budget
+    budget = doc["settings"].get("budget_ms")
+    if budget and within is not None:  # the budget, on a batch axis: the largest batch that meets it
+        edge = alt.Chart(alt.Data(values=[{"batch": within.batch, "label": f"largest within {budget:g} ms"}]))
+        layers.append(edge.mark_rule(color=GREY, strokeDash=[4, 3]).encode(x="batch:Q"))
+        layers.append(
+            edge.mark_text(color=GREY, align="right", dx=-4, baseline="top").encode(
+                x="batch:Q", y=alt.value(4), text="label:N"
+            )
+        )
+    chart = alt.layer(*layers)
     return chart.properties(width=WIDTH, height=220, title=_title("Peak memory against batch size", doc))
 
 

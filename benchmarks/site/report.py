@@ -74,7 +74,10 @@ inputs: {html.escape(model["input"])}; sweep {html.escape(run["id"])}, started {
 <script type="application/json" id="specs">{_inert(specs)}</script>
 <script type="module">
 const specs = JSON.parse(document.getElementById("specs").textContent);
+// Each chart as wide as its spec asks, or as the page allows (a phone): 90 px stay for the y axis.
 for (const [name, spec] of Object.entries(specs)) {{
+  const room = document.getElementById("chart-" + name).clientWidth - 90;
+  if (spec.width > room) spec.width = Math.max(150, room);
   window.vegaEmbed("#chart-" + name, spec, {{renderer: "svg", mode: "vega-lite", actions: false}});
 }}
 </script>

@@ -176,6 +176,8 @@ if (typeof window.document$ !== "undefined") window.document$.subscribe(() => st
 else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
 else start();
 window.addEventListener("resize", redrawSoon);
+// A chart folded in a closed <details> was drawn without a column to fit: draw it again once opened.
+document.addEventListener("toggle", (event) => event.target.open && event.target.querySelector("figure.bchart") && draw(), true);
 new MutationObserver(() => draw()).observe(document.body, {
   attributes: true,
   attributeFilter: ["data-md-color-scheme"],

@@ -1,9 +1,12 @@
-// What a reader would see wrong on a page: a sideways scroll, a figure without drawn marks, a chart
-// wider than its column, a label cut off by the figure or truncated by Vega, two labels on top of
-// each other. Returns {sideways, figures: [{id, problems: [...]}]}; run by tests/end_to_end/test_layout.py.
-() => {
+// What a reader would see wrong on a page: a sideways scroll, a figure without drawn marks, a chart or a table
+// wider than its column, a table that scrolls without a visible cue, a label cut off by the figure or truncated by
+// Vega, two labels on top of each other, a legend symbol or label fainter than 3:1 against the page.
+// Returns {sideways, width, figures: [{id, problems: [...], symbols: [...]}], tables: [{id, problems: [...]}]};
+// run by tests/end_to_end/test_layout.py. `tablesMayScroll`: a phone, where a wide table may scroll behind a cue.
+(tablesMayScroll) => {
   const root = document.documentElement;
   const SLACK = 1; // px of rounding
+  const CONTRAST = 3; // WCAG's minimum for graphics and large text
   const LABELS = ".role-legend-label text, .role-legend-title text, .role-axis-title text, .role-axis-label text, " +
     ".role-title-text text, .role-title-subtitle text, .role-mark text";
   const box = (el) => el.getBoundingClientRect();
@@ -14,11 +17,59 @@
   };
   const words = (el) => (el.textContent || "").trim();
   const shown = (el) => words(el) && box(el).width > 0 && Number(getComputedStyle(el).opacity) > 0;
-  const figures = [...document.querySelectorAll("figure.bchart")].map((figure) => {
+
+  // Colours as the browser computed them: [r, g, b, alpha] in 0–255 and 0–1, or null for none.
+  const rgba = (value) => {
+    const m = /rgba?\(([^)]+)\)/.exec(value || "");
+    if (!m) return null;
+    const parts = m[1].split(/[ ,/]+/).filter(Boolean).map(Number);
+    return [parts[0], parts[1], parts[2], parts.length > 3 ? parts[3] : 1];
+  };
+  const luminance = ([r, g, b]) => {
+    const lin = (c) => ((c /= 255) <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+    return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+  };
+  const ratio = (a, b) => {
+    const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p);
+    return (x + 0.05) / (y + 0.05);
+  };
+  const background = (el) => {
+    for (let node = el; node; node = node.parentElement) {
+      const c = rgba(getComputedStyle(node).backgroundColor);
+      if (c && c[3] > 0) return c;
+    }
+    return [255, 255, 255, 1];
+  };
+  const opacity = (el, stop) => {
+    let a = 1;
+    for (let node = el; node && node !== stop.parentElement; node = node.parentElement) {
+      a *= Number(getComputedStyle(node).opacity);
+    }
+    return a;
+  };
+  // The contrast of what `el` paints (its fill, or its stroke where that is stronger) over the page behind `svg`.
+  const contrast = (el, svg, bg) => {
+    const style = getComputedStyle(el);
+    const base = opacity(el, svg);
+    const paints = [[style.fill, Number(style.fillOpacity)]];
+    if (parseFloat(style.strokeWidth) > 0) paints.push([style.stroke, Number(style.strokeOpacity)]);
+    let best = 0;
+    for (const [paint, alpha] of paints) {
+      const c = rgba(paint);
+      if (!c) continue;
+      const a = base * alpha * c[3];
+      const seen = [0, 1, 2].map((i) => a * c[i] + (1 - a) * bg[i]);
+      best = Math.max(best, ratio(seen, bg));
+    }
+    return best;
+  };
+
+  const figures = [...document.querySelectorAll("figure.bchart, .chart")].map((figure) => {
     const problems = [];
-    const view = figure.querySelector(".bchart-view");
+    const symbols = [];
+    const view = figure.querySelector(".bchart-view") || figure;
     const svg = view && view.querySelector("svg");
-    if (!svg) return { id: figure.id, problems: ["not drawn"] };
+    if (!svg) return { id: figure.id, problems: ["not drawn"], symbols };
     const frame = box(view);
     const drawn = [...svg.querySelectorAll(".role-mark path, .role-mark line, .role-mark rect")].filter(
       (el) => el.getAttribute("d") !== "" && (el.tagName !== "path" || el.getAttribute("d")),
@@ -50,7 +101,50 @@
         if (sameRow && right.left - left.right < 3) problems.push(`tick labels run together: "${a}" "${b}"`);
       }
     }
-    return { id: figure.id, problems };
+    // Contrast: every label, and every legend symbol (named by the label beside it).
+    const bg = background(view);
+    for (const t of labels) {
+      const seen = contrast(t, svg, bg);
+      if (seen < CONTRAST) problems.push(`faint label ${seen.toFixed(2)}:1: "${words(t)}"`);
+    }
+    for (const entry of svg.querySelectorAll(".role-legend-symbol")) {
+      const group = entry.closest("g.role-scope, g.mark-group") || entry.parentElement;
+      const label = group.querySelector(".role-legend-label text");
+      for (const symbol of entry.querySelectorAll("path")) {
+        const seen = contrast(symbol, svg, bg);
+        const name = label ? words(label) : "(no label)";
+        symbols.push([name, Number(seen.toFixed(2))]);
+        if (seen < CONTRAST) problems.push(`faint legend symbol ${seen.toFixed(2)}:1: "${name}"`);
+      }
+    }
+    return { id: figure.id, problems, symbols };
   });
-  return { sideways: root.scrollWidth > root.clientWidth + SLACK, width: root.clientWidth, figures };
+
+  const column = (el) => box(el.closest("article, .md-content__inner, body") || document.body);
+  const tables = [...document.querySelectorAll("article table, body > table, body > div table")].map((table, i) => {
+    const problems = [];
+    const head = table.querySelector("caption") || table.querySelector("th, td");
+    const id = `table ${i + 1} "${head ? words(head).slice(0, 50) : ""}"`;
+    const r = box(table);
+    if (r.width === 0) return { id, problems }; // folded away (a closed <details>): checked when opened
+    const col = column(table);
+    if (r.right > col.right + SLACK || r.left < col.left - SLACK) {
+      problems.push(`table ${Math.round(r.width)} px wide in a ${Math.round(col.width)} px column`);
+    }
+    let scroller = null;
+    for (let node = table; node && node !== document.body; node = node.parentElement) {
+      if (node.scrollWidth > node.clientWidth + SLACK && /auto|scroll/.test(getComputedStyle(node).overflowX)) {
+        scroller = node;
+        break;
+      }
+    }
+    if (scroller) {
+      const style = getComputedStyle(scroller);
+      const cue = /gradient/.test(style.backgroundImage) && /local/.test(style.backgroundAttachment);
+      if (!tablesMayScroll) problems.push(`scrolls sideways (${scroller.scrollWidth} px in ${scroller.clientWidth} px)`);
+      else if (!cue) problems.push(`scrolls sideways with no visible cue (${scroller.scrollWidth} px in ${scroller.clientWidth} px)`);
+    }
+    return { id, problems };
+  });
+  return { sideways: root.scrollWidth > root.clientWidth + SLACK, width: root.clientWidth, figures, tables };
 }

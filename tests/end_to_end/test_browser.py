@@ -15,7 +15,7 @@ import pytest
 
 from benchmarks.analysis import calculator
 from benchmarks.analysis.datasheet import find_gpu
-from tests.end_to_end.test_site_build import BUNDLE, MAX_PAGE_BYTES, PAGES, served_site
+from tests.end_to_end.test_site_build import BUNDLE, MAX_PAGE_BYTES, PAGES, built_site, served_site
 
 pytestmark = [pytest.mark.browser, pytest.mark.build]
 
@@ -178,3 +178,31 @@ def test_calculator_controls_redraw_the_prediction(browser):
         assert not watch.problems, "\n".join(watch.problems)
     finally:
         context.close()
+
+
+def test_every_page_opened_from_disk_draws_its_charts(browser):
+    """README and Reproduce say "open site/index.html": from file:// a browser refuses module scripts, so the charts'
+    scripts must be classic ones, and links to a page's folder must name its index.html."""
+    site = built_site("committed")
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    problems = []
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+        page.on("console", lambda m: m.type == "error" and "search" not in m.text.lower() and problems.append(m.text))
+        for path in PAGES:
+            page.goto((site / path / "index.html").as_uri(), wait_until="load")
+            page.wait_for_function(READY, timeout=30_000)
+            marks = page.evaluate(MARKS)
+            problems += [f"{path or 'home'} {chart}: no marks" for chart, count in marks if count == 0]
+        folders = page.evaluate(
+            "() => [...document.querySelectorAll('nav a[href]')].map(a => a.getAttribute('href'))"
+            ".filter(h => !/^[a-z]+:|^#/.test(h) && !/index\\.html(#.*)?$/.test(h))"
+        )
+        assert not folders, f"links that would open a folder listing from disk: {folders[:5]}"
+        page.click("nav.md-nav--primary a.md-nav__link[href$='mlp/index.html']")
+        page.wait_for_url("**/mlp/index.html")
+        page.wait_for_function(READY, timeout=30_000)
+    finally:
+        context.close()
+    assert not problems, "\n".join(problems)

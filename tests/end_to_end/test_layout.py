@@ -1,19 +1,25 @@
-"""Every figure on every page, as a reader sees it on a laptop (1280 px) and on a phone (390 px): drawn,
-inside its column, no label cut off, truncated or on top of another, and no page that scrolls sideways."""
+"""Every figure and every table on every page, as a reader sees it on a laptop (1280 px, light), a wide screen
+(1440 px, dark) and a phone (390 px): drawn, inside its column, no label cut off, truncated or on top of another,
+every legend symbol and label at 3:1 or more against the page, no table scrolling sideways on a laptop (on a phone
+only behind a visible cue), and no page that scrolls sideways. The single-file sweep report is checked the same
+way, opened from disk."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from tests.end_to_end.test_browser import ARGS, CHROMIUM, READY, sync_api
-from tests.end_to_end.test_site_build import PAGES, served_site
+from tests.end_to_end.test_site_build import PAGES, _tmp, served_site
 
 pytestmark = [pytest.mark.browser, pytest.mark.build]
 
 LAYOUT = (Path(__file__).parent / "layout.js").read_text(encoding="utf-8")
-WIDTHS = {"laptop": 1280, "phone": 390}
+SCREENS = {"laptop": (1280, "light"), "wide": (1440, "dark"), "phone": (390, "light")}
+OPEN_ALL = """() => { document.querySelectorAll('details').forEach(d => { d.open = true; });
+    window.dispatchEvent(new Event('resize')); }"""  # folded tables are checked too; charts.js redraws on resize
 
 
 @pytest.fixture(scope="module")
@@ -24,22 +30,52 @@ def browser():
         chromium.close()
 
 
+def check(page, name: str, phone: bool) -> tuple[list[str], list]:
+    """What layout.js finds wrong on the open page, one line each, and the legend symbols' contrast ratios."""
+    page.evaluate(OPEN_ALL)
+    page.wait_for_timeout(400)
+    page.wait_for_function(READY, timeout=30_000)
+    found = page.evaluate(LAYOUT, phone)
+    problems = [f"{name}: the page scrolls sideways at {found['width']} px"] if found["sideways"] else []
+    problems += [f"{name} {f['id']}: {p}" for f in found["figures"] for p in f["problems"]]
+    problems += [f"{name} {t['id']}: {p}" for t in found["tables"] for p in t["problems"]]
+    return problems, [(name, f["id"], s) for f in found["figures"] for s in f["symbols"]]
+
+
 @pytest.mark.parametrize("kind", ["committed", "synthetic"])
-@pytest.mark.parametrize("screen", list(WIDTHS))
-def test_every_figure_draws_and_fits(browser, kind, screen):
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_every_figure_and_table_draws_and_fits(browser, kind, screen):
     base = served_site(kind)[1]
-    context = browser.new_context(viewport={"width": WIDTHS[screen], "height": 900})
+    width, scheme = SCREENS[screen]
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
     problems = []
     try:
         page = context.new_page()
         for path in PAGES:
             page.goto(base + path, wait_until="load")
             page.wait_for_function(READY, timeout=30_000)
-            found = page.evaluate(LAYOUT)
-            name = path or "home"
-            if found["sideways"]:
-                problems.append(f"{name}: the page scrolls sideways at {found['width']} px")
-            problems += [f"{name} {f['id']}: {p}" for f in found["figures"] for p in f["problems"]]
+            problems += check(page, path or "home", screen == "phone")[0]
+    finally:
+        context.close()
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_the_sweep_report_fits_and_reads(browser, screen):
+    pytest.importorskip("vl_convert", reason="the report inlines vl-convert's bundle")
+    from benchmarks.site.report import render_report
+    from tests.synthetic import make_sweep
+
+    path = _tmp("report-") / "report.html"
+    doc = make_sweep(batches=(1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64), budget_ms=5.0)  # SYNTHETIC
+    path.write_text(render_report(json.loads(json.dumps(doc))), encoding="utf-8")
+    width, scheme = SCREENS[screen]
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
+    try:
+        page = context.new_page()
+        page.goto(path.as_uri(), wait_until="load")
+        page.wait_for_function("() => [...document.querySelectorAll('.chart')].every(c => c.querySelector('svg'))")
+        problems = check(page, "report", screen == "phone")[0]
     finally:
         context.close()
     assert not problems, "\n".join(problems)

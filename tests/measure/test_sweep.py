@@ -67,7 +67,7 @@ def test_an_auto_sweep_searches_refines_probes_and_recommends(fast, tmp_path, ta
     lines = doc["recommendation"]["lines"]
     assert any(line.startswith("Highest throughput: batch ") for line in lines)
     assert any("budget" in line for line in lines)
-    assert "   batch   stage" not in out.out and " batch   stage  median ms" in out.out
+    assert "   batch found by" not in out.out and " batch found by  median ms" in out.out
     for line in lines:
         assert line in out.out
 
@@ -226,7 +226,7 @@ def test_ctrl_c_keeps_a_valid_incomplete_file_and_report(fast, tmp_path, target,
     assert not found.doc["run"]["complete"] and found.doc["run"]["interrupted"] == "KeyboardInterrupt: stopped"
     assert [p["batch"] for p in found.doc["points"]] == [1, 2, 4]
     assert "kept 3 batch sizes, marked incomplete" in out.err and "Traceback" not in out.err
-    assert "incomplete: KeyboardInterrupt: stopped" in out.out and " batch   stage  median ms" in out.out
+    assert "incomplete: KeyboardInterrupt: stopped" in out.out and " batch found by  median ms" in out.out
     assert "Highest throughput: batch " in out.out
     assert "incomplete (KeyboardInterrupt: stopped)" in report.read_text()
 

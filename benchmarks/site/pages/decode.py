@@ -62,6 +62,23 @@ FORMULA_HEADERS = ["context", "attention", "KV per sequence", "crossover b×", "
 FORMULA_CAPTION = "Formula with datasheet ceilings (NVIDIA H200, bf16): no measurement"
 
 
+PREVIEW_FOLD = "The formulas on an H200's datasheet, context by context (no measurement)"
+
+
+def folded(parts: list, what: str) -> list:
+    """Each heading and the parts under it, folded into one <details> named by the heading (and `what` it holds):
+    the page reads through to its lesson, and the reader opens what they want to see."""
+    found: list = []
+    for part in parts:
+        if isinstance(part, Heading):
+            found.append(Details(f"{part.content}: {what}", []))
+        elif found:
+            found[-1].body.append(part)
+        else:
+            found.append(part)
+    return found
+
+
 def _groups() -> Html:
     """H/H_kv, the query heads per K/V head (our own markup)."""
     return Html(f"H/H{tag('sub', 'kv')}")
@@ -82,12 +99,13 @@ def lesson() -> list[Any]:
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
     items = [item for run in data.shown_for("decode") for item in takeaway_items(run)]
+    ahead = preview(data)  # its heading, then its body folded
     return Page(
         {
             "curves": device_sections(data, lambda run: device_section(data, run), workloads=("decode",)),
             "operations": per_device(data, operations_parts),
             "tokens": per_device(data, tokens_parts),
-            "preview": preview(data),
+            "preview": ahead[:1] + folded([Heading(PREVIEW_FOLD), *ahead[1:]], "a table") if ahead else [],
             "takeaway": [
                 takeaway(
                     lesson(),
@@ -121,11 +139,11 @@ def device_section(data: SiteData, run: Run) -> DeviceSection:
         body = [
             *decoder_words(run, steps),
             *latency_figures(run, steps),
-            *bytes_figures(run, steps),
+            *folded(bytes_figures(run, steps), "two charts"),
             *knee_table(run, steps),
             *[part for dtype, ridge in ridges.items() for part in condition_parts(run, steps, dtype, ridge)],
             *[Paragraph(long) for long, _ in attention_sentences(steps)],
-            *prefill_parts(run, steps, prefills),
+            *folded(prefill_parts(run, steps, prefills), "a chart"),
             *not_measured_parts(found),
         ]
     return DeviceSection(run, body, note, dtypes=dtypes, older=len(data.others(run)))
@@ -624,10 +642,7 @@ def preview(data: SiteData) -> list:
             f"{text.fmt_rate(h200.bandwidth, 'B/s')}, ridge {text.sig(ridge, 3)} FLOP/byte). These are formulas, "
             "not measurements."
         ),
-        Details(
-            "Reference table: the formulas per context on an H200",
-            [Table(FORMULA_HEADERS, [formula_cells(r) for r in rows], FORMULA_CAPTION)],
-        ),
+        Table(FORMULA_HEADERS, [formula_cells(r) for r in rows], FORMULA_CAPTION),
         Paragraph(
             f"{summary} At longer contexts the step is memory-bound at every batch: its time is flat only while the "
             "weights dominate the bytes (a batch well below b×) and grows with every sequence after that. Throughput "

@@ -193,7 +193,8 @@ def sources() -> list:
 def closing():
     return takeaway(
         "The ridge batch of a large layer is the device's FLOP/s over its bandwidth, times half the bytes per "
-        f"element: from the datasheets, about {H100.ridge_batch('bfloat16'):.0f} rows for an H100 SXM in bf16 (the GPU of the home page and the guide) and "
+        f"element: from the datasheets, about {H100.ridge_batch('bfloat16'):.0f} rows for an H100 SXM in bf16 "
+        "(the GPU of the home page and the guide) and "
         f"{T4.ridge_batch('float32'):.0f} for a T4 in fp32 (datasheet peaks; a T4 sustains far less than its fp16 "
         "peak). Below it, extra rows are nearly free; measure your own device, because kernels that fall short of "
         "the ceilings, launch overhead and caches all move the knee you actually see."
