@@ -1,7 +1,7 @@
 """The sweep's terminal table (also the report's) on SYNTHETIC sweeps: its 'found by' column says which step chose a
 batch, and a row whose timing the final pass did not replace says so."""
 
-from benchmarks.sweep_table import table_lines
+from benchmarks.site.sweep_table import table_lines
 from tests.synthetic import make_sweep
 
 

@@ -3,9 +3,10 @@ ticks, axes fitted to the data, the recommended batch and the budget marked on e
 that never turns back."""
 
 import json
+from itertools import pairwise
 
 from benchmarks.analysis import recommend
-from benchmarks.site.charts_sweep import frontier, sweep_charts
+from benchmarks.site.charts.sweep import frontier, sweep_charts
 from tests.synthetic import make_sweep
 
 
@@ -59,6 +60,4 @@ def test_the_throughput_line_never_turns_back():
     ]
     kept = frontier(rows)
     assert [r["batch"] for r in kept] == [8, 16, 32]
-    assert all(
-        a["percentile_ms"] < b["percentile_ms"] and a["throughput"] < b["throughput"] for a, b in zip(kept, kept[1:])
-    )
+    assert all(a["percentile_ms"] < b["percentile_ms"] and a["throughput"] < b["throughput"] for a, b in pairwise(kept))
