@@ -59,6 +59,16 @@ print(f"batch 1: {one.seconds * 1e6:.1f} µs, {one.bound}-bound")
 print(f"ridge: {calculator.gpu_ridge_batch(gpu, dtype, 4096):.0f}")
 
 # %% [markdown]
+# ## Presets: whole models
+#
+# The chart above is one MLP. For a whole model, `python -m benchmarks predict` counts every
+# layer's FLOPs and bytes with the same roofline; here are two presets, a ResNet-50 and a decode
+# step of a Llama-class model, each with the command that prints the same numbers.
+
+# %% tags=["hide-input"]
+page.show("presets")
+
+# %% [markdown]
 # ## The datasheet table
 #
 # Dense rates (without structured sparsity) per dtype, memory bandwidth, L2 size, SM count and

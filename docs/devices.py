@@ -8,7 +8,14 @@
 # was measured, its curves on axes that every machine shares, and the software it was
 # measured with. Measured figures are plain; datasheet figures and predictions are in italics
 # in the tables and dashed in the chart.
-#
+
+# %% tags=["hide-input"]
+from benchmarks.site.pages import devices
+
+page = devices.build()
+page.show("beside")
+
+# %% [markdown]
 # ## Ceilings
 #
 # A run first measures what its device can do: the bandwidth of a large copy and the rate of
@@ -17,9 +24,6 @@
 # the share the measurement reached.
 
 # %% tags=["hide-input"]
-from benchmarks.site.pages import devices
-
-page = devices.build()
 page.show("ceilings")
 
 # %% [markdown]

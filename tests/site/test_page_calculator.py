@@ -1,5 +1,8 @@
 """The calculator page module, without runs and on SYNTHETIC runs (labelled so; never published)."""
 
+import html
+import re
+
 from benchmarks.analysis.datasheet import GPUS
 from benchmarks.site.pages import calculator
 from tests.synthetic import make_run, site_data
@@ -64,3 +67,32 @@ def test_a_dtype_the_device_lacks_says_so_instead_of_empty_axes():
     assert said[("NVIDIA T4", "bfloat16")] == "No bfloat16 rate for the NVIDIA T4: choose another dtype"
     assert ("NVIDIA A100 SXM4 80GB", "float8") in said  # an A100 has no FP8 tensor cores
     assert ("NVIDIA H100 SXM", "bfloat16") not in said
+
+
+def test_each_preset_gives_the_numbers_predict_prints():
+    """The presets' tables against `python -m benchmarks predict --json`, run as a reader would, from the command line
+    each preset shows."""
+    import json
+    import shlex
+    import subprocess
+    import sys
+
+    from benchmarks.site.pages import calculator as page_module
+    from benchmarks.site.text import fmt_time, sig
+
+    page = page_module.build(site_data(empty=True))
+    shown = page.html("presets")
+    commands = re.findall(r"<code>(python -m benchmarks predict [^<]+)</code>", shown)
+    assert len(commands) == len(page_module.PRESETS) == 2
+    for command in commands:
+        argv = shlex.split(html.unescape(command))
+        done = subprocess.run([sys.executable, *argv[1:], "--json"], capture_output=True, text=True, check=True)
+        found = json.loads(done.stdout)
+        unit = found["assumptions"]["throughput_unit"]
+        for point in found["points"]:
+            row = (
+                f"<tr><td>{point['batch']:,}</td><td>{fmt_time(point['seconds'])}</td>"
+                f"<td>{sig(point['throughput'])} {unit}</td><td>{point['bound']}</td></tr>"
+            )
+            assert row in shown, (command, row)
+    assert "ResNet-50" in shown and "Llama-class decode step" in shown and "Predicted, not measured" in shown

@@ -76,3 +76,19 @@ def test_fixtures_are_labelled_and_device_text_is_escaped():
     out = devices.build(site_data(doc)).text()
     assert "SYNTHETIC test fixture" in out
     assert PAYLOAD not in out and "<script>" not in out and "&lt;img src=x onerror=alert(1)&gt;" in out
+
+
+def test_the_measured_device_stands_beside_datasheet_gpus_predicted_and_dashed():
+    from benchmarks.site.pages import devices as page_module
+
+    page = page_module.build(site_data(make_run(kind="cpu")))
+    figure = page.sections["beside"][0]
+    assert figure.chart_id == "devices-beside-datasheets"
+    rows = figure.spec["data"]["values"]
+    kinds = {(row["device"], row["kind"]) for row in rows}
+    assert ("NVIDIA H100 SXM", "predicted (datasheet)") in kinds and ("NVIDIA H200", "predicted (datasheet)") in kinds
+    assert any(kind == "measured" and device.startswith("CPU: ") for device, kind in kinds)
+    dash = figure.spec["layer"][0]["encoding"]["strokeDash"]["scale"]["range"]
+    assert dash[1] != dash[0]  # the datasheet's predictions are dashed, the measurement solid
+    assert "predicted dashed" in figure.visible
+    assert "No results" in page_module.build(site_data(empty=True)).html("beside")

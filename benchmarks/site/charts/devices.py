@@ -71,3 +71,43 @@ def normalised_chart(
         for device in devices
     ]
     return alt.concat(*panels, columns=min(3, len(devices))).properties(title=_title(title, *subtitle))
+
+
+def beside_datasheets_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[str]) -> alt.LayerChart:
+    """`rows` hold device, kind (MEASURED or "predicted (datasheet)"), batch and ms: one measured curve solid with its
+    points, each datasheet GPU's roofline prediction of the same workload dashed, all on one pair of log axes."""
+    devices = list(dict.fromkeys(row["device"] for row in rows))
+    color = alt.Color("device:N", title="device", scale=alt.Scale(domain=devices, range=PALETTE[: len(devices)]))
+    dash = alt.StrokeDash(
+        "kind:N",
+        title="line",
+        scale=alt.Scale(domain=[MEASURED, DATASHEET], range=[KIND_DASH["measured"], KIND_DASH["roofline"]]),
+    )
+    batches = sorted({row["batch"] for row in rows})
+    base = alt.Chart(alt.Data(values=_rows(list(rows)))).encode(
+        x=alt.X(
+            "batch:Q",
+            title="batch size (rows)",
+            scale=alt.Scale(type="log", base=2, domain=[batches[0], batches[-1]], nice=False),
+            axis=alt.Axis(values=[b for b in batches if b & (b - 1) == 0], format="d", labelOverlap="greedy"),
+        ),
+        y=alt.Y(
+            "ms:Q",
+            title="latency per call (ms)",
+            scale=alt.Scale(type="log", domain=_log_domain([row["ms"] for row in rows]), nice=False),
+            axis=alt.Axis(labelOverlap="greedy", labelSeparation=4),
+        ),
+        color=color,
+        tooltip=[
+            alt.Tooltip("device:N"),
+            alt.Tooltip("kind:N", title="what"),
+            alt.Tooltip("batch:Q", format=",.0f"),
+            alt.Tooltip("ms:Q", title="latency (ms)", format=".4~g"),
+        ],
+    )
+    lines = base.mark_line(strokeWidth=1.8).encode(strokeDash=dash)
+    points = base.transform_filter(f"datum.kind == '{MEASURED}'").mark_point(filled=True, size=24)
+    return alt.layer(lines, points).properties(width=ALONE_WIDTH, height=ALONE_HEIGHT, title=_title(title, *subtitle))
+
+
+DATASHEET = "predicted (datasheet)"

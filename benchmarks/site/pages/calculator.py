@@ -9,10 +9,12 @@ from benchmarks.analysis import calculator
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.datasheet import GPU, GPUS, find_gpu
+from benchmarks.analysis.predict import knee, predict
 from benchmarks.contract.results import Run
 from benchmarks.site import charts, text
 from benchmarks.site.charts import hardware as charts_hardware
-from benchmarks.site.render import Bullets, Details, Page, Table, strong, tag, takeaway
+from benchmarks.site.render import Bullets, Details, Page, Paragraph, Table, code, strong, tag, takeaway
+from benchmarks.workloads import workload
 
 EXAMPLES = (
     ("NVIDIA H100 SXM", "bfloat16", 4096),
@@ -35,6 +37,19 @@ EXAMPLE_HEADERS = [
 ]
 DATASHEET_HEADERS = ["GPU", "dense TFLOP/s per dtype", "TB/s", "L2", "SMs", "memory", "ridge b*"]
 FP32_EXAMPLES = ("NVIDIA T4", "NVIDIA H100 SXM")
+LLAMA_CLASS = {"layers": 32, "d_model": 4096, "heads": 32, "kv_heads": 8, "d_ff": 14336, "ffn": "swiglu"}  # Llama-3-8B
+PRESETS = (  # (title, workload, parameters besides its defaults, GPU, dtype, batches): `predict` gives the same
+    ("ResNet-50 inference", "resnet50", {}, "NVIDIA H100 SXM", "bfloat16", (1, 8, 64, 256)),
+    (
+        "A Llama-class decode step (Llama-3-8B's shape, context 2048)",
+        "decode",
+        {**LLAMA_CLASS, "context": 2048},
+        "NVIDIA H100 SXM",
+        "bfloat16",
+        (1, 8, 32, 128),
+    ),
+)
+PRESET_HEADERS = ["batch", "time per call", "throughput", "bound"]
 
 
 def build(data: SiteData | None = None) -> Page:
@@ -44,6 +59,7 @@ def build(data: SiteData | None = None) -> Page:
         {
             "chart": [calculator_figure(data, default)],
             "examples": [examples_table()],
+            "presets": [part for preset in PRESETS for part in preset_parts(*preset)],
             "datasheet": [datasheet_table(), sources()],
             "takeaway": [takeaway(lesson())],
         },
@@ -116,6 +132,36 @@ def example_row(gpu: GPU, dtype: str, width: int) -> list[str]:
 def examples_table() -> Table:
     rows = [example_row(find_gpu(name), dtype, width) for name, dtype, width in EXAMPLES]
     return Table(EXAMPLE_HEADERS, rows, "Roofline predictions from the datasheet table below (no measurement)")
+
+
+def preset_command(name: str, params: dict[str, Any], gpu: GPU, dtype: str, batches) -> str:
+    given = "".join(f" --param {key}={value}" for key, value in params.items())
+    listed = ",".join(map(str, batches))
+    return f'python -m benchmarks predict {name} --gpu "{gpu.name}" --dtype {dtype} --batch {listed}{given}'
+
+
+def preset_parts(title: str, name: str, given: dict[str, Any], gpu_name: str, dtype: str, batches) -> list:
+    """A whole model as `python -m benchmarks predict` sees it: the same function, parameters and datasheet, so the
+    table below and that command print the same numbers (tests/site/test_page_calculator.py runs both)."""
+    spec, gpu = workload(name), find_gpu(gpu_name)
+    params = {**spec.defaults(), **given}
+    points = predict(name, params, gpu.ceilings(dtype), dtype, batches)
+    found = knee(name, params, gpu.ceilings(dtype), dtype)
+    unit = "prompts/s" if params.get("phase") == "prefill" else spec.unit.rate
+    rows = [
+        [f"{p.batch:,}", text.fmt_time(p.seconds), f"{text.sig(p.batch / p.seconds)} {unit}", p.bound] for p in points
+    ]
+    ridge = f"≈ {text.fmt_batch(found)}" if found and found >= 1 else "none: memory-bound at every batch"
+    return [
+        Paragraph(
+            [
+                strong(f"{title}: "),
+                f"{spec.shape(params)} in {dtype} on an {gpu.name} (datasheet); ridge batch {ridge}.",
+            ]
+        ),
+        Table(PRESET_HEADERS, rows, f"Predicted, not measured: {spec.shape(params)}, {gpu.name}, {dtype}"),
+        Paragraph(["The same from the command line: ", code(preset_command(name, given, gpu, dtype, batches))]),
+    ]
 
 
 def datasheet_row(gpu: GPU) -> list[str]:

@@ -7,9 +7,11 @@ from __future__ import annotations
 from benchmarks.analysis import curves as c
 from benchmarks.analysis import devices as dv
 from benchmarks.analysis.curves import SiteData
+from benchmarks.analysis.datasheet import find_gpu
+from benchmarks.analysis.predict import predict
 from benchmarks.contract.results import Run
 from benchmarks.site import charts, text
-from benchmarks.site.charts.devices import MEASURED, ROOFLINE, normalised_chart
+from benchmarks.site.charts.devices import DATASHEET, MEASURED, ROOFLINE, beside_datasheets_chart, normalised_chart
 from benchmarks.site.render import NO_RESULTS, Html, Page, Paragraph, Table, tag, takeaway
 
 KNEE_HEADERS = [
@@ -18,14 +20,18 @@ KNEE_HEADERS = [
 ]  # fmt: skip
 SOFTWARE_HEADERS = ["device", "run (date · commit)", "torch", "CUDA", "driver", "Python", "CPU threads"]
 PREDICTED = "predicted from the run's measured ceilings"
+DATASHEET_GPUS = ("NVIDIA T4", "NVIDIA A100 SXM4 80GB", "NVIDIA H100 SXM", "NVIDIA H200")  # beside what was measured
 
 
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
     if not data.shown:
-        return Page({name: [NO_RESULTS] for name in ("ceilings", "knees", "curves", "software", "takeaway")}, data)
+        return Page(
+            {name: [NO_RESULTS] for name in ("beside", "ceilings", "knees", "curves", "software", "takeaway")}, data
+        )
     return Page(
         {
+            "beside": beside_datasheets(data),
             "ceilings": [ceilings_table(data)],
             "knees": [knee_table(data)],
             "curves": curves_parts(data),
@@ -149,6 +155,50 @@ def curves_parts(data: SiteData) -> list:
         "axes. Devices: " + "; ".join(devices),
         "Each device's MLP curves on shared axes: latency ÷ the roofline's latency at batch 1 against batch ÷ ridge "
         "batch, measured solid, predicted dashed.",
+    )
+    return [figure]
+
+
+# --------------------------------------------------------------------------- beside the datasheet GPUs
+
+
+def beside_datasheets(data: SiteData) -> list:
+    """The headline MLP as measured on the first device shown, beside the roofline prediction of the same MLP in the
+    same dtype on each datasheet GPU that lists a rate for it: until a GPU is measured, what one would show."""
+    curve = c.headline_curve(data)
+    if curve is None:
+        return []
+    batches = [p.batch for p in curve.points]
+    rows = [
+        {"device": label(curve.run), "kind": MEASURED, "batch": p.batch, "ms": p.median_s * 1e3} for p in curve.points
+    ]
+    shown = []
+    for name in DATASHEET_GPUS:
+        gpu = find_gpu(name)
+        if gpu is None or curve.dtype not in gpu.peak_flops:
+            continue
+        shown.append(gpu.name)
+        predicted = predict("mlp", curve.params, gpu.ceilings(curve.dtype), curve.dtype, batches)
+        rows += [{"device": gpu.name, "kind": DATASHEET, "batch": p.batch, "ms": p.seconds * 1e3} for p in predicted]
+    if not shown:
+        return []
+    dtype = charts.DTYPE_SHORT.get(curve.dtype, curve.dtype)
+    chart = beside_datasheets_chart(
+        rows,
+        f"The {curve.shape} in {dtype}: measured on one device, predicted on datasheet GPUs",
+        [
+            f"{label(curve.run)}, {curve.mode}, measured solid · {', '.join(shown)}: roofline of the datasheet, "
+            "predicted, dashed"
+        ],
+    )
+    figure = charts.figure(
+        chart,
+        "devices-beside-datasheets",
+        f"The {curve.shape} measured on {label(curve.run)} beside datasheet GPUs, predicted",
+        f"Log-log chart of latency per call against batch for the {curve.shape} in {curve.dtype}: measured on "
+        f"{label(curve.run)} as a solid line with points, and the roofline of each datasheet GPU ({', '.join(shown)}) "
+        "as a dashed line, a prediction and not a measurement",
+        f"Measured solid on {label(curve.run)}; predicted dashed from the datasheets of {', '.join(shown)}.",
     )
     return [figure]
 
