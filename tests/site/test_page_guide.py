@@ -1,5 +1,7 @@
 """The batch-size guide's page module: every number computed, and labelled as datasheet or measured."""
 
+import re
+
 from benchmarks.site.pages import guide
 from tests.synthetic import make_run, site_data
 
@@ -25,3 +27,15 @@ def test_the_worked_examples_come_from_the_cited_config_and_the_datasheet():
     assert "513: 160 tiles in 2 waves" in page.html("waves")
     assert "snippets/sweep_your_model.py" in page.html("snippet")
     assert '<details class="example">' in page.html("snippet")  # folded: the checklist reads on past it
+
+
+def test_step_four_is_drawn_with_the_budget_the_flat_share_and_the_pick():
+    import json
+
+    page = guide.build(site_data(make_run(kind="cpu")))
+    figure = page.sections["pick"][0]
+    assert figure.chart_id == "guide-pick"
+    spec = json.dumps(figure.spec)
+    picked = re.findall(r'"batch": (\d+), "ms": [^}]*"picked": true', spec)
+    assert len(set(picked)) == 1 and f"batch {picked[0]}, the rule's pick" in figure.visible
+    assert "budget 10 ms" in spec and "of the best throughput" in spec

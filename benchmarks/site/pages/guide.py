@@ -8,7 +8,8 @@ from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.analysis.serving import LLAMA_3_8B, kv_budget, model_weight_bytes, weight_only_ridge_batch
 from benchmarks.analysis.steps import tiles_and_waves
-from benchmarks.site import text
+from benchmarks.site import charts, text
+from benchmarks.site.charts.guide import pick_chart
 from benchmarks.site.render import Page, Paragraph, Source, Table, autolink, link, strong, takeaway
 from benchmarks.site.tables import ridge_table
 from snippets.choose import FLAT_SHARE, choose, largest_within, throughput_flattens
@@ -53,7 +54,27 @@ def pick_example(data: SiteData) -> list:
         if fitting
         else f"no measured batch fits a {budget} budget"
     )
+    picked = choose(points, EXAMPLE_BUDGET_S)
+    where = f"{text.device_label(curve.run)}, {curve.dtype}, {curve.mode}, cache {curve.cache}"
+    figure = charts.figure(
+        pick_chart(
+            points,
+            EXAMPLE_BUDGET_S,
+            FLAT_SHARE,
+            picked,
+            f"The rule on a measured curve: {curve.shape}",
+            [f"measured on {where} · ringed: the batch the rule picks"],
+        ),
+        "guide-pick",
+        f"Step 4 on the {curve.shape} measured on {text.device_label(curve.run)}",
+        f"Two log panels against batch size for the {curve.shape} measured on {where}: latency per call with the "
+        f"{budget} budget as a dashed rule, and rows per second with {FLAT_SHARE * 100:.0f} % of the best throughput "
+        f"as a dashed rule; batch {picked}, the rule's pick, ringed in both",
+        f"Latency with the {budget} budget (top) and throughput with {FLAT_SHARE * 100:.0f} % of its best (bottom); "
+        f"ringed: batch {picked}, the rule's pick.",
+    )
     return [
+        figure,
         Paragraph(
             [
                 strong("Measured example: "),
@@ -64,7 +85,7 @@ def pick_example(data: SiteData) -> list:
                 strong(f"batch {choose(points, EXAMPLE_BUDGET_S)}"),
                 ".",
             ]
-        )
+        ),
     ]
 
 
