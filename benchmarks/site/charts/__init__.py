@@ -65,6 +65,8 @@ LEGEND_LABEL_LIMIT = 200  # px: Vega's default (160) cuts labels such as "contex
 def _batch_axis(batches: Sequence[float], unit: BatchUnit = ROWS) -> alt.X:
     low, high = min(batches), max(batches)
     ticks = [2**i for i in range(0, 16) if low <= 2**i <= high]
+    if len(ticks) > 8:  # every other power of two: a narrow panel would otherwise drop labels unevenly (256, 1024…)
+        ticks = ticks[::2]
     return alt.X(
         "batch:Q",
         title=unit.axis,

@@ -353,16 +353,18 @@ def _calculator_layers(
         ],
     )
     rules = []
-    # the two ridges can sit close: one label rises from the bottom, the other hangs from the top
-    for chart, dash, align, y in (
-        (ridge, [4, 3], "left", "height"),
-        (_ridge(ridge.data.values, "ridge_cached"), [1, 3], "right", 0),
+    # the two ridges can sit close: one label rises from the bottom, the other hangs from the top, and each sits on
+    # the outer side of its rule (the ridge with activations to memory is never the smaller: more bytes), so that
+    # neither rule strikes through the other's label
+    for chart, dash, align, y, side in (
+        (ridge, [4, 3], "left", "height", 1),
+        (_ridge(ridge.data.values, "ridge_cached"), [1, 3], "right", 0, -1),
     ):
         rules.append(chart.mark_rule(strokeDash=dash, color="#888").encode(x="batch:Q"))
         rules.append(
             chart.mark_text(
-                align=align, dx=-4 if align == "right" else 4, dy=-4, baseline="bottom", fontSize=11,
-                color=LABEL_GREY, angle=270,
+                align=align, dx=-4 if align == "right" else 4, dy=4 * side, baseline="top" if side > 0 else "bottom",
+                fontSize=11, color=LABEL_GREY, angle=270,
             ).encode(x="batch:Q", y=alt.value(y), text="label:N")
         )  # fmt: skip
     return [line, *rules, _measured_dots(measured, field)] if measured else [line, *rules]
