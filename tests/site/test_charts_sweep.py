@@ -46,7 +46,7 @@ def test_every_chart_marks_the_recommended_batch_and_the_budget():
     assert set(specs) == {"latency", "throughput", "memory"}
     for name, spec in specs.items():
         text = json.dumps(spec)
-        assert f"run batch {run}" in text, name
+        assert f"ringed: batch {run}, the batch to run" in text, name
         assert "budget 5 ms" in text or "largest within 5 ms" in text, name
 
 

@@ -39,7 +39,8 @@ def _rows(doc: dict) -> list[dict]:
 
 
 def _title(text: str, doc: dict, *more: str) -> alt.TitleParams:
-    return alt.TitleParams(text, subtitle=[f"{doc['model']['name']}, measured on {where(doc)}", *more], anchor="start")
+    subtitle = [f"{doc['model']['name']}, measured on {where(doc)}", *(line for line in more if line)]
+    return alt.TitleParams(text, subtitle=subtitle, anchor="start")
 
 
 def _batch_x(rows: list[dict], title: str = "batch size") -> alt.X:
@@ -65,23 +66,18 @@ def _fitted(values: list[float], *extra: float | None) -> alt.Scale:
 
 
 def _recommended(doc: dict) -> tuple[int | None, str]:
-    """The batch the guide's rule runs, and the words that mark it."""
+    """The batch the guide's rule runs, and the subtitle line that names its ring."""
     rec = recommend.from_document(doc)
-    return (rec.run.batch, f"run batch {rec.run.batch}") if rec.run else (None, "")
+    return (rec.run.batch, f"ringed: batch {rec.run.batch}, the batch to run") if rec.run else (None, "")
 
 
-def _mark(rows: list[dict], batch: int | None, x: str, y: str, label: str) -> list[alt.Chart]:
-    """A ring and a label on the recommended batch's point."""
+def _mark(rows: list[dict], batch: int | None, x: str, y: str) -> list[alt.Chart]:
+    """A ring on the recommended batch's point, named in the subtitle, not beside it: no label to cross a line."""
     chosen = [row for row in rows if row["batch"] == batch]
     if not chosen:
         return []
     ring = alt.Chart(alt.Data(values=chosen[:1])).encode(x=x, y=y)
-    return [
-        ring.mark_point(shape="circle", size=220, strokeWidth=2, color=GREY, filled=False),
-        ring.mark_text(align="right", dx=-10, dy=-10, fontSize=11, fontWeight="bold", color=GREY).encode(
-            text=alt.value(label)
-        ),
-    ]
+    return [ring.mark_point(shape="circle", size=260, strokeWidth=2.5, color=GREY, filled=False)]
 
 
 def latency_chart(doc: dict) -> alt.LayerChart:
@@ -118,8 +114,9 @@ def latency_chart(doc: dict) -> alt.LayerChart:
         )
     batch, label = _recommended(doc)
     stat = f"p{p}" if p != 50 else "median"
-    layers += _mark([r for r in rows if r["statistic"] == stat], batch, "batch:Q", "latency_ms:Q", label)
-    return alt.layer(*layers).properties(width=WIDTH, height=280, title=_title("Latency against batch size", doc))
+    layers += _mark([r for r in rows if r["statistic"] == stat], batch, "batch:Q", "latency_ms:Q")
+    title = _title("Latency against batch size", doc, label)
+    return alt.layer(*layers).properties(width=WIDTH, height=280, title=title)
 
 
 def frontier(rows: list[dict]) -> list[dict]:
@@ -164,10 +161,10 @@ def throughput_chart(doc: dict) -> alt.LayerChart:
             )
         )
     batch, label = _recommended(doc)
-    layers += _mark(rows, batch, "percentile_ms:Q", "throughput:Q", label)
+    layers += _mark(rows, batch, "percentile_ms:Q", "throughput:Q")
     title = _title(
         "Throughput against latency", doc, "dots: every batch measured (labels: the search's sizes)",
-        "line: the best throughput at or under each latency",
+        "line: the best throughput at or under each latency", label,
     )  # fmt: skip
     return alt.layer(*layers).properties(width=WIDTH, height=280, title=title)
 
@@ -195,7 +192,7 @@ def memory_chart(doc: dict) -> alt.LayerChart | None:
     )
     layers = [base.mark_line(color=LATENCY_COLORS[0]), base.mark_point(filled=True, size=30)]
     batch, label = _recommended(doc)
-    layers += _mark(rows, batch, "batch:Q", "memory_mib:Q", label)
+    layers += _mark(rows, batch, "batch:Q", "memory_mib:Q")
     within = recommend.from_document(doc).within_budget
     budget = doc["settings"].get("budget_ms")
     if budget and within is not None:  # the budget, on a batch axis: the largest batch that meets it
@@ -207,7 +204,7 @@ def memory_chart(doc: dict) -> alt.LayerChart | None:
             )
         )
     chart = alt.layer(*layers)
-    return chart.properties(width=WIDTH, height=220, title=_title("Peak memory against batch size", doc))
+    return chart.properties(width=WIDTH, height=220, title=_title("Peak memory against batch size", doc, label))
 
 
 def sweep_charts(doc: dict) -> list[tuple[str, alt.TopLevelMixin]]:

@@ -79,6 +79,11 @@ def folded(parts: list, what: str) -> list:
     return found
 
 
+def folded_chart(part: Any) -> Any:
+    """A figure folded under its caption (its numbers are in the words beside it); any other part as it is."""
+    return Details(f"Chart: {part.caption}", [part]) if isinstance(part, charts.Figure) else part
+
+
 def _groups() -> Html:
     """H/H_kv, the query heads per K/V head (our own markup)."""
     return Html(f"H/H{tag('sub', 'kv')}")
@@ -104,7 +109,7 @@ def build(data: SiteData | None = None) -> Page:
         {
             "curves": device_sections(data, lambda run: device_section(data, run), workloads=("decode",)),
             "operations": per_device(data, operations_parts),
-            "tokens": per_device(data, tokens_parts),
+            "tokens": [folded_chart(part) for part in per_device(data, tokens_parts)],
             "preview": ahead[:1] + folded([Heading(PREVIEW_FOLD), *ahead[1:]], "a table") if ahead else [],
             "takeaway": [
                 takeaway(
