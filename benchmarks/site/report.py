@@ -74,10 +74,25 @@ inputs: {html.escape(model["input"])}; sweep {html.escape(run["id"])}, started {
 <script type="application/json" id="specs">{_inert(specs)}</script>
 <script type="module">
 const specs = JSON.parse(document.getElementById("specs").textContent);
-// Each chart as wide as its spec asks, or as the page allows (a phone): 90 px stay for the y axis.
+// Each chart as wide as its spec asks, or as the page allows (a phone): 90 px stay for the y axis, and the
+// subtitle's lines wrap at words to the width left.
+const wrap = (line, chars) => {{
+  const out = [];
+  let current = "";
+  for (const word of String(line).split(" ")) {{
+    if (current && (current + " " + word).length > chars) {{ out.push(current); current = word; }}
+    else current = current ? current + " " + word : word;
+  }}
+  if (current) out.push(current);
+  return out;
+}};
 for (const [name, spec] of Object.entries(specs)) {{
   const room = document.getElementById("chart-" + name).clientWidth - 90;
-  if (spec.width > room) spec.width = Math.max(150, room);
+  if (spec.width > room) {{
+    spec.width = Math.max(150, room);
+    const chars = Math.floor((spec.width + 80) / 6.2);
+    if (spec.title && spec.title.subtitle) spec.title.subtitle = spec.title.subtitle.flatMap((l) => wrap(l, chars));
+  }}
   window.vegaEmbed("#chart-" + name, spec, {{renderer: "svg", mode: "vega-lite", actions: false}});
 }}
 </script>

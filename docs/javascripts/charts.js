@@ -115,6 +115,9 @@ async function drawOne(figure, wanted) {
   const available = Math.floor(target.clientWidth);
   if (target.dataset.drawn === wanted && target.dataset.width === String(available) && target.querySelector("svg"))
     return;
+  const job = wanted + "@" + available;
+  if (target.dataset.pending === job) return; // already being drawn so
+  target.dataset.pending = job;
   const spec = JSON.parse(source.content.textContent);
   try {
     await embed(target, spec, wanted);
@@ -134,6 +137,8 @@ async function drawOne(figure, wanted) {
   } catch (error) {
     target.textContent = "This chart could not be drawn: " + error.message;
     console.error(error);
+  } finally {
+    delete target.dataset.pending;
   }
 }
 
@@ -172,8 +177,10 @@ function start() {
   draw();
 }
 
+// Material's document$ announces every page swap of instant navigation; opened from disk it announces nothing, so
+// the first page is drawn on DOMContentLoaded as well (drawOne skips a chart drawn or being drawn at this width).
 if (typeof window.document$ !== "undefined") window.document$.subscribe(() => start());
-else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
 else start();
 window.addEventListener("resize", redrawSoon);
 // A chart folded in a closed <details> was drawn without a column to fit: draw it again once opened.

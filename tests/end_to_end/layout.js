@@ -70,7 +70,7 @@
     const view = figure.querySelector(".bchart-view") || figure;
     const svg = view && view.querySelector("svg");
     if (!svg) return { id: figure.id, problems: ["not drawn"], symbols };
-    const frame = box(view);
+    const frame = box(figure.matches(".chart") ? figure.parentElement : view); // the report: its page's column
     const drawn = [...svg.querySelectorAll(".role-mark path, .role-mark line, .role-mark rect")].filter(
       (el) => el.getAttribute("d") !== "" && (el.tagName !== "path" || el.getAttribute("d")),
     );
@@ -107,12 +107,13 @@
       const seen = contrast(t, svg, bg);
       if (seen < CONTRAST) problems.push(`faint label ${seen.toFixed(2)}:1: "${words(t)}"`);
     }
-    for (const entry of svg.querySelectorAll(".role-legend-symbol")) {
-      const group = entry.closest("g.role-scope, g.mark-group") || entry.parentElement;
-      const label = group.querySelector(".role-legend-label text");
-      for (const symbol of entry.querySelectorAll("path")) {
+    for (const legend of svg.querySelectorAll(".role-legend")) {
+      // Vega draws a legend's symbols as one mark and its labels as another, entry by entry in the same order.
+      const names = [...legend.querySelectorAll(".role-legend-label text")].map(words);
+      const symbols_ = [...legend.querySelectorAll(".role-legend-symbol path")];
+      for (const [i, symbol] of symbols_.entries()) {
         const seen = contrast(symbol, svg, bg);
-        const name = label ? words(label) : "(no label)";
+        const name = names[i] === undefined ? "(no label)" : names[i];
         symbols.push([name, Number(seen.toFixed(2))]);
         if (seen < CONTRAST) problems.push(`faint legend symbol ${seen.toFixed(2)}:1: "${name}"`);
       }
@@ -128,9 +129,6 @@
     const r = box(table);
     if (r.width === 0) return { id, problems }; // folded away (a closed <details>): checked when opened
     const col = column(table);
-    if (r.right > col.right + SLACK || r.left < col.left - SLACK) {
-      problems.push(`table ${Math.round(r.width)} px wide in a ${Math.round(col.width)} px column`);
-    }
     let scroller = null;
     for (let node = table; node && node !== document.body; node = node.parentElement) {
       if (node.scrollWidth > node.clientWidth + SLACK && /auto|scroll/.test(getComputedStyle(node).overflowX)) {
@@ -141,8 +139,13 @@
     if (scroller) {
       const style = getComputedStyle(scroller);
       const cue = /gradient/.test(style.backgroundImage) && /local/.test(style.backgroundAttachment);
-      if (!tablesMayScroll) problems.push(`scrolls sideways (${scroller.scrollWidth} px in ${scroller.clientWidth} px)`);
-      else if (!cue) problems.push(`scrolls sideways with no visible cue (${scroller.scrollWidth} px in ${scroller.clientWidth} px)`);
+      const sw = `${scroller.scrollWidth} px in ${scroller.clientWidth} px`;
+      if (!tablesMayScroll) problems.push(`scrolls sideways (${sw})`);
+      else if (!cue) problems.push(`scrolls sideways with no visible cue (${sw})`);
+      const frame = box(scroller); // what the reader sees of it must stay in the column
+      if (frame.right > col.right + 20 || frame.left < col.left - 20) problems.push(`scroll box outside the column`);
+    } else if (r.right > col.right + SLACK || r.left < col.left - SLACK) {
+      problems.push(`table ${Math.round(r.width)} px wide in a ${Math.round(col.width)} px column`);
     }
     return { id, problems };
   });

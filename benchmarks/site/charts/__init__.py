@@ -42,7 +42,9 @@ LEGEND = (
     "solid: measured median (band: q1–q3) · dashed: roofline from this run's measured ceilings"
     " · ◇ ridge batch · △ measured knee"
 )
-PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+# Every colour keeps 3:1 against both palettes' backgrounds (white and Material's slate), as legend symbols must:
+# relative luminance between 0.143 and 0.30 (the classic orange, brown, pink and cyan did not).
+PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#d95f02", "#b5651d", "#c2569e", "#0f8f9c"]
 
 
 def stage_dir() -> Path:

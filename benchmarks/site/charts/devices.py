@@ -77,7 +77,12 @@ def beside_datasheets_chart(rows: Sequence[dict[str, Any]], title: str, subtitle
     """`rows` hold device, kind (MEASURED or "predicted (datasheet)"), batch and ms: one measured curve solid with its
     points, each datasheet GPU's roofline prediction of the same workload dashed, all on one pair of log axes."""
     devices = list(dict.fromkeys(row["device"] for row in rows))
-    color = alt.Color("device:N", title="device", scale=alt.Scale(domain=devices, range=PALETTE[: len(devices)]))
+    color = alt.Color(
+        "device:N",
+        title="device",
+        scale=alt.Scale(domain=devices, range=PALETTE[: len(devices)]),
+        legend=alt.Legend(labelLimit=0),  # a device's whole name: charts.js puts the legend below on a narrow page
+    )
     dash = alt.StrokeDash(
         "kind:N",
         title="line",

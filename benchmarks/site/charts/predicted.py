@@ -26,7 +26,7 @@ from benchmarks.site.charts import (
 )
 
 BOUND_WORDS = {OVERHEAD: "launch overhead", MEMORY: "memory (weight read)", COMPUTE: "compute"}
-BOUND_COLORS = {OVERHEAD: "#ff7f0e", MEMORY: "#1f77b4", COMPUTE: "#d62728"}
+BOUND_COLORS = {OVERHEAD: "#d95f02", MEMORY: "#1f77b4", COMPUTE: "#d62728"}
 
 
 @dataclass(frozen=True)

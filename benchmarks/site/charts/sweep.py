@@ -199,9 +199,9 @@ def memory_chart(doc: dict) -> alt.LayerChart | None:
         edge = alt.Chart(alt.Data(values=[{"batch": within.batch, "label": f"largest within {budget:g} ms"}]))
         layers.append(edge.mark_rule(color=GREY, strokeDash=[4, 3]).encode(x="batch:Q"))
         layers.append(
-            edge.mark_text(color=GREY, align="right", dx=-4, baseline="top").encode(
-                x="batch:Q", y=alt.value(4), text="label:N"
-            )
+            edge.mark_text(color=GREY, align="right", dx=-4, dy=-4, baseline="bottom").encode(
+                x="batch:Q", y=alt.value(220), text="label:N"
+            )  # at the foot of the rule: memory's axis starts at zero, so the points sit high above it
         )
     chart = alt.layer(*layers)
     return chart.properties(width=WIDTH, height=220, title=_title("Peak memory against batch size", doc, label))
