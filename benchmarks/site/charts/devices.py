@@ -94,7 +94,7 @@ def beside_datasheets_chart(rows: Sequence[dict[str, Any]], title: str, subtitle
             "batch:Q",
             title="batch size (rows)",
             scale=alt.Scale(type="log", base=2, domain=[batches[0], batches[-1]], nice=False),
-            axis=alt.Axis(values=[b for b in batches if b & (b - 1) == 0], format="d", labelOverlap="greedy"),
+            axis=alt.Axis(values=_ticks(batches), format="d", labelOverlap="greedy"),
         ),
         y=alt.Y(
             "ms:Q",
@@ -116,3 +116,10 @@ def beside_datasheets_chart(rows: Sequence[dict[str, Any]], title: str, subtitle
 
 
 DATASHEET = "predicted (datasheet)"
+
+
+def _ticks(batches: Sequence[int]) -> list[int]:
+    """The powers of two among the batches; every other one when there are more than six, so a phone's narrow plot
+    keeps a gap between its labels."""
+    powers = [b for b in batches if b & (b - 1) == 0]
+    return powers[::2] if len(powers) > 6 else powers

@@ -169,9 +169,8 @@ def beside_datasheets(data: SiteData) -> list:
     if curve is None:
         return []
     batches = [p.batch for p in curve.points]
-    rows = [
-        {"device": label(curve.run), "kind": MEASURED, "batch": p.batch, "ms": p.median_s * 1e3} for p in curve.points
-    ]
+    name = text.device_label(curve.run)  # in the legend; the subtitle and caption give the page's full label
+    rows = [{"device": name, "kind": MEASURED, "batch": p.batch, "ms": p.median_s * 1e3} for p in curve.points]
     shown = []
     for name in DATASHEET_GPUS:
         gpu = find_gpu(name)
