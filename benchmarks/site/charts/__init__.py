@@ -321,7 +321,7 @@ def spaced_labels(values: Sequence[tuple[str, float]], min_ratio: float) -> list
     ]
 
 
-def intensity_chart(gpus: Sequence[Any], width: int, title: str) -> alt.LayerChart:
+def gpu_intensity_chart(gpus: Sequence[Any], width: int, title: str) -> alt.LayerChart:
     """Arithmetic intensity of one width×width Linear layer against batch, with datasheet ridges."""
     batches = [2**i for i in range(0, 13)]
     rows = []

@@ -42,7 +42,7 @@ def chart_title(text: str, doc: dict) -> alt.TitleParams:
     return alt.TitleParams(text, subtitle=[f"{doc['model']['name']}, measured on {where(doc)}"], anchor="start")
 
 
-def latency_chart(doc: dict) -> alt.LayerChart:
+def sweep_latency_chart(doc: dict) -> alt.LayerChart:
     p = doc["settings"]["percentile"]
     rows = []
     for row in chart_rows(doc):
@@ -68,7 +68,7 @@ def latency_chart(doc: dict) -> alt.LayerChart:
     return alt.layer(*layers).properties(width=WIDTH, height=280, title=chart_title("Latency against batch size", doc))
 
 
-def throughput_chart(doc: dict) -> alt.LayerChart:
+def sweep_throughput_chart(doc: dict) -> alt.LayerChart:
     p = doc["settings"]["percentile"]
     rows = chart_rows(doc)
     base = alt.Chart(alt.Data(values=rows)).encode(
@@ -122,7 +122,7 @@ def memory_chart(doc: dict) -> alt.LayerChart | None:
 
 def sweep_charts(doc: dict) -> list[tuple[str, alt.TopLevelMixin]]:
     """(name, chart) for each chart this sweep can draw."""
-    charts = [("latency", latency_chart(doc)), ("throughput", throughput_chart(doc))]
+    charts = [("latency", sweep_latency_chart(doc)), ("throughput", sweep_throughput_chart(doc))]
     memory = memory_chart(doc)
     if memory is not None:
         charts.append(("memory", memory))
