@@ -13,6 +13,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from benchmarks.commands import fleet
 from benchmarks.commands import predict as predict_cli
 from benchmarks.commands import sweep as sweep_cli
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR, ResultsError, read_document, read_run, result_files
@@ -127,6 +128,7 @@ def _parser() -> argparse.ArgumentParser:
     summary.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     sweep_cli.add_parser(commands)
     predict_cli.add_parser(commands)
+    fleet.add_parser(commands)
     schema = commands.add_parser(
         "schema",
         help="print the results-file JSON Schema",
@@ -327,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
         return sweep_cli.run(args)
     if args.command == "predict":
         return predict_cli.run(args)
+    if args.command == "fleet":
+        return fleet.run(args)
     if args.kind == "sweep":
         from benchmarks.contract.schema_sweep import SWEEP_SCHEMA
 
