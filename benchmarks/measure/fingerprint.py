@@ -100,14 +100,21 @@ def _nvidia_smi(index: int) -> dict:
     return {"driver": values[0], "clocks_mhz": clocks, "power_limit_w": _number(values[5])}
 
 
+# What slows the clocks: nvidia-smi's current name (drivers of 2023 on) and the older one it replaced.
+EVENT_REASONS = ("clocks_event_reasons.active", "clocks_throttle_reasons.active")
+
+
 def device_state(backend) -> dict | None:
     """Clocks, temperature, power and throttle reasons now (CUDA, where nvidia-smi answers): a run
     records them at its end, so a reader can tell a throttled run from a slow device."""
     if backend.kind != "cuda":
         return None
-    fields = ["clocks.sm", "clocks.mem", "temperature.gpu", "power.draw", "clocks_throttle_reasons.active"]
-    values = _query(backend.device.index or 0, fields)
-    if values is None:
+    fields = ["clocks.sm", "clocks.mem", "temperature.gpu", "power.draw"]
+    for reasons in EVENT_REASONS:  # an unknown field fails the whole query: try the older name next
+        values = _query(backend.device.index or 0, [*fields, reasons])
+        if values is not None:
+            break
+    else:
         return None
     sm, memory, temperature, power = (_number(v) for v in values[:4])
     return {

@@ -148,6 +148,17 @@ def _preparer(backend, workload, prepared, batch, copies, mode, curve, plan):
     return prepare
 
 
+KERNEL_NAME_CHARS = 240  # a cuBLAS GEMM's name fits whole; an elementwise kernel's template arguments run to 800+
+MAX_KERNEL_NAMES = 64  # the schema's limits: 64 names of at most 1000 characters
+
+
+def short_names(names: list[str]) -> list[str]:
+    """Kernel names as the results file keeps them: each cut to KERNEL_NAME_CHARS (marked '…'), at most
+    MAX_KERNEL_NAMES of them, without duplicates."""
+    cut = [n if len(n) <= KERNEL_NAME_CHARS else n[: KERNEL_NAME_CHARS - 1] + "…" for n in names]
+    return list(dict.fromkeys(cut))[:MAX_KERNEL_NAMES]
+
+
 def record_kernels(plan: Plan, outcomes: dict, budget_s: float) -> None:
     """Name the kernels (CUDA) or ops (CPU) of each sampled batch, after every sample is taken.
 
@@ -169,7 +180,7 @@ def record_kernels(plan: Plan, outcomes: dict, budget_s: float) -> None:
             extra["kernels_error"] = f"{type(exc).__name__}: {exc}"[:300]
             continue
         if names:
-            extra["kernels"] = names
+            extra["kernels"] = short_names(names)
         else:
             extra["kernels_error"] = "no kernel names: the profiler recorded no matching kernel or op"
 

