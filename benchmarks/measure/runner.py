@@ -292,7 +292,7 @@ def plan_configuration(run: RunFile, backend, plan: Plan, sweep: Sweep, dtype: s
         for batch, n in batches.items():
             plan.copies[(curve, batch)] = n
             prepare = _preparer(backend, workload, prepared, batch, n, mode, curve, plan)
-            plan.points.append(Point(curve, batch, prepare, n, **settings))
+            plan.points.append(Point(curve, batch, prepare, n, **settings, largest_first=mode == "graph"))
             if batch in sweep.kernel_batches and hasattr(workload, "kernels"):
                 plan.kernel_jobs.append(((curve, batch), workload, prepared, batch))
 

@@ -38,6 +38,7 @@ class FakeCuda:
         self.pools = 0
         self.fail_capture: tuple[str, str] | None = None
         self.allocator = FakeAllocator()
+        self.capturing = False
 
     # devices, memory, events
     def is_available(self):
@@ -69,13 +70,16 @@ class FakeCuda:
     def set_stream(self, stream):
         self.current = stream
 
+    def is_current_stream_capturing(self):
+        return self.capturing
+
     @contextlib.contextmanager
     def stream(self, stream):
         previous, self.current = self.current, stream
         try:
             yield
         finally:
-            self.current = previous
+            self.current, self.capturing = previous, False
 
     # graphs
     def graph_pool_handle(self):
@@ -94,13 +98,15 @@ class FakeCuda:
         if failure and failure[1] == "begin":
             raise RuntimeError(failure[0])  # raised in __enter__: torch's __exit__ never restores the stream
         try:
+            self.capturing = True
             yield
+            self.capturing = False
             if failure:  # capture_end raises at cudaStreamEndCapture, before endAllocateToPool
                 raise RuntimeError(failure[0])
             self.allocator.recording.discard(pool)
             self.log.append("capture ended")
         finally:
-            self.current = previous
+            self.current, self.capturing = previous, False
 
 
 class FakeAllocator:
@@ -360,3 +366,24 @@ def test_the_fingerprint_records_the_flags_that_change_kernels():
     found = fingerprint(CpuBackend(1))
     assert set(found["math_flags"]) == {"matmul_allow_tf32", "cudnn_allow_tf32", "cudnn_benchmark"}
     assert "cudnn" in found
+
+
+def test_the_smokes_out_of_memory_happens_inside_a_capture(cuda):
+    import torch
+
+    from benchmarks.measure.smoke import IMPOSSIBLE_BYTES, impossible_call
+
+    asked = []
+
+    def allocate(size):
+        asked.append((size, cuda.capturing))
+        if size >= IMPOSSIBLE_BYTES:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 4194304.00 TiB")
+
+    backend = backend_on(cuda)
+    call = impossible_call(backend, allocate)
+    with pytest.raises(torch.OutOfMemoryError):
+        backend.for_mode(call, "graph")
+    assert call.reached
+    assert asked == [(1, False)] * CudaBackend.WARMUP_CALLS + [(IMPOSSIBLE_BYTES, True)]
+    assert cuda.current is cuda.default and cuda.allocator.recording == set()

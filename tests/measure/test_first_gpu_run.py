@@ -10,8 +10,7 @@ from benchmarks.profiles import Sweep
 
 ELEMENTWISE = (
     "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::launch_clamp_scalar("
-    + "at::TensorIteratorBase&, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::{lambda()#1}::"
-    * 12
+    + "at::TensorIteratorBase&, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::{lambda()#1}::" * 12
     + "operator()() const, std::array<char*, 2ul> >(int, float, std::array<char*, 2ul>)"
 )
 
@@ -27,3 +26,14 @@ def test_kernel_names_are_kept_short_enough_for_the_results_file(one_sweep, monk
     assert len(kept) == 64 and max(map(len, kept)) <= 240
     assert kept[0].endswith("…") and kept[0].startswith("void at::native::vectorized_elementwise_kernel<4,")
     assert kept[1] == names[1]  # a GEMM's name is kept whole
+
+
+@pytest.mark.parametrize("free_gib", [12, 16, 24, 60, 140])
+def test_the_ceiling_curves_hold_what_the_plan_says(free_gib):
+    from benchmarks.measure.ceiling_plan import held_bytes, plan_ceilings
+
+    plan = plan_ceilings("cuda", ["bfloat16"], free_gib * 2**30)
+    held = held_bytes(plan)
+    assert held <= 0.56 * free_gib * 2**30
+    if free_gib == 140:  # an H200's free memory: the curves' buffers against the largest working set
+        assert 6.7 < held / max(plan.working_sets) < 6.9
