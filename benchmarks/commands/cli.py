@@ -17,7 +17,7 @@ from benchmarks.commands import predict as predict_cli
 from benchmarks.commands import sweep as sweep_cli
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR, ResultsError, read_document, read_run, result_files
 from benchmarks.contract.schema import SCHEMA
-from benchmarks.measure.estimate import MACHINES, describe, estimate
+from benchmarks.measure.estimate import MACHINES, describe, estimate_range
 from benchmarks.profiles import PROFILES
 from benchmarks.workloads import WORKLOADS
 
@@ -293,8 +293,8 @@ def _list() -> int:
                 + (f"; cache {sweep.cache} whatever --cache says" if sweep.cache else "")
             )
         print("  (graph mode needs CUDA: a CPU run measures eager only)")
-        found = estimate(profile, MACHINES[profile.name])
-        print("\n".join(f"  {line}" for line in describe(found)))
+        machine = MACHINES[profile.name]
+        print("\n".join(f"  {line}" for line in describe(estimate_range(profile, machine), machine)))
     return 0
 
 

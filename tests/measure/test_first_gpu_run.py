@@ -37,3 +37,22 @@ def test_the_ceiling_curves_hold_what_the_plan_says(free_gib):
     assert held <= 0.56 * free_gib * 2**30
     if free_gib == 140:  # an H200's free memory: the curves' buffers against the largest working set
         assert 6.7 < held / max(plan.working_sets) < 6.9
+
+
+def test_rounds_are_saved_at_most_every_few_seconds_and_on_any_stop(monkeypatch):
+    from types import SimpleNamespace
+
+    from benchmarks.measure import runner
+
+    now = {"t": 0.0}
+    monkeypatch.setattr(runner, "time", SimpleNamespace(perf_counter=lambda: now["t"]))
+    saved = []
+    rounds = runner.RoundSaver(saved.append)
+    for index in range(25):  # a round every second
+        now["t"] = float(index)
+        rounds.after_round({"round": index})
+    assert saved == [{"round": 0}, {"round": 10}, {"round": 20}]  # the first at once, then every 10 s
+    rounds.flush()  # the run stopped: the last round is kept
+    assert saved[-1] == {"round": 24}
+    rounds.flush()
+    assert len(saved) == 4  # nothing pending, nothing written
