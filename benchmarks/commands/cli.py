@@ -1,6 +1,6 @@
-"""Command line: `python -m benchmarks {run,sweep,predict,validate,summary,list,schema}`.
+"""Command line: `python -m benchmarks {run,sweep,doctor,predict,validate,summary,list,schema}`.
 
-Only `run` and `sweep` import torch, and only once they have parsed their arguments, so `--help`,
+Only `run`, `sweep` and `doctor` import torch, and only once they have parsed their arguments, so `--help`,
 `predict`, `validate`, `summary`, `list` and `schema` work on a machine without torch.
 """
 
@@ -13,6 +13,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from benchmarks.commands import doctor as doctor_cli
 from benchmarks.commands import predict as predict_cli
 from benchmarks.commands import sweep as sweep_cli
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR, ResultsError, read_document, read_run, result_files
@@ -126,6 +127,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     summary.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     sweep_cli.add_parser(commands)
+    doctor_cli.add_parser(commands)
     predict_cli.add_parser(commands)
     schema = commands.add_parser(
         "schema",
@@ -325,6 +327,8 @@ def main(argv: list[str] | None = None) -> int:
         return _summary(args)
     if args.command == "sweep":
         return sweep_cli.run(args)
+    if args.command == "doctor":
+        return doctor_cli.run(args)
     if args.command == "predict":
         return predict_cli.run(args)
     if args.kind == "sweep":

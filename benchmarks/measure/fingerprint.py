@@ -89,7 +89,7 @@ def _number(text: str) -> float | None:
         return None
 
 
-def _nvidia_smi(index: int) -> dict:
+def nvidia_smi(index: int) -> dict:
     """Driver, clocks and power limit from nvidia-smi; empty when it is missing or silent."""
     fields = ["driver_version", "clocks.sm", "clocks.max.sm", "clocks.mem", "clocks.max.mem", "power.limit"]
     values = _query(index, fields)
@@ -159,7 +159,7 @@ def fingerprint(backend) -> dict:
         }
     index = backend.device.index or 0
     props = torch.cuda.get_device_properties(index)
-    smi = _nvidia_smi(index)
+    smi = nvidia_smi(index)
     return {
         "kind": "cuda",
         "name": props.name,

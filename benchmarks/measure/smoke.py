@@ -129,8 +129,10 @@ def provoke_out_of_memory(backend) -> Verdict:
     return Verdict("out of memory", "PASS" if passed else "FAIL", detail)
 
 
-def run_smoke(start_run_kwargs: dict, results_dir: Path | None, published_dir: Path) -> int:
-    """Run the smoke profile and print one line per path; exit status 0 when nothing failed."""
+def smoke_verdicts(
+    start_run_kwargs: dict, results_dir: Path | None, published_dir: Path
+) -> tuple[list[Verdict], float]:
+    """Run the smoke profile; its verdicts, one per path, and the seconds it took."""
     from benchmarks.measure.runner import start_run
 
     started = time.perf_counter()
@@ -151,9 +153,19 @@ def run_smoke(start_run_kwargs: dict, results_dir: Path | None, published_dir: P
         verdicts.append(provoke_out_of_memory(backend))
     after = sorted(published_dir.rglob("*")) if published_dir.exists() else []
     verdicts.append(Verdict("nothing published", "PASS" if before == after else "FAIL", f"{published_dir} unchanged"))
+    return verdicts, time.perf_counter() - started
+
+
+def summary_line(verdicts: list[Verdict], seconds: float) -> str:
+    failed = sum(v.status == "FAIL" for v in verdicts)
+    passed = len(verdicts) - failed
+    return f"smoke: {passed} of {len(verdicts)} paths passed or skipped, {failed} failed, in {seconds:.1f} s"
+
+
+def run_smoke(start_run_kwargs: dict, results_dir: Path | None, published_dir: Path) -> int:
+    """Run the smoke profile and print one line per path; exit status 0 when nothing failed."""
+    verdicts, seconds = smoke_verdicts(start_run_kwargs, results_dir, published_dir)
     for verdict in verdicts:
         print(verdict.line())
-    failed = sum(v.status == "FAIL" for v in verdicts)
-    print(f"smoke: {len(verdicts) - failed} of {len(verdicts)} paths passed or skipped, {failed} failed, "
-          f"in {time.perf_counter() - started:.1f} s")  # fmt: skip
-    return 1 if failed else 0
+    print(summary_line(verdicts, seconds))
+    return 1 if any(v.status == "FAIL" for v in verdicts) else 0
