@@ -34,6 +34,10 @@ class Fact:
     problem: str | None = None  # what this fact stops from working, if anything
 
 
+def _mhz(value: float | None) -> str:
+    return "?" if value is None else f"{value:g}"
+
+
 def _gib(n: float) -> str:
     return f"{n / 2**30:.1f} GiB"
 
@@ -124,8 +128,8 @@ def environment(device: str = "auto") -> list[Fact]:
         Fact("memory", f"{_gib(free)} free of {_gib(total)}",
              "under 8 GiB free: the full profile's large curves will be skipped" if free < 8 * 2**30 else None),
         Fact("clocks", "unknown (nvidia-smi did not answer)" if not clocks else
-             f"SM {clocks.get('sm'):g} of {clocks.get('sm_max'):g} MHz, memory {clocks.get('memory'):g} of "
-             f"{clocks.get('memory_max'):g} MHz"),
+             f"SM {_mhz(clocks.get('sm'))} of {_mhz(clocks.get('sm_max'))} MHz, memory "
+             f"{_mhz(clocks.get('memory'))} of {_mhz(clocks.get('memory_max'))} MHz"),
         Fact("power limit", "unknown" if smi.get("power_limit_w") is None else f"{smi['power_limit_w']:g} W"),
     ]  # fmt: skip
     facts.append(_compiler("cuda"))

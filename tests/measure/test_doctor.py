@@ -78,3 +78,28 @@ def test_the_doctor_runs_the_smoke_profile_on_this_cpu_in_about_a_minute(tmp_pat
     assert done.returncode == 0, done.stdout + done.stderr
     assert ", 0 failed, in " in done.stdout and json.loads((tmp_path / "d.json").read_text())["passed"]
     print(f"doctor: {time.perf_counter() - started:.0f} s")
+
+
+def test_the_table_on_a_gpu_from_stand_ins(monkeypatch):
+    """The CUDA rows, from a stand-in device (no GPU here): an H200 as torch and nvidia-smi report it,
+    with one clock nvidia-smi could not read."""
+    from types import SimpleNamespace
+
+    import torch
+
+    props = SimpleNamespace(name="NVIDIA H200", major=9, minor=0, multi_processor_count=132, L2_cache_size=60 * 2**20)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index: props)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda index: (139 * 2**30, 140 * 2**30))
+    smi = {"driver": "580.159.03", "clocks_mhz": {"sm": 345.0, "sm_max": 1980.0, "memory": None, "memory_max": 3201.0},
+           "power_limit_w": 700.0}  # fmt: skip
+    monkeypatch.setattr(doctor, "nvidia_smi", lambda index: smi)
+    monkeypatch.setattr(doctor, "attention_backends", lambda device: doctor.Fact("attention backends", "flash"))
+    facts = {f.name: f for f in doctor.environment("auto")}
+    assert facts["device"].value == "NVIDIA H200, compute capability 9.0" and facts["SMs"].value == "132"
+    assert facts["L2"].value == "60 MiB" and facts["memory"].value == "139.0 GiB free of 140.0 GiB"
+    assert facts["clocks"].value == "SM 345 of 1980 MHz, memory ? of 3201 MHz"
+    assert facts["driver"].value == "580.159.03" and facts["power limit"].value == "700 W"
+    assert "triton" in facts["torch.compile"].value
