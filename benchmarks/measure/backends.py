@@ -18,8 +18,16 @@ class DeviceUnavailable(Exception):
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return isinstance(exc, torch.OutOfMemoryError) or "out of memory" in text or "can't allocate memory" in text
+    """An out-of-memory, or an error raised while one was handled: an allocation that fails inside a graph
+    capture can invalidate it, and then torch's capture_end raises its own error in place of the OOM."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        text = str(exc).lower()
+        if isinstance(exc, torch.OutOfMemoryError) or "out of memory" in text or "can't allocate memory" in text:
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def available_memory_bytes() -> int | None:

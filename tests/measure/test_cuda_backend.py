@@ -387,3 +387,32 @@ def test_the_smokes_out_of_memory_happens_inside_a_capture(cuda):
     assert call.reached
     assert asked == [(1, False)] * CudaBackend.WARMUP_CALLS + [(IMPOSSIBLE_BYTES, True)]
     assert cuda.current is cuda.default and cuda.allocator.recording == set()
+
+
+def test_an_out_of_memory_that_invalidates_its_capture_is_still_an_out_of_memory(cuda):
+    """torch's capture_end raises its own error when the capture was invalidated, with the OOM as its context."""
+    import torch
+
+    from benchmarks.measure.sampler import Point, measure_points
+
+    backend = backend_on(cuda)
+
+    def allocate_too_much():
+        if cuda.capturing:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 4.00 EiB")
+
+    original = cuda.graph
+
+    @contextlib.contextmanager
+    def invalidating(graph, pool=None, stream=None):
+        with original(graph, pool=pool, stream=stream):
+            try:
+                yield
+            except torch.OutOfMemoryError:
+                raise RuntimeError("CUDA error: operation failed due to a previous error during capture") from None
+
+    cuda.graph = invalidating
+    points = [Point("c", 1, lambda: backend.for_mode(allocate_too_much, "graph")),
+              Point("c", 2, lambda: backend.for_mode(allocate_too_much, "graph"))]  # fmt: skip
+    outcomes = measure_points(backend, points, rounds=1, min_sample_s=0.0, warmup_s=0.0)
+    assert [outcomes[("c", b)].status for b in (1, 2)] == ["oom", "skipped"]
