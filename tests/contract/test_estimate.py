@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.measure import estimate
-from benchmarks.profiles import FULL, QUICK, Profile, Sweep
+from benchmarks.profiles import FULL, QUICK, CurvePlan, Profile
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,11 +52,11 @@ def test_the_costs_a_first_run_pays_beyond_sampling():
     """A second compile for batch 1, cuDNN's autotuning of every convolution shape, the sync and cache
     flush before each capture, and the results file rewritten while sampling."""
     h200 = estimate.H200.at("high")
-    mlp = Sweep("mlp", {"width": 64, "depth": 8}, ("bfloat16",), ("compile",), (1, 2, 4), cache="resident")
-    no_one = Sweep("mlp", {"width": 64, "depth": 8}, ("bfloat16",), ("compile",), (2, 4), cache="resident")
-    conv = Sweep("conv", {"c_in": 64, "c_out": 64, "kernel": 3, "resolution": 56}, ("bfloat16",), ("graph", "eager"),
-                 (1, 2, 4), cache="resident")  # fmt: skip
-    resnet = Sweep("resnet50", {"resolution": 224}, ("bfloat16",), ("eager",), (1, 2), cache="resident")
+    mlp = CurvePlan("mlp", {"width": 64, "depth": 8}, ("bfloat16",), ("compile",), (1, 2, 4), cache="resident")
+    no_one = CurvePlan("mlp", {"width": 64, "depth": 8}, ("bfloat16",), ("compile",), (2, 4), cache="resident")
+    shape = {"c_in": 64, "c_out": 64, "kernel": 3, "resolution": 56}
+    conv = CurvePlan("conv", shape, ("bfloat16",), ("graph", "eager"), (1, 2, 4), cache="resident")
+    resnet = CurvePlan("resnet50", {"resolution": 224}, ("bfloat16",), ("eager",), (1, 2), cache="resident")
     profile = Profile("p", "test-only", (mlp, conv, resnet), rounds=5, min_sample_s=0.002)
     found = estimate.estimate(profile, h200, ceilings=False)
     assert found.parts["torch.compile"] == pytest.approx(h200.compile_s + h200.recompile_s)
@@ -84,8 +84,8 @@ def test_list_prints_a_range_and_the_assumption_of_each_part(capsys):
 def test_skipped_kv_batches_cost_nothing():
     """A decode sweep's batches whose KV cache exceeds its share are not planned, so not estimated."""
     model = {"layers": 4, "d_model": 4096, "heads": 32, "kv_heads": 32, "d_ff": 14336, "ffn": "swiglu"}
-    long = Sweep("decode", {**model, "context": 32768, "phase": "decode"}, ("bfloat16",), ("graph",), (1, 512))
-    short = Sweep("decode", {**model, "context": 32768, "phase": "decode"}, ("bfloat16",), ("graph",), (1,))
+    long = CurvePlan("decode", {**model, "context": 32768, "phase": "decode"}, ("bfloat16",), ("graph",), (1, 512))
+    short = CurvePlan("decode", {**model, "context": 32768, "phase": "decode"}, ("bfloat16",), ("graph",), (1,))
     profile = Profile("p", "test-only", (long,), rounds=5, min_sample_s=0.002)
     both = estimate.estimate(profile, estimate.H200, [long], ceilings=False)
     one = estimate.estimate(profile, estimate.H200, [short], ceilings=False)

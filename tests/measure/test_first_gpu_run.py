@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.measure import adapters
-from benchmarks.profiles import Sweep
+from benchmarks.profiles import CurvePlan
 
 ELEMENTWISE = (
     "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::launch_clamp_scalar("
@@ -19,7 +19,7 @@ def test_kernel_names_are_kept_short_enough_for_the_results_file(one_sweep, monk
     assert len(ELEMENTWISE) > 1000
     names = [ELEMENTWISE, *(f"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize{n}x128x64_cublas" for n in range(80))]
     monkeypatch.setattr(adapters.Linear, "kernels", lambda self, prepared, batch: names)
-    sweep = Sweep("linear", {"in_features": 32, "out_features": 32}, ("float32",), ("eager",), (1, 2),
+    sweep = CurvePlan("linear", {"in_features": 32, "out_features": 32}, ("float32",), ("eager",), (1, 2),
                   kernel_batches=frozenset({1}), cache="resident")  # fmt: skip
     records = one_sweep(sweep)  # read back through the strict reader: a name over its cap fails the file
     kept = records[1]["kernels"]
