@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from benchmarks.measure.session import RunRefused
     from benchmarks.measure.smoke import smoke_verdicts, summary_line
 
-    facts = environment(args.device)
+    facts = environment(args.device, args.threads)
     print("\n".join(table([(f.name, f.value, f.problem or "") for f in facts])))
     report = {
         "doctor_version": DOCTOR_VERSION,

@@ -92,8 +92,11 @@ def attention_backends(device: torch.device) -> Fact:
     return Fact("attention backends", ", ".join(runs) + (f" (not: {', '.join(refused)})" if refused else ""), problem)
 
 
-def environment(device: str = "auto") -> list[Fact]:
-    """The facts, in the order a reader checks them. `device`: auto, cpu or cuda."""
+def environment(device: str = "auto", threads: int | None = None) -> list[Fact]:
+    """The facts, in the order a reader checks them. `device`: auto, cpu or cuda; `threads`: torch's
+    intra-op threads, as the smoke run will use them."""
+    if threads:
+        torch.set_num_threads(threads)
     facts = [
         Fact("python", f"{platform.python_version()} ({sys.executable})"),
         Fact(

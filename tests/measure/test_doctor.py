@@ -103,3 +103,14 @@ def test_the_table_on_a_gpu_from_stand_ins(monkeypatch):
     assert facts["clocks"].value == "SM 345 of 1980 MHz, memory ? of 3201 MHz"
     assert facts["driver"].value == "580.159.03" and facts["power limit"].value == "700 W"
     assert "triton" in facts["torch.compile"].value
+
+
+def test_the_table_shows_the_threads_the_smoke_run_uses(capsys):
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        assert main(["doctor", "--device", "cpu", "--no-smoke", "--threads", "1"]) == 0
+        assert "torch uses 1" in capsys.readouterr().out
+    finally:
+        torch.set_num_threads(before)
