@@ -93,6 +93,9 @@ class Workload:
     cost: Callable[[Mapping[str, Any], int, float], tuple[float, float]]  # (params, bytes/element, batch)
     weight_bytes: Callable[[Mapping[str, Any], int], float]  # (params, bytes/element)
     consistency: Callable[[Mapping[str, Any]], str | None] = lambda params: None
+    # Where one call runs kinds of work one after the other, each with its own roofline, (name, FLOPs, bytes) of
+    # each: the roofline of the call is then the sum of theirs, not the maximum of the totals (None: one kind).
+    operations: Callable[[Mapping[str, Any], int, float], tuple[tuple[str, float, float], ...]] | None = None
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -237,6 +240,19 @@ def decoder_cost(p: Mapping[str, Any], s: int, batch: float) -> dict[str, float]
     return cost(batch, p["context"], decoder_config(p), s)
 
 
+def decoder_operations(p: Mapping[str, Any], s: int, batch: float) -> tuple[tuple[str, float, float], ...]:
+    """(name, FLOPs, bytes) of the two kinds of work of one call, run one after the other: the matmuls (every
+    weight read once for the batch, each token's activations in and out) and the attention (QKᵀ and PV over each
+    sequence's own KV cache)."""
+    cost = decoder_cost(p, s, batch)
+    tokens = batch * (p["context"] if p.get("phase") == "prefill" else 1)
+    matmul_flops = 2 * costs.matmul_weight_elements(decoder_config(p)) * tokens
+    return (
+        ("matmuls", matmul_flops, cost["weight_bytes"] + cost["activation_bytes"]),
+        ("attention", cost["flops"] - matmul_flops, cost["kv_bytes"]),
+    )
+
+
 def _decoder_consistency(p) -> str | None:
     try:
         decoder_config(p)
@@ -280,6 +296,7 @@ DECODE = Workload(
     cost=lambda p, s, batch: (lambda c: (c["flops"], c["bytes"]))(decoder_cost(p, s, batch)),
     weight_bytes=lambda p, s: s * costs.weight_elements(decoder_config(p)),
     consistency=_decoder_consistency,
+    operations=decoder_operations,
 )
 
 # --------------------------------------------------------------------------- mixture of experts

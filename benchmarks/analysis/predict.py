@@ -6,6 +6,11 @@ call (kernel launches, dispatch), and gives for each batch the time and what bou
 
     t(b) = max(fixed, FLOPs(b) / F, bytes(b) / BW)
 
+A workload whose call runs kinds of work one after the other (a decoder's matmuls, then its attention over each
+sequence's own cache) is summed per operation, each with its own roofline, as the decode page draws it:
+
+    t(b) = max(fixed, Σ_op max(FLOPs_op(b) / F, bytes_op(b) / BW))
+
 Pure Python: nothing on this module's import path may import torch.
 """
 
@@ -25,6 +30,23 @@ OVERHEAD, MEMORY, COMPUTE = "overhead", "memory", "compute"
 
 
 @dataclass(frozen=True)
+class Operation:
+    """One kind of work of a call with its own roofline: its FLOPs over the peak rate, its bytes over the bandwidth."""
+
+    name: str
+    compute_s: float
+    memory_s: float
+
+    @property
+    def seconds(self) -> float:
+        return max(self.compute_s, self.memory_s)
+
+    @property
+    def bound(self) -> str:
+        return COMPUTE if self.compute_s >= self.memory_s else MEMORY
+
+
+@dataclass(frozen=True)
 class PredictedPoint:
     batch: int
     flops: float
@@ -32,16 +54,28 @@ class PredictedPoint:
     compute_s: float  # FLOPs over the peak rate
     memory_s: float  # bytes over the bandwidth
     fixed_s: float  # the fixed cost of one call
+    operations: tuple[Operation, ...] = ()  # per kind of work, where the workload sums them (see the module)
+
+    @property
+    def roofline_s(self) -> float:
+        """The roofline of the call: the sum of its operations' where it has several, else of its totals."""
+        if self.operations:
+            return sum(op.seconds for op in self.operations)
+        return max(self.compute_s, self.memory_s)
 
     @property
     def seconds(self) -> float:
-        return max(self.fixed_s, self.compute_s, self.memory_s)
+        return max(self.fixed_s, self.roofline_s)
 
     @property
     def bound(self) -> str:
-        """overhead when the fixed cost is the largest term, else memory or compute."""
-        if self.fixed_s > max(self.compute_s, self.memory_s):
+        """overhead when the fixed cost is the largest term, else memory or compute: for a call summed per
+        operation, the resource that bounds the operations taking most of its time."""
+        if self.fixed_s > self.roofline_s:
             return OVERHEAD
+        if self.operations:
+            compute = sum(op.seconds for op in self.operations if op.bound == COMPUTE)
+            return COMPUTE if compute >= self.roofline_s - compute else MEMORY
         return COMPUTE if self.compute_s >= self.memory_s else MEMORY
 
 
@@ -83,8 +117,14 @@ def predict(
     points = []
     for batch in sorted(set(batches)):
         flops, moved = spec.cost(params, size, batch)
+        operations = tuple(
+            Operation(name, f / ceilings.flops_per_s, m / ceilings.bytes_per_s)
+            for name, f, m in (spec.operations(params, size, batch) if spec.operations else ())
+        )
         points.append(
-            PredictedPoint(batch, flops, moved, flops / ceilings.flops_per_s, moved / ceilings.bytes_per_s, fixed_s)
+            PredictedPoint(
+                batch, flops, moved, flops / ceilings.flops_per_s, moved / ceilings.bytes_per_s, fixed_s, operations
+            )
         )
     return points
 
@@ -98,7 +138,7 @@ KNEE_GRID = tuple(2**i for i in range(25))  # 1 … 16,777,216: where a workload
 
 
 def knee(name: str, params: Mapping[str, Any], ceilings: Ceilings, dtype: str) -> float | None:
-    """The predicted critical batch of a configuration, whatever batches were asked for: where compute time
+    """The ridge batch of a configuration, whatever batches were asked for: where compute time
     overtakes memory time, followed along the workload's own FLOPs and bytes at every power of two up to
     KNEE_GRID's last. Below 1 when compute-bound from the first row; None when never compute-bound."""
     return ridge_batch(predict(name, params, ceilings, dtype, KNEE_GRID), ceilings)

@@ -13,7 +13,9 @@ How a configuration is predicted, stated once here and on the page:
 - a prefill of `batch` prompts: `predict("decode", phase="prefill")`;
 - a generation with static batching (every request of the batch starts and ends together): the prefill, which
   yields the first token, then one decode step for each further token, each at its own context;
-- a throughput benchmark of images: `batch` images per call at the predicted time per call;
+- a throughput benchmark of images: `batch` images per call at the predicted time per call; where the engine fuses
+  the elementwise passes into the convolutions (departure `fused-elementwise`), with those passes left out of the
+  bytes (`snippets.costs.resnet50_cost(fused=True)`), and the count with them given beside;
 - tensor parallelism over n GPUs: one device with n times the rate and the bandwidth, and no communication;
   data parallelism: n copies, n times the work per second.
 
@@ -23,20 +25,19 @@ Pure Python: nothing on this module's import path may import torch.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from benchmarks.analysis.cnn import ON_RIDGE
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, find_gpu
-from benchmarks.analysis.predict import COMPUTE, MEMORY, PredictedPoint, knee, predict
+from benchmarks.analysis.predict import COMPUTE, KNEE_GRID, MEMORY, PredictedPoint, predict
 from benchmarks.analysis.published_file import Measurement, Model, read_published
-from benchmarks.analysis.roofline import Ceilings, predicted_time
+from benchmarks.analysis.roofline import Ceilings, crossing_batch, predicted_time
 from benchmarks.workloads import workload
-from snippets.costs import resnet50_cost
+from snippets.costs import mlp_cost, resnet50_cost
 
 # Departures that break an assumption of the model, as against details the source leaves unstated.
-BREAKS = frozenset(
-    {"tensor-parallel", "int8-weights", "fp8-mixed", "fused-elementwise", "latency-bound", "power-limited"}
-)
+BREAKS = frozenset({"tensor-parallel", "int8-weights", "fp8-mixed", "latency-bound", "power-limited"})
 PER = {"ms/token": "tokens", "ms": "prompts", "tokens/s": "tokens", "requests/s": "requests", "samples/s": "images"}
 
 
@@ -80,17 +81,27 @@ class Check:
 
 
 @dataclass(frozen=True)
+class RidgeCount:
+    """The ridge batch of a configuration under one count of its bytes."""
+
+    count: str  # which bytes are counted, in words
+    batch: float | None  # None: never compute-bound; below 1: compute-bound from the first row
+    on_ridge: bool  # never compute-bound, but each extra row within 5 % of the ridge: the count cannot decide
+
+
+@dataclass(frozen=True)
 class KneeComparison:
-    """A batch where a published curve bends, against the predicted critical batch in each dtype of its GPU."""
+    """A batch where a published curve bends, against the ridge batch in each dtype of its GPU: first under the
+    count the registry states (`snippets.costs`), then under the other bound of the bytes where there is one."""
 
     row: Measurement
-    predicted: dict[str, float | None]  # dtype -> predicted critical batch (None: never compute-bound)
+    predicted: dict[str, tuple[RidgeCount, ...]]  # dtype -> (the stated count, the other bound)
 
     @property
     def ratio(self) -> float | None:
-        """Published ÷ predicted in the dtype the row is modelled in."""
-        found = self.predicted[self.row.model.dtype]
-        return self.row.value / found if found else None
+        """Published ÷ the stated count's ridge batch in the dtype the row is modelled in."""
+        found = self.predicted[self.row.model.dtype][0]
+        return self.row.value / found.batch if found.batch and not found.on_ridge else None
 
 
 def ceilings(model: Model) -> Ceilings:
@@ -114,6 +125,8 @@ def predicted(model: Model, unit: str) -> Prediction:
     """The predicted work per second of a configuration (see the module's docstring for how)."""
     copies = model.gpus if model.parallelism == "data" else 1
     if model.kind == "throughput":
+        if "fused-elementwise" in model.departures and model.workload == "resnet50":
+            return _resnet50(model, fused=True)
         point = predict(model.workload, model.params, ceilings(model), model.dtype, [model.batch])[0]
         return Prediction(copies * model.batch / point.seconds, *_split([point]))
     if model.kind == "prefill":
@@ -150,14 +163,49 @@ def checks(rows: Sequence[Measurement] | None = None) -> list[Check]:
     return [found for row in rows if (found := check(row)) is not None]
 
 
+def ridge_count(count: str, cost: Callable[[int], tuple[float, float]], ceilings: Ceilings) -> RidgeCount:
+    """The ridge batch of (FLOPs, bytes) = cost(batch) on `ceilings`, followed over KNEE_GRID, and whether a
+    configuration that never turns compute-bound sits on the ridge (each extra row within 5 % of it: the site's
+    rule, `benchmarks.analysis.cnn.ON_RIDGE`)."""
+    points = [(b, *cost(b)) for b in KNEE_GRID]
+    batch = crossing_batch(points, ceilings)
+    (_, f1, m1), (_, f2, m2) = points[:2]
+    per_row = (f2 - f1) / (m2 - m1) if m2 > m1 else float("inf")
+    return RidgeCount(count, batch, batch is None and per_row >= ON_RIDGE * ceilings.ridge_intensity)
+
+
+def ridge_counts(model: Model, dtype: str) -> tuple[RidgeCount, ...]:
+    """The ridge batch of a knee row's workload in `dtype` on its GPU's datasheet, under the count the registry
+    states and, for an MLP and a ResNet-50, under the other bound of its bytes."""
+    c, size, p = find_gpu(model.gpu).ceilings(dtype), BYTES_PER_ELEMENT[dtype], model.params
+    stated = ridge_count(STATED_COUNT.get(model.workload, "bytes as counted"),
+                         lambda b: workload(model.workload).cost(p, size, b), c)  # fmt: skip
+    if model.workload == "mlp":
+        other = ridge_count(OTHER_COUNT["mlp"], lambda b: mlp_cost(b, p["width"], p["depth"], size, "cache"), c)
+    elif model.workload == "resnet50":
+        other = ridge_count(OTHER_COUNT["resnet50"], lambda b: resnet50_cost(b, size, p["resolution"], fused=True), c)
+    else:
+        return (stated,)
+    return stated, other
+
+
+STATED_COUNT = {
+    "mlp": "every layer's activations through memory",
+    "resnet50": "every elementwise pass through memory",
+}
+OTHER_COUNT = {
+    "mlp": "activations kept in cache",
+    "resnet50": "elementwise passes fused",
+}
+
+
 def knee_comparisons(rows: Sequence[Measurement] | None = None) -> list[KneeComparison]:
     rows = read_published() if rows is None else rows
     found = []
     for row in rows:
         if row.model is not None and row.model.kind == "knee":
-            gpu, m = find_gpu(row.model.gpu), row.model
-            per_dtype = {dtype: knee(m.workload, m.params, gpu.ceilings(dtype), dtype) for dtype in gpu.peak_flops}
-            found.append(KneeComparison(row, per_dtype))
+            gpu = find_gpu(row.model.gpu)
+            found.append(KneeComparison(row, {dtype: ridge_counts(row.model, dtype) for dtype in gpu.peak_flops}))
     return found
 
 
@@ -167,15 +215,22 @@ def ratio_summary(found: Sequence[Check]) -> tuple[float, float, float]:
     return statistics.median(ratios), min(ratios), max(ratios)
 
 
-def fused_per_second(model: Model) -> float | None:
-    """For a ResNet-50 row: the predicted images per second when BatchNorm, ReLU, the residual adds and the pooling
-    cost no pass of their own over memory (`snippets.costs.resnet50_cost(fused=True)`), as an engine that fuses
-    them runs it. None for any other workload."""
-    if model.workload != "resnet50":
-        return None
-    flops, moved = resnet50_cost(model.batch, BYTES_PER_ELEMENT[model.dtype], model.params["resolution"], fused=True)
+def _resnet50(model: Model, fused: bool) -> Prediction:
+    flops, moved = resnet50_cost(model.batch, BYTES_PER_ELEMENT[model.dtype], model.params["resolution"], fused=fused)
+    c = ceilings(model)
     copies = model.gpus if model.parallelism == "data" else 1
-    return copies * model.batch / predicted_time(flops, moved, ceilings(model))
+    compute, memory = flops / c.flops_per_s, moved / c.bytes_per_s
+    split = (0.0, compute) if compute >= memory else (memory, 0.0)
+    return Prediction(copies * model.batch / predicted_time(flops, moved, c), *split)
+
+
+def unfused_per_second(model: Model) -> float | None:
+    """For a ResNet-50 row predicted with its elementwise passes fused: the predicted images per second when
+    BatchNorm, ReLU, the residual adds and the pooling each take a pass of their own over memory, as an engine that
+    does not fuse them runs it. None for any other row."""
+    if model.workload != "resnet50" or "fused-elementwise" not in model.departures:
+        return None
+    return _resnet50(model, fused=False).per_second
 
 
 def weight_share(model: Model) -> float:
