@@ -87,9 +87,7 @@ def kind_of(workload: str, params: Mapping[str, Any]) -> str | None:
 
 def figures(found: Sequence[Check], kind: str) -> list[Figure]:
     """The figures of `kind` whose configuration breaks none of the model's assumptions."""
-    return [
-        Figure(c.row.id, c.row.source.short, c.ratio) for c in found if not c.breaks and kind_of_check(c) == kind
-    ]
+    return [Figure(c.row.id, c.row.source.short, c.ratio) for c in found if not c.breaks and kind_of_check(c) == kind]
 
 
 def band(found: Sequence[Check], kind: str) -> Band | None:

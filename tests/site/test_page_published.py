@@ -39,7 +39,8 @@ def test_the_median_and_range_are_computed(page):
     found = pc.checks()
     median, low, high = pc.ratio_summary(found)
     said = plain(page.html("comparison"))
-    assert f"Published ÷ predicted over all {len(found)}: median {text.sig(median, 2)} , from {text.sig(low, 2)} (" in said
+    overall = f"Published ÷ predicted over all {len(found)}: median {text.sig(median, 2)} , from {text.sig(low, 2)} ("
+    assert overall in said
     assert f" to {text.sig(high, 2)} (gpt-fast: " in said
     clean = [c for c in found if not c.breaks]
     m, lo, hi = pc.ratio_summary(clean)
