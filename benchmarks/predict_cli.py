@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.analysis import bands
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, gpus_matching
-from benchmarks.analysis.predict import PredictedPoint, footprint_bytes, knee, predict
+from benchmarks.analysis.predict import PredictedPoint, RidgeCount, footprint_bytes, predict, ridge_counts
 from benchmarks.analysis.roofline import Ceilings, run_ceilings
 from benchmarks.results import ResultsError, read_run
 from benchmarks.site import text
+from benchmarks.site.bands import band_json, band_words, expected_words
 from benchmarks.workloads import WORKLOADS, Param, Workload
 
 DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32", "float": "float32",
@@ -39,6 +41,10 @@ BYTES_COUNTED = {
     "row's input, hidden activation and output",
 }
 MODEL = "time per call = max(FLOPs / peak FLOP/s, bytes / bandwidth): no fixed cost per call, perfect overlap"
+MODEL_PER_OPERATION = (
+    "time per call = the matmuls' max(FLOPs / peak FLOP/s, bytes / bandwidth) plus the attention's, run one after "
+    "the other: no fixed cost per call, perfect overlap within each"
+)
 
 
 class Refused(Exception):
@@ -52,6 +58,7 @@ class Device:
     memory_bytes: float | None
     origin: str  # "datasheet" or "measured"
     source: str
+    gpu: bool = True  # a GPU (a datasheet's, or a run measured on CUDA); False for a CPU run
 
 
 def parameters_help() -> str:
@@ -70,7 +77,8 @@ def add_parser(commands) -> None:
         help="predict a workload's time against batch on a datasheet GPU or a run's measured ceilings",
         description="The roofline of one workload configuration at the batch sizes given: time, throughput, FLOPs, "
         "bytes, what bounds each call, whether the weights (and a decode's KV cache) fit in the device's memory, and "
-        f"the predicted critical batch. WORKLOAD is one of {names}; each parameter not given keeps its default. "
+        f"the ridge batch (where compute time overtakes memory time), and beside each GPU time the band published "
+        f"systems of the same kind of work reached (benchmarks/published/). WORKLOAD is one of {names}; each parameter not given keeps its default. "
         "Nothing is measured.",
         epilog=parameters_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -190,17 +198,23 @@ def run_device(given: str, dtype: str) -> Device:
         have = ", ".join(measured.ceilings.get("matmul", {})) or "no dtype"
         raise Refused(f"{path}: run {measured.id} measured no {dtype} matmul rate (it measured {have})")
     name = text.device_label(measured)
-    return Device(name, ceilings, measured.device.get("memory_bytes"), "measured", f"run {measured.id} ({path})")
+    origin = f"run {measured.id} ({path})"
+    gpu = measured.device.get("kind") == "cuda"
+    return Device(name, ceilings, measured.device.get("memory_bytes"), "measured", origin, gpu)
 
 
 # --------------------------------------------------------------------------- the answer
 
 
-def _point(name: str, params: dict[str, Any], dtype: str, device: Device, point: PredictedPoint) -> dict[str, Any]:
+def _point(
+    name: str, params: dict[str, Any], dtype: str, device: Device, point: PredictedPoint, band: bands.Band | None
+) -> dict[str, Any]:
     held = footprint_bytes(name, params, dtype, point.batch)
+    expected = band.expected_s(point.seconds) if band is not None else None
     return {
         "batch": point.batch,
         "seconds": point.seconds,
+        "expected_seconds": dict(zip(("fastest", "typical", "slowest"), expected)) if expected else None,
         "throughput": point.batch / point.seconds,
         "flops": point.flops,
         "bytes": point.bytes,
@@ -214,8 +228,11 @@ def throughput_unit(spec: Workload, params: dict[str, Any]) -> str:
 
 
 def report(spec: Workload, params: dict[str, Any], dtype: str, device: Device, batches: list[int]) -> dict[str, Any]:
-    """The prediction as one JSON-ready object: the assumptions once, a point per batch, the knee."""
+    """The prediction as one JSON-ready object: the assumptions once, a point per batch, the ridge batch under
+    the stated count of bytes (and the other bound of them where there is one), and the band."""
     points = predict(spec.name, params, device.ceilings, dtype, batches)
+    kind = bands.kind_of(spec.name, params)
+    band = bands.band_for(kind) if device.gpu else None
     held = "the weights plus the KV cache" if spec.name == "decode" else "the weights"
     assumptions = {
         "workload": spec.name,
@@ -229,24 +246,33 @@ def report(spec: Workload, params: dict[str, Any], dtype: str, device: Device, b
         "bytes_per_s": device.ceilings.bytes_per_s,
         "memory_bytes": device.memory_bytes,
         "source": device.source,
-        "model": MODEL,
+        "model": MODEL_PER_OPERATION if spec.operations else MODEL,
         "bytes_counted": BYTES_COUNTED[spec.name],
         "throughput_unit": throughput_unit(spec, params),
         "fits_counts": f"{held}, against the device's memory",
     }
+    counts = ridge_counts(spec.name, params, device.ceilings, dtype)
+    banded = (
+        band_json(kind)
+        if device.gpu
+        else {"kind": kind, "band": None, "why": "no band: the published figures are GPU systems, this is a CPU run"}
+    )
     return {
         "assumptions": assumptions,
-        "points": [_point(spec.name, params, dtype, device, p) for p in points],
-        "knee": knee(spec.name, params, device.ceilings, dtype),
+        "points": [_point(spec.name, params, dtype, device, p, band) for p in points],
+        "ridge_batch": [{"count": c.count, "batch": c.batch, "on_ridge": c.on_ridge} for c in counts],
+        "band": banded,
     }
 
 
-def knee_words(found: float | None) -> str:
-    if found is None:
+def ridge_words(found: RidgeCount) -> str:
+    if found.on_ridge:
+        return "undecided: each extra row within 5 % of the ridge"
+    if found.batch is None:
         return "none: memory-bound at every batch (compute never overtakes memory)"
-    if found < 1:
+    if found.batch < 1:
         return "below 1: compute-bound from the first row"
-    return f"≈ {text.fmt_batch(found)}: memory-bound below it, compute-bound above"
+    return f"≈ {text.fmt_batch(found.batch)}: memory-bound below it, compute-bound above"
 
 
 def table_lines(found: dict[str, Any]) -> list[str]:
@@ -274,5 +300,14 @@ def table_lines(found: dict[str, Any]) -> list[str]:
             f"{p['batch']:>10,} {text.fmt_time(p['seconds']):>10} {rate:>16} {p['flops']:>10.3g} "
             f"{text.fmt_bytes(p['bytes']):>10}  {p['bound']:<8} {fits}"
         )
-    lines.append(f"predicted critical batch: {knee_words(found['knee'])}")
+    stated, *others = [RidgeCount(c["count"], c["batch"], c["on_ridge"]) for c in found["ridge_batch"]]
+    lines.append(f"ridge batch ({stated.count}): {ridge_words(stated)}")
+    lines += [f"  with {other.count}: {ridge_words(other)}" for other in others]
+    banded = found["band"]
+    if banded["band"] is None:
+        lines.append(f"band: {banded['why']}")
+    else:
+        band = bands.band_for(banded["kind"])
+        lines.append(f"band: {band_words(band)}; so, per batch:")
+        lines += [f"{p['batch']:>10,}  {expected_words(p['seconds'], band)}" for p in found["points"]]
     return lines

@@ -17,14 +17,15 @@ Pure Python: nothing on this module's import path may import torch.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from benchmarks.analysis.cnn import ON_RIDGE
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT
 from benchmarks.analysis.roofline import Ceilings, crossing_batch
 from benchmarks.workloads import decoder_config, workload
-from snippets.costs import kv_cache_bytes
+from snippets.costs import kv_cache_bytes, mlp_cost, resnet50_cost
 
 OVERHEAD, MEMORY, COMPUTE = "overhead", "memory", "compute"
 
@@ -142,6 +143,47 @@ def knee(name: str, params: Mapping[str, Any], ceilings: Ceilings, dtype: str) -
     overtakes memory time, followed along the workload's own FLOPs and bytes at every power of two up to
     KNEE_GRID's last. Below 1 when compute-bound from the first row; None when never compute-bound."""
     return ridge_batch(predict(name, params, ceilings, dtype, KNEE_GRID), ceilings)
+
+
+@dataclass(frozen=True)
+class RidgeCount:
+    """The ridge batch of a configuration under one count of its bytes."""
+
+    count: str  # which bytes are counted, in words
+    batch: float | None  # None: never compute-bound; below 1: compute-bound from the first row
+    on_ridge: bool  # never compute-bound, but each extra row within 5 % of the ridge: the count cannot decide
+
+
+# The count of bytes the registry states (`snippets.costs`, what the harness records), and the other bound of them
+# where a workload has one: an MLP's activations may stay in cache between layers, and an engine may fuse
+# ResNet-50's BatchNorm, ReLU, residual adds and pooling into its convolutions.
+STATED_COUNT = {"mlp": "every layer's activations through memory", "resnet50": "every elementwise pass through memory"}
+OTHER_COUNT = {"mlp": "activations kept in cache", "resnet50": "elementwise passes fused"}
+
+
+def ridge_count(count: str, cost: Callable[[int], tuple[float, float]], ceilings: Ceilings) -> RidgeCount:
+    """The ridge batch of (FLOPs, bytes) = cost(batch) on `ceilings`, followed over KNEE_GRID, and whether a
+    configuration that never turns compute-bound sits on the ridge (each extra row within 5 % of it: the site's
+    rule, `benchmarks.analysis.cnn.ON_RIDGE`)."""
+    points = [(b, *cost(b)) for b in KNEE_GRID]
+    batch = crossing_batch(points, ceilings)
+    (_, f1, m1), (_, f2, m2) = points[:2]
+    per_row = (f2 - f1) / (m2 - m1) if m2 > m1 else float("inf")
+    return RidgeCount(count, batch, batch is None and per_row >= ON_RIDGE * ceilings.ridge_intensity)
+
+
+def ridge_counts(name: str, params: Mapping[str, Any], ceilings: Ceilings, dtype: str) -> tuple[RidgeCount, ...]:
+    """The ridge batch under the count of bytes the registry states and, for an MLP and a ResNet-50, under the
+    other bound of its bytes (the stated count first)."""
+    spec, size, p = workload(name), BYTES_PER_ELEMENT[dtype], params
+    stated = ridge_count(STATED_COUNT.get(name, "bytes as counted"), lambda b: spec.cost(p, size, b), ceilings)
+    if name == "mlp":
+        other = ridge_count(OTHER_COUNT[name], lambda b: mlp_cost(b, p["width"], p["depth"], size, "cache"), ceilings)
+    elif name == "resnet50":
+        other = ridge_count(OTHER_COUNT[name], lambda b: resnet50_cost(b, size, p["resolution"], True), ceilings)
+    else:
+        return (stated,)
+    return stated, other
 
 
 def footprint_bytes(name: str, params: Mapping[str, Any], dtype: str, batch: int) -> float:

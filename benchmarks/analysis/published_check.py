@@ -25,16 +25,15 @@ Pure Python: nothing on this module's import path may import torch.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchmarks.analysis.cnn import ON_RIDGE
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, find_gpu
-from benchmarks.analysis.predict import COMPUTE, KNEE_GRID, MEMORY, PredictedPoint, predict
+from benchmarks.analysis.predict import COMPUTE, MEMORY, PredictedPoint, RidgeCount, predict, ridge_counts
 from benchmarks.analysis.published_file import Measurement, Model, read_published
-from benchmarks.analysis.roofline import Ceilings, crossing_batch, predicted_time
+from benchmarks.analysis.roofline import Ceilings, predicted_time
 from benchmarks.workloads import workload
-from snippets.costs import mlp_cost, resnet50_cost
+from snippets.costs import resnet50_cost
 
 # Departures that break an assumption of the model, as against details the source leaves unstated.
 BREAKS = frozenset({"tensor-parallel", "int8-weights", "fp8-mixed", "latency-bound", "power-limited"})
@@ -78,15 +77,6 @@ class Check:
     def breaks(self) -> list[str]:
         """The assumptions of the model this configuration breaks (departures in BREAKS), in the row's order."""
         return [d for d in self.row.model.departures if d in BREAKS]
-
-
-@dataclass(frozen=True)
-class RidgeCount:
-    """The ridge batch of a configuration under one count of its bytes."""
-
-    count: str  # which bytes are counted, in words
-    batch: float | None  # None: never compute-bound; below 1: compute-bound from the first row
-    on_ridge: bool  # never compute-bound, but each extra row within 5 % of the ridge: the count cannot decide
 
 
 @dataclass(frozen=True)
@@ -163,49 +153,15 @@ def checks(rows: Sequence[Measurement] | None = None) -> list[Check]:
     return [found for row in rows if (found := check(row)) is not None]
 
 
-def ridge_count(count: str, cost: Callable[[int], tuple[float, float]], ceilings: Ceilings) -> RidgeCount:
-    """The ridge batch of (FLOPs, bytes) = cost(batch) on `ceilings`, followed over KNEE_GRID, and whether a
-    configuration that never turns compute-bound sits on the ridge (each extra row within 5 % of it: the site's
-    rule, `benchmarks.analysis.cnn.ON_RIDGE`)."""
-    points = [(b, *cost(b)) for b in KNEE_GRID]
-    batch = crossing_batch(points, ceilings)
-    (_, f1, m1), (_, f2, m2) = points[:2]
-    per_row = (f2 - f1) / (m2 - m1) if m2 > m1 else float("inf")
-    return RidgeCount(count, batch, batch is None and per_row >= ON_RIDGE * ceilings.ridge_intensity)
-
-
-def ridge_counts(model: Model, dtype: str) -> tuple[RidgeCount, ...]:
-    """The ridge batch of a knee row's workload in `dtype` on its GPU's datasheet, under the count the registry
-    states and, for an MLP and a ResNet-50, under the other bound of its bytes."""
-    c, size, p = find_gpu(model.gpu).ceilings(dtype), BYTES_PER_ELEMENT[dtype], model.params
-    stated = ridge_count(STATED_COUNT.get(model.workload, "bytes as counted"),
-                         lambda b: workload(model.workload).cost(p, size, b), c)  # fmt: skip
-    if model.workload == "mlp":
-        other = ridge_count(OTHER_COUNT["mlp"], lambda b: mlp_cost(b, p["width"], p["depth"], size, "cache"), c)
-    elif model.workload == "resnet50":
-        other = ridge_count(OTHER_COUNT["resnet50"], lambda b: resnet50_cost(b, size, p["resolution"], fused=True), c)
-    else:
-        return (stated,)
-    return stated, other
-
-
-STATED_COUNT = {
-    "mlp": "every layer's activations through memory",
-    "resnet50": "every elementwise pass through memory",
-}
-OTHER_COUNT = {
-    "mlp": "activations kept in cache",
-    "resnet50": "elementwise passes fused",
-}
-
-
 def knee_comparisons(rows: Sequence[Measurement] | None = None) -> list[KneeComparison]:
     rows = read_published() if rows is None else rows
     found = []
     for row in rows:
         if row.model is not None and row.model.kind == "knee":
             gpu = find_gpu(row.model.gpu)
-            found.append(KneeComparison(row, {dtype: ridge_counts(row.model, dtype) for dtype in gpu.peak_flops}))
+            m = row.model
+            counts = {dtype: ridge_counts(m.workload, m.params, gpu.ceilings(dtype), dtype) for dtype in gpu.peak_flops}
+            found.append(KneeComparison(row, counts))
     return found
 
 

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from benchmarks.analysis import bands
 from benchmarks.analysis import published_check as pc
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, find_gpu
-from benchmarks.analysis.published_check import Check, KneeComparison, RidgeCount
+from benchmarks.analysis.predict import RidgeCount
+from benchmarks.analysis.published_check import Check, KneeComparison
 from benchmarks.analysis.published_file import Measurement, Model, read_published
 from benchmarks.site import charts, text
 from benchmarks.site.charts_published import published_chart
