@@ -76,10 +76,10 @@ def add_parser(commands) -> None:
         "predict",
         help="predict a workload's time against batch on a datasheet GPU or a run's measured ceilings",
         description="The roofline of one workload configuration at the batch sizes given: time, throughput, FLOPs, "
-        "bytes, what bounds each call, whether the weights (and a decode's KV cache) fit in the device's memory, and "
-        f"the ridge batch (where compute time overtakes memory time), and beside each GPU time the band published "
-        f"systems of the same kind of work reached (benchmarks/published/). WORKLOAD is one of {names}; each parameter not given keeps its default. "
-        "Nothing is measured.",
+        "bytes, what bounds each call, whether the weights (and a decode's KV cache) fit in the device's memory, the "
+        "ridge batch (where compute time overtakes memory time), and beside each GPU time the band that published "
+        "systems of the same kind of work reached (benchmarks/published/). "
+        f"WORKLOAD is one of {names}; each parameter not given keeps its default. Nothing is measured.",
         epilog=parameters_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
