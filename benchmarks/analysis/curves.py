@@ -195,7 +195,7 @@ class Curve:
         return sorted(found, key=lambda r: r["batch"])
 
     def knee_ratio(self) -> float | None:
-        """Measured knee over predicted knee (1 means the roofline was right)."""
+        """Measured knee over the ridge batch (1 means the roofline was right)."""
         if self.knee is None or not self.predicted_knee:
             return None
         return self.knee.batch / self.predicted_knee
