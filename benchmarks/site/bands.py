@@ -53,3 +53,17 @@ def band_json(kind: str | None) -> dict[str, Any]:
         "figures": [{"id": f.id, "source": f.source, "ratio": f.ratio} for f in found.figures],
         "from": WHERE,
     }
+
+
+def chart_line(kind: str | None) -> str:
+    """The band in a chart's subtitle: short enough for one line."""
+    found = bands.band_for(kind)
+    if found is not None:
+        return (
+            f"band: published {found.kind} figures reached {found.low * 100:.0f}–{found.high * 100:.0f} % of the "
+            f"roofline ({found.n} figures)"
+        )
+    if kind is None:
+        return "band: none (no published figure is of this kind of work; no other kind's band is borrowed)"
+    n = len(bands.figures_for(kind))
+    return f"band: none ({n} published {kind} figure{'' if n == 1 else 's'}, fewer than {bands.MIN_FIGURES})"
