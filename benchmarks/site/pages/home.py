@@ -3,11 +3,11 @@ the datasheet's prediction for an H100), then where every result comes from."""
 
 from __future__ import annotations
 
+from benchmarks.analysis import bands
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import Curve, SiteData
 from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.analysis.diagnosis import OPS_PER_LAYER, diagnose
-from benchmarks.analysis import bands
 from benchmarks.analysis.predict import overhead_ends, predict, regions, ridge_batch, ridge_counts
 from benchmarks.analysis.published import KERNEL_LAUNCH_S
 from benchmarks.results import Run
