@@ -59,6 +59,7 @@ class Device:
     origin: str  # "datasheet" or "measured"
     source: str
     gpu: bool = True  # a GPU (a datasheet's, or a run measured on CUDA); False for a CPU run
+    memory_from: str = "the run's device"  # where memory_bytes comes from: driver, datasheet or the run's device
 
 
 def parameters_help() -> str:
@@ -182,7 +183,7 @@ def gpu_device(name: str, dtype: str) -> Device:
     gpu = found[0]
     if dtype not in gpu.peak_flops:
         raise Refused(f"the {gpu.name} datasheet gives no {dtype} rate; it gives {', '.join(gpu.peak_flops)}")
-    return Device(gpu.name, gpu.ceilings(dtype), gpu.memory_bytes, "datasheet", gpu.source)
+    return Device(gpu.name, gpu.ceilings(dtype), gpu.memory_bytes, "datasheet", gpu.source, True, gpu.memory_from)
 
 
 def run_device(given: str, dtype: str) -> Device:
@@ -245,6 +246,7 @@ def report(spec: Workload, params: dict[str, Any], dtype: str, device: Device, b
         "flops_per_s": device.ceilings.flops_per_s,
         "bytes_per_s": device.ceilings.bytes_per_s,
         "memory_bytes": device.memory_bytes,
+        "memory_from": device.memory_from,
         "source": device.source,
         "model": MODEL_PER_OPERATION if spec.operations else MODEL,
         "bytes_counted": BYTES_COUNTED[spec.name],
@@ -281,7 +283,7 @@ def table_lines(found: dict[str, Any]) -> list[str]:
     memory = text.fmt_bytes(a["memory_bytes"]) if a["memory_bytes"] else "unknown"
     ceilings = (
         f"{text.fmt_rate(a['flops_per_s'], 'FLOP/s')} {a['dtype']}, {text.fmt_rate(a['bytes_per_s'], 'B/s')}, "
-        f"{memory} of memory"
+        f"{memory} of memory ({a['memory_from']})"
     )
     lines = [
         f"Predicted, not measured: {a['configuration']} in {a['dtype']} on {a['device']} ({a['ceilings_from']})",
