@@ -77,7 +77,8 @@ GPUS: tuple[GPU, ...] = (
         memory_from="driver",
         source="NVIDIA T4 Tensor Core GPU datasheet (https://www.nvidia.com/en-us/data-center/tesla-t4/); "
         "SM count and L2 from the NVIDIA Turing GPU Architecture whitepaper",
-        notes="65 TFLOP/s is the fp16 tensor-core rate (mixed precision) at the 1,590 MHz boost clock; plain fp32 "
+        notes="Memory: 16 GB on the datasheet; nvidia-smi reports 15,360 MiB (15.0 GiB) for a Tesla T4, the figure "
+        "used here. 65 TFLOP/s is the fp16 tensor-core rate (mixed precision) at the 1,590 MHz boost clock; plain fp32 "
         "is 8.1. Turing has no bf16. A 70 W card does not hold its boost clock under a long matmul: about 24 TFLOP/s "
         "has been measured for a 4096³ HGEMM, where power capping lowers the clock.",
         aliases=("Tesla T4",),
@@ -216,6 +217,8 @@ GPUS: tuple[GPU, ...] = (
         source="NVIDIA H100 Tensor Core GPU datasheet (https://www.nvidia.com/en-us/data-center/h100/), "
         "dense rates (the datasheet's headline tensor figures are with sparsity, twice these); "
         "SM count and L2 from the NVIDIA H100 Tensor Core GPU Architecture whitepaper",
+        notes="Memory: 80 GB on the datasheet; nvidia-smi reports 81,559 MiB (79.6 GiB) for an H100 80GB HBM3, the "
+        "figure used here.",
         aliases=("NVIDIA H100 80GB HBM3", "H100 SXM5"),
     ),
     GPU(
