@@ -14,7 +14,7 @@ from typing import Any
 
 from benchmarks.analysis.curves import MODE_ORDER, Curve, Point, bytes_per_element
 from benchmarks.analysis.predict import predict
-from benchmarks.results import Run
+from benchmarks.contract.results import Run
 from benchmarks.workloads import decoder_config
 from snippets import costs
 

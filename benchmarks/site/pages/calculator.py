@@ -9,9 +9,10 @@ from benchmarks.analysis import bands, calculator
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.datasheet import GPU, GPUS, find_gpu
-from benchmarks.results import Run
-from benchmarks.site import charts, charts_hardware, text
+from benchmarks.contract.results import Run
+from benchmarks.site import charts, text
 from benchmarks.site.bands import band_words, no_band_words
+from benchmarks.site.charts import hardware as charts_hardware
 from benchmarks.site.render import Bullets, Details, Page, Paragraph, Table, strong, tag, takeaway
 
 EXAMPLES = (

@@ -12,7 +12,7 @@ from benchmarks.analysis.predict import RidgeCount
 from benchmarks.analysis.published_check import Check, KneeComparison
 from benchmarks.analysis.published_file import Measurement, Model, read_published
 from benchmarks.site import charts, text
-from benchmarks.site.charts_published import published_chart
+from benchmarks.site.charts.published import published_chart
 from benchmarks.site.render import Bullets, Details, Html, Page, Paragraph, Table, code, strong, tag, takeaway
 
 TABLE_HEADERS = ["published by", "configuration", "published", "predicted", "published ÷ predicted", "breaks"]
