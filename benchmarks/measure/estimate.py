@@ -21,7 +21,7 @@ from typing import Any
 
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.measure import ceiling_plan, planning
-from benchmarks.profiles import Profile, Sweep
+from benchmarks.profiles import CurvePlan, Profile
 from benchmarks.workloads import WORKLOADS, decoder_config
 from snippets import costs
 
@@ -180,7 +180,7 @@ def estimate_ceilings(machine: Machine, profile: Profile, dtypes: list[str]) -> 
     return total
 
 
-def _kv_budgets(sweeps: list[Sweep], machine: Machine) -> dict[tuple[int, str], float]:
+def _kv_budgets(sweeps: list[CurvePlan], machine: Machine) -> dict[tuple[int, str], float]:
     wants = {
         (i, dtype): kv_cache_bytes(s.params, dtype, max(s.batches))
         for i, s in enumerate(sweeps)
@@ -192,7 +192,11 @@ def _kv_budgets(sweeps: list[Sweep], machine: Machine) -> dict[tuple[int, str], 
 
 
 def estimate(
-    profile: Profile, machine: Machine, sweeps: list[Sweep] | None = None, cache: str = "rotated", ceilings: bool = True
+    profile: Profile,
+    machine: Machine,
+    sweeps: list[CurvePlan] | None = None,
+    cache: str = "rotated",
+    ceilings: bool = True,
 ) -> Estimate:
     """The estimated wall time of `profile` (or of these of its sweeps) on `machine`, by part;
     without the ceilings when they are already measured."""
@@ -270,8 +274,8 @@ def _thinned(batches: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def fit_to_time(
-    profile: Profile, sweeps: list[Sweep], machine: Machine, seconds: float, cache: str = "rotated"
-) -> tuple[list[Sweep], str | None]:
+    profile: Profile, sweeps: list[CurvePlan], machine: Machine, seconds: float, cache: str = "rotated"
+) -> tuple[list[CurvePlan], str | None]:
     """Sweeps whose estimated time (ceilings excluded) fits in `seconds`: fewer samples per point
     first (down to MIN_SAMPLES), then fewer points (every second batch size, as often as needed).
     Returns them with a sentence saying what was cut (None when nothing was)."""
