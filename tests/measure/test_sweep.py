@@ -101,7 +101,7 @@ def test_out_of_memory_ends_the_search_and_is_recorded(fast, tmp_path, target, c
     assert found.doc["recommendation"]["first_oom"] == 8
     assert "Memory: batch 7 is the largest that ran; batch 8 ran out of memory." in found.doc["recommendation"]["lines"]
     assert (
-        "The FLOP counter saw no matmul or convolution: no compute knee to predict; no measured knee."
+        "The FLOP counter saw no matmul or convolution: no ridge batch to predict; no measured knee."
         in (found.doc["recommendation"]["lines"])
     )
 
