@@ -63,6 +63,29 @@ def sweep(session: nox.Session) -> None:
     session.run("python", "-m", "benchmarks", "sweep", *session.posargs)
 
 
+@nox.session(name="serving-check", venv_params=["--system-site-packages"], default=False)
+def serving_check(session: nox.Session) -> None:
+    """Check the dynamic-batching simulator against a real server: Ray Serve's @serve.batch on 127.0.0.1.
+
+    Starts a Ray cluster of its own (and always stops it), drives it with an open-loop Poisson client, writes
+    benchmarks/serving/<host>/<id>.json and prints measured against simulated. About six minutes on two
+    cores; `nox -s serving-check -- --quick` is about a minute. Ray stays in this session's environment.
+    """
+    if _has_torch(session):
+        session.log("using the torch already installed for this interpreter")
+    else:
+        session.install(*group("bench"))
+    session.install(*group("serving-check"))
+    session.run("python", "-m", "benchmarks.commands.serving_check", *session.posargs)
+
+
+@nox.session(name="serving-check-test", venv_params=["--system-site-packages"], default=False)
+def serving_check_test(session: nox.Session) -> None:
+    """The test that starts a real Ray Serve deployment (skipped where Ray is not installed, as in `tests`)."""
+    session.install(*group("serving-check-test"))
+    session.run("pytest", "-m", "slow", "tests/measure/test_serving_check_ray.py", *session.posargs)
+
+
 FAST = "not slow and not build and not browser"
 
 

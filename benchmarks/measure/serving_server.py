@@ -22,6 +22,7 @@ import contextlib
 import itertools
 import os
 import random
+import secrets
 import shutil
 import signal
 import tempfile
@@ -35,6 +36,7 @@ from ray import serve
 GCS_PORT = 6391  # unusual ports of our own, on 127.0.0.1 only
 HTTP_PORT = 8391
 HOST = "127.0.0.1"
+MARKER = "BATCHING_SERVING_CHECK"  # in the environment of every process of our cluster
 AUTH_MODE = "disabled"  # Ray 2.52+ reads RAY_AUTH_MODE: "disabled" or "token"; every port here is on 127.0.0.1
 
 
@@ -137,7 +139,11 @@ def echo_deployment(name: str):
 @contextlib.contextmanager
 def local_cluster(num_cpus: int = 2) -> Iterator[str]:
     """A one-node Ray cluster of our own (own temp dir, own ports, 127.0.0.1, no dashboard) with Serve's HTTP
-    proxy on 127.0.0.1:HTTP_PORT; stopped on the way out, also on an error or a signal."""
+    proxy on 127.0.0.1:HTTP_PORT; stopped on the way out, also on an error or a signal. Every process the
+    cluster starts inherits a marker of this cluster alone, and any of them still alive after Ray's own
+    shutdown is stopped by its process id; no other process is touched."""
+    marker = secrets.token_hex(8)
+    os.environ[MARKER] = marker
     os.environ["RAY_AUTH_MODE"] = AUTH_MODE
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
     os.environ["RAY_GCS_SERVER_PORT"] = str(GCS_PORT)
@@ -151,8 +157,6 @@ def local_cluster(num_cpus: int = 2) -> Iterator[str]:
     def stop_on_signal(signum, frame):
         raise SystemExit(128 + signum)  # unwinds through the finally below
 
-    for sig in previous:
-        signal.signal(sig, stop_on_signal)
     try:
         ray.init(
             num_cpus=num_cpus,
@@ -162,6 +166,10 @@ def local_cluster(num_cpus: int = 2) -> Iterator[str]:
             log_to_driver=False,
             configure_logging=False,
         )
+        # after ray.init, which installs handlers of its own (a SIGTERM would otherwise abort the driver
+        # without stopping the cluster)
+        for sig in previous:
+            signal.signal(sig, stop_on_signal)
         serve.start(http_options={"host": HOST, "port": HTTP_PORT}, logging_config={"log_level": "WARNING"})
         yield f"http://{HOST}:{HTTP_PORT}"
     finally:
@@ -171,7 +179,52 @@ def local_cluster(num_cpus: int = 2) -> Iterator[str]:
             ray.shutdown()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        stop_leftovers(marker)
         shutil.rmtree(temp_dir, ignore_errors=True)
+        os.environ.pop(MARKER, None)
+
+
+def _marked(marker: str) -> list[int]:
+    """Process ids of this user's processes whose environment carries `marker` (this process excluded)."""
+    found = []
+    needle = f"{MARKER}={marker}".encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as environ:
+                carries = needle in environ.read().split(b"\0")
+            if carries:
+                found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def stop_leftovers(marker: str, grace_s: float = 5.0) -> list[int]:
+    """Stop the processes this cluster started that outlived Ray's shutdown: SIGTERM, then SIGKILL."""
+    if not os.path.isdir("/proc"):
+        return []
+    left = _marked(marker)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + grace_s
+        while left and time.monotonic() < deadline:
+            time.sleep(0.2)
+            left = [pid for pid in left if _alive(pid)]
+        if not left:
+            break
+    return left
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def deploy(app, route: str) -> None:

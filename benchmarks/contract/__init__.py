@@ -1,0 +1,1 @@
+"""The results contract: schemas, rules and the strict readers of every kind of results file."""
