@@ -16,22 +16,22 @@ Pure Python: nothing on this module's import path may import torch.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.results import MAX_FILE_BYTES, ResultsError, _parse
-from benchmarks.schema import (
-    _DATE,
-    _NAME,
-    _NAME_OR_NULL,
-    _TEXT,
-    _TEXT_OR_NULL,
+from benchmarks.contract.results import MAX_FILE_BYTES, ResultsError
+from benchmarks.contract.schema import (
+    DATE_TIME,
+    NAME,
     RUN_ID,
     SLUG,
-    _d,
-    _obj,
-    _problems,
+    TEXT,
+    TEXT_OR_NULL,
+    described,
+    object_schema,
+    schema_problems,
 )
 
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -39,6 +39,7 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 DEFAULT_SERVING_DIR = (
     _PACKAGE / "serving" if (_PACKAGE.parent / "pyproject.toml").is_file() else Path.cwd() / "benchmarks-serving"
 )
+NAME_OR_NULL = {"type": ["string", "null"], "maxLength": 200}
 KIND = "serving-check"
 VERSION = 1  # of this kind of file; profile runs and sweeps have their own
 SERVICES = ("curve", "model")
@@ -59,72 +60,82 @@ _LOAD = {"type": "array", "minItems": 3, "maxItems": 3, "items": {"type": "numbe
 
 
 def _array(items: dict, description: str, most: int = MAX_REQUESTS) -> dict:
-    return _d({"type": "array", "maxItems": most, "items": items}, description)
+    return described({"type": "array", "maxItems": most, "items": items}, description)
 
 
-RUN = _obj(
+RUN = object_schema(
     {
-        "id": _d({"type": "string", "pattern": RUN_ID}, "Check id; also the file name."),
-        "started_at": _d(_DATE, "UTC start time, ISO 8601 with its offset."),
-        "finished_at": _d({**_DATE, "type": ["string", "null"]}, "UTC end time; null if the check did not finish."),
-        "complete": _d({"type": "boolean"}, "True when every planned run finished."),
-        "interrupted": _d(_TEXT_OR_NULL, "Why an incomplete check stopped."),
-        "command": _d({"type": "array", "maxItems": 200, "items": _TEXT}, "Command line of the check."),
-        "git_commit": _d({"type": ["string", "null"], "pattern": "^[0-9a-f]{7,64}$"}, "Commit of the measuring code."),
-        "git_dirty": _d({"type": ["boolean", "null"]}, "Uncommitted or untracked changes to the measuring code."),
-        "wall_s": _d(_SECONDS, "Seconds from start to the last write."),
-        "synthetic": _d({"type": "boolean"}, "True for test fixtures; such files are never published."),
+        "id": described({"type": "string", "pattern": RUN_ID}, "Check id; also the file name."),
+        "started_at": described(DATE_TIME, "UTC start time, ISO 8601 with its offset."),
+        "finished_at": described(
+            {**DATE_TIME, "type": ["string", "null"]}, "UTC end time; null if the check did not finish."
+        ),
+        "complete": described({"type": "boolean"}, "True when every planned run finished."),
+        "interrupted": described(TEXT_OR_NULL, "Why an incomplete check stopped."),
+        "command": described({"type": "array", "maxItems": 200, "items": TEXT}, "Command line of the check."),
+        "git_commit": described(
+            {"type": ["string", "null"], "pattern": "^[0-9a-f]{7,64}$"}, "Commit of the measuring code."
+        ),
+        "git_dirty": described(
+            {"type": ["boolean", "null"]}, "Uncommitted or untracked changes to the measuring code."
+        ),
+        "wall_s": described(_SECONDS, "Seconds from start to the last write."),
+        "synthetic": described({"type": "boolean"}, "True for test fixtures; such files are never published."),
     },
     ["id", "started_at", "complete", "command"],
     "Provenance of the check.",
     extra=False,
 )
 
-HOST = _obj(
+HOST = object_schema(
     {
-        "name": _d(_NAME, "The host's CPU model (the server ran on the CPU)."),
-        "slug": _d({"type": "string", "pattern": SLUG}, "Directory name for this host; the file must sit in it."),
-        "cpu_model": _d(_NAME_OR_NULL, "CPU model name."),
-        "cpus": _d({"type": "integer", "minimum": 1, "maximum": 4096}, "Logical CPUs."),
-        "platform": _d({"type": "string", "maxLength": 200}, "platform.platform()."),
-        "python": _d(_NAME, "Python version."),
-        "ray": _d(_NAME, "ray.__version__."),
-        "torch": _d(_NAME_OR_NULL, "torch.__version__, where the model service ran."),
-        "load_average_start": _d(_LOAD, "1, 5 and 15 minute load averages when the check started."),
-        "load_average_end": _d(_LOAD, "The same when it ended: how busy the machine was with other work."),
+        "name": described(NAME, "The host's CPU model (the server ran on the CPU)."),
+        "slug": described(
+            {"type": "string", "pattern": SLUG}, "Directory name for this host; the file must sit in it."
+        ),
+        "cpu_model": described(NAME_OR_NULL, "CPU model name."),
+        "cpus": described({"type": "integer", "minimum": 1, "maximum": 4096}, "Logical CPUs."),
+        "platform": described({"type": "string", "maxLength": 200}, "platform.platform()."),
+        "python": described(NAME, "Python version."),
+        "ray": described(NAME, "ray.__version__."),
+        "torch": described(NAME_OR_NULL, "torch.__version__, where the model service ran."),
+        "load_average_start": described(_LOAD, "1, 5 and 15 minute load averages when the check started."),
+        "load_average_end": described(_LOAD, "The same when it ended: how busy the machine was with other work."),
     },
     ["name", "slug", "cpus", "python", "ray", "load_average_start"],
     "The machine the server and the client ran on.",
     extra=False,
 )
 
-SERVER = _obj(
+SERVER = object_schema(
     {
-        "name": _d({"type": "string", "const": "Ray Serve"}, "The server."),
-        "version": _d(_NAME, "Its version."),
-        "replicas": _d({"type": "integer", "minimum": 1, "maximum": 1024}, "Replicas per deployment."),
-        "max_ongoing_requests": _d(
+        "name": described({"type": "string", "const": "Ray Serve"}, "The server."),
+        "version": described(NAME, "Its version."),
+        "replicas": described({"type": "integer", "minimum": 1, "maximum": 1024}, "Replicas per deployment."),
+        "max_ongoing_requests": described(
             {"type": "integer", "minimum": 1, "maximum": 1_000_000},
             "Set explicitly: the default (5) caps every batch at 5.",
         ),
-        "max_concurrent_batches": _d({"type": "integer", "minimum": 1, "maximum": 1024}, "@serve.batch's setting."),
-        "transport": _d(_TEXT, "How requests reached the replica."),
-        "auth_mode": _d({"type": "string", "enum": ["disabled", "token"]}, "RAY_AUTH_MODE, set explicitly."),
+        "max_concurrent_batches": described(
+            {"type": "integer", "minimum": 1, "maximum": 1024}, "@serve.batch's setting."
+        ),
+        "transport": described(TEXT, "How requests reached the replica."),
+        "auth_mode": described({"type": "string", "enum": ["disabled", "token"]}, "RAY_AUTH_MODE, set explicitly."),
     },
     ["name", "version", "replicas", "max_ongoing_requests", "max_concurrent_batches", "transport", "auth_mode"],
     "The server and the settings that shape its batches.",
     extra=False,
 )
 
-CURVE = _obj(
+CURVE = object_schema(
     {
-        "scale": _d(
+        "scale": described(
             {"type": "number", "exclusiveMinimum": 0, "maximum": 1e6}, "The sweep's times were multiplied by this."
         ),
-        "source": _d(_TEXT, "The committed sweep file whose measured samples the service followed."),
-        "label": _d(_TEXT, "What that sweep measured."),
+        "source": described(TEXT, "The committed sweep file whose measured samples the service followed."),
+        "label": described(TEXT, "What that sweep measured."),
         "batches": _array(
-            _obj(
+            object_schema(
                 {
                     "batch": _BATCH,
                     "samples_s": _array(_SECONDS, "Seconds one call takes at this batch.", 10_000),
@@ -142,9 +153,9 @@ CURVE = _obj(
     extra=False,
 )
 
-OVERHEAD = _obj(
+OVERHEAD = object_schema(
     {
-        "rate_per_s": _d(_SECONDS, "Poisson rate of the requests."),
+        "rate_per_s": described(_SECONDS, "Poisson rate of the requests."),
         "latency_s": _array(_SECONDS, "Each answered request's latency through a replica that does no work."),
         "failed": _COUNT,
     },
@@ -153,7 +164,7 @@ OVERHEAD = _obj(
     extra=False,
 )
 
-REQUESTS = _obj(
+REQUESTS = object_schema(
     {
         "scheduled_s": _array(_OFFSET, "When the open-loop schedule sent it, from the start of the run."),
         "sent_s": _array(_OFFSET, "When it was sent (the client may lag its schedule)."),
@@ -166,7 +177,7 @@ REQUESTS = _obj(
     extra=False,
 )
 
-BATCHES = _obj(
+BATCHES = object_schema(
     {
         "size": _array(_BATCH, "Requests in the batch."),
         "start_s": _array(_OFFSET, "When the batch handler started, from the start of the run."),
@@ -180,20 +191,24 @@ BATCHES = _obj(
 RUN_FIELDS = ["name", "service", "model", "handler", "max_batch", "max_delay_s", "rate_per_s", "repeat", "seed"]
 RUN_FIELDS += ["started_at", "failed", "errors", "requests", "batches"]
 
-RUN_ENTRY = _obj(
+RUN_ENTRY = object_schema(
     {
-        "name": _d({"type": "string", "pattern": RUN_ID}, "Names the run within the file."),
-        "service": _d({"type": "string", "enum": list(SERVICES)}, "curve: slept along the curve; model: torch."),
-        "model": _d(_NAME_OR_NULL, "The torch model of a model service (path.py:factory)."),
-        "handler": _d({"type": "string", "enum": list(HANDLERS)}, "Whether the batch handler awaits or blocks."),
-        "max_batch": _d(_BATCH, "@serve.batch's max_batch_size."),
-        "max_delay_s": _d({"type": "number", "minimum": 0, "maximum": 3600}, "@serve.batch's batch_wait_timeout_s."),
-        "rate_per_s": _d(_SECONDS, "The Poisson rate the client offered."),
-        "repeat": _d({"type": "integer", "minimum": 1, "maximum": 1000}, "Which repeat of this case."),
-        "seed": _d({"type": "integer", "minimum": 0, "maximum": 2**63}, "Seed of the schedule."),
-        "started_at": _d(_DATE, "When sending started."),
+        "name": described({"type": "string", "pattern": RUN_ID}, "Names the run within the file."),
+        "service": described({"type": "string", "enum": list(SERVICES)}, "curve: slept along the curve; model: torch."),
+        "model": described(NAME_OR_NULL, "The torch model of a model service (path.py:factory)."),
+        "handler": described({"type": "string", "enum": list(HANDLERS)}, "Whether the batch handler awaits or blocks."),
+        "max_batch": described(_BATCH, "@serve.batch's max_batch_size."),
+        "max_delay_s": described(
+            {"type": "number", "minimum": 0, "maximum": 3600}, "@serve.batch's batch_wait_timeout_s."
+        ),
+        "rate_per_s": described(_SECONDS, "The Poisson rate the client offered."),
+        "repeat": described({"type": "integer", "minimum": 1, "maximum": 1000}, "Which repeat of this case."),
+        "seed": described({"type": "integer", "minimum": 0, "maximum": 2**63}, "Seed of the schedule."),
+        "started_at": described(DATE_TIME, "When sending started."),
         "failed": _COUNT,
-        "errors": _d({"type": "array", "maxItems": 10, "items": _TEXT}, "The distinct errors of failed requests."),
+        "errors": described(
+            {"type": "array", "maxItems": 10, "items": TEXT}, "The distinct errors of failed requests."
+        ),
         "requests": REQUESTS,
         "batches": BATCHES,
     },
@@ -205,10 +220,10 @@ RUN_ENTRY = _obj(
 SERVING_CHECK_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "batching real-server check",
-    **_obj(
+    **object_schema(
         {
-            "schema_version": _d({"type": "integer", "const": VERSION}, "Version of this kind of file."),
-            "kind": _d({"type": "string", "const": KIND}, "serving-check: a dynamic-batching server measured."),
+            "schema_version": described({"type": "integer", "const": VERSION}, "Version of this kind of file."),
+            "kind": described({"type": "string", "const": KIND}, "serving-check: a dynamic-batching server measured."),
             "run": RUN,
             "host": HOST,
             "server": SERVER,
@@ -226,9 +241,9 @@ SERVING_CHECK_SCHEMA: dict[str, Any] = {
 def serving_check_rules(doc: dict[str, Any]) -> list[tuple[str, str]]:
     """What the schema cannot say: parallel arrays of equal length, batches that hold the requests that
     name them and no more than max batch, a schedule in order, dates in order, names used once."""
-    from benchmarks.rules import _dates
+    from benchmarks.contract.rules import date_problems
 
-    problems = list(_dates(doc["run"]))
+    problems = list(date_problems(doc["run"]))
     seen_batches = set()
     for index, entry in enumerate(doc["curve"]["batches"]):
         if entry["batch"] in seen_batches:
@@ -300,7 +315,7 @@ def validate_serving_check(doc: Any) -> list[tuple[str, str]]:
         return [("kind", f"must be {KIND!r}: this reader reads real-server checks only")]
     if doc.get("schema_version") != VERSION or type(doc.get("schema_version")) is not int:
         return [("schema_version", f"must be {VERSION} for a {KIND} file")]
-    return _problems(doc, SERVING_CHECK_SCHEMA, "") or serving_check_rules(doc)
+    return schema_problems(doc, SERVING_CHECK_SCHEMA, "") or serving_check_rules(doc)
 
 
 @dataclass(eq=False)
@@ -321,6 +336,15 @@ class ServingCheck:
     @property
     def runs(self) -> list[dict[str, Any]]:
         return self.doc["runs"]
+
+
+def _parse(path: Path, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultsError(path, "(json)", f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
+    except (RecursionError, ValueError) as exc:  # nested too deeply; an integer of thousands of digits
+        raise ResultsError(path, "(json)", f"holds what no results file holds: {str(exc)[:120]}") from None
 
 
 def read_serving_check(path: Path | str, *, layout: bool = True) -> ServingCheck:

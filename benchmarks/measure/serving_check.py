@@ -29,10 +29,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from benchmarks.contract.results import read_sweep, write_atomic
 from benchmarks.contract.serving_check import DEFAULT_SERVING_DIR
 from benchmarks.measure.serving_client import Load, drive, poisson_schedule
 from benchmarks.measure.session import ROOT, provenance
-from benchmarks.results import read_sweep, write_atomic
 
 DEFAULT_CURVE = ROOT / "benchmarks" / "sweeps" / "cpu-amd-epyc" / "20261130T115150Z-sweep-19dee8.json"
 MODEL_TARGET = "examples/resnet50_small.py:factory"

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
+from benchmarks.contract.results import ResultsError
 from benchmarks.contract.serving_check import DEFAULT_SERVING_DIR, read_serving_check, validate_serving_check
-from benchmarks.results import ResultsError
 from tests.synthetic_serving import synthetic_check, write_check
 
 
