@@ -1,12 +1,12 @@
 """Check the dynamic-batching simulator against a real server: Ray Serve's `@serve.batch` on 127.0.0.1.
 
-`python -m benchmarks.measure.serving_check` (or `nox -s serving-check`) starts a one-node Ray cluster of its
-own, deploys one replica per (handler style, policy) and drives each with an open-loop Poisson client at
-several rates, twice; then a real torch model at low rates. It writes every request's timings and every
-batch the server formed (its size and how long it ran, measured inside the server) to
-`benchmarks/serving/<host>/<id>.json`, a results file of its own kind (`benchmarks.contract.serving_check`),
-which `benchmarks.analysis.serving_check` compares with the simulator. The cluster is stopped on the way
-out, also on an error, Ctrl-C or SIGTERM.
+`run_check` (called by `python -m benchmarks.commands.serving_check` and `nox -s serving-check`) starts a
+one-node Ray cluster of its own, deploys one replica per (handler style, policy) and drives each with an
+open-loop Poisson client at several rates, three times; then a real torch model at low rates. It writes every
+request's timings and every batch the server formed (its size and how long it ran, measured inside the
+server) to `benchmarks/serving/<host>/<id>.json`, a results file of its own kind
+(`benchmarks.contract.serving_check`), which `benchmarks.analysis.serving_check` compares with the
+simulator. The cluster is stopped on the way out, also on an error, Ctrl-C or SIGTERM.
 
 The service that follows a curve sleeps for a time drawn from a committed sweep's measured samples at the
 batch's size (interpolated between measured batches), so it follows a measured curve without using the
@@ -18,7 +18,6 @@ Only this harness imports Ray (through `benchmarks.measure.serving_server`, load
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import secrets
@@ -30,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.contract.results import read_sweep, write_atomic
-from benchmarks.contract.serving_check import DEFAULT_SERVING_DIR
 from benchmarks.measure.serving_client import Load, drive, poisson_schedule
 from benchmarks.measure.session import ROOT, provenance
 
@@ -87,9 +85,9 @@ FULL = Plan(  # rates up to about 70 % of what each handler style sustains with 
     rates={"awaiting": (6.0, 14.0, 22.0), "blocking": (10.0, 25.0, 40.0)},
     model_policy=(8, 0.010),
     model_rates=(3.0, 8.0),
-    repeats=2,
-    duration_s=8.0,
-    max_requests=800,
+    repeats=3,
+    duration_s=6.0,
+    max_requests=600,
 )
 QUICK = Plan(  # the test's check: one policy, one rate per style, no model
     policies=((16, 0.005),),
@@ -255,9 +253,11 @@ def run_check(plan: Plan, curve_path: Path, out_dir: Path, command: list[str]) -
         "runs": [],
     }
     say(f"serving check: {len(cases)} runs of up to {plan.duration_s:g} s, writing {path}")
+    marker = "(not started)"
     try:
         with server.local_cluster() as url:
-            say(f"  cluster up ({time.perf_counter() - wall:.0f} s); deploying {len(routes) + 1} replicas")
+            marker = os.environ[server.MARKER]
+            say(f"  cluster {marker} up ({time.perf_counter() - wall:.0f} s); deploying {len(routes) + 1} replicas")
             server.deploy(server.echo_deployment("echo"), "/echo")
             for route, case in routes.items():
                 if case.service == "model":
@@ -268,8 +268,9 @@ def run_check(plan: Plan, curve_path: Path, out_dir: Path, command: list[str]) -
                     )
                 server.deploy(app, route)
             say(f"  deployed ({time.perf_counter() - wall:.0f} s)")
-            _echo(doc, url, plan, seed=1)
             for index, case in enumerate(cases, 1):
+                if index == 1 or case.repeat != cases[index - 2].repeat:
+                    _echo(doc, url, plan, seed=case.repeat)  # once per round of repeats: the load drifts
                 drive(url + case.route, [0.02 * i for i in range(3)])  # warm the route; not recorded
                 time.sleep(0.3)
                 seed = 1000 + index
@@ -305,7 +306,7 @@ def run_check(plan: Plan, curve_path: Path, out_dir: Path, command: list[str]) -
                 write_atomic(path, doc)
                 if failed:
                     settle(url + case.route)
-            _echo(doc, url, plan, seed=2)
+            _echo(doc, url, plan, seed=plan.repeats + 1)
         doc["run"]["complete"] = True
     except BaseException as exc:
         doc["run"]["interrupted"] = f"{type(exc).__name__}: {exc}"[:500]
@@ -316,6 +317,7 @@ def run_check(plan: Plan, curve_path: Path, out_dir: Path, command: list[str]) -
         doc["host"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
         if doc["runs"] or doc["overhead"]:
             write_atomic(path, doc)
+    say(f"  cluster {marker} stopped; {len(server.marked_processes(marker))} of its processes left")
     say(f"serving check done in {doc['run']['wall_s']:.0f} s: {path}")
     return path
 
@@ -343,35 +345,3 @@ def _echo(doc: dict[str, Any], url: str, plan: Plan, seed: int) -> None:
     )
     median = sorted(latencies)[len(latencies) // 2] if latencies else float("nan")
     say(f"  server overhead (no work, {ECHO_RATE:g}/s): median {median * 1000:.1f} ms over {len(latencies)} requests")
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.measure.serving_check",
-        description=(
-            "Measure Ray Serve's dynamic batching on this machine (127.0.0.1 only) and write a serving-check "
-            "results file. The full plan takes about six minutes on two cores."
-        ),
-    )
-    parser.add_argument("--quick", action="store_true", help="one policy, one rate per handler style (~1 minute)")
-    parser.add_argument(
-        "--out", type=Path, default=DEFAULT_SERVING_DIR, help="results directory (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--curve", type=Path, default=DEFAULT_CURVE, help="sweep file whose measured curve the service follows"
-    )
-    argv = sys.argv[1:] if argv is None else argv
-    args = parser.parse_args(argv)
-    if not args.curve.is_file():
-        print(f"--curve: no such file: {args.curve}", file=sys.stderr)
-        return 2
-    try:
-        run_check(QUICK if args.quick else FULL, args.curve.resolve(), args.out, ["python", "-m", __spec__.name, *argv])
-    except KeyboardInterrupt:
-        print("serving check interrupted; the cluster is stopped", file=sys.stderr)
-        return 130
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

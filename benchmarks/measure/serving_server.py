@@ -184,7 +184,7 @@ def local_cluster(num_cpus: int = 2) -> Iterator[str]:
         os.environ.pop(MARKER, None)
 
 
-def _marked(marker: str) -> list[int]:
+def marked_processes(marker: str) -> list[int]:
     """Process ids of this user's processes whose environment carries `marker` (this process excluded)."""
     found = []
     needle = f"{MARKER}={marker}".encode()
@@ -205,7 +205,7 @@ def stop_leftovers(marker: str, grace_s: float = 5.0) -> list[int]:
     """Stop the processes this cluster started that outlived Ray's shutdown: SIGTERM, then SIGKILL."""
     if not os.path.isdir("/proc"):
         return []
-    left = _marked(marker)
+    left = marked_processes(marker)
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid in left:
             with contextlib.suppress(OSError):
