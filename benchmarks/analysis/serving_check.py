@@ -56,6 +56,8 @@ class Row:
     sim_p50_s: float
     p99_s: float
     sim_p99_s: float
+    mean_s: float  # measured mean latency (median over repeats): steadier than p50 when latency is bimodal
+    sim_mean_s: float
     mean_batch: float  # measured: the median over repeats of each repeat's mean batch
     mean_batch_range: tuple[float, float]
     sim_mean_batch: float
@@ -72,6 +74,10 @@ class Row:
     @property
     def batch_ratio(self) -> float:
         return self.mean_batch / self.sim_mean_batch
+
+    @property
+    def mean_ratio(self) -> float:
+        return self.mean_s / self.sim_mean_s
 
     @property
     def p99_ratio(self) -> float:
@@ -128,6 +134,9 @@ class Comparison:
                 "sim_mean_batch": r.sim_mean_batch,
                 "batch_ratio": r.batch_ratio,
                 "histogram_distance": r.histogram_distance,
+                "mean_ms": r.mean_s * 1e3,
+                "sim_mean_ms": r.sim_mean_s * 1e3,
+                "mean_ratio": r.mean_ratio,
                 "p99_ms": r.p99_s * 1e3,
                 "sim_p99_ms": r.sim_p99_s * 1e3,
                 "p99_ratio": r.p99_ratio,
@@ -193,13 +202,14 @@ def compare(check: ServingCheck, seeds: int = SEEDS) -> Comparison:
             continue
         policy = Policy("ray", case.max_batch, case.max_delay_s, 1, case.handler)
         curve = curves[(case.service, case.handler)]
-        p50s, p99s, batch_means, sizes, outside = [], [], [], [], []
-        sim_p50, sim_p99, sim_batch, sim_sizes, utilisation = [], [], [], [], []
+        p50s, p99s, means, batch_means, sizes, outside = [], [], [], [], [], []
+        sim_p50, sim_p99, sim_means, sim_batch, sim_sizes, utilisation = [], [], [], [], [], []
         overloaded, sent_total, span_total = False, 0, 0.0
         for run in runs:
             sent, latency, inside = _answered(run)
             p50s.append(float(np.median(latency)))
             p99s.append(float(np.percentile(latency, 99)))
+            means.append(float(np.mean(latency)))
             batch_means.append(float(np.mean(run["batches"]["size"])))
             sizes += run["batches"]["size"]
             outside += list(latency - inside)
@@ -209,6 +219,7 @@ def compare(check: ServingCheck, seeds: int = SEEDS) -> Comparison:
             results = [simulate(policy, curve, sent, overhead_s=median, seed=seed) for seed in range(seeds)]
             sim_p50.append(float(np.mean([np.median(r.latency_s) for r in results])))
             sim_p99.append(float(np.mean([np.percentile(r.latency_s, 99) for r in results])))
+            sim_means.append(float(np.mean([np.mean(r.latency_s) for r in results])))
             sim_batch.append(float(np.mean([r.mean_batch for r in results])))
             for result in results:
                 sim_sizes += result.batch_sizes.tolist()
@@ -226,6 +237,8 @@ def compare(check: ServingCheck, seeds: int = SEEDS) -> Comparison:
                 sim_p50_s=float(np.median(sim_p50)),
                 p99_s=float(np.median(p99s)),
                 sim_p99_s=float(np.median(sim_p99)),
+                mean_s=float(np.median(means)),
+                sim_mean_s=float(np.median(sim_means)),
                 mean_batch=float(np.median(batch_means)),
                 mean_batch_range=(min(batch_means), max(batch_means)),
                 sim_mean_batch=float(np.median(sim_batch)),
@@ -254,13 +267,15 @@ def format_table(found: Comparison) -> str:
         f"server overhead per request (no work, no batching): median {found.overhead_s * 1e3:.1f} ms, "
         f"p90 {found.overhead_p90_s * 1e3:.1f} ms over {found.overhead_requests} requests",
         f"{'service':8} {'handler':9} {'policy':24} {'rate/s':>6} {'rep':>3} {'p50 ms':>7} {'sim':>6} {'ratio':>5}  "
-        f"{'batch':>5} {'sim':>5} {'ratio':>5} {'TV':>5}  {'p99 ms':>7} {'sim':>6} {'util':>4} {'out ms':>6} agrees",
+        f"{'batch':>5} {'sim':>5} {'ratio':>5} {'TV':>5}  {'mean':>5}  {'p99 ms':>7} {'sim':>6} "
+        f"{'util':>4} {'out ms':>6} agrees",
     ]
     for r in found.rows:
         lines.append(
             f"{r.case.service:8} {r.case.handler:9} {r.case.describe():24} {r.case.rate_per_s:6g} {r.repeats:3d} "
             f"{r.p50_s * 1e3:7.1f} {r.sim_p50_s * 1e3:6.1f} {r.p50_ratio:5.2f}  {r.mean_batch:5.2f} "
-            f"{r.sim_mean_batch:5.2f} {r.batch_ratio:5.2f} {r.histogram_distance:5.2f}  {r.p99_s * 1e3:7.1f} "
+            f"{r.sim_mean_batch:5.2f} {r.batch_ratio:5.2f} {r.histogram_distance:5.2f}  {r.mean_ratio:5.2f}  "
+            f"{r.p99_s * 1e3:7.1f} "
             f"{r.sim_p99_s * 1e3:6.1f} {r.utilisation:4.2f} {r.outside_s * 1e3:6.1f} {'yes' if r.agrees else 'NO'}"
         )
     agreeing = found.agreeing()

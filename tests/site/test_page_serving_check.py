@@ -29,7 +29,7 @@ def committed():
 def test_the_site_shows_the_newest_measurement_never_a_synthetic_file(tmp_path):
     write_check(tmp_path, synthetic_check())
     assert serving_check.newest_check(tmp_path) is None
-    page = serving_check.build(serving_check.newest_check(tmp_path / "nothing-here"))
+    page = serving_check.build(directory=tmp_path / "nothing-here")
     assert "nox -s serving-check" in plain(page.html("summary")) and page.sections["figure"] == []
 
 

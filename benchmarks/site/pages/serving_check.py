@@ -30,6 +30,7 @@ TABLE_HEADERS = [
     "mean batch simulated",
     "measured ÷ simulated",
     "batch sizes: share that differs",
+    "mean latency: measured ÷ simulated",
     "p99 measured / simulated (ms)",
     "replica busy (simulated)",
 ]
@@ -42,9 +43,10 @@ def newest_check(directory: Path | None = None) -> ServingCheck | None:
     return max(found, key=lambda c: c.doc["run"]["started_at"], default=None)
 
 
-def build(check: ServingCheck | None = None) -> Page:
-    """The section's parts for `check` (default: the newest committed measurement)."""
-    check = check if check is not None else newest_check()
+def build(check: ServingCheck | None = None, directory: Path | None = None) -> Page:
+    """The section's parts for `check` (default: the newest measurement under `directory`, by default the
+    committed ones)."""
+    check = check if check is not None else newest_check(directory)
     if check is None:
         none = Paragraph(["No real-server check is committed yet: ", code("nox -s serving-check"), " measures one."])
         return Page({"summary": [none], "figure": [], "table": [], "method": []})
@@ -71,7 +73,9 @@ def where(found: Comparison) -> str:
 
 
 def _ratios(rows: list[Row], attribute: str) -> str:
-    return text.sig_range([getattr(r, attribute) for r in rows])
+    values = [getattr(r, attribute) for r in rows]
+    low, high = f"{min(values):.2f}", f"{max(values):.2f}"
+    return low if low == high else f"{low}–{high}"
 
 
 def summary_words(found: Comparison) -> str:
@@ -147,7 +151,7 @@ def comparison_table(found: Comparison) -> Table:
             [
                 r.case.service,
                 r.case.handler,
-                r.case.describe(),
+                r.case.describe() + ("; the simulator found a repeat overloaded" if r.overloaded else ""),
                 text.sig(r.case.rate_per_s, 2),
                 str(r.repeats),
                 f"{text.sig(r.p50_s * 1e3, 3)} ({text.sig_range([low * 1e3, high * 1e3])})",
@@ -157,6 +161,7 @@ def comparison_table(found: Comparison) -> Table:
                 text.sig(r.sim_mean_batch, 3),
                 f"{r.batch_ratio:.2f}",
                 f"{r.histogram_distance:.0%}",
+                f"{r.mean_ratio:.2f}",
                 f"{text.sig(r.p99_s * 1e3, 3)} / {text.sig(r.sim_p99_s * 1e3, 3)}",
                 f"{r.utilisation:.0%}",
             ]
