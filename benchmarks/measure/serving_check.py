@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.contract.results import read_sweep, write_atomic
+from benchmarks.measure.serving_cleanup import marked_processes
 from benchmarks.measure.serving_client import Load, drive, poisson_schedule
 from benchmarks.measure.session import ROOT, provenance
 
@@ -317,7 +318,7 @@ def run_check(plan: Plan, curve_path: Path, out_dir: Path, command: list[str]) -
         doc["host"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
         if doc["runs"] or doc["overhead"]:
             write_atomic(path, doc)
-    say(f"  cluster {marker} stopped; {len(server.marked_processes(marker))} of its processes left")
+    say(f"  cluster {marker} stopped; {len(marked_processes(marker))} of its processes left")
     say(f"serving check done in {doc['run']['wall_s']:.0f} s: {path}")
     return path
 

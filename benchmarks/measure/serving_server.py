@@ -33,10 +33,11 @@ from typing import Any
 import ray
 from ray import serve
 
+from benchmarks.measure.serving_cleanup import MARKER, stop_leftovers
+
 GCS_PORT = 6391  # unusual ports of our own, on 127.0.0.1 only
 HTTP_PORT = 8391
 HOST = "127.0.0.1"
-MARKER = "BATCHING_SERVING_CHECK"  # in the environment of every process of our cluster
 AUTH_MODE = "disabled"  # Ray 2.52+ reads RAY_AUTH_MODE: "disabled" or "token"; every port here is on 127.0.0.1
 
 
@@ -182,49 +183,6 @@ def local_cluster(num_cpus: int = 2) -> Iterator[str]:
         stop_leftovers(marker)
         shutil.rmtree(temp_dir, ignore_errors=True)
         os.environ.pop(MARKER, None)
-
-
-def marked_processes(marker: str) -> list[int]:
-    """Process ids of this user's processes whose environment carries `marker` (this process excluded)."""
-    found = []
-    needle = f"{MARKER}={marker}".encode()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as environ:
-                carries = needle in environ.read().split(b"\0")
-            if carries:
-                found.append(int(entry))
-        except OSError:
-            continue
-    return found
-
-
-def stop_leftovers(marker: str, grace_s: float = 5.0) -> list[int]:
-    """Stop the processes this cluster started that outlived Ray's shutdown: SIGTERM, then SIGKILL."""
-    if not os.path.isdir("/proc"):
-        return []
-    left = marked_processes(marker)
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in left:
-            with contextlib.suppress(OSError):
-                os.kill(pid, sig)
-        deadline = time.monotonic() + grace_s
-        while left and time.monotonic() < deadline:
-            time.sleep(0.2)
-            left = [pid for pid in left if _alive(pid)]
-        if not left:
-            break
-    return left
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def deploy(app, route: str) -> None:

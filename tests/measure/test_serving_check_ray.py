@@ -46,7 +46,7 @@ def test_the_quick_check_measures_both_handler_styles_and_stops_its_cluster(tmp_
     assert awaiting.mean_batch < 2  # 10 requests/s, 5 ms wait: about 1 + 10 × 0.005 requests per batch
     assert "within 20%" in done.stdout
     # every process the cluster started is gone: none carries the cluster's marker
-    from benchmarks.measure.serving_server import marked_processes
+    from benchmarks.measure.serving_cleanup import marked_processes
 
     marker = re.search(r"cluster ([0-9a-f]{16}) stopped; 0 of its processes left", done.stderr)
     assert marker, done.stderr[-2000:]
