@@ -74,10 +74,15 @@ def from_sweep(sweep: ModelSweep) -> ServiceSource:
 
 
 def from_run(
-    run: Run, workload: str, params: Mapping[str, Any] | None = None, dtype: str | None = None, mode: str | None = None
+    run: Run,
+    workload: str,
+    params: Mapping[str, Any] | None = None,
+    dtype: str | None = None,
+    mode: str | None = None,
+    cache: str | None = None,
 ) -> ServiceSource:
-    """One curve of a profile run: the records of `workload` whose parameters include `params` (and of `dtype` and
-    `mode` when given); more than one matching configuration is refused, naming what tells them apart."""
+    """One curve of a profile run: the records of `workload` whose parameters include `params` (and of `dtype`,
+    `mode` and `cache` when given); more than one matching configuration is refused, naming what tells them apart."""
     params = dict(params or {})
     if workload not in WORKLOADS:
         raise SourceError(f"unknown workload {workload!r}; choose from {', '.join(WORKLOADS)}")
@@ -93,10 +98,11 @@ def from_run(
         if all(r["params"].get(k) == v for k, v in params.items())
         and (dtype is None or r["dtype"] == dtype)
         and (mode is None or r["mode"] == mode)
+        and (cache is None or r["cache"] == cache)
         and r["status"] == "ok"
     ]
     if not found:
-        raise SourceError(f"{run.path}: no ok {workload} record has {_words(params, dtype, mode)}")
+        raise SourceError(f"{run.path}: no ok {workload} record has {_words(params, dtype, mode, cache)}")
     keys = {(tuple(sorted(r["params"].items())), r["dtype"], r["mode"], r["cache"]) for r in found}
     if len(keys) > 1:
         differ = []
@@ -128,10 +134,11 @@ def from_run(
     )
 
 
-def _words(params: Mapping[str, Any], dtype: str | None, mode: str | None) -> str:
+def _words(params: Mapping[str, Any], dtype: str | None, mode: str | None, cache: str | None) -> str:
     parts = [f"{k}={v}" for k, v in params.items()]
     parts += [f"dtype {dtype}"] if dtype else []
     parts += [f"mode {mode}"] if mode else []
+    parts += [f"cache {cache}"] if cache else []
     return ", ".join(parts) or "any configuration"
 
 

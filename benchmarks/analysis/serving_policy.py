@@ -30,6 +30,8 @@ DELAYS_S = (0.0, 0.0005, 0.001, 0.002, 0.005, 0.010, 0.020, 0.050)
 RATE_GRID = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98)
 SEARCH_REQUESTS = 10_000  # per simulation while searching
 CHECK_REQUESTS = 50_000  # for the policy finally recommended
+MIN_BATCHES = 200  # a simulation runs at least this many full batches' worth of requests
+MAX_REQUESTS = 1_000_000
 BISECTIONS = 6
 SHORTLIST = 5  # candidates within budget whose capacity is measured
 
@@ -123,6 +125,7 @@ def outcome(
     overhead_s: float = 0.0,
     seed: int = 0,
 ) -> Outcome:
+    n = min(max(n, MIN_BATCHES * policy.max_batch), MAX_REQUESTS)  # long enough for queues of full batches
     result = simulate(policy, curve, arrivals.times(rate, n, seed), overhead_s=overhead_s, seed=seed + 1)
     return Outcome(policy, rate, result, percentile, budget_s)
 
@@ -184,12 +187,14 @@ def capacity(
 # The search
 
 
-def candidates(curve: ServiceCurve, server: str, instances: int, budget_s: float, handler: str) -> list[Policy]:
-    """Every policy tried: max batch at each power of two up to the largest batch of the curve (and that batch),
-    each max delay shorter than the budget, with `instances` instances."""
+def candidates(
+    curve: ServiceCurve, server: str, instances: int, budget_s: float, handler: str, largest: int | None = None
+) -> list[Policy]:
+    """Every policy tried: max batch at each power of two up to the largest batch of the curve (or `largest`, if
+    smaller) and that batch, each max delay shorter than the budget, with `instances` instances."""
     if server == "none":
         return [Policy("none", 1, 0.0, instances)]
-    largest = curve.largest
+    largest = min(curve.largest, largest or curve.largest)
     batches = sorted({2**i for i in range(largest.bit_length()) if 2**i <= largest} | {largest})
     found = []
     for batch in batches:
@@ -240,6 +245,7 @@ def search(
     *,
     server: str = "triton",
     max_instances: int = 1,
+    max_batch: int | None = None,
     handler: str = "blocking",
     arrivals: Arrivals = Arrivals(),
     overhead_s: float = 0.0,
@@ -249,13 +255,14 @@ def search(
     progress: Callable[[str], None] | None = None,
 ) -> Plan:
     """The policy that keeps the `percentile` of latency within `budget_s` at every rate of `rates`: the fewest
-    instances (up to `max_instances`), then the most capacity within the budget."""
+    instances (up to `max_instances`), then the most capacity within the budget; max batch at most `max_batch`
+    (default: the curve's largest batch)."""
     rates = sorted(rates)
     tried: list[Candidate] = []
     meeting: list[Candidate] = []
     instances = 0
     for instances in range(1, max_instances + 1):
-        policies = candidates(curve, server, instances, budget_s, handler)
+        policies = candidates(curve, server, instances, budget_s, handler, max_batch)
         for index, policy in enumerate(policies):
             if progress:
                 progress(f"{instances} instance(s): policy {index + 1} of {len(policies)}")
