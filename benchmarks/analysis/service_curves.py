@@ -16,7 +16,7 @@ from typing import Any
 from benchmarks.analysis.datasheet import GPU
 from benchmarks.analysis.dynamic_batching import ServiceCurve
 from benchmarks.analysis.predict import predict
-from benchmarks.results import ModelSweep, Run
+from benchmarks.contract.results import ModelSweep, Run
 from benchmarks.workloads import WORKLOADS
 
 MAX_PREDICTED_BATCH = 4096

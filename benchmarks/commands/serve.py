@@ -40,7 +40,7 @@ from benchmarks.analysis.serving_policy import (
     search,
     summary,
 )
-from benchmarks.results import ResultsError, Run, read_document
+from benchmarks.contract.results import ResultsError, Run, read_document
 from benchmarks.workloads import WORKLOADS
 
 PERCENTILES = (50, 90, 95, 99, 99.9)

@@ -10,8 +10,8 @@ import types
 import pytest
 
 from benchmarks.analysis.sweeps import load_sweeps
-from benchmarks.cli import main
-from benchmarks.results import DEFAULT_RESULTS_DIR, result_files
+from benchmarks.commands.cli import main
+from benchmarks.contract.results import DEFAULT_RESULTS_DIR, result_files
 
 FAST = ["--requests", "2000"]
 
