@@ -162,10 +162,12 @@ def capacity(
     n: int = SEARCH_REQUESTS,
     overhead_s: float = 0.0,
     seed: int = 0,
+    shares: Sequence[float] = RATE_GRID,
+    bisections: int = BISECTIONS,
 ) -> Capacity:
     top = ceiling_per_s(policy, curve)
     grid = []
-    for share in RATE_GRID:
+    for share in shares:
         found = outcome(
             policy, curve, top * share, budget_s, percentile, arrivals, n=n, overhead_s=overhead_s, seed=seed
         )
@@ -175,12 +177,49 @@ def capacity(
         return Capacity(policy, 0.0, top, grid)
     lo = max(passing)
     hi = next((rate for rate, _ in grid if rate > lo), top)
-    for _ in range(BISECTIONS):
+    for _ in range(bisections):
         mid = (lo + hi) / 2
         found = outcome(policy, curve, mid, budget_s, percentile, arrivals, n=n, overhead_s=overhead_s, seed=seed)
         grid.append((mid, found.latency_s))
         lo, hi = (mid, hi) if found.meets else (lo, mid)
     return Capacity(policy, lo, top, sorted(grid))
+
+
+@dataclass(frozen=True)
+class LoadPoint:
+    """One policy at one offered rate, reduced to what a chart shows."""
+
+    rate: float
+    throughput: float
+    latency_s: float  # at the percentile; inf when overloaded
+    mean_batch: float
+    overloaded: bool
+    utilisation: float
+    breakdown: dict[str, float]  # of the requests at the percentile (seconds)
+
+
+def load_curve(
+    policy: Policy,
+    curve: ServiceCurve,
+    rates: Sequence[float],
+    percentile: float,
+    arrivals: Arrivals = Arrivals(),
+    *,
+    n: int = SEARCH_REQUESTS,
+    overhead_s: float = 0.0,
+    seed: int = 0,
+) -> list[LoadPoint]:
+    """The policy at each rate: latency at the percentile, batch formed, utilisation and the breakdown."""
+    points = []
+    for rate in rates:
+        r = outcome(policy, curve, rate, math.inf, percentile, arrivals, n=n, overhead_s=overhead_s, seed=seed).result
+        points.append(
+            LoadPoint(
+                rate, r.throughput_per_s, r.percentile(percentile), r.mean_batch, r.overloaded, r.utilisation,
+                r.breakdown(percentile),
+            )
+        )  # fmt: skip
+    return points
 
 
 # ---------------------------------------------------------------------------------------------------------
