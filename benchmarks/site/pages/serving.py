@@ -165,10 +165,10 @@ def batch_formed_parts(loads: dict[Policy, list[LoadPoint]], reference: Policy, 
     rows = [
         {"policy": name(policy), "rate": p.rate, "mean_batch": p.mean_batch}
         for policy, points in loads.items()
-        if policy.server != "none"
         for p in _stable(points)
     ]
-    chart = batch_formed_chart(rows, reference.max_batch, "The batch formed against the offered rate", sub)
+    names = [name(policy) for policy in loads]
+    chart = batch_formed_chart(rows, reference.max_batch, "The batch formed against the offered rate", sub, names)
     parts: list = [
         figure(
             chart,
@@ -261,7 +261,8 @@ def hockey_parts(loads: dict[Policy, list[LoadPoint]], budget: float, sub) -> li
         for policy, points in loads.items()
         for p in _stable(points)
     ]
-    chart = hockey_chart(rows, budget * 1e3, PERCENTILE, f"p{PERCENTILE} latency against throughput", sub)
+    names = [name(policy) for policy in loads]
+    chart = hockey_chart(rows, budget * 1e3, PERCENTILE, f"p{PERCENTILE} latency against throughput", sub, names)
     best = []
     for policy, points in loads.items():
         within = [p.rate for p in points if p.latency_s <= budget]
