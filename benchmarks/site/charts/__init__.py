@@ -23,8 +23,7 @@ from typing import Any
 
 import altair as alt
 
-from benchmarks.analysis import curves as report
-from benchmarks.analysis.curves import Curve
+from benchmarks.analysis.curves import Curve, predicted_at
 from benchmarks.site import text
 from benchmarks.workloads import ROWS, BatchUnit
 from snippets.costs import linear_cost
@@ -101,7 +100,7 @@ def curve_rows(curves: Sequence[Curve], series: str = "label") -> list[dict[str,
                 rows.append(_point_row(name, "roofline", p.batch, p.predicted_s))
         low, high = curve.batches[0], curve.batches[-1]
         if curve.predicted_knee and low <= curve.predicted_knee <= high:
-            at = report.predicted_at(curve, curve.predicted_knee)
+            at = predicted_at(curve, curve.predicted_knee)
             rows.append(_point_row(name, "ridge batch", curve.predicted_knee, at))
         if curve.knee:
             rows.append(_point_row(name, "measured knee", curve.knee.batch, curve.knee.time_at_knee_s))
@@ -534,19 +533,6 @@ class Figure:
             f'<span class="bchart-links">Chart <code>{cid}</code>: {links}</span>'
             f"</figcaption></figure>"
         )
-
-
-def show_device_sections(runs: Sequence[Any], section: Any, empty_html: str) -> None:
-    """Display, on a page, a heading per run and the parts `section(run)` returns (HTML strings or
-    figures); `empty_html` when there is no run. Imports IPython only when a page calls it."""
-    from IPython.display import HTML, display
-
-    if not runs:
-        display(HTML(empty_html))
-    for run in runs:
-        display(HTML(f"<h2>{text.h(text.device_label(run))}</h2>"))
-        for part in section(run):
-            display(HTML(part) if isinstance(part, str) else part)
 
 
 def figure(
