@@ -89,6 +89,15 @@ page.show("breakdown")
 page.show("hockey")
 
 # %% [markdown]
+# Load-testing tools usually run N concurrent clients, each sending its next request when the
+# previous answer is back. Such a closed loop can never queue more than N requests, so it finds a
+# throughput and a latency that open-loop users arriving at random, at the same average rate, do
+# not get: the table sets the two side by side.
+
+# %% tags=["hide-input"]
+page.show("closed_loop")
+
+# %% [markdown]
 # ## Capacity within a budget
 #
 # For a budget at a percentile, the number that matters is the highest rate a policy sustains

@@ -214,6 +214,7 @@ def test_closed_loop_batches_hold_every_client():
     result = simulate(Policy("triton", 16, 0.0), curve, clients=8, n_requests=8_000, overhead_s=0.001)
     assert set(result.batch_sizes.tolist()) == {8}
     assert result.raw_percentile(50) == pytest.approx(0.021)
+    assert not result.overloaded  # a closed loop runs at what the server serves, and never queues more than 8
 
 
 # -- service curves and arrivals ---------------------------------------------------------------------------

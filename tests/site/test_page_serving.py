@@ -34,6 +34,7 @@ def test_every_section_of_a_sweep_is_drawn_and_stated(page):
     assert "against a max of 16" in page.html("batch_formed")
     assert "awaiting: mean batch" in page.html("batch_formed")
     assert "python -m benchmarks serve benchmarks/sweeps/" in page.html("recommend")
+    assert "p99, closed loop" in page.html("closed_loop") and "p99, Poisson at that rate" in page.html("closed_loop")
     assert "Within its budget of 20 ms at p90, one instance" in page.html("capacity")
 
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks.analysis import serving_mlperf
-from benchmarks.analysis.dynamic_batching import Policy
+from benchmarks.analysis.dynamic_batching import Policy, simulate
 from benchmarks.analysis.service_curves import ServiceSource, from_sweep
 from benchmarks.analysis.serving_policy import (
     LoadPoint,
@@ -23,6 +23,7 @@ from benchmarks.analysis.serving_policy import (
     explain,
     load_curve,
     ms,
+    outcome,
     per_s,
     search,
 )
@@ -153,6 +154,7 @@ def example_sections(sweep: ModelSweep) -> dict[str, list]:
         "batch_formed": batch_formed_parts(loads, reference, sub, model),
         "breakdown": breakdown_parts(loads[reference], medians, reference, top, sub),
         "hockey": hockey_parts(loads, budget, sub),
+        "closed_loop": closed_loop_parts(reference, source),
         "recommend": recommend_parts(sweep, source, budget, rates),
     }
 
@@ -277,6 +279,43 @@ def hockey_parts(loads: dict[Policy, list[LoadPoint]], budget: float, sub) -> li
         ),
         Paragraph(f"The highest rate tried that keeps p{PERCENTILE} within {ms(budget)}, per policy:"),
         Bullets(best),
+    ]
+
+
+CLIENTS = (1, 4, 16, 64)
+
+
+def closed_loop_parts(policy: Policy, source: ServiceSource) -> list:
+    """What a load-testing tool with N concurrent clients reports, against Poisson arrivals at the same rate."""
+    rows = []
+    for clients in CLIENTS:
+        closed = simulate(policy, source.curve, clients=clients, n_requests=REQUESTS, seed=1)
+        rate = closed.throughput_per_s
+        opened = outcome(policy, source.curve, rate, math.inf, PERCENTILE, n=REQUESTS).result
+        rows.append(
+            [
+                str(clients),
+                per_s(rate),
+                f"{closed.mean_batch:.1f}",
+                ms(closed.percentile(PERCENTILE)),
+                "overloaded" if opened.overloaded else ms(opened.percentile(PERCENTILE)),
+                f"{opened.mean_batch:.1f}",
+            ]
+        )
+    return [
+        Table(
+            [
+                "clients",
+                "throughput",
+                "mean batch",
+                f"p{PERCENTILE}, closed loop",
+                f"p{PERCENTILE}, Poisson at that rate",
+                "mean batch, Poisson",
+            ],
+            rows,
+            caption=f"{name(policy)}: N clients that each wait for their answer, against open-loop Poisson arrivals "
+            "at the throughput they reached (simulated)",
+        )
     ]
 
 
