@@ -15,7 +15,7 @@ from pathlib import Path
 
 from benchmarks.analysis import serving_mlperf
 from benchmarks.analysis.dynamic_batching import Policy, simulate
-from benchmarks.analysis.service_curves import ServiceSource, from_sweep
+from benchmarks.analysis.service_curves import ServiceSource, SourceError, from_sweep
 from benchmarks.analysis.serving_policy import (
     LoadPoint,
     capacity,
@@ -49,7 +49,7 @@ CAPACITY_BATCH_LIMIT = 256
 SERVING_CHECKS_DIR = Path(__file__).resolve().parents[2] / "serving"
 NO_SWEEP = Paragraph(
     [
-        "No sweep is committed yet: sweep a model with ",
+        "No sweep with a measured batch size is committed yet: sweep a model with ",
         code("python -m benchmarks sweep FILE.py:factory --budget-ms MS"),
         " and commit its file under benchmarks/sweeps/.",
     ]
@@ -81,10 +81,11 @@ def build(sweeps: list[ModelSweep] | None = None, mlperf: serving_mlperf.MLPerfC
 def pick_example(sweeps: Sequence[ModelSweep]) -> ModelSweep | None:
     """The sweep the page works through: a ResNet when one is committed (a model every server example uses),
     else the newest."""
-    if not sweeps:
+    usable = [s for s in sweeps if any(p["status"] == "ok" for p in s.points)]
+    if not usable:
         return None
-    resnets = [s for s in sweeps if "resnet" in s.doc["model"]["name"].lower()]
-    return (resnets or list(sweeps))[0]
+    resnets = [s for s in usable if "resnet" in s.doc["model"]["name"].lower()]
+    return (resnets or usable)[0]
 
 
 def budget_s(sweep: ModelSweep, source: ServiceSource) -> float:
@@ -330,7 +331,12 @@ def recommend_parts(sweep: ModelSweep, source: ServiceSource, budget: float, rat
 
 
 def capacity_section(sweep: ModelSweep) -> list:
-    source = from_sweep(sweep)
+    model = sweep.doc["model"]["name"]
+    heading = Heading(f"{model} on {sweep.doc['device']['name']}", level=3)
+    try:
+        source = from_sweep(sweep)
+    except SourceError:
+        return [heading, Paragraph(f"Sweep {sweep.id} measured no batch size, so it has no capacity to show.")]
     budget = budget_s(sweep, source)
     p = sweep.doc["settings"]["percentile"]
     largest = min(source.curve.largest, CAPACITY_BATCH_LIMIT)
@@ -351,7 +357,6 @@ def capacity_section(sweep: ModelSweep) -> list:
         Policy("none", 1, 0.0), source.curve, budget, p, n=REQUESTS // 2, shares=CAPACITY_SHARES,
         bisections=CAPACITY_BISECTIONS,
     ).rate_per_s  # fmt: skip
-    model = sweep.doc["model"]["name"]
     sub = [f"simulated from {source.name}, measured on {where(source)} (sweep {sweep.id})", "Poisson arrivals"]
     chart = capacity_chart(rows, plain, f"Capacity within {ms(budget)} at p{p:g}, by max batch", sub)
     best = max(rows, key=lambda r: r["capacity"])
@@ -365,7 +370,7 @@ def capacity_section(sweep: ModelSweep) -> list:
         f"with max batch {best['max_batch']} ({best['policy']}); without batching no rate tried meets it."
     )
     return [
-        Heading(f"{model} on {sweep.doc['device']['name']}", level=3),
+        heading,
         figure(
             chart,
             chart_id,
