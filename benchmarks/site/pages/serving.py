@@ -442,8 +442,9 @@ def mlperf_parts(found: serving_mlperf.MLPerfCheck) -> list:
             "diamond is the published Server result",
         ),
         Paragraph(
-            f"Published, the Server scenario reached {found.published_share_of_offline:.1%} of the Offline figure; "
-            f"the simulation sustains {found.predicted_share_of_offline:.1%} of it within the 15 ms bound, so the "
+            f"Published, the Server scenario reached {found.published_share_of_offline * 100:.1f} % of the Offline "
+            f"figure; the simulation sustains {found.predicted_share_of_offline * 100:.1f} % of it within the 15 ms "
+            "bound, so the "
             f"published figure is {found.ratio:.2f} of the prediction. At the published rate the simulation gives a "
             f"p99 of {ms(found.at_published.latency_s)} and a p50 of {ms(sim.raw_percentile(50))} with batches of "
             f"{sim.mean_batch:.0f} on average, where the submission logged {published_p99:.2f} ms and "
