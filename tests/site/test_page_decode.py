@@ -7,7 +7,7 @@ import pytest
 
 from benchmarks.analysis.curves import curves
 from benchmarks.analysis.roofline import Ceilings
-from benchmarks.site.pages import _models_words as words
+from benchmarks.site import model_words as words
 from benchmarks.site.pages import decode
 from tests.analysis.test_cnn_decode import decode_records, synthetic_doc, synthetic_run
 from tests.synthetic import make_run, site_data
