@@ -11,7 +11,7 @@ from typing import Any
 
 import altair as alt
 
-from benchmarks.site.charts import LABEL_GREY, PALETTE, _rows, _title
+from benchmarks.site.charts import LABEL_GREY, PALETTE, chart_rows, chart_title
 
 PANEL = 250
 HANDLER_COLORS = {"awaiting": PALETTE[0], "blocking": PALETTE[1]}
@@ -64,7 +64,7 @@ def serving_check_chart(
 ) -> alt.HConcatChart:
     """`rows` are `benchmarks.analysis.serving_check.Comparison.table()` rows: measured against simulated
     p50 (ms) and mean batch, one point per case, coloured by handler style; the band is ±`tolerance`."""
-    rows = _rows([dict(row) for row in rows])
+    rows = chart_rows([dict(row) for row in rows])
     left = _panel(rows, "p50_ms", "sim_p50_ms", "p50 latency", "p50 (ms)", tolerance, "~g")
     right = _panel(rows, "mean_batch", "sim_mean_batch", "mean batch formed", "mean batch", tolerance, ".2~f")
-    return alt.hconcat(left, right).properties(title=_title(title, *subtitle)).resolve_scale(color="shared")
+    return alt.hconcat(left, right).properties(title=chart_title(title, *subtitle)).resolve_scale(color="shared")
