@@ -50,8 +50,9 @@ def test_the_chart_says_its_device_and_what_it_compares(committed):
     figure = page.sections["figure"][0]
     assert figure.chart_id == "serving-real-server-check"
     title = figure.spec["title"]
-    assert check.doc["host"]["name"] in title["subtitle"][0] and "float32 eager" in title["subtitle"][0]
-    assert "±20%" in title["subtitle"][1]
+    assert check.doc["host"]["name"] in title["subtitle"][0]
+    assert "float32 eager" in " ".join(title["subtitle"][1:]) and "±20%" in title["subtitle"][-1]
+    assert all(len(line) <= 110 for line in title["subtitle"])
     drawn = [layer["layer"][-1]["data"]["values"] for layer in figure.spec["hconcat"]]
     assert all(len(values) == len(compare(check).rows) for values in drawn)
 

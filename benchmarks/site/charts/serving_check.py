@@ -22,16 +22,20 @@ def _panel(
     rows: list[dict[str, Any]], measured: str, simulated: str, title: str, unit: str, tolerance: float, fmt: str
 ) -> alt.LayerChart:
     values = [v for row in rows for v in (row[measured], row[simulated])]
-    low, high = min(values) * 0.8, max(values) * 1.25
-    scale = alt.Scale(type="log", domain=[low, high], nice=False)
+    low, high = min(values) * 0.85, max(values) * 1.15
+    scale = alt.Scale(domain=[low, high], nice=False, zero=False)
     line = [{"x": low, "y": low, "lo": low * (1 - tolerance), "hi": low * (1 + tolerance)}]
     line.append({"x": high, "y": high, "lo": high * (1 - tolerance), "hi": high * (1 + tolerance)})
     base = alt.Chart(alt.Data(values=line))
-    band = base.mark_area(opacity=0.12, color=LABEL_GREY).encode(x="x:Q", y="lo:Q", y2="hi:Q")
-    equal = base.mark_line(strokeDash=[6, 4], color=LABEL_GREY).encode(x="x:Q", y="y:Q")
+    band = base.mark_area(opacity=0.12, color=LABEL_GREY, clip=True).encode(
+        x=alt.X("x:Q", scale=scale), y=alt.Y("lo:Q", scale=scale), y2="hi:Q"
+    )
+    equal = base.mark_line(strokeDash=[6, 4], color=LABEL_GREY, clip=True).encode(
+        x=alt.X("x:Q", scale=scale), y=alt.Y("y:Q", scale=scale)
+    )
     points = (
         alt.Chart(alt.Data(values=rows))
-        .mark_point(filled=True, size=70, opacity=0.85)
+        .mark_point(filled=True, size=70, opacity=0.85, clip=True)
         .encode(
             x=alt.X(f"{simulated}:Q", title=f"simulated {unit}", scale=scale, axis=alt.Axis(format=fmt)),
             y=alt.Y(f"{measured}:Q", title=f"measured {unit}", scale=scale, axis=alt.Axis(format=fmt)),
@@ -65,6 +69,6 @@ def serving_check_chart(
     """`rows` are `benchmarks.analysis.serving_check.Comparison.table()` rows: measured against simulated
     p50 (ms) and mean batch, one point per case, coloured by handler style; the band is ±`tolerance`."""
     rows = chart_rows([dict(row) for row in rows])
-    left = _panel(rows, "p50_ms", "sim_p50_ms", "p50 latency", "p50 (ms)", tolerance, "~g")
-    right = _panel(rows, "mean_batch", "sim_mean_batch", "mean batch formed", "mean batch", tolerance, ".2~f")
+    left = _panel(rows, "p50_ms", "sim_p50_ms", "p50 latency", "p50 (ms)", tolerance, "d")
+    right = _panel(rows, "mean_batch", "sim_mean_batch", "mean batch formed", "mean batch", tolerance, ".1~f")
     return alt.hconcat(left, right).properties(title=chart_title(title, *subtitle)).resolve_scale(color="shared")

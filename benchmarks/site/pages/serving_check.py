@@ -8,6 +8,7 @@ passes it in. Pure Python: nothing here imports torch.
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from benchmarks.analysis.serving_check import TOLERANCE, Comparison, Row, compare
@@ -123,9 +124,10 @@ def comparison_figure(found: Comparison):
         found.table(),
         "A real Ray Serve against the simulator, per case",
         [
-            f"{host['name']}, {host['cpus']} CPUs (shared) · Ray Serve {doc['server']['version']}, one replica · "
-            f"service: {doc['curve']['label']}"[:300],
-            f"dashed: measured = simulated · band: ±{TOLERANCE:.0%} · check {found.check.id}",
+            f"{host['name']}, {host['cpus']} CPUs (shared) · Ray Serve {doc['server']['version']}, one replica per "
+            f"policy · check {found.check.id}",
+            *textwrap.wrap(f"service: {doc['curve']['label']}", 100)[:3],
+            f"dashed: measured = simulated · band: ±{TOLERANCE:.0%}",
         ],
         TOLERANCE,
     )
