@@ -198,10 +198,10 @@ def compare(check: ServingCheck, seeds: int = SEEDS) -> Comparison:
         cases.setdefault(key, []).append(run)
     for case, runs in cases.items():
         runs = [r for r in runs if any(x is not None for x in r["requests"]["latency_s"])]
-        if not runs:
-            continue
+        curve = curves.get((case.service, case.handler))
+        if not runs or curve is None:
+            continue  # nothing was answered: there is nothing to compare
         policy = Policy("ray", case.max_batch, case.max_delay_s, 1, case.handler)
-        curve = curves[(case.service, case.handler)]
         p50s, p99s, means, batch_means, sizes, outside = [], [], [], [], [], []
         sim_p50, sim_p99, sim_means, sim_batch, sim_sizes, utilisation = [], [], [], [], [], []
         overloaded, sent_total, span_total = False, 0, 0.0

@@ -159,3 +159,42 @@ def test_the_validator_lists_every_problem_of_a_file(good):
     doc = broken(good, _set("runs.0.max_batch", -1))
     doc["runs"][1]["handler"] = "x"
     assert len(validate_serving_check(doc)) >= 2
+
+
+def _leaves(node, path=()):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _leaves(value, (*path, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node[:3]):
+            yield from _leaves(value, (*path, index))
+    else:
+        yield path
+
+
+def test_mutated_files_are_read_or_refused_in_one_line_never_crash(tmp_path, good):
+    """Any one field replaced by a value of another type or range: the reader accepts the file or raises
+    ResultsError naming it, and what it accepts compares without error."""
+    import random
+
+    from benchmarks.analysis.serving_check import compare
+
+    rng = random.Random(25)
+    leaves = list(_leaves(good))
+    strange = [None, -1, 0, 1e308, "x" * 2000, [], {}, True, 2**70, "2026-13-45T99:00:00", 17, 0.5]
+    for _ in range(40):
+        doc = copy.deepcopy(good)
+        path = rng.choice(leaves)
+        node = doc
+        for part in path[:-1]:
+            node = node[part]
+        node[path[-1]] = rng.choice(strange)
+        target = tmp_path / "synthetic-host" / "20260101T000000Z-serving-000000.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(doc))
+        try:
+            check = read_serving_check(target)
+        except ResultsError as exc:
+            assert "\n" not in str(exc)
+            continue
+        compare(check, seeds=1)
