@@ -82,6 +82,8 @@ def serving_check(session: nox.Session) -> None:
 @nox.session(name="serving-check-test", venv_params=["--system-site-packages"], default=False)
 def serving_check_test(session: nox.Session) -> None:
     """The test that starts a real Ray Serve deployment (skipped where Ray is not installed, as in `tests`)."""
+    if not _has_torch(session):  # tests/measure/ imports the harness, which needs torch
+        session.install(*group("bench"))
     session.install(*group("serving-check-test"))
     session.run("pytest", "-m", "slow", "tests/measure/test_serving_check_ray.py", *session.posargs)
 
