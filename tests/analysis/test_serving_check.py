@@ -7,9 +7,9 @@ import copy
 
 import pytest
 
-from benchmarks.analysis.serving_check import TOLERANCE, compare, compare_file, format_table
+from benchmarks.analysis.serving_check import TOLERANCE, compare, compare_file, format_table, late_close
 from benchmarks.contract.serving_check import DEFAULT_SERVING_DIR, read_serving_check
-from tests.synthetic_serving import synthetic_check, synthetic_run, write_check
+from tests.synthetic_serving import OVERHEAD_S, synthetic_check, synthetic_run, write_check
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +62,7 @@ def test_the_comparison_is_deterministic_and_prints_one_line_per_case(synthetic)
     first, second = compare(synthetic), compare(synthetic)
     assert first.table() == second.table()
     text = format_table(first)
-    assert text.count("\n") == len(first.rows) + 3
+    assert text.count("\n") == len(first.rows) + 4  # label, overhead, late close, header, rows, verdict
     assert "4 of 4 cases within 20%" in text and "p99 is reported, not judged" in text
 
 
@@ -77,3 +77,11 @@ def test_the_committed_check_covers_the_plan():
     assert all(r.repeats >= 2 for r in found.rows)
     assert any(r.case.service == "model" for r in found.rows)
     assert 0.001 < found.overhead_s < 0.1
+
+
+def test_a_batch_started_on_time_is_not_late(synthetic):
+    """The fixture's server starts each batch when its wait runs out, and says each request reached the replica
+    half its overhead after it was sent: so the batcher looks early by exactly that much."""
+    seconds, batches = late_close(synthetic)
+    assert batches > 50
+    assert seconds == pytest.approx(-OVERHEAD_S / 2, abs=1e-4)

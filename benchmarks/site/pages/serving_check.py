@@ -113,7 +113,17 @@ def method_words(found: Comparison) -> str:
         f"cap every batch at 5. Outside the replica (latency less the time from the replica taking a request to "
         f"its batch ending) a request spent a median of {text.sig_range([r.outside_s * 1e3 for r in found.rows])} "
         f"ms across the cases, against {text.sig(found.overhead_s * 1e3, 2)} ms through the idle replica; the "
-        f"simulator adds the idle figure to every request."
+        f"simulator adds the idle figure to every request.{late_words(found)}"
+    )
+
+
+def late_words(found: Comparison) -> str:
+    if found.late_close_s is None:
+        return ""
+    return (
+        f" With the awaiting handler a batch that queued behind none started a median of "
+        f"{text.sig(found.late_close_s * 1e3, 2)} ms after its wait had run out ({found.late_close_batches:,} "
+        f"batches); the simulator starts it when the wait runs out."
     )
 
 
