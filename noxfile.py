@@ -77,6 +77,50 @@ def sweep(session: nox.Session) -> None:
     session.run(python, "-m", "benchmarks", "sweep", *session.posargs)
 
 
+def _torch_in_session(session: nox.Session) -> None:
+    """A session venv built with --system-site-packages reuses a system-wide torch; otherwise the pin."""
+    found = session.run(
+        "python", "-c", "import importlib.util; print(importlib.util.find_spec('torch') is not None)", silent=True
+    )
+    if isinstance(found, str) and found.strip().endswith("True"):
+        session.log("using the torch installed system-wide")
+    else:
+        session.install(*group("bench"))
+
+
+@nox.session(name="serving-check", venv_params=["--system-site-packages"], default=False)
+def serving_check(session: nox.Session) -> None:
+    """Check the dynamic-batching simulator against a real server: Ray Serve's @serve.batch on 127.0.0.1.
+
+    Starts a Ray cluster of its own (and always stops it), drives it with an open-loop Poisson client, writes
+    benchmarks/serving/<host>/<id>.json and prints measured against simulated. About six minutes on two
+    cores; `nox -s serving-check -- --quick` is about a minute. Ray stays in this session's environment.
+    """
+    _torch_in_session(session)
+    session.install(*group("ray"))
+    session.run("python", "-m", "benchmarks.commands.serving_check", *session.posargs)
+
+
+@nox.session(default=False)
+def fleet(session: nox.Session) -> None:
+    """Run the profile on every GPU kind of a Ray cluster and collect the results (`python -m benchmarks fleet`).
+
+    `nox -s fleet -- --address HEAD:6379 [--dry-run] ...`. The driver needs Ray only; each node runs the
+    benchmarks with its own Python and torch. Ray stays in this session's environment.
+    """
+    session.install(*group("ray"))
+    session.run("python", "-m", "benchmarks", "fleet", *session.posargs)
+
+
+@nox.session(name="tests-ray", venv_params=["--system-site-packages"])
+def tests_ray(session: nox.Session) -> None:
+    """The tests that start local Ray clusters (marked `ray`): the fleet on stand-in GPU nodes and the real
+    Ray Serve check. Ray never enters the docs or the main test environment, so CI runs this session too."""
+    _torch_in_session(session)
+    session.install(*group("tests-ray"))
+    session.run("pytest", "-m", "ray", *session.posargs)
+
+
 FAST = "not slow and not build and not browser"
 
 
