@@ -310,36 +310,20 @@ class Result:
     clients: int | None = None
     step_share: dict[str, float] = field(default_factory=dict)  # prefill and decode shares of the busy time
     prompt_mean: float = 0.0  # tokens, over the requests served
-    finish_s: np.ndarray = field(default_factory=lambda: np.zeros(0))  # when each request's last token came
-    outputs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # output tokens per request
+    waiting_at_last_arrival: int = 0  # of an open loop
 
     def percentile(self, metric: str, p: float) -> float:
         values = getattr(self, f"{metric}_s")
         return float(np.percentile(values, p)) if len(values) else math.nan
 
-    def _window(self) -> tuple[float, float, float]:
-        """(output tokens, requests, seconds) finished between the 10th and the 90th percentile of the finish
-        times: the run without its start (the first prompts all at once) and its end (the last answers alone)."""
-        finish = np.sort(self.finish_s)
-        n = len(finish)
-        if n < 10:
-            return float(self.output_tokens), float(n), self.duration_s
-        low, high = finish[n // 10], finish[(9 * n) // 10]
-        inside = (self.finish_s > low) & (self.finish_s <= high)
-        if high <= low or not inside.any():
-            return float(self.output_tokens), float(n), self.duration_s
-        return float(self.outputs[inside].sum()), float(inside.sum()), float(high - low)
-
     @property
     def tokens_per_s(self) -> float:
-        """Output tokens per second in the steady middle of the run (see _window)."""
-        tokens, _, seconds = self._window()
-        return tokens / seconds
+        """Output tokens over the whole run, first arrival to last token (as benchmark clients report it)."""
+        return self.output_tokens / self.duration_s
 
     @property
     def requests_per_s(self) -> float:
-        _, requests, seconds = self._window()
-        return requests / seconds
+        return self.requests / self.duration_s
 
     @property
     def tokens_per_s_per_user(self) -> float:
@@ -352,8 +336,9 @@ class Result:
 
     @property
     def overloaded(self) -> bool:
-        """An open loop that could not keep up: it finished its requests at under 95 % of the offered rate."""
-        return self.offered_rate is not None and self.requests_per_s < 0.95 * self.offered_rate
+        """An open loop that could not keep up: when the last request arrived, more than 5 % of all requests were
+        still waiting to be admitted (a queue that grows with time)."""
+        return self.offered_rate is not None and self.waiting_at_last_arrival > 0.05 * self.requests
 
     def summary(self) -> dict[str, float | int | bool | None]:
         found: dict[str, float | int | bool | None] = {}
@@ -446,6 +431,7 @@ class _Loop:
         self.last = [0.0] * n
         self.finish = [math.nan] * n
         self.itl = array("d")
+        self.waiting_at_last_arrival = 0
 
     def run(self) -> Result:
         e, step, bt = self.engine, self.step, self.engine.block_tokens
@@ -466,6 +452,8 @@ class _Loop:
             while issued < n and arrivals[pending[issued]] <= now:
                 waiting.append(pending[issued])
                 issued += 1
+                if issued == n:
+                    self.waiting_at_last_arrival = len(waiting)
             if not running and not waiting:
                 now = arrivals[pending[issued]]
                 continue
@@ -588,13 +576,18 @@ class _Loop:
         finish = np.array(self.finish)
         arr = np.array(arrivals)
         outs = np.array(outputs)
-        many = outs > 1
-        tpot = (finish[many] - first[many]) / (outs[many] - 1)
         duration = float(finish.max() - start)
+        # A closed loop's first request from each client arrives with every other client's at once: a warm-up,
+        # left out of the latencies (not of the throughput) when the run holds more than one round.
+        kept = np.ones(n, dtype=bool)
+        if self.clients is not None and n > self.clients:
+            kept[: self.clients] = False
+        many = kept & (outs > 1)
+        tpot = (finish[many] - first[many]) / (outs[many] - 1)
         return Result(
-            ttft_s=first - arr,
+            ttft_s=(first - arr)[kept],
             tpot_s=tpot,
-            e2e_s=finish - arr,
+            e2e_s=(finish - arr)[kept],
             itl_s=np.frombuffer(self.itl, dtype=np.float64).copy(),
             output_tokens=int(outs.sum()),
             requests=n,
@@ -610,8 +603,7 @@ class _Loop:
             clients=self.clients,
             step_share={"prefill-only steps": prefill_time / busy if busy else 0.0},
             prompt_mean=sum(self.prompts) / n,
-            finish_s=finish,
-            outputs=outs,
+            waiting_at_last_arrival=self.waiting_at_last_arrival,
         )
 
     _cursor = 0
@@ -733,9 +725,9 @@ def kv_limit(step: RooflineStep, engine: Engine, prompt: Lengths, output: Length
 
 
 def closed_loop_requests(n_requests: int, clients: int) -> int:
-    """Requests a closed loop of `clients` serves: at least three per client, so that most are served while
-    every client is busy."""
-    return min(MAX_REQUESTS, max(n_requests, 3 * clients))
+    """Requests a closed loop of `clients` serves: at least four per client, so that three quarters or more are
+    measured after the warm-up round."""
+    return min(MAX_REQUESTS, max(n_requests, 4 * clients))
 
 
 @dataclass(frozen=True)
@@ -872,8 +864,8 @@ def plan(
     binds = _binding(budget, cache[good], beyond)
     rate, rate_result = (None, None)
     if find_rate:
-        rate, rate_result = _largest_rate(step, _with_cap(engine, good), prompt, output, budget, cache[good],
-                                          n_requests, seed)  # fmt: skip
+        rate, rate_result = largest_rate(step, _with_cap(engine, good), prompt, output, budget,
+                                         cache[good].requests_per_s, n_requests=n_requests, seed=seed)  # fmt: skip
     return Plan(budget, good, cache[good], beyond, limit, rate, rate_result, binds, step)
 
 
@@ -894,17 +886,49 @@ def _binding(budget: Budget, at: Result, beyond: Result | None) -> str:
     return "prefills" if beyond.percentile("tpot", budget.percentile) > 1.25 * steady else "step-time"
 
 
-def _largest_rate(step, engine, prompt, output, budget, closed, n_requests, seed):
-    """Bisection over Poisson rates from 0 to 1.5 times the closed loop's request rate (7 halvings)."""
-    low, high, best = 0.0, 1.5 * closed.requests_per_s, None
-    for _ in range(7):
+def largest_rate(
+    step: RooflineStep,
+    engine: Engine,
+    prompt: Lengths,
+    output: Lengths,
+    budget: Budget,
+    start_per_s: float,
+    *,
+    n_requests: int = 1000,
+    seed: int = 0,
+    halvings: int = 6,
+) -> tuple[float | None, Result | None]:
+    """The largest Poisson rate whose run meets `budget` and keeps up: doubling from `start_per_s` until a
+    rate misses, then `halvings` bisections. (None, None) when even a sixty-fourth of the start misses."""
+
+    def run(rate: float) -> Result:
+        return simulate(step, engine, prompt, output, n_requests=n_requests, rate_per_s=rate, seed=seed)
+
+    low, best, high = 0.0, None, start_per_s
+    for _ in range(12):
+        result = run(high)
+        if budget.misses(result):
+            break
+        low, best, high = high, result, 2 * high
+    else:
+        return low, best
+    if best is None:
+        for _ in range(6):
+            high /= 2
+            result = run(high)
+            if not budget.misses(result):
+                low, best, high = high, result, 2 * high
+                break
+        if best is None:
+            return None, None
+    for _ in range(halvings):
         middle = (low + high) / 2
-        result = simulate(step, engine, prompt, output, n_requests=n_requests, rate_per_s=middle, seed=seed)
+        result = run(middle)
         if budget.misses(result):
             high = middle
         else:
             low, best = middle, result
-    return (low, best) if best is not None else (None, None)
+    return low, best
 
 
 def explain(found: Plan) -> str:
