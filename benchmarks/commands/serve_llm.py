@@ -55,9 +55,16 @@ class Refused(Exception):
     """A request that cannot be served; the message is the one line the reader sees."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line (the Refused message) instead of the usage text."""
+
+    def error(self, message: str):
+        raise Refused(message)
+
+
 def parser() -> argparse.ArgumentParser:
     names = ", ".join(m.name for m in MODELS)
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="python -m benchmarks serve",
         description="Simulate serving a language model with continuous batching on a datasheet GPU: per load, time "
         "to first token (TTFT), time per output token (TPOT), inter-token latency (ITL), total and per-user tokens "
@@ -128,11 +135,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parse(argv: list[str]) -> argparse.Namespace | int:
-    p = parser()
     try:
-        return p.parse_args(argv)
-    except SystemExit as exc:  # argparse printed its own one-line usage error, or the help
-        return int(exc.code or 0) if exc.code in (0, None) else 2
+        return parser().parse_args(argv)
+    except Refused as exc:
+        print(f"error: {exc} (see --help)", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
 
 
 # --------------------------------------------------------------------------- reading the request
@@ -357,6 +366,18 @@ def answer(request: Request, progress: bool = True) -> dict[str, Any]:
     runs: list[dict[str, Any]] = []
     results = []
     try:
+        found_plan = None
+        if request.budget is not None:  # first, so that a budget nothing meets is refused before any other output
+            found_plan = plan(step, engine, request.prompt, request.output, request.budget,
+                              n_requests=request.requests, seed=request.seed)  # fmt: skip
+            if found_plan is None:
+                one = simulate(step, engine, request.prompt, request.output, n_requests=request.requests, clients=1,
+                               seed=request.seed)  # fmt: skip
+                raise Refused(
+                    f"no concurrency meets {request.budget.describe()}: one client alone gets "
+                    f"{one.percentile('tpot', request.budget.percentile) * 1e3:.1f} ms per output token and "
+                    f"{one.percentile('ttft', request.budget.percentile) * 1e3:,.0f} ms to its first token"
+                )
         if request.rates is not None:
             for index, rate in enumerate(request.rates):
                 _progress(progress, f"rate {rate:g}/s", index, len(request.rates))
@@ -375,19 +396,6 @@ def answer(request: Request, progress: bool = True) -> dict[str, Any]:
                                   seed=request.seed)  # fmt: skip
                 results.append((clients, result))
                 runs.append(_row("concurrency", clients, result))
-        found_plan = None
-        if request.budget is not None:
-            _progress(progress, "the budget: largest concurrency, then rate", 0, 1)
-            found_plan = plan(step, engine, request.prompt, request.output, request.budget,
-                              n_requests=request.requests, seed=request.seed)  # fmt: skip
-            if found_plan is None:
-                one = simulate(step, engine, request.prompt, request.output, n_requests=request.requests, clients=1,
-                               seed=request.seed)  # fmt: skip
-                raise Refused(
-                    f"no concurrency meets {request.budget.describe()}: one client alone gets "
-                    f"{one.percentile('tpot', request.budget.percentile) * 1e3:.1f} ms per output token and "
-                    f"{one.percentile('ttft', request.budget.percentile) * 1e3:,.0f} ms to its first token"
-                )
     except Infeasible as exc:
         raise Refused(str(exc)) from None
     front = [p.concurrency for p in pareto([FrontPoint(c, r) for c, r in results])]
