@@ -511,9 +511,9 @@ def _describe(value: Any) -> str:
 
 def validate_document(doc: Any) -> list[tuple[str, str]]:
     """Every problem in a parsed results document, as (field path, message); [] if valid. The schema
-    first, then the rules it cannot say (`benchmarks.rules`): each workload's parameters, timing
+    first, then the rules it cannot say (`benchmarks.contract.rules`): each workload's parameters, timing
     statistics that agree with their samples, dates in order, no duplicated points."""
-    from benchmarks.rules import document_rules
+    from benchmarks.contract.rules import document_rules
 
     if not isinstance(doc, dict):
         return [("(document)", f"must be a JSON object, got {type(doc).__name__}")]
@@ -526,7 +526,7 @@ def validate_document(doc: Any) -> list[tuple[str, str]]:
         return [("schema_version", f"must be {readable} ({shown}); {why}")]
     doc = migrate(doc)
     if doc.get("kind") == "sweep":
-        from benchmarks.schema_sweep import SWEEP_SCHEMA, sweep_rules
+        from benchmarks.contract.schema_sweep import SWEEP_SCHEMA, sweep_rules
 
         return _problems(doc, SWEEP_SCHEMA, "") or sweep_rules(doc)
     problems = _problems(doc, SCHEMA, "")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.schema import (
+from benchmarks.contract.schema import (
     _DATE,
     _DTYPE,
     _NAME,
@@ -146,7 +146,7 @@ SWEEP_SCHEMA: dict[str, Any] = {
 def sweep_rules(doc: dict[str, Any]) -> list[tuple[str, str]]:
     """What the schema cannot say: timings within their samples, a status that agrees with its
     numbers, each batch once, dates in order."""
-    from benchmarks.rules import _dates, _timing
+    from benchmarks.contract.rules import _dates, _timing
 
     problems = list(_dates(doc["run"]))
     seen: dict[int, int] = {}

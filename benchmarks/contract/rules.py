@@ -1,6 +1,6 @@
 """The rules of a results file that a JSON Schema cannot say.
 
-`benchmarks.schema.validate_document` runs these after the schema has passed, so every field here
+`benchmarks.contract.schema.validate_document` runs these after the schema has passed, so every field here
 already has its type: each workload's parameters against its spec, timing statistics that agree with
 their samples, a status that agrees with its timing, bytes that add up, dates in order, and no point
 measured twice.
