@@ -33,6 +33,7 @@ def test_the_explaining_side_never_imports_torch():
         "benchmarks.contract.schema_sweep",
         "benchmarks.commands.sweep",
         "benchmarks.commands.predict",
+        "benchmarks.commands.serve_llm",
         "benchmarks.commands.sweep_table",
         "snippets.costs",
     ]
