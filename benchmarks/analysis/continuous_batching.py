@@ -962,11 +962,14 @@ def explain(found: Plan) -> str:
         tpot, itl = x.percentile("tpot", b.percentile) * 1e3, x.percentile("itl", 50) * 1e3
         work = found.step.decode_work(found.concurrency + 1, _mean_context(found))
         detail = found.step.detail(work)
+        e = detail.efficiency
+        scaled = "" if e == 1 else f"; each roofline time divided by the stated efficiency {e:g}"
         why = (
             f" What binds is the time per output token: with {found.concurrency + 1} clients its {p} reaches "
             f"{tpot:.1f} ms, while a plain decode step takes {itl:.1f} ms (median gap between tokens; the "
-            f"matrix products {detail.matmul_s * 1e3:.1f} ms, {detail.matmul_bound}-bound, the attention over "
-            f"every sequence's cache {detail.attention_s * 1e3:.1f} ms, plus {detail.fixed_s * 1e3:.2f} ms fixed)."
+            f"matrix products {detail.matmul_s / e * 1e3:.1f} ms, {detail.matmul_bound}-bound, the attention over "
+            f"every sequence's cache {detail.attention_s / e * 1e3:.1f} ms, plus {detail.fixed_s * 1e3:.2f} ms "
+            f"fixed{scaled})."
         )
         if found.binds == "prefills":
             why += (

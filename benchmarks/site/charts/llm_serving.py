@@ -15,6 +15,7 @@ import altair as alt
 from benchmarks.site.charts import HEADLINE_PANEL, HEIGHT, LABEL_GREY, PALETTE, WIDTH, _rows, _title
 
 DASH = {"p50": [1, 0], "p99": [6, 4]}
+LEGEND_LABELS = 320  # px: "chunked prefill (2,048 tokens a step)" whole
 
 
 def _log(values: Sequence[float]) -> alt.Scale:
@@ -51,7 +52,7 @@ def front_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[s
         x=x, y=y, text="concurrency:Q"
     )
     chart = alt.layer(line, points, labels).properties(width=WIDTH, height=HEIGHT + 40, title=_title(title, *subtitle))
-    return chart.configure_legend(orient="bottom", direction="horizontal")
+    return chart.configure_legend(orient="bottom", direction="horizontal", labelLimit=LEGEND_LABELS)
 
 
 def latency_chart(
@@ -77,10 +78,10 @@ def latency_chart(
             alt.Tooltip("ms:Q", title=words, format=",.1f"),
         ]
         base = alt.Chart(alt.Data(values=_rows(data)))
-        line = base.mark_line(strokeWidth=2, point=True).encode(
-            x=x, y=alt.Y("ms:Q", title=words, scale=alt.Scale(type="log")), color=color, strokeDash=dash, tooltip=tip
-        )
-        layers = [line]
+        y = alt.Y("ms:Q", title=words, scale=alt.Scale(type="log"))
+        line = base.mark_line(strokeWidth=2).encode(x=x, y=y, color=color, strokeDash=dash, tooltip=tip)
+        dots = base.mark_point(filled=True, size=30).encode(x=x, y=y, color=color, tooltip=tip)
+        layers = [line, dots]
         if limit is not None:
             marked = alt.Chart(alt.Data(values=[{"concurrency": limit, "label": f"KV cache full ≈ {limit:,.0f}"}]))
             layers += [
@@ -91,4 +92,6 @@ def latency_chart(
             ]
         panels.append(alt.layer(*layers).properties(width=HEADLINE_PANEL, height=HEIGHT))
     chart = alt.hconcat(*panels).properties(title=_title(title, *subtitle))
-    return chart.configure_legend(orient="bottom", direction="horizontal")
+    return chart.configure_legend(
+        orient="bottom", direction="horizontal", labelLimit=LEGEND_LABELS, symbolType="stroke"
+    )

@@ -209,8 +209,9 @@ def front_parts() -> list:
         front_rows(),
         f"Tokens per second in all against per user: {MODEL.name}, {DTYPE}",
         [
-            f"Predicted from datasheet rooflines, nothing measured. Closed loops of 1–512 clients, {PROMPT:,}-token "
-            f"prompts, {OUTPUT}-token answers, prompts first, up to twice the KV limit",
+            "Predicted from datasheet rooflines, nothing measured.",
+            f"Closed loops of 1–512 clients (up to twice the KV limit), {PROMPT:,}-token prompts, {OUTPUT}-token "
+            "answers, prompts first",
         ],
     )
     return [
@@ -280,7 +281,8 @@ def latency_parts() -> list:
         f"Time to first token and per output token against concurrency: {MODEL.name}, {DTYPE}, {FOCUS}",
         [
             f"Predicted from the datasheet roofline, nothing measured. Closed loops, {PROMPT:,}-token prompts, "
-            f"{OUTPUT}-token answers; solid p50, dashed p99; the rule marks where the KV cache is full",
+            f"{OUTPUT}-token answers;",
+            "solid p50, dashed p99; the dotted rule marks where the KV cache is full",
         ],
     )
     return [
