@@ -1,4 +1,4 @@
-"""Command line: `python -m benchmarks {run,sweep,predict,validate,summary,list,schema}`.
+"""Command line: `python -m benchmarks {run,sweep,predict,serve,validate,summary,list,schema}`.
 
 Only `run` and `sweep` import torch, and only once they have parsed their arguments, so `--help`,
 `predict`, `validate`, `summary`, `list` and `schema` work on a machine without torch.
@@ -127,6 +127,12 @@ def _parser() -> argparse.ArgumentParser:
     summary.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     sweep_cli.add_parser(commands)
     predict_cli.add_parser(commands)
+    commands.add_parser(
+        "serve",
+        help="plan a dynamic-batching server (max batch, max delay, instances) from a batch curve",
+        description="See `python -m benchmarks serve --help`.",
+        add_help=False,
+    )
     schema = commands.add_parser(
         "schema",
         help="print the results-file JSON Schema",
@@ -314,6 +320,11 @@ def _summary(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else list(argv)
+    if given and given[0] == "serve":  # its own parser: every refusal one line
+        from benchmarks.commands import serve
+
+        return serve.main(given[1:])
     args = _parser().parse_args(argv)
     if args.command == "run":
         return _run(args)

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.contract.schema import migrate, validate_document
+from benchmarks.contract.schema import migrate
+from benchmarks.contract.validate import validate_document
 
 _PACKAGE = Path(__file__).resolve().parents[1]  # benchmarks/
 _CHECKOUT = (_PACKAGE.parent / "pyproject.toml").is_file()

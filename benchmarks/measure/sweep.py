@@ -32,9 +32,9 @@ from pathlib import Path
 import torch
 
 from benchmarks.analysis import recommend
-from benchmarks.commands.sweep_options import options_problem
 from benchmarks.contract.results import write_atomic
 from benchmarks.contract.schema import SCHEMA_VERSION
+from benchmarks.contract.sweep_options import options_problem
 from benchmarks.measure.adapters import DTYPES
 from benchmarks.measure.backends import is_out_of_memory, select_backend
 from benchmarks.measure.ceilings import measure_ceilings
@@ -451,7 +451,7 @@ class SweepResult:
         return write_report(self.doc, path)
 
     def __str__(self) -> str:
-        from benchmarks.commands.sweep_table import table_lines
+        from benchmarks.site.sweep_table import table_lines
 
         return "\n".join([*table_lines(self.doc), "", *self.recommendation.lines])
 

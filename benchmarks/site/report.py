@@ -14,7 +14,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-from benchmarks.commands.sweep_table import table_lines
+from benchmarks.site.sweep_table import table_lines
 
 
 def report_available() -> str | None:

@@ -33,8 +33,9 @@ def test_the_explaining_side_never_imports_torch():
         "benchmarks.contract.schema_sweep",
         "benchmarks.commands.sweep",
         "benchmarks.commands.predict",
+        "benchmarks.commands.serve",
         "benchmarks.commands.serve_llm",
-        "benchmarks.commands.sweep_table",
+        "benchmarks.site.sweep_table",
         "snippets.costs",
     ]
     assert "benchmarks.site.pages.mlp" in modules and "benchmarks.analysis.roofline" in modules
