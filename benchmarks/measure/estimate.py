@@ -15,13 +15,13 @@ Pure Python.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.measure import ceiling_plan, planning
-from benchmarks.profiles import Profile, Sweep
+from benchmarks.profiles import CurvePlan, Profile
 from benchmarks.workloads import WORKLOADS, decoder_config
 from snippets import costs
 
@@ -97,25 +97,6 @@ H200 = Machine(
 MACHINES = {"quick": REFERENCE_CPU, "full": H200, "smoke": REFERENCE_CPU}  # the machine each profile is written for
 
 
-def _moe_ops(p: Mapping[str, Any]) -> int:
-    if p["variant"] == "dense":
-        return 3
-    if p["variant"] == "expert-choice":
-        return 12
-    return 10 + 6 * p["experts"]  # routing, sort and count, then gather, two matmuls, scale, scatter per expert
-
-
-# Operators one call runs (about; kernels on a GPU): what the per-operator costs multiply.
-OPERATORS: dict[str, Callable[[Mapping[str, Any]], int]] = {
-    "mlp": lambda p: 2 * p["depth"],  # Linear and ReLU per layer
-    "linear": lambda p: 1,
-    "conv": lambda p: 1,
-    "resnet50": lambda p: 175,  # 53 convolutions, 53 batch norms, 49 ReLUs, 16 adds, pools, the classifier
-    "decode": lambda p: 18 * p["layers"],  # norms, 7 projections, cache writes, attention, activation, adds
-    "moe": _moe_ops,
-}
-
-
 class _Costs:
     """A workload spec with the adapters' interface (dtype names, not element sizes)."""
 
@@ -139,7 +120,7 @@ def call_seconds(machine: Machine, workload: str, params, dtype: str, batch: int
     """One timed call: every weight copy once, at its roofline time plus the operators' cost."""
     flops, bytes_moved = _Costs(workload).cost(params, dtype, batch)
     work = max(flops / machine.rate(dtype), bytes_moved / machine.bytes_per_s)
-    ops = OPERATORS[workload](params)
+    ops = WORKLOADS[workload].operators(params)
     if mode == "compile":
         ops = math.ceil(ops / 2)  # fused elementwise operators
     if mode == "graph":
@@ -199,7 +180,7 @@ def estimate_ceilings(machine: Machine, profile: Profile, dtypes: list[str]) -> 
     return total
 
 
-def _kv_budgets(sweeps: list[Sweep], machine: Machine) -> dict[tuple[int, str], float]:
+def _kv_budgets(sweeps: list[CurvePlan], machine: Machine) -> dict[tuple[int, str], float]:
     wants = {
         (i, dtype): kv_cache_bytes(s.params, dtype, max(s.batches))
         for i, s in enumerate(sweeps)
@@ -211,7 +192,11 @@ def _kv_budgets(sweeps: list[Sweep], machine: Machine) -> dict[tuple[int, str], 
 
 
 def estimate(
-    profile: Profile, machine: Machine, sweeps: list[Sweep] | None = None, cache: str = "rotated", ceilings: bool = True
+    profile: Profile,
+    machine: Machine,
+    sweeps: list[CurvePlan] | None = None,
+    cache: str = "rotated",
+    ceilings: bool = True,
 ) -> Estimate:
     """The estimated wall time of `profile` (or of these of its sweeps) on `machine`, by part;
     without the ceilings when they are already measured."""
@@ -289,8 +274,8 @@ def _thinned(batches: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def fit_to_time(
-    profile: Profile, sweeps: list[Sweep], machine: Machine, seconds: float, cache: str = "rotated"
-) -> tuple[list[Sweep], str | None]:
+    profile: Profile, sweeps: list[CurvePlan], machine: Machine, seconds: float, cache: str = "rotated"
+) -> tuple[list[CurvePlan], str | None]:
     """Sweeps whose estimated time (ceilings excluded) fits in `seconds`: fewer samples per point
     first (down to MIN_SAMPLES), then fewer points (every second batch size, as often as needed).
     Returns them with a sentence saying what was cut (None when nothing was)."""

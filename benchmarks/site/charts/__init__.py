@@ -536,19 +536,6 @@ class Figure:
         )
 
 
-def show_device_sections(runs: Sequence[Any], section: Any, empty_html: str) -> None:
-    """Display, on a page, a heading per run and the parts `section(run)` returns (HTML strings or
-    figures); `empty_html` when there is no run. Imports IPython only when a page calls it."""
-    from IPython.display import HTML, display
-
-    if not runs:
-        display(HTML(empty_html))
-    for run in runs:
-        display(HTML(f"<h2>{text.h(text.device_label(run))}</h2>"))
-        for part in section(run):
-            display(HTML(part) if isinstance(part, str) else part)
-
-
 def figure(
     chart: alt.TopLevelMixin, chart_id: str, caption: str, description: str, visible: str | None = None
 ) -> Figure:

@@ -176,10 +176,6 @@ def dip_words(curve) -> list[str]:
     ]
 
 
-def c_curves_1024(run) -> list:
-    return [curve for curve in c.curves(run) if curve.params.get("width") == 1024 and len(curve.points) >= 4]
-
-
 def sources() -> list:
     return [
         Details(
