@@ -81,3 +81,15 @@ def test_a_lengths_file_is_read(tmp_path, capsys):
     lengths.write_text("100\nten\n", encoding="utf-8")
     assert main([*BASE[:3], "--prompt-tokens", f"file:{lengths}"]) == 2
     assert "line 2" in capsys.readouterr().err
+
+
+def test_the_serve_verb_hands_an_llm_source_to_this_command(capsys):
+    from benchmarks.commands.cli import main as cli_main
+
+    assert cli_main(["serve", *BASE, "--concurrency", "2", "--requests", "10", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["assumptions"]["model"] == "Llama-3-8B"
+    assert cli_main(["serve", "llm:GPT-9", "--gpu", "H100"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "error: unknown model 'GPT-9'; choose from Llama-3-8B, Llama-3.1-8B, Mistral-7B, Llama-2-70B, Llama-3.3-70B, "
+        "or llm:custom"
+    )
