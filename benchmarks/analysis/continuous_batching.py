@@ -36,6 +36,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -161,6 +162,21 @@ class RooflineStep:
             t.kv_bytes_per_position * kv_positions / self.bytes_per_s,
         )
         return self.fixed_s + (mm + at) / self.efficiency
+
+    def step_seconds(
+        self,
+        decoders: int,
+        positions: float,
+        prefill_tokens: int,
+        prefill_attended: float,
+        prefill_positions: float,
+        logits: int,
+    ) -> float:
+        """A step of `decoders` decoding sequences attending over `positions` cached positions in all, and prompt
+        pieces of `prefill_tokens` tokens (attending over `prefill_attended` pairs, touching `prefill_positions`
+        cached positions); `logits` sequences sample a token."""
+        return self.seconds(decoders + prefill_tokens, logits, positions + prefill_attended,
+                            positions + prefill_positions)  # fmt: skip
 
     def decode_work(self, batch: int, context: float) -> StepWork:
         """A decode step of `batch` sequences that each hold `context` tokens before it."""
@@ -458,8 +474,6 @@ class _Loop:
                 now = arrivals[pending[issued]]
                 continue
             decoders = [i for i in running if computed[i] >= target[i]]
-            tokens = logits = 0
-            attended = kv = 0.0
             chunks: list[tuple[int, int]] = []  # (sequence, tokens of its prompt this step)
             prefill_first = not e.chunked_prefill and waiting
             if prefill_first:
@@ -529,20 +543,19 @@ class _Loop:
                     finished = [i for i in decoders if emitted[i] >= outputs[i]]
                     running, free, done = self._retire(finished, running, free, done, now)
                     continue
+            positions = 0.0  # cached positions the decoding sequences attend over, the new token's included
             for i in decoders:
-                c = computed[i]
-                attended += c + 1
-                kv += c + 1
-            tokens = len(decoders)
+                positions += computed[i] + 1
             logits = len(decoders)
+            pf_tokens, pf_attended, pf_positions = 0, 0.0, 0.0
             for i, take in chunks:
                 c = computed[i]
-                tokens += take
-                attended += take * c + take * (take + 1) / 2
-                kv += c + take
+                pf_tokens += take
+                pf_attended += take * c + take * (take + 1) / 2
+                pf_positions += c + take
                 if c + take >= target[i]:
                     logits += 1
-            dt = step.seconds(tokens, logits, attended, kv)
+            dt = step.step_seconds(len(decoders), positions, pf_tokens, pf_attended, pf_positions, logits)
             running_area += len(running) * dt
             max_running = max(max_running, len(running))
             peak_blocks = max(peak_blocks, self.blocks_total - free)
@@ -649,7 +662,7 @@ class _Loop:
         t, area, taken = now, 0.0, 0
         gaps = []
         for j in range(k):
-            dt = step.seconds(d, d, base + j * d, base + j * d)
+            dt = step.step_seconds(d, base + j * d, 0, 0.0, 0.0, d)
             t += dt
             area += d * dt
             gaps.append(dt)
@@ -814,7 +827,7 @@ class Plan:
     rate_per_s: float | None  # the largest Poisson rate meeting the budget with the cap set to `concurrency`
     rate_result: Result | None
     binds: str  # "kv-memory", "step-time", "prefills" or "time-to-first-token"
-    step: RooflineStep
+    step: Any  # a RooflineStep, or any step with the same step_seconds and kv_blocks (a measured one)
 
     @property
     def max_num_seqs(self) -> int:
@@ -951,7 +964,8 @@ def explain(found: Plan) -> str:
     if found.binds == "kv-memory":
         why = (
             f" What binds is the KV memory: {found.kv_limit} sequences of this length fill the cache "
-            f"({found.step.kv_blocks():,} blocks), so more clients would wait for blocks or be preempted, not run."
+            f"({found.step.kv_blocks():,} blocks at the default memory share), so more clients would wait for blocks "
+            "or be preempted, not run."
         )
     elif found.binds == "time-to-first-token":
         why = (
@@ -960,17 +974,20 @@ def explain(found: Plan) -> str:
         )
     else:
         tpot, itl = x.percentile("tpot", b.percentile) * 1e3, x.percentile("itl", 50) * 1e3
-        work = found.step.decode_work(found.concurrency + 1, _mean_context(found))
-        detail = found.step.detail(work)
-        e = detail.efficiency
-        scaled = "" if e == 1 else f"; each roofline time divided by the stated efficiency {e:g}"
         why = (
             f" What binds is the time per output token: with {found.concurrency + 1} clients its {p} reaches "
-            f"{tpot:.1f} ms, while a plain decode step takes {itl:.1f} ms (median gap between tokens; the "
-            f"matrix products {detail.matmul_s / e * 1e3:.1f} ms, {detail.matmul_bound}-bound, the attention over "
-            f"every sequence's cache {detail.attention_s / e * 1e3:.1f} ms, plus {detail.fixed_s * 1e3:.2f} ms "
-            f"fixed{scaled})."
+            f"{tpot:.1f} ms, while a plain decode step takes {itl:.1f} ms (median gap between tokens"
         )
+        if isinstance(found.step, RooflineStep):
+            detail = found.step.detail(found.step.decode_work(found.concurrency + 1, _mean_context(found)))
+            e = detail.efficiency
+            scaled = "" if e == 1 else f"; each roofline time divided by the stated efficiency {e:g}"
+            why += (
+                f"; the matrix products {detail.matmul_s / e * 1e3:.1f} ms, {detail.matmul_bound}-bound, the "
+                f"attention over every sequence's cache {detail.attention_s / e * 1e3:.1f} ms, plus "
+                f"{detail.fixed_s * 1e3:.2f} ms fixed{scaled}"
+            )
+        why += ")."
         if found.binds == "prefills":
             why += (
                 " Most of the difference is prefills: each new prompt takes a step of its own (or a share of one) "

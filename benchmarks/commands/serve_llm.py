@@ -19,6 +19,7 @@ import json
 import math
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from benchmarks.analysis.continuous_batching import (
@@ -39,7 +40,9 @@ from benchmarks.analysis.continuous_batching import (
     simulate,
 )
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, gpus_matching
+from benchmarks.analysis.measured_step import CONFIG_KEYS, MeasuredStep, NoMeasurement
 from benchmarks.analysis.serving import MODELS, PublishedModel, find_model
+from benchmarks.contract.results import ResultsError, read_run
 from snippets.costs import DecoderConfig
 
 DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32", "fp8": "float8"}
@@ -79,10 +82,13 @@ def parser() -> argparse.ArgumentParser:
         "llm:Llama-3-8B --gpu H100 --prompt-tokens 1000 --output-tokens 200 --tpot-budget-ms 50",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("source", metavar="SOURCE", help="llm:MODEL (a published model) or llm:custom")
-    p.add_argument("--gpu", required=True, metavar="NAME", help='a datasheet GPU, e.g. "H100" or "H200" (any case)')
-    p.add_argument("--dtype", default="bfloat16", help="weights, activations and KV cache (default bfloat16)")
-    p.add_argument("--tp", type=str, default="1", metavar="N", help="tensor parallel over N GPUs (no communication "
+    p.add_argument("source", metavar="SOURCE", help="llm:MODEL (a published model), llm:custom, or llm:run with --run")
+    device = p.add_mutually_exclusive_group(required=True)
+    device.add_argument("--gpu", metavar="NAME", help='a datasheet GPU, e.g. "H100" or "H200" (any case)')
+    device.add_argument("--run", metavar="PATH", help="a results file: step times from the decode and prefill points "
+                        "it measured (SOURCE llm:run; --param KEY=VALUE picks one of its decoders)")  # fmt: skip
+    p.add_argument("--dtype", help="weights, activations and KV cache (default bfloat16; --gpu only)")
+    p.add_argument("--tp", type=str, metavar="N", help="tensor parallel over N GPUs (no communication "
                    "counted; default 1)")  # fmt: skip
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="a decoder size for llm:custom")
     p.add_argument("--prompt-tokens", default="1000", metavar="N|DIST", help="prompt lengths (default 1000)")
@@ -103,7 +109,7 @@ def parser() -> argparse.ArgumentParser:
                    "for weights and KV cache (default 0.9)")  # fmt: skip
     p.add_argument("--step-overhead-ms", metavar="MS", help="fixed cost per step (default: 3 µs per kernel, 8 kernels "
                    "a layer)")  # fmt: skip
-    p.add_argument("--efficiency", default="1", metavar="F", help="share of the roofline reached, 0 < F ≤ 1 "
+    p.add_argument("--efficiency", metavar="F", help="share of the roofline reached, 0 < F ≤ 1 "
                    "(default 1: the roofline itself; the page shows what published systems reach)")  # fmt: skip
     p.add_argument("--tpot-budget-ms", metavar="MS", help="budget on the time per output token at --percentile")
     p.add_argument("--ttft-budget-ms", metavar="MS", help="budget on the time to first token (needs --tpot-budget-ms)")
@@ -249,7 +255,7 @@ def parse_gpu(name: str):
 @dataclass(frozen=True)
 class Request:
     model: PublishedModel
-    step: RooflineStep
+    step: RooflineStep | MeasuredStep
     engine: Engine
     prompt: Lengths
     output: Lengths
@@ -261,19 +267,51 @@ class Request:
     notes: tuple[str, ...]
 
 
+def measured_step(args: argparse.Namespace) -> MeasuredStep:
+    """The step times a results file measured, for SOURCE llm:run."""
+    if args.source.strip().lower() != "llm:run":
+        raise Refused(f"with --run, SOURCE is llm:run (the decoder the run measured), not {args.source!r}")
+    for flag, value in (("--dtype", args.dtype), ("--tp", args.tp), ("--efficiency", args.efficiency),
+                        ("--step-overhead-ms", args.step_overhead_ms)):  # fmt: skip
+        if value is not None:
+            raise Refused(f"{flag} is for --gpu: a run's measured times already hold its dtype, device and overheads")
+    wanted: dict[str, Any] = {}
+    for pair in args.param:
+        key, eq, value = pair.partition("=")
+        key = key.strip()
+        if not eq or key not in CONFIG_KEYS:
+            raise Refused(f"--param {pair!r}: write KEY=VALUE with KEY one of {', '.join(CONFIG_KEYS)}")
+        wanted[key] = value.strip().lower() if key == "ffn" else _count(value, f"--param {key}", 1, 10**7)
+    path = Path(args.run)
+    if not args.run.strip() or path.is_dir():
+        raise Refused(f"--run {args.run!r}: give one results file, e.g. benchmarks/results/<device>/<run>.json")
+    try:
+        return MeasuredStep(read_run(path, layout=False), wanted)
+    except ResultsError as exc:
+        raise Refused(str(exc)) from None
+    except NoMeasurement as exc:
+        raise Refused(f"{path}: {exc}") from None
+
+
 def read_request(args: argparse.Namespace) -> Request:
-    model = parse_model(args.source, args.param)
-    gpu, gpu_note = parse_gpu(args.gpu)
-    wanted = args.dtype.strip().lower()
-    dtype = DTYPE_NAMES.get(wanted, wanted)
-    if dtype not in BYTES_PER_ELEMENT:
-        raise Refused(f"unknown dtype {args.dtype!r}; choose from {', '.join(BYTES_PER_ELEMENT)}")
-    if dtype not in gpu.peak_flops:
-        raise Refused(f"the {gpu.name} datasheet gives no {dtype} rate; it gives {', '.join(gpu.peak_flops)}")
-    tp = _count(args.tp, "--tp", 1, 64)
-    fixed = _number(args.step_overhead_ms, "--step-overhead-ms", 10_000) / 1e3 if args.step_overhead_ms else None
-    efficiency = _number(args.efficiency, "--efficiency", 1.0)
-    step = RooflineStep(model, gpu, dtype, tensor_parallel=tp, fixed_s=fixed, efficiency=efficiency)
+    gpu_note = None
+    if args.run is not None:
+        step = measured_step(args)
+        model, dtype, tp, where = step.model, step.dtype, 1, "the run's device"
+    else:
+        model = parse_model(args.source, args.param)
+        gpu, gpu_note = parse_gpu(args.gpu)
+        wanted = (args.dtype or "bfloat16").strip().lower()
+        dtype = DTYPE_NAMES.get(wanted, wanted)
+        if dtype not in BYTES_PER_ELEMENT:
+            raise Refused(f"unknown dtype {args.dtype!r}; choose from {', '.join(BYTES_PER_ELEMENT)}")
+        if dtype not in gpu.peak_flops:
+            raise Refused(f"the {gpu.name} datasheet gives no {dtype} rate; it gives {', '.join(gpu.peak_flops)}")
+        tp = _count(args.tp or "1", "--tp", 1, 64)
+        fixed = _number(args.step_overhead_ms, "--step-overhead-ms", 10_000) / 1e3 if args.step_overhead_ms else None
+        efficiency = _number(args.efficiency or "1", "--efficiency", 1.0)
+        step = RooflineStep(model, gpu, dtype, tensor_parallel=tp, fixed_s=fixed, efficiency=efficiency)
+        where = f"{tp} × {gpu.name}"
     chunked = bool(args.chunked_prefill)
     default_tokens = 2048 if chunked else 8192
     engine = Engine(
@@ -289,7 +327,7 @@ def read_request(args: argparse.Namespace) -> Request:
     if step.weight_bytes >= usable:
         raise Refused(
             f"{model.name} does not fit: its weights take {step.weight_bytes / 1e9:,.1f} GB in {dtype}, and "
-            f"{tp} × {gpu.name} offer{'s' * (tp == 1)} {usable / 1e9:,.1f} GB at --memory-fraction "
+            f"{where} offer{'s' * (tp == 1)} {usable / 1e9:,.1f} GB at --memory-fraction "
             f"{engine.memory_fraction:g}; use more GPUs (--tp) or fewer bytes (--dtype fp8)"
         )
     prompt = parse_lengths(args.prompt_tokens, "--prompt-tokens", model.max_context)
@@ -361,7 +399,9 @@ def answer(request: Request, progress: bool = True) -> dict[str, Any]:
         "output_tokens": request.output.describe(),
         "seed": request.seed,
         "notes": list(request.notes),
-        "source": "datasheet roofline, nothing measured",
+        "source": "datasheet roofline, nothing measured"
+        if isinstance(step, RooflineStep)
+        else "measured decode and prefill points of a committed run, interpolated",
     }  # fmt: skip
     runs: list[dict[str, Any]] = []
     results = []
@@ -433,7 +473,7 @@ def text_lines(found: dict[str, Any]) -> list[str]:
         f"{a['kv_blocks']:,} blocks of {a['block_tokens']} ({a['kv_limit_sequences']:,} sequences of mean length).",
         f"Engine: max_num_seqs {e['max_num_seqs']}, max_batched_tokens {e['max_batched_tokens']:,}, chunked prefill "
         f"{'on' if e['chunked_prefill'] else 'off (prompts first)'}, memory fraction {e['memory_fraction']:g}. "
-        f"Prompts {a['prompt_tokens']} tokens, outputs {a['output_tokens']}. Predicted, nothing measured.",
+        f"Prompts {a['prompt_tokens']} tokens, outputs {a['output_tokens']}. Step times: {a['source']}.",
         *[f"Note: {note}." for note in a["notes"]],
         "",
     ]

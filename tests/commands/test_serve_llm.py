@@ -28,7 +28,8 @@ def test_it_answers_with_the_runs_the_front_and_the_budget(capsys):
 def test_the_table_marks_the_front_and_states_its_assumptions(capsys):
     assert main([*BASE, "--rate", "2,5", "--requests", "100", "--chunked-prefill"]) == 0
     out = capsys.readouterr()
-    assert "datasheet" in out.out and "Predicted, nothing measured" in out.out and "rate/s" in out.out
+    assert "datasheet" in out.out and "Step times: datasheet roofline, nothing measured" in out.out
+    assert "rate/s" in out.out
     assert "simulating rate 2/s (1/2)" in out.err
 
 
@@ -62,7 +63,7 @@ def test_a_custom_decoder_is_served(capsys):
         ([*BASE, "--chunked-prefill", "--max-batched-tokens", "16"], "at least max_num_seqs"),
         (["llm:custom", "--gpu", "H100", "--param", "layers=2"], "needs --param for d_model"),
         (["llm:Llama-3-8B", "--gpu", "L4", "--memory-fraction", "0.5"], "does not fit"),
-        (["llm:Llama-3-8B"], "the following arguments are required: --gpu"),
+        (["llm:Llama-3-8B"], "one of the arguments --gpu --run is required"),
         ([*BASE, "--concurrency", "4", "--rate", "2"], "not allowed with argument"),
     ],
 )
@@ -93,3 +94,35 @@ def test_the_serve_verb_hands_an_llm_source_to_this_command(capsys):
         "error: unknown model 'GPT-9'; choose from Llama-3-8B, Llama-3.1-8B, Mistral-7B, Llama-2-70B, Llama-3.3-70B, "
         "or llm:custom"
     )
+
+
+RUN = "benchmarks/results/cpu-amd-epyc/20261130T100513Z-quick-084f0a.json"
+
+
+def test_a_committed_runs_decode_and_prefill_points_give_the_step_times(capsys):
+    argv = ["llm:run", "--run", RUN, "--prompt-tokens", "128", "--output-tokens", "64", "--concurrency", "1,8",
+            "--requests", "40", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["assumptions"]["source"] == "measured decode and prefill points of a committed run, interpolated"
+    assert "kv_heads 2" in found["assumptions"]["step_time"] and "AMD EPYC (cpu" in found["assumptions"]["step_time"]
+    one = found["runs"][0]
+    # one sequence at context 128 to 191: between the measured batch-1 steps at contexts 128 and 2,048 (2.25, 2.77 ms)
+    assert 2.2 < one["tpot_p50_ms"] < 2.3
+    assert one["ttft_p50_ms"] == pytest.approx(23.36, abs=0.01)  # the measured 128-token prefill at batch 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["llm:Llama-3-8B", "--run", RUN], "with --run, SOURCE is llm:run"),
+        (["llm:run", "--run", RUN, "--efficiency", "0.5"], "--efficiency is for --gpu"),
+        (["llm:run", "--run", RUN, "--param", "kv_heads=8"], "measured no decode step and prefill of a decoder"),
+        (["llm:run", "--run", "/nonexistent.json"], "/nonexistent.json"),
+        (["llm:run", "--gpu", "H100", "--run", RUN], "not allowed with argument"),
+    ],
+)
+def test_a_run_that_cannot_serve_is_one_line_and_exit_status_2(capsys, argv, words):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and words in err[0], err
