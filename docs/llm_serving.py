@@ -37,7 +37,10 @@
 #   kernel-launch time (about 3 µs) for each of eight kernels per layer.
 #
 # Tensor parallelism over *n* GPUs is one device with *n* times the rate, bandwidth and memory:
-# the all-reduces between them are not counted, which flatters it.
+# the all-reduces between them are not counted, which flatters it. The same simulator also runs on
+# the decode and prefill steps a committed run measured, interpolated over batch and context
+# (`python -m benchmarks serve llm:run --run benchmarks/results/<device>/<run>.json`); this page
+# uses the datasheet, since no GPU run is committed.
 
 # %% tags=["hide-input"]
 from benchmarks.site.pages import llm_serving
