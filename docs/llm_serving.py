@@ -40,7 +40,7 @@
 # the all-reduces between them are not counted, which flatters it. The same simulator also runs on
 # the decode and prefill steps a committed run measured, interpolated over batch and context
 # (`python -m benchmarks serve llm:run --run benchmarks/results/<device>/<run>.json`); this page
-# uses the datasheet, since no GPU run is committed.
+# uses the datasheet GPUs.
 
 # %% tags=["hide-input"]
 from benchmarks.site.pages import llm_serving
