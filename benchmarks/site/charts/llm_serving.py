@@ -12,7 +12,7 @@ from typing import Any
 
 import altair as alt
 
-from benchmarks.site.charts import HEADLINE_PANEL, HEIGHT, LABEL_GREY, PALETTE, WIDTH, _rows, _title
+from benchmarks.site.charts import HEADLINE_PANEL, HEIGHT, LABEL_GREY, PALETTE, WIDTH, chart_rows, chart_title
 
 DASH = {"p50": [1, 0], "p99": [6, 4]}
 LEGEND_LABELS = 320  # px: "chunked prefill (2,048 tokens a step)" whole
@@ -38,7 +38,7 @@ def front_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[s
         alt.Tooltip("per_user:Q", title="tokens/s per user", format=",.1f"),
         alt.Tooltip("kv_peak:Q", title="KV cache at its peak", format=".0%"),
     ]
-    base = alt.Chart(alt.Data(values=_rows(list(rows))))
+    base = alt.Chart(alt.Data(values=chart_rows(list(rows))))
     line = base.mark_line(strokeWidth=2).encode(x=x, y=y, color=color, order="concurrency:Q", tooltip=tip)
     points = base.mark_point(filled=True, size=50).encode(
         x=x,
@@ -51,7 +51,9 @@ def front_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[s
     labels = base.mark_text(align="left", dx=5, dy=-6, fontSize=10, color=LABEL_GREY).encode(
         x=x, y=y, text="concurrency:Q"
     )
-    chart = alt.layer(line, points, labels).properties(width=WIDTH, height=HEIGHT + 40, title=_title(title, *subtitle))
+    chart = alt.layer(line, points, labels).properties(
+        width=WIDTH, height=HEIGHT + 40, title=chart_title(title, *subtitle)
+    )
     return chart.configure_legend(orient="bottom", direction="horizontal", labelLimit=LEGEND_LABELS)
 
 
@@ -77,7 +79,7 @@ def latency_chart(
             alt.Tooltip("percentile:N"),
             alt.Tooltip("ms:Q", title=words, format=",.1f"),
         ]
-        base = alt.Chart(alt.Data(values=_rows(data)))
+        base = alt.Chart(alt.Data(values=chart_rows(data)))
         y = alt.Y("ms:Q", title=words, scale=alt.Scale(type="log"))
         line = base.mark_line(strokeWidth=2).encode(x=x, y=y, color=color, strokeDash=dash, tooltip=tip)
         dots = base.mark_point(filled=True, size=30).encode(x=x, y=y, color=color, tooltip=tip)
@@ -91,7 +93,7 @@ def latency_chart(
                 ),
             ]
         panels.append(alt.layer(*layers).properties(width=HEADLINE_PANEL, height=HEIGHT))
-    chart = alt.hconcat(*panels).properties(title=_title(title, *subtitle))
+    chart = alt.hconcat(*panels).properties(title=chart_title(title, *subtitle))
     return chart.configure_legend(
         orient="bottom", direction="horizontal", labelLimit=LEGEND_LABELS, symbolType="stroke"
     )

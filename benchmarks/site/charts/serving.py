@@ -15,7 +15,7 @@ from typing import Any
 
 import altair as alt
 
-from benchmarks.site.charts import PALETTE, _rows, _title
+from benchmarks.site.charts import PALETTE, chart_rows, chart_title
 
 WIDTH, HEIGHT = 520, 300
 GREY = "#888"
@@ -48,14 +48,14 @@ def batch_formed_chart(
 ) -> alt.LayerChart:
     """rows: policy, rate, mean_batch (stable points only)."""
     names = list(dict.fromkeys(r["policy"] for r in rows))
-    base = alt.Chart(alt.Data(values=_rows(rows))).encode(
+    base = alt.Chart(alt.Data(values=chart_rows(rows))).encode(
         x=alt.X("rate:Q", title="offered rate (requests per second)"),
         y=alt.Y("mean_batch:Q", title="mean batch formed (requests)"),
         color=_color("policy", names),
         tooltip=["policy:N", alt.Tooltip("rate:Q", format=",.3g"), alt.Tooltip("mean_batch:Q", format=".2f")],
     )
     layers = [base.mark_line(), base.mark_point(filled=True, size=30), *_rule(max_batch, f"max batch {max_batch}", "y")]
-    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
+    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=chart_title(title, *subtitle))
 
 
 def breakdown_chart(rows: list[dict[str, Any]], title: str, subtitle: Sequence[str]) -> alt.Chart:
@@ -63,7 +63,7 @@ def breakdown_chart(rows: list[dict[str, Any]], title: str, subtitle: Sequence[s
     order = {part: index for index, part in enumerate(PARTS)}
     data = [{**r, "order": order[r["part"]]} for r in rows]
     return (
-        alt.Chart(alt.Data(values=_rows(data)))
+        alt.Chart(alt.Data(values=chart_rows(data)))
         .mark_bar()
         .encode(
             y=alt.Y("rate_label:N", title="offered rate", sort=None),
@@ -74,7 +74,7 @@ def breakdown_chart(rows: list[dict[str, Any]], title: str, subtitle: Sequence[s
             order="order:Q",
             tooltip=["rate_label:N", "part:N", alt.Tooltip("ms:Q", format=".3g")],
         )
-        .properties(width=WIDTH, height=36 * len({r["rate_label"] for r in rows}), title=_title(title, *subtitle))
+        .properties(width=WIDTH, height=36 * len({r["rate_label"] for r in rows}), title=chart_title(title, *subtitle))
     )
 
 
@@ -83,7 +83,7 @@ def hockey_chart(
 ) -> alt.LayerChart:
     """rows: policy, throughput, latency_ms (stable points only)."""
     names = list(dict.fromkeys(r["policy"] for r in rows))
-    base = alt.Chart(alt.Data(values=_rows(rows))).encode(
+    base = alt.Chart(alt.Data(values=chart_rows(rows))).encode(
         x=alt.X("throughput:Q", title="throughput (requests per second)"),
         y=alt.Y("latency_ms:Q", scale=alt.Scale(type="log"), title=f"p{percentile:g} latency (ms)"),
         color=_color("policy", names),
@@ -95,13 +95,13 @@ def hockey_chart(
         base.mark_point(filled=True, size=26),
         *_rule(budget_ms, f"budget {budget_ms:g} ms", "y"),
     ]
-    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
+    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=chart_title(title, *subtitle))
 
 
 def capacity_chart(rows: list[dict[str, Any]], unbatched: float, title: str, subtitle: Sequence[str]) -> alt.LayerChart:
     """rows: policy, max_batch, capacity (requests per second within the budget)."""
     names = list(dict.fromkeys(r["policy"] for r in rows))
-    base = alt.Chart(alt.Data(values=_rows(rows))).encode(
+    base = alt.Chart(alt.Data(values=chart_rows(rows))).encode(
         x=alt.X("max_batch:Q", scale=alt.Scale(type="log", base=2), title="max batch"),
         y=alt.Y("capacity:Q", title="highest rate within the budget (requests/s)"),
         color=_color("policy", names),
@@ -112,14 +112,14 @@ def capacity_chart(rows: list[dict[str, Any]], unbatched: float, title: str, sub
         base.mark_point(filled=True, size=30),
         *_rule(unbatched, f"no batching: {unbatched:,.3g}/s", "y"),
     ]
-    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
+    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=chart_title(title, *subtitle))
 
 
 def mlperf_chart(
     rows: list[dict[str, Any]], published: dict[str, float], bound_ms: float, title: str, subtitle: Sequence[str]
 ) -> alt.LayerChart:
     """rows: rate, latency_ms (simulated p99, stable points); published: rate, latency_ms."""
-    sim = alt.Chart(alt.Data(values=_rows(rows))).encode(
+    sim = alt.Chart(alt.Data(values=chart_rows(rows))).encode(
         x=alt.X("rate:Q", title="queries per second, the whole system"),
         y=alt.Y("latency_ms:Q", title="p99 latency (ms)"),
         tooltip=[alt.Tooltip("rate:Q", format=",.0f"), alt.Tooltip("latency_ms:Q", format=".3g")],
@@ -134,4 +134,4 @@ def mlperf_chart(
         point.mark_text(align="right", dx=-8, dy=-8, color=PALETTE[1]).encode(text="what:N"),
         *_rule(bound_ms, f"bound {bound_ms:g} ms", "y"),
     ]
-    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
+    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=chart_title(title, *subtitle))
