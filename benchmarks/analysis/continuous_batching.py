@@ -286,6 +286,7 @@ class Engine:
     max_num_seqs: int = 256
     max_batched_tokens: int = 8192
     chunked_prefill: bool = False
+    reserve: bool = False  # admit only when blocks for the longest answer allowed are free (no preemption ever)
     block_tokens: int = BLOCK_TOKENS
     memory_fraction: float = MEMORY_FRACTION
 
@@ -410,6 +411,8 @@ def simulate(
     blocks_total = step.kv_blocks(engine.memory_fraction, engine.block_tokens) if kv_blocks is None else kv_blocks
     bt = engine.block_tokens
     longest = max(p + o for p, o in zip(prompts, outputs))
+    if engine.reserve:  # a prompt with the longest answer allowed
+        longest = max(prompts) + max(output.high, max(outputs))
     if -(-longest // bt) > blocks_total:
         raise Infeasible(
             f"the KV cache holds {blocks_total * bt:,} tokens ({blocks_total:,} blocks of {bt}), fewer than one "
@@ -428,7 +431,9 @@ def simulate(
         if clients is None or clients < 1:
             raise ValueError("clients must be at least 1")
         arrivals = [0.0] * min(clients, n_requests) + [math.inf] * max(0, n_requests - clients)
-    return _Loop(step, engine, prompts, outputs, arrivals, blocks_total, rate_per_s, clients).run()
+    loop = _Loop(step, engine, prompts, outputs, arrivals, blocks_total, rate_per_s, clients)
+    loop.output_cap = max(output.high, max(outputs))
+    return loop.run()
 
 
 class _Loop:
@@ -480,7 +485,7 @@ class _Loop:
                 budget = e.max_batched_tokens
                 while waiting and len(running) < e.max_num_seqs:
                     i = waiting[0]
-                    need = -(-target[i] // bt)
+                    need = -(-self._held_at_admission(i, target[i]) // bt)
                     if target[i] > budget or need > free:
                         break
                     waiting.popleft()
@@ -509,7 +514,7 @@ class _Loop:
                     while waiting and budget > 0 and len(running) < e.max_num_seqs:
                         i = waiting[0]
                         take = min(target[i], budget)
-                        need = -(-take // bt)
+                        need = -(-self._held_at_admission(i, take) // bt)
                         if need > free:
                             break
                         waiting.popleft()
@@ -620,8 +625,17 @@ class _Loop:
         )
 
     _cursor = 0
+    output_cap = 0  # the longest answer allowed (what `reserve` holds blocks for)
     _bulk_steps = 0
     _bulk_blocks = 0
+
+    def _held_at_admission(self, i: int, tokens: int) -> int:
+        """Positions to hold blocks for when sequence i is admitted with `tokens` of its prompt this step: those
+        tokens, or with `reserve` the longest sequence it may become (its prompt and the longest answer the output
+        lengths allow, as an engine reserves a request's max_tokens: it cannot know the answer's length)."""
+        if self.engine.reserve:
+            return self.target[i] + self.output_cap - self.emitted[i]
+        return tokens
 
     def _retire(self, finished: list[int], running: list[int], free: int, done: int, now: float):
         """Remove finished sequences, free their blocks; a closed loop's client sends its next request now."""
@@ -650,7 +664,7 @@ class _Loop:
         k = min(outputs[i] - emitted[i] for i in decoders)
         if k < 2:
             return None
-        need = sum(-(-(computed[i] + k) // bt) - blocks[i] for i in decoders)
+        need = sum(max(0, -(-(computed[i] + k) // bt) - blocks[i]) for i in decoders)
         if need > free:
             return None
         horizon = math.inf
@@ -681,8 +695,8 @@ class _Loop:
             emitted[i] += taken
             self.last[i] = t
             want = -(-computed[i] // bt)
-            used += want - blocks[i]
-            blocks[i] = want
+            used += max(0, want - blocks[i])
+            blocks[i] = max(blocks[i], want)
         self._bulk_steps, self._bulk_blocks = taken, used
         return t - now, area, t
 
@@ -719,7 +733,7 @@ class _Loop:
         bt = self.engine.block_tokens
         take = min(self.target[i] - self.computed[i], budget)
         while take > 0:
-            need = -(-(self.computed[i] + take) // bt) - self.blocks[i]
+            need = max(0, -(-(self.computed[i] + take) // bt) - self.blocks[i])
             if need <= free:
                 self.blocks[i] += need
                 return take, free - need

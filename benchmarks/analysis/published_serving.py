@@ -57,7 +57,7 @@ CONFIGURATION_FIELDS = ("hardware", "model", "precision", "software", "lengths",
 ROW_FIELDS = {"id", "source", "configuration", "metric", "value", "unit", "quote", "verification", "model"}
 MODEL_FIELDS = {"model", "gpu", "dtype", "tensor_parallel", "copies", "prompt", "output", "load", "requests", "engine",
                 "figure", "budget", "assumptions"}  # fmt: skip
-ENGINE_FIELDS = {"max_num_seqs", "max_batched_tokens", "chunked_prefill", "memory_fraction"}
+ENGINE_FIELDS = {"max_num_seqs", "max_batched_tokens", "chunked_prefill", "reserve", "memory_fraction"}
 MAX_REQUESTS = 5000
 
 
@@ -174,18 +174,20 @@ class _Reader:
         clients = self.count(load["clients"], f"{where}.load.clients", high=MAX_REQUESTS) if "clients" in load else None
         rate = self.number(load["rate_per_s"], f"{where}.load.rate_per_s") if "rate_per_s" in load else None
         engine_fields = self.mapping(
-            value["engine"], f"{where}.engine", ENGINE_FIELDS, ENGINE_FIELDS - {"memory_fraction"}
+            value["engine"], f"{where}.engine", ENGINE_FIELDS, ENGINE_FIELDS - {"memory_fraction", "reserve"}
         )
         engine = Engine(
             max_num_seqs=self.count(engine_fields["max_num_seqs"], f"{where}.engine.max_num_seqs", high=65536),
             max_batched_tokens=self.count(engine_fields["max_batched_tokens"], f"{where}.engine.max_batched_tokens"),
             chunked_prefill=engine_fields["chunked_prefill"] is True,
+            reserve=engine_fields.get("reserve", False) is True,
             memory_fraction=self.number(
                 engine_fields.get("memory_fraction", 0.9), f"{where}.engine.memory_fraction", 1
             ),
         )
-        if not isinstance(engine_fields["chunked_prefill"], bool):
-            self.fail(f"{where}.engine.chunked_prefill", "must be true or false")
+        for flag in ("chunked_prefill", "reserve"):
+            if not isinstance(engine_fields.get(flag, False), bool):
+                self.fail(f"{where}.engine.{flag}", "must be true or false")
         if engine.problems():
             self.fail(f"{where}.engine", engine.problems()[0])
         budget = None

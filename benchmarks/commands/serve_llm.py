@@ -104,6 +104,9 @@ def parser() -> argparse.ArgumentParser:
         "--max-batched-tokens", metavar="N", help="tokens per step (default 8192, 2048 with chunked prefill)"
     )
     p.add_argument("--chunked-prefill", action="store_true", help="split prompts into steps that also decode")
+    p.add_argument("--reserve-kv", action="store_true", help="admit a request only when blocks for its whole answer "
+                   "are free, so nothing is ever preempted (TensorRT-LLM's GUARANTEED_NO_EVICT); default: admit on "
+                   "the prompt's blocks and preempt the newest when the cache runs out (vLLM)")  # fmt: skip
     p.add_argument("--block-size", default=str(BLOCK_TOKENS), metavar="N", help="KV block, tokens (default 16)")
     p.add_argument("--memory-fraction", default=str(MEMORY_FRACTION), metavar="F", help="share of the GPU memory "
                    "for weights and KV cache (default 0.9)")  # fmt: skip
@@ -318,6 +321,7 @@ def read_request(args: argparse.Namespace) -> Request:
         max_num_seqs=_count(args.max_num_seqs, "--max-num-seqs", 1, 65536),
         max_batched_tokens=_count(args.max_batched_tokens or default_tokens, "--max-batched-tokens", 1, 10**7),
         chunked_prefill=chunked,
+        reserve=bool(args.reserve_kv),
         block_tokens=_count(args.block_size, "--block-size", 1, 1024),
         memory_fraction=_number(args.memory_fraction, "--memory-fraction", 1.0),
     )
@@ -394,7 +398,8 @@ def answer(request: Request, progress: bool = True) -> dict[str, Any]:
         "block_tokens": engine.block_tokens,
         "kv_limit_sequences": limit,
         "engine": {"max_num_seqs": engine.max_num_seqs, "max_batched_tokens": engine.max_batched_tokens,
-                   "chunked_prefill": engine.chunked_prefill, "memory_fraction": engine.memory_fraction},
+                   "chunked_prefill": engine.chunked_prefill, "reserve_kv": engine.reserve,
+                   "memory_fraction": engine.memory_fraction},
         "prompt_tokens": request.prompt.describe(),
         "output_tokens": request.output.describe(),
         "seed": request.seed,

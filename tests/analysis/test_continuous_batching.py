@@ -63,9 +63,9 @@ def test_one_client_gets_the_prefill_then_one_decode_step_per_token():
     assert len(r.itl_s) == 3 * 4 and r.max_running == 1 and r.preemptions == 0
 
 
-@pytest.mark.parametrize("chunked", [False, True])
-def test_running_several_decode_steps_at_once_gives_exactly_the_one_at_a_time_answer(monkeypatch, chunked):
-    engine = Engine(chunked_prefill=chunked, max_batched_tokens=1024)
+@pytest.mark.parametrize(("chunked", "reserve"), [(False, False), (True, False), (False, True), (True, True)])
+def test_running_several_decode_steps_at_once_gives_exactly_the_one_at_a_time_answer(monkeypatch, chunked, reserve):
+    engine = Engine(chunked_prefill=chunked, max_batched_tokens=1024, reserve=reserve)
     args = (step(), engine, Lengths.uniform(50, 400), Lengths.lognormal(80, 0.7, 500))
     bulk = simulate(*args, n_requests=300, rate_per_s=40, seed=3)
     monkeypatch.setattr(cb._Loop, "_bulk", lambda *a, **k: None)
@@ -153,3 +153,14 @@ def test_the_largest_rate_meets_the_budget_and_keeps_up():
     assert rate is not None and rate > 5 and not budget.misses(result)
     faster = simulate(step(), Engine(max_num_seqs=64), *lengths, n_requests=300, rate_per_s=rate * 1.2)
     assert budget.misses(faster)
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_reserving_each_answers_blocks_admits_fewer_and_never_preempts(chunked):
+    # 40 blocks of 16 tokens; a request of 100 + 60 tokens needs 10 when it ends, 7 for its prompt
+    engine = Engine(chunked_prefill=chunked, max_batched_tokens=512, reserve=True)
+    r = simulate(step(), engine, Lengths.fixed(100), Lengths.fixed(60), n_requests=40, clients=12, kv_blocks=40)
+    assert r.preemptions == 0 and r.max_running == 4 and r.kv_peak_blocks == 40
+    greedy = simulate(step(), Engine(chunked_prefill=chunked, max_batched_tokens=512), Lengths.fixed(100),
+                      Lengths.fixed(60), n_requests=40, clients=12, kv_blocks=40)  # fmt: skip
+    assert greedy.max_running > 4

@@ -126,3 +126,16 @@ def test_a_run_that_cannot_serve_is_one_line_and_exit_status_2(capsys, argv, wor
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and words in err[0], err
+
+
+def test_reserving_the_kv_cache_admits_fewer_and_preempts_none(capsys):
+    argv = ["llm:Llama-3-8B", "--gpu", "L4", "--prompt-tokens", "1000", "--output-tokens", "1000", "--concurrency",
+            "64", "--requests", "128", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    greedy = json.loads(capsys.readouterr().out)["runs"][0]
+    assert main([*argv, "--reserve-kv"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    reserved = found["runs"][0]
+    assert found["assumptions"]["engine"]["reserve_kv"] is True
+    assert reserved["preemptions"] == 0 < greedy["preemptions"]
+    assert reserved["max_running"] < greedy["max_running"]

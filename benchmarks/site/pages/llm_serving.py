@@ -51,6 +51,8 @@ SETTINGS = (
     ("--memory-fraction", "--gpu-memory-utilization", "kv_cache_free_gpu_mem_fraction (of the memory left after "
      "the weights)", "--mem-fraction-static", "the memory the weights and the KV blocks may take"),
     ("--block-size", "--block-size", "tokens_per_block", "--page-size", "the tokens in one KV block"),
+    ("--reserve-kv", "(none: it preempts)", "capacity_scheduler_policy GUARANTEED_NO_EVICT (its default)", "–",
+     "admit a request only when its whole answer's blocks are free, instead of preempting when the cache fills"),
     ("--tp", "--tensor-parallel-size", "tp_size", "--tp-size", "GPUs sharing each layer (no communication here)"),
 )  # fmt: skip
 CHECK_HEADERS = ["published by", "configuration", "figure", "published", "predicted", "ratio", "what differs"]
