@@ -483,17 +483,20 @@ def text_lines(found: dict[str, Any]) -> list[str]:
         "",
     ]
     key = "rate_per_s" if found["runs"] and "rate_per_s" in found["runs"][0] else "concurrency"
-    head = ("rate/s" if key == "rate_per_s" else "clients").rjust(8)
-    lines.append(f"{head}  TTFT p50/p90/p99 ms        TPOT p50/p90/p99 ms  ITL p50/p99 ms  tok/s  tok/s/user "
-                 "req/s  running  KV peak")  # fmt: skip
+    head = "rate/s" if key == "rate_per_s" else "clients"
+    lines.append(
+        f"{head:>8}  {'TTFT ms p50/p90/p99':>25}  {'TPOT ms p50/p90/p99':>19}  {'ITL ms p50/p99':>14}  {'tok/s':>7}  "
+        f"{'per user':>8}  {'req/s':>7}  {'running':>7}  {'KV peak':>7}"
+    )
     for r in found["runs"]:
         mark = "*" if key == "concurrency" and r[key] in found["front"] else " "
+        ttft = "/".join(_ms(r[f"ttft_p{q}_ms"]) for q in (50, 90, 99))
+        tpot = "/".join(_ms(r[f"tpot_p{q}_ms"]) for q in (50, 90, 99))
+        itl = "/".join(_ms(r[f"itl_p{q}_ms"]) for q in (50, 99))
         lines.append(
-            f"{r[key]:>7g}{mark}  {_ms(r['ttft_p50_ms']):>8}/{_ms(r['ttft_p90_ms'])}/{_ms(r['ttft_p99_ms'])}"
-            f"  {_ms(r['tpot_p50_ms'])}/{_ms(r['tpot_p90_ms'])}/{_ms(r['tpot_p99_ms'])}"
-            f"  {_ms(r['itl_p50_ms'])}/{_ms(r['itl_p99_ms'])}  {r['tokens_per_s']:,.0f}"
-            f"  {r['tokens_per_s_per_user']:,.1f}  {r['requests_per_s']:,.2f}  {r['mean_running']:,.1f}"
-            f"  {r['kv_peak_share'] * 100:.0f} %{'  overloaded' if r['overloaded'] else ''}"
+            f"{r[key]:>7g}{mark}  {ttft:>25}  {tpot:>19}  {itl:>14}  {r['tokens_per_s']:>7,.0f}  "
+            f"{r['tokens_per_s_per_user']:>8,.1f}  {r['requests_per_s']:>7,.2f}  {r['mean_running']:>7,.1f}  "
+            f"{r['kv_peak_share'] * 100:>6.0f} %{'  overloaded' if r['overloaded'] else ''}"
         )
     if key == "concurrency":
         lines.append("* on the front: no other concurrency gives more tokens/s in all and per user")
