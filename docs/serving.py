@@ -89,12 +89,22 @@ page.show("breakdown")
 page.show("hockey")
 
 # %% [markdown]
+# Load-testing tools usually run N concurrent clients, each sending its next request when the
+# previous answer is back. Such a closed loop can never queue more than N requests, so it finds a
+# throughput and a latency that open-loop users arriving at random, at the same average rate, do
+# not get: the table sets the two side by side.
+
+# %% tags=["hide-input"]
+page.show("closed_loop")
+
+# %% [markdown]
 # ## Capacity within a budget
 #
 # For a budget at a percentile, the number that matters is the highest rate a policy sustains
 # within it: its capacity. Each committed sweep (see [Your model](../your_model/)) is served here
-# at its own budget and percentile, for every max batch up to its largest measured batch, with
-# Triton's rule with no max delay and with a short one.
+# at its own budget and percentile, one instance, with max batches at the powers of two up to 64 and
+# at its largest measured batch (256 at most), under Triton's rule with no max delay and with a
+# short one.
 
 # %% tags=["hide-input"]
 page.show("capacity")

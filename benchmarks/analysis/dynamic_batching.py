@@ -319,7 +319,10 @@ class SimulationResult:
     @cached_property
     def overloaded(self) -> bool:
         """True when the offered rate is more than this policy serves: the backlog grows for as long as the
-        run lasts, so no latency percentile describes it (it depends only on how long the run is)."""
+        run lasts, so no latency percentile describes it (it depends only on how long the run is). A closed loop
+        never is: its clients wait for their answers, so at most `clients` requests are ever waiting."""
+        if self.clients is not None:
+            return False
         if self.offered_rate_per_s > self.capacity_bound_per_s:
             return True
         n = self.n

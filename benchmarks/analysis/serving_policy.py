@@ -363,6 +363,13 @@ def pct(p: float) -> str:
     return f"p{p:g}"
 
 
+def _share(share: float) -> str:
+    """'none', 'under 1 %' or e.g. '37 %' of the batches."""
+    if share == 0:
+        return "none"
+    return "under 1 %" if share < 0.01 else f"{share:.0%}".replace("%", " %")
+
+
 def _most_common(histogram: dict[int, int]) -> int:
     return max(histogram.items(), key=lambda item: (item[1], -item[0]))[0]
 
@@ -407,8 +414,8 @@ def explain(plan: Plan) -> str:
         arriving = worst.rate * (policy.max_delay_s + result.mean("service")) / policy.instances
         text += (
             f"The batches it forms hold {result.mean_batch:.1f} requests on average (most often "
-            f"{_most_common(hist)}; {full_share:.0%} reach the max of {top}): about {arriving:.1f} requests reach "
-            f"each instance during one max delay plus one batch's run. "
+            f"{_most_common(hist)}; {_share(full_share)} reach the max of {top}): about {arriving:.1f} requests "
+            f"reach each instance during one max delay plus one batch's run. "
         )
     cap = plan.chosen.capacity
     if cap is not None and cap.rate_per_s > 0:

@@ -271,12 +271,10 @@ def text_lines(source: ServiceSource, plan: Plan) -> list[str]:
 
 def main(argv: list[str]) -> int:
     argv = list(argv)
-    if argv and argv[0].strip().lower().startswith("llm:"):
+    if any(arg.strip().lower().startswith("llm:") for arg in argv):  # SOURCE, wherever it stands
         return _llm(argv)
     try:
         args = parser().parse_args(argv)
-        if args.source.strip().lower().startswith("llm:"):
-            return _llm(argv)
         budget_s = _number("--budget-ms", args.budget_ms, 1e-6, 3.6e6) / 1e3
         percentile = _number("--percentile", args.percentile, 1, 99.99)
         if percentile not in PERCENTILES:

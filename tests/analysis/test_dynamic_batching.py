@@ -76,12 +76,14 @@ def bulk_service_wait(lam: float, mu: float, size: int) -> float:
 @pytest.mark.parametrize("server", ["triton", "torchserve", "ray"])
 def test_bulk_service_mean_wait(server):
     lam, mu, size = 3.0, 1.0, 4
-    arrivals = poisson_arrivals(lam, 200_000, np.random.default_rng(7))
     curve = ServiceCurve.exponential({1: 1 / mu, size: 1 / mu})
     # with no delay every rule is the same greedy bulk server: take what waits, up to K
-    result = simulate(Policy(server, size, 0.0), curve, arrivals, seed=8)
-    assert waiting(result) == pytest.approx(bulk_service_wait(lam, mu, size), rel=0.04)
-    assert result.formation_s.max() == 0
+    runs = [
+        simulate(Policy(server, size, 0.0), curve, poisson_arrivals(lam, 200_000, np.random.default_rng(s)), seed=s)
+        for s in (100, 101, 102, 103)
+    ]  # at ρ = 0.75 one run's mean wait varies by about 2 %: four of them
+    assert np.mean([waiting(r) for r in runs]) == pytest.approx(bulk_service_wait(lam, mu, size), rel=0.03)
+    assert all(r.formation_s.max() == 0 for r in runs)
 
 
 # -- each server's rule on hand-made arrivals ------------------------------------------------------------
@@ -214,6 +216,7 @@ def test_closed_loop_batches_hold_every_client():
     result = simulate(Policy("triton", 16, 0.0), curve, clients=8, n_requests=8_000, overhead_s=0.001)
     assert set(result.batch_sizes.tolist()) == {8}
     assert result.raw_percentile(50) == pytest.approx(0.021)
+    assert not result.overloaded  # a closed loop runs at what the server serves, and never queues more than 8
 
 
 # -- service curves and arrivals ---------------------------------------------------------------------------

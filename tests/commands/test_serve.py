@@ -127,4 +127,5 @@ def test_llm_sources_go_to_the_llm_planner(capsys, monkeypatch):
     fake.main = lambda argv: seen.append(argv) or 0
     monkeypatch.setitem(sys.modules, "benchmarks.commands.serve_llm", fake)
     assert main(["serve", "llm:Llama-3-8B", "--rate", "2"]) == 0
-    assert seen == [["llm:Llama-3-8B", "--rate", "2"]]
+    assert main(["serve", "--rate", "2", "llm:Llama-3-8B"]) == 0
+    assert seen == [["llm:Llama-3-8B", "--rate", "2"], ["--rate", "2", "llm:Llama-3-8B"]]

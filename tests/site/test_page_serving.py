@@ -34,6 +34,7 @@ def test_every_section_of_a_sweep_is_drawn_and_stated(page):
     assert "against a max of 16" in page.html("batch_formed")
     assert "awaiting: mean batch" in page.html("batch_formed")
     assert "python -m benchmarks serve benchmarks/sweeps/" in page.html("recommend")
+    assert "p99, closed loop" in page.html("closed_loop") and "p99, Poisson at that rate" in page.html("closed_loop")
     assert "Within its budget of 20 ms at p90, one instance" in page.html("capacity")
 
 
@@ -45,8 +46,8 @@ def test_the_batch_formed_grows_with_the_rate(page):
 
 def test_without_sweeps_the_page_says_how_to_add_one(mlperf):
     empty = serving.build([], mlperf)
-    assert "No sweep is committed yet" in empty.html("batch_formed")
-    assert "No sweep is committed yet" in empty.html("capacity")
+    assert "No sweep with a measured batch size is committed yet" in empty.html("batch_formed")
+    assert "No sweep with a measured batch size is committed yet" in empty.html("capacity")
     assert "MLPerf Inference v3.0" in empty.html("mlperf")
 
 
@@ -65,3 +66,12 @@ def test_the_mlperf_section_quotes_the_published_figures_and_the_ratio(page, mlp
 def test_free_text_from_a_sweep_file_is_escaped(mlperf):
     text = serving.build([sweep_of(hostile_sweep(make_sweep(budget_ms=20.0)))], mlperf).text()
     assert PAYLOAD not in text and "<img src=x" not in text and "<script>alert" not in text
+
+
+def test_a_sweep_that_measured_nothing_is_named_not_drawn(mlperf):
+    doc = make_sweep(budget_ms=20.0)
+    for point in doc["points"]:
+        point.update(status="oom", message="out of memory (test fixture)", median_s=None, percentile_s=None)
+    empty = serving.build([sweep_of(doc)], mlperf)
+    assert "measured no batch size, so it has no capacity to show" in empty.html("capacity")
+    assert "No sweep with a measured batch size is committed yet" in empty.html("batch_formed")

@@ -44,10 +44,11 @@ def _rule(value: float, label: str, axis: str) -> list[alt.Chart]:
 
 
 def batch_formed_chart(
-    rows: list[dict[str, Any]], max_batch: int, title: str, subtitle: Sequence[str]
+    rows: list[dict[str, Any]], max_batch: int, title: str, subtitle: Sequence[str], names: Sequence[str] = ()
 ) -> alt.LayerChart:
-    """rows: policy, rate, mean_batch (stable points only)."""
-    names = list(dict.fromkeys(r["policy"] for r in rows))
+    """rows: policy, rate, mean_batch (stable points only); `names`: every policy, in order (one colour each, the
+    same on every chart of the page)."""
+    names = list(names) or list(dict.fromkeys(r["policy"] for r in rows))
     base = alt.Chart(alt.Data(values=chart_rows(rows))).encode(
         x=alt.X("rate:Q", title="offered rate (requests per second)"),
         y=alt.Y("mean_batch:Q", title="mean batch formed (requests)"),
@@ -79,10 +80,15 @@ def breakdown_chart(rows: list[dict[str, Any]], title: str, subtitle: Sequence[s
 
 
 def hockey_chart(
-    rows: list[dict[str, Any]], budget_ms: float, percentile: float, title: str, subtitle: Sequence[str]
+    rows: list[dict[str, Any]],
+    budget_ms: float,
+    percentile: float,
+    title: str,
+    subtitle: Sequence[str],
+    names: Sequence[str] = (),
 ) -> alt.LayerChart:
-    """rows: policy, throughput, latency_ms (stable points only)."""
-    names = list(dict.fromkeys(r["policy"] for r in rows))
+    """rows: policy, throughput, latency_ms (stable points only); `names` as for batch_formed_chart."""
+    names = list(names) or list(dict.fromkeys(r["policy"] for r in rows))
     base = alt.Chart(alt.Data(values=chart_rows(rows))).encode(
         x=alt.X("throughput:Q", title="throughput (requests per second)"),
         y=alt.Y("latency_ms:Q", scale=alt.Scale(type="log"), title=f"p{percentile:g} latency (ms)"),

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks.analysis import serving_mlperf
-from benchmarks.analysis.dynamic_batching import Policy
-from benchmarks.analysis.service_curves import ServiceSource, from_sweep
+from benchmarks.analysis.dynamic_batching import Policy, simulate
+from benchmarks.analysis.service_curves import ServiceSource, SourceError, from_sweep
 from benchmarks.analysis.serving_policy import (
     LoadPoint,
     capacity,
@@ -23,6 +23,7 @@ from benchmarks.analysis.serving_policy import (
     explain,
     load_curve,
     ms,
+    outcome,
     per_s,
     search,
 )
@@ -48,7 +49,7 @@ CAPACITY_BATCH_LIMIT = 256
 SERVING_CHECKS_DIR = Path(__file__).resolve().parents[2] / "serving"
 NO_SWEEP = Paragraph(
     [
-        "No sweep is committed yet: sweep a model with ",
+        "No sweep with a measured batch size is committed yet: sweep a model with ",
         code("python -m benchmarks sweep FILE.py:factory --budget-ms MS"),
         " and commit its file under benchmarks/sweeps/.",
     ]
@@ -80,10 +81,11 @@ def build(sweeps: list[ModelSweep] | None = None, mlperf: serving_mlperf.MLPerfC
 def pick_example(sweeps: Sequence[ModelSweep]) -> ModelSweep | None:
     """The sweep the page works through: a ResNet when one is committed (a model every server example uses),
     else the newest."""
-    if not sweeps:
+    usable = [s for s in sweeps if any(p["status"] == "ok" for p in s.points)]
+    if not usable:
         return None
-    resnets = [s for s in sweeps if "resnet" in s.doc["model"]["name"].lower()]
-    return (resnets or list(sweeps))[0]
+    resnets = [s for s in usable if "resnet" in s.doc["model"]["name"].lower()]
+    return (resnets or usable)[0]
 
 
 def budget_s(sweep: ModelSweep, source: ServiceSource) -> float:
@@ -153,6 +155,7 @@ def example_sections(sweep: ModelSweep) -> dict[str, list]:
         "batch_formed": batch_formed_parts(loads, reference, sub, model),
         "breakdown": breakdown_parts(loads[reference], medians, reference, top, sub),
         "hockey": hockey_parts(loads, budget, sub),
+        "closed_loop": closed_loop_parts(reference, source),
         "recommend": recommend_parts(sweep, source, budget, rates),
     }
 
@@ -165,10 +168,10 @@ def batch_formed_parts(loads: dict[Policy, list[LoadPoint]], reference: Policy, 
     rows = [
         {"policy": name(policy), "rate": p.rate, "mean_batch": p.mean_batch}
         for policy, points in loads.items()
-        if policy.server != "none"
         for p in _stable(points)
     ]
-    chart = batch_formed_chart(rows, reference.max_batch, "The batch formed against the offered rate", sub)
+    names = [name(policy) for policy in loads]
+    chart = batch_formed_chart(rows, reference.max_batch, "The batch formed against the offered rate", sub, names)
     parts: list = [
         figure(
             chart,
@@ -261,7 +264,8 @@ def hockey_parts(loads: dict[Policy, list[LoadPoint]], budget: float, sub) -> li
         for policy, points in loads.items()
         for p in _stable(points)
     ]
-    chart = hockey_chart(rows, budget * 1e3, PERCENTILE, f"p{PERCENTILE} latency against throughput", sub)
+    names = [name(policy) for policy in loads]
+    chart = hockey_chart(rows, budget * 1e3, PERCENTILE, f"p{PERCENTILE} latency against throughput", sub, names)
     best = []
     for policy, points in loads.items():
         within = [p.rate for p in points if p.latency_s <= budget]
@@ -279,6 +283,43 @@ def hockey_parts(loads: dict[Policy, list[LoadPoint]], budget: float, sub) -> li
     ]
 
 
+CLIENTS = (1, 4, 16, 64)
+
+
+def closed_loop_parts(policy: Policy, source: ServiceSource) -> list:
+    """What a load-testing tool with N concurrent clients reports, against Poisson arrivals at the same rate."""
+    rows = []
+    for clients in CLIENTS:
+        closed = simulate(policy, source.curve, clients=clients, n_requests=REQUESTS, seed=1)
+        rate = closed.throughput_per_s
+        opened = outcome(policy, source.curve, rate, math.inf, PERCENTILE, n=REQUESTS).result
+        rows.append(
+            [
+                str(clients),
+                per_s(rate),
+                f"{closed.mean_batch:.1f}",
+                ms(closed.percentile(PERCENTILE)),
+                "overloaded" if opened.overloaded else ms(opened.percentile(PERCENTILE)),
+                f"{opened.mean_batch:.1f}",
+            ]
+        )
+    return [
+        Table(
+            [
+                "clients",
+                "throughput",
+                "mean batch",
+                f"p{PERCENTILE}, closed loop",
+                f"p{PERCENTILE}, Poisson at that rate",
+                "mean batch, Poisson",
+            ],
+            rows,
+            caption=f"{name(policy)}: N clients that each wait for their answer, against open-loop Poisson arrivals "
+            "at the throughput they reached (simulated)",
+        )
+    ]
+
+
 def recommend_parts(sweep: ModelSweep, source: ServiceSource, budget: float, rates: list[float]) -> list:
     rate = float(f"{rates[4]:.2g}")  # 30 % of the reference policy's ceiling
     plan = search(source.curve, [rate], budget, PERCENTILE, n=REQUESTS, check_n=3 * REQUESTS)
@@ -290,7 +331,12 @@ def recommend_parts(sweep: ModelSweep, source: ServiceSource, budget: float, rat
 
 
 def capacity_section(sweep: ModelSweep) -> list:
-    source = from_sweep(sweep)
+    model = sweep.doc["model"]["name"]
+    heading = Heading(f"{model} on {sweep.doc['device']['name']}", level=3)
+    try:
+        source = from_sweep(sweep)
+    except SourceError:
+        return [heading, Paragraph(f"Sweep {sweep.id} measured no batch size, so it has no capacity to show.")]
     budget = budget_s(sweep, source)
     p = sweep.doc["settings"]["percentile"]
     largest = min(source.curve.largest, CAPACITY_BATCH_LIMIT)
@@ -311,7 +357,6 @@ def capacity_section(sweep: ModelSweep) -> list:
         Policy("none", 1, 0.0), source.curve, budget, p, n=REQUESTS // 2, shares=CAPACITY_SHARES,
         bisections=CAPACITY_BISECTIONS,
     ).rate_per_s  # fmt: skip
-    model = sweep.doc["model"]["name"]
     sub = [f"simulated from {source.name}, measured on {where(source)} (sweep {sweep.id})", "Poisson arrivals"]
     chart = capacity_chart(rows, plain, f"Capacity within {ms(budget)} at p{p:g}, by max batch", sub)
     best = max(rows, key=lambda r: r["capacity"])
@@ -325,7 +370,7 @@ def capacity_section(sweep: ModelSweep) -> list:
         f"with max batch {best['max_batch']} ({best['policy']}); without batching no rate tried meets it."
     )
     return [
-        Heading(f"{model} on {sweep.doc['device']['name']}", level=3),
+        heading,
         figure(
             chart,
             chart_id,
@@ -397,8 +442,9 @@ def mlperf_parts(found: serving_mlperf.MLPerfCheck) -> list:
             "diamond is the published Server result",
         ),
         Paragraph(
-            f"Published, the Server scenario reached {found.published_share_of_offline:.1%} of the Offline figure; "
-            f"the simulation sustains {found.predicted_share_of_offline:.1%} of it within the 15 ms bound, so the "
+            f"Published, the Server scenario reached {found.published_share_of_offline * 100:.1f} % of the Offline "
+            f"figure; the simulation sustains {found.predicted_share_of_offline * 100:.1f} % of it within the 15 ms "
+            "bound, so the "
             f"published figure is {found.ratio:.2f} of the prediction. At the published rate the simulation gives a "
             f"p99 of {ms(found.at_published.latency_s)} and a p50 of {ms(sim.raw_percentile(50))} with batches of "
             f"{sim.mean_batch:.0f} on average, where the submission logged {published_p99:.2f} ms and "
