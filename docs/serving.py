@@ -122,6 +122,19 @@ page.show("recommend")
 
 # %% [markdown]
 # ## Checked against a real server
+#
+# A simulator is only as good as its rules, so this one is checked against a real dynamic-batching
+# server run on this project's own machine: Ray Serve's `@serve.batch`, deployed as its users
+# deploy it, one replica per policy, with `max_ongoing_requests` set explicitly. Each policy runs
+# with both handler styles: one whose batch handler awaits, one that blocks the event loop as a
+# synchronous forward pass does. The service sleeps along a committed sweep's measured curve, so
+# the server's own CPU cost per request does not mix with the model's, and a real torch model runs
+# at low rates. An open-loop Poisson client on 127.0.0.1 drives every case at several rates, three
+# times. The simulator then gets only what was measured: the server's own cost per request
+# (through a replica that does no work), the batch times the server measured inside itself, and
+# each repeat's arrival times. Measured and simulated p50, mean batch and batch sizes are set side
+# by side; p99 is shown but not judged, because on a small machine shared with other work it
+# follows that work. `nox -s serving-check` repeats the check on your machine.
 
 # %% tags=["hide-input"]
 page.show("real_server")

@@ -29,7 +29,9 @@ def test_every_section_of_a_sweep_is_drawn_and_stated(page):
     text = page.text()
     for chart_id in ("serving-batch-formed", "serving-breakdown", "serving-hockey", "serving-mlperf-resnet50"):
         assert f'id="{chart_id}"' in text or chart_id in text
-    assert text.count('<figure class="bchart"') == 5  # the four above and one capacity chart per sweep
+    # the four above, one capacity chart per sweep, and the committed real-server check's
+    assert text.count('<figure class="bchart"') == 6
+    assert 'id="chart-serving-real-server-check"' in page.html("real_server")
     assert "The budget is the sweep&#x27;s own, 20 ms, taken here at p99" in page.html("example")
     assert "against a max of 16" in page.html("batch_formed")
     assert "awaiting: mean batch" in page.html("batch_formed")

@@ -37,6 +37,7 @@ from benchmarks.site.charts.serving import (
     hockey_chart,
     mlperf_chart,
 )
+from benchmarks.site.pages import serving_check
 from benchmarks.site.render import Bullets, Heading, Page, Paragraph, Table, autolink, code, takeaway
 
 PERCENTILE = 99
@@ -384,11 +385,12 @@ def capacity_section(sweep: ModelSweep) -> list:
 
 
 def real_server_parts() -> list:
-    found = sorted(SERVING_CHECKS_DIR.rglob("*.json")) if SERVING_CHECKS_DIR.is_dir() else []
-    if not found:
+    """The newest committed real-server check against the simulator (`benchmarks.site.pages.serving_check`)."""
+    check = serving_check.newest_check(SERVING_CHECKS_DIR) if SERVING_CHECKS_DIR.is_dir() else None
+    if check is None:
         return [Paragraph("No real-server check is committed yet: the comparison appears here once one is.")]
-    names = ", ".join(str(path.relative_to(SERVING_CHECKS_DIR.parent)) for path in found)
-    return [Paragraph(f"Real-server check files committed: {names}.")]
+    parts = serving_check.build(check).sections
+    return [*parts["summary"], *parts["figure"], *parts["table"], *parts["method"]]
 
 
 def mlperf_parts(found: serving_mlperf.MLPerfCheck) -> list:
