@@ -180,13 +180,13 @@ def explain_step(
     adjacent = known_before and known_after and max(known_before) == step.before and min(known_after) == step.after
     causes = [f"kernel switch: {kernel_before} → {kernel_after}"] if adjacent and kernel_before != kernel_after else []
     shape = tile_shape(kernel_after) if kernel_after else None
-    causes += _tile_boundary(step, shape)
+    causes += tile_boundary(step, shape)
     if shape and sm_count:
         causes += _wave_boundary(step, shape, out_features, sm_count)
     return causes
 
 
-def _tile_boundary(step: Step, shape: tuple[int, int] | None) -> list[str]:
+def tile_boundary(step: Step, shape: tuple[int, int] | None) -> list[str]:
     """A tile boundary inside the step: a multiple of a side of the tile the kernel names (either side
     may be the batch's), or, when the kernel names none, of a common tile size."""
     sizes = sorted(set(shape), reverse=True) if shape else list(TILE_MULTIPLES)

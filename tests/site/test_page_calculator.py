@@ -96,3 +96,9 @@ def test_each_preset_gives_the_numbers_predict_prints():
             )
             assert row in shown, (command, row)
     assert "ResNet-50" in shown and "Llama-class decode step" in shown and "Predicted, not measured" in shown
+
+
+def test_the_calculator_says_its_mlp_predictions_have_no_published_band():
+    said = calculator.build(site_data(empty=True)).html("chart")
+    assert "Beside these predictions, what real systems reach: " in said
+    assert "no published figure is of this kind of work" in said and "no other kind&#x27;s band is borrowed" in said

@@ -11,7 +11,7 @@ from typing import Any
 
 import altair as alt
 
-from benchmarks.site.charts import KIND_DASH, LABEL_GREY, PALETTE, _rows, _title
+from benchmarks.site.charts import KIND_DASH, LABEL_GREY, PALETTE, chart_rows, chart_title
 
 MEASURED, ROOFLINE = "measured", "roofline (predicted)"  # the kinds of row
 PANEL_WIDTH, PANEL_HEIGHT = 240, 200  # three panels to a row fit the page
@@ -66,11 +66,11 @@ def normalised_chart(
     size = {"width": ALONE_WIDTH, "height": ALONE_HEIGHT} if alone else {"width": PANEL_WIDTH, "height": PANEL_HEIGHT}
     panels = [
         alt.layer(
-            roofline, lines, points, data=alt.Data(values=_rows([row for row in rows if row["device"] == device]))
+            roofline, lines, points, data=alt.Data(values=chart_rows([row for row in rows if row["device"] == device]))
         ).properties(title=alt.TitleParams(device, fontSize=12, anchor="start"), **size)
         for device in devices
     ]
-    return alt.concat(*panels, columns=min(3, len(devices))).properties(title=_title(title, *subtitle))
+    return alt.concat(*panels, columns=min(3, len(devices))).properties(title=chart_title(title, *subtitle))
 
 
 def beside_datasheets_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[str]) -> alt.LayerChart:
@@ -89,7 +89,7 @@ def beside_datasheets_chart(rows: Sequence[dict[str, Any]], title: str, subtitle
         scale=alt.Scale(domain=[MEASURED, DATASHEET], range=[KIND_DASH["measured"], KIND_DASH["roofline"]]),
     )
     batches = sorted({row["batch"] for row in rows})
-    base = alt.Chart(alt.Data(values=_rows(list(rows)))).encode(
+    base = alt.Chart(alt.Data(values=chart_rows(list(rows)))).encode(
         x=alt.X(
             "batch:Q",
             title="batch size (rows)",
@@ -112,7 +112,9 @@ def beside_datasheets_chart(rows: Sequence[dict[str, Any]], title: str, subtitle
     )
     lines = base.mark_line(strokeWidth=1.8).encode(strokeDash=dash)
     points = base.transform_filter(f"datum.kind == '{MEASURED}'").mark_point(filled=True, size=24)
-    return alt.layer(lines, points).properties(width=ALONE_WIDTH, height=ALONE_HEIGHT, title=_title(title, *subtitle))
+    return alt.layer(lines, points).properties(
+        width=ALONE_WIDTH, height=ALONE_HEIGHT, title=chart_title(title, *subtitle)
+    )
 
 
 DATASHEET = "predicted (datasheet)"

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import altair as alt
 
-from benchmarks.site.charts import LABEL_GREY, PALETTE, _title
+from benchmarks.site.charts import LABEL_GREY, PALETTE, chart_title
 
 WIDTH, HEIGHT = 420, 170
 
@@ -53,4 +53,4 @@ def pick_chart(
     throughput = panel(
         "rows_per_s", "rows per second", flat_share * best, f"{flat_share * 100:.0f} % of the best throughput"
     )
-    return alt.vconcat(latency, throughput).properties(title=_title(title, *subtitle))
+    return alt.vconcat(latency, throughput).properties(title=chart_title(title, *subtitle))

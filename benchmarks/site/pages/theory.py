@@ -49,7 +49,7 @@ def build(data: SiteData | None = None) -> Page:
 def intensity_figure():
     ridges = "; ".join(f"{name}: {text.sig(value, 3)} FLOP/B" for name, value in charts.gpu_ridges(CHARTED))
     return charts.figure(
-        charts.intensity_chart(CHARTED, 4096, "Arithmetic intensity of a Linear layer"),
+        charts.gpu_intensity_chart(CHARTED, 4096, "Arithmetic intensity of a Linear layer"),
         "theory-intensity",
         "Intensity against batch, with datasheet ridge intensities",
         "Log-log chart of the arithmetic intensity (FLOP per byte) of a 4096×4096 Linear layer against batch size, "
