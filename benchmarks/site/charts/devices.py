@@ -87,6 +87,7 @@ def beside_datasheets_chart(rows: Sequence[dict[str, Any]], title: str, subtitle
         "kind:N",
         title="line",
         scale=alt.Scale(domain=[MEASURED, DATASHEET], range=[KIND_DASH["measured"], KIND_DASH["roofline"]]),
+        legend=None,  # the subtitle says it (solid measured, dashed predicted): one legend fits a phone's column
     )
     batches = sorted({row["batch"] for row in rows})
     base = alt.Chart(alt.Data(values=chart_rows(list(rows)))).encode(
