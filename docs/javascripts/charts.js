@@ -64,7 +64,16 @@ function narrowed(spec, width, plot) {
     if (!node || typeof node !== "object") return node;
     const out = {};
     for (const [key, value] of Object.entries(node)) {
-      if (key === "data" || key === "datasets" || key === "params" || key === "encoding") {
+      if (key === "encoding" && value && typeof value === "object") {
+        // a legend a channel sets for itself (columns, orient) would override the config below: narrow it too
+        out.encoding = Object.fromEntries(
+          Object.entries(value).map(([channel, def]) =>
+            def && typeof def === "object" && def.legend && typeof def.legend === "object"
+              ? [channel, { ...def, legend: { ...def.legend, orient: "bottom", direction: "vertical", columns: 1 } }]
+              : [channel, def],
+          ),
+        );
+      } else if (key === "data" || key === "datasets" || key === "params") {
         out[key] = value;
       } else if (key === "hconcat") {
         out.vconcat = walk(value, false);

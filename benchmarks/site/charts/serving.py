@@ -20,7 +20,7 @@ from benchmarks.site.charts import PALETTE, chart_rows, chart_title
 WIDTH, HEIGHT = 520, 300
 GREY = "#888"
 PARTS = ["queue", "batch formation", "service"]
-PART_COLORS = ["#d62728", "#ff7f0e", "#1f77b4"]
+PART_COLORS = ["#d62728", "#d95f02", "#1f77b4"]  # each at 3:1 or more on both palettes
 LEGEND = alt.Legend(orient="bottom", columns=2, labelLimit=420, title=None)
 
 
