@@ -50,6 +50,7 @@ SWEEP_RUN = _obj(
         "git_dirty": _d({"type": ["boolean", "null"]}, "Uncommitted or untracked changes to the measuring code."),
         "time_limit_s": _d(_POSITIVE, "The sweep's --time-limit."),
         "wall_s": _d(_POSITIVE, "Seconds from start to the last write."),
+        "search_stopped": _d(_TEXT, "Why the doubling search stopped (out of memory, flat throughput, time limit)."),
         "synthetic": _d({"type": "boolean"}, "True for test fixtures; such files are never published."),
     },
     ["id", "started_at", "complete"],
@@ -112,11 +113,60 @@ SWEEP_POINT = _obj(
             "CUDA: the allocator's peak during one call; CPU: the process's peak resident memory so far.",
         ),
         "flops": _d(_COUNT_OR_NULL, "FLOPs of one call, counted by torch.utils.flop_counter."),
-        "bytes_low": _d(_COUNT_OR_NULL, "Lower bound of bytes moved: every weight read once."),
+        "bytes_low": _d(
+            _COUNT_OR_NULL,
+            "Low end of bytes moved: every weight read at each use, the inputs read and the outputs written once.",
+        ),
         "bytes_high": _d(_COUNT_OR_NULL, "Upper bound: every operator's inputs and outputs (nothing fused)."),
+        "ops": _d({"type": "integer", "minimum": 0, "maximum": 10**9}, "Operators one call dispatches (views too)."),
+        "uncounted": _d(
+            {
+                "type": "array",
+                "maxItems": 100,
+                "items": _obj(
+                    {
+                        "op": _d(_NAME, "An operator doing matrix work that no FLOP count covers."),
+                        "time_share": _d({"type": "number", "minimum": 0, "maximum": 1}, "Its share of the time."),
+                    },
+                    ["op", "time_share"],
+                    "One uncounted operator.",
+                ),
+            },
+            "Operators whose FLOPs no count saw, with their share of the call's operator time.",
+        ),
     },
     ["batch", "stage", "status", "median_s", "percentile_s"],
     "One batch size tried.",
+)
+
+PROBES = _obj(
+    {
+        "dispatch": _obj(
+            {
+                "per_op_s": _d(_POSITIVE, "Seconds per dispatched operator (an upper bound: tiny work included)."),
+                "ops": _d({"type": "integer", "minimum": 1, "maximum": 10**6}, "Operators the probe dispatches."),
+                "model": _d(_TEXT, "The probe, e.g. 8×64 MLP at batch 1."),
+                "timing": TIMING,
+            },
+            ["per_op_s", "ops", "model"],
+            "The cost of one dispatched operator, from a tiny MLP at batch 1.",
+        ),
+        "small_matmul": _obj(
+            {
+                "bytes_per_s": _d(
+                    {"type": "number", "exclusiveMinimum": 0, "maximum": 1e16},
+                    "Weight bytes per second a batch-1 matrix product streams.",
+                ),
+                "weight_bytes": _d({"type": "integer", "minimum": 1, "maximum": 2**50}, "The probe's weights."),
+                "model": _d(_TEXT, "The probe, e.g. 8×1024 MLP at batch 1."),
+                "timing": TIMING,
+            },
+            ["bytes_per_s", "weight_bytes", "model"],
+            "The rate at which this device's small matrix products stream their weights.",
+        ),
+    },
+    [],
+    "Small probes measured beside the ceilings, the evidence for a sweep's diagnosis.",
 )
 
 SWEEP_SCHEMA: dict[str, Any] = {
@@ -129,6 +179,7 @@ SWEEP_SCHEMA: dict[str, Any] = {
             "run": SWEEP_RUN,
             "device": DEVICE,
             "ceilings": CEILINGS,
+            "probes": PROBES,
             "model": MODEL,
             "settings": SETTINGS,
             "points": {"type": "array", "maxItems": MAX_POINTS, "items": SWEEP_POINT},
