@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import estimate
+from benchmarks.measure import estimate
 from benchmarks.profiles import FULL, QUICK, Profile, Sweep
 from benchmarks.workloads import WORKLOADS
 

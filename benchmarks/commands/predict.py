@@ -18,7 +18,7 @@ from typing import Any
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, gpus_matching
 from benchmarks.analysis.predict import PredictedPoint, footprint_bytes, knee, predict
 from benchmarks.analysis.roofline import Ceilings, run_ceilings
-from benchmarks.results import ResultsError, read_run
+from benchmarks.contract.results import ResultsError, read_run
 from benchmarks.site import text
 from benchmarks.workloads import WORKLOADS, Param, Workload
 
