@@ -42,8 +42,8 @@ FREE = 0.10  # "latency within 10 % of the smallest batch's"
 SAMPLES_NEEDED = {90: 10, 99: 100}  # fewer, and the nearest-rank percentile is the slowest sample
 FAR_BELOW = 0.05  # a share of its ceiling under this is no evidence that the ceiling bounds the time
 MISSING = 0.05  # operators no count covers holding this share of the time: no verdict that needs the count
-NOISY_TAIL = 2.0  # p90 over this many medians: a noisy machine
-NOISY_CEILING = 1.25  # a ceiling's samples spanning more than this (max over min): a noisy machine
+NOISY_TAIL = 1.5  # p90 over this many medians: a noisy machine (an idle one stays near 1.1)
+NOISY_CEILING = 1.10  # a ceiling's samples spanning more than this (max over min): a noisy machine
 Z95 = 1.96
 UNKNOWN = "unknown"  # a point whose regime would rest on a count that missed part of its work
 
@@ -704,10 +704,8 @@ def _small_share(share: float | None) -> str:
 
 
 def _share_range(shares: list[float]) -> str:
-    low, high = min(shares), max(shares)
-    if high - low < 0.01:
-        return _share(low)
-    return f"{_share(low)} to {_share(high)}"
+    low, high = _share(min(shares)), _share(max(shares))
+    return low if low == high else f"{low} to {high}"
 
 
 def _share(share: float) -> str:

@@ -58,6 +58,7 @@ MAX_BISECTIONS = 8
 WARMUP_S = 0.02
 RECHECK_SAMPLES = 2 * SEARCH_SAMPLES  # a point that would end the search is measured again with these
 COUNT_CALLS = 5  # model calls the counters and the memory peak take per batch, in medians (time reserved)
+SEARCH_SHARE = 0.5  # under a time limit, the search stages end by this share of it: the rest is the final pass's
 
 
 @dataclass
@@ -98,6 +99,7 @@ class Sweep:
         self.started = time.perf_counter() if started is None else started
         self.deadline = None if settings.time_limit_s is None else self.started + settings.time_limit_s
         self.stopped: str | None = None  # why the search stopped
+        self.stage_deadline: float | None = None  # the search stages' own, earlier deadline under a time limit
         self.path: Path | None = None
         self.doc: dict = {}
         self._compiled = None
@@ -135,7 +137,7 @@ class Sweep:
         with torch.no_grad():
             outcomes = measure_points(
                 self.backend, points, rounds=samples, min_sample_s=0.0, warmup_s=WARMUP_S,
-                deadline=self.deadline if deadline is None else deadline,
+                deadline=self._deadline() if deadline is None else deadline,
             )  # fmt: skip
         for batch in todo:
             self._record(batch, outcomes[("model", batch)], stage, replace=again)
@@ -170,8 +172,11 @@ class Sweep:
         return self.points.get(batch, {}).get("status") == "ok"
 
     def out_of_time(self, deadline: float | None = None) -> bool:
-        deadline = self.deadline if deadline is None else deadline
+        deadline = self._deadline() if deadline is None else deadline
         return deadline is not None and time.perf_counter() >= deadline
+
+    def _deadline(self) -> float | None:
+        return self.stage_deadline if self.stage_deadline is not None else self.deadline
 
     def counting_reserve(self) -> float:
         """Seconds to keep for counting every batch after the final pass (a few calls each)."""
@@ -205,7 +210,8 @@ class Sweep:
                     return
             batch *= 2
         if self.out_of_time():
-            self.stopped = f"the time limit, after batch {batch // 2}"
+            share = f" ({SEARCH_SHARE:.0%} of it; the rest is the final pass's)" if self.stage_deadline else ""
+            self.stopped = f"the time limit{share}, after batch {batch // 2}"
         else:
             self.stopped = f"the largest batch allowed (--max-batch {limit})"
 
@@ -297,7 +303,8 @@ class Sweep:
             self.refine(asked, deadline=end)
         uncounted = []
         for batch in sorted(b for b in self.points if self.ok(b)):
-            if self.out_of_time():
+            needs = COUNT_CALLS * self.points[batch]["median_s"]
+            if self.deadline is not None and time.perf_counter() + needs > self.deadline:
                 uncounted.append(batch)
                 continue
             self._count(batch)
@@ -446,6 +453,8 @@ def run_sweep(
     probes = measure_probes(backend, dtype, mode, deadline=sweep.deadline)
     sweep.start_document(ceilings, probes)
     try:
+        if sweep.deadline is not None:
+            sweep.stage_deadline = sweep.started + SEARCH_SHARE * settings.time_limit_s
         if settings.batches:
             sweep.measure(sorted(settings.batches), "search", SEARCH_SAMPLES)
             sweep.stopped = "the batch sizes asked for (--batches)"
@@ -453,6 +462,7 @@ def run_sweep(
             sweep.search()
             sweep.refine()
             sweep.probe()
+        sweep.stage_deadline = None
         shortfall = sweep.final()
     except KeyboardInterrupt:
         raise SweepStopped(sweep, sweep.finish("KeyboardInterrupt: stopped")) from None
