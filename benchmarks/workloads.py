@@ -92,7 +92,12 @@ class Workload:
     shape: Callable[[Mapping[str, Any]], str]  # the configuration on its own, e.g. "8×1024 MLP"
     cost: Callable[[Mapping[str, Any], int, float], tuple[float, float]]  # (params, bytes/element, batch)
     weight_bytes: Callable[[Mapping[str, Any], int], float]  # (params, bytes/element)
+    operators: Callable[[Mapping[str, Any]], int]  # operators one call runs (about; kernels on a GPU)
+    bytes_counted: str  # in words: which traffic the cost counts, for `predict` and the pages
     consistency: Callable[[Mapping[str, Any]], str | None] = lambda params: None
+    # Where one call runs kinds of work one after the other, each with its own roofline, (name, FLOPs, bytes) of
+    # each: the roofline of the call is then the sum of theirs, not the maximum of the totals (None: one kind).
+    operations: Callable[[Mapping[str, Any], int, float], tuple[tuple[str, float, float], ...]] | None = None
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -151,6 +156,11 @@ MLP = Workload(
     shape=lambda p: f"{_get(p, 'depth')}×{_get(p, 'width')} MLP",
     cost=_mlp_cost,
     weight_bytes=lambda p, s: _mlp_cost(p, s, 0)[1],
+    operators=lambda p: 2 * p["depth"],  # Linear and ReLU per layer
+    bytes_counted=(
+        "each layer reads its weight and bias once, reads its input and writes its output (activations go to "
+        "memory between layers); the ReLU is fused"
+    ),
 )
 
 LINEAR = Workload(
@@ -166,6 +176,8 @@ LINEAR = Workload(
     shape=lambda p: f"Linear {_get(p, 'in_features')}→{_get(p, 'out_features')}",
     cost=_linear_cost,
     weight_bytes=lambda p, s: _linear_cost(p, s, 0)[1],
+    operators=lambda p: 1,
+    bytes_counted=("the weight and bias read once, the input read once and the output written once"),
 )
 
 # --------------------------------------------------------------------------- convolutions
@@ -195,6 +207,8 @@ CONV = Workload(
     shape=lambda p: f"Conv2d {_conv_label(p)}",
     cost=_conv_cost,
     weight_bytes=lambda p, s: _conv_cost(p, s, 0)[1],
+    operators=lambda p: 1,
+    bytes_counted=("the filter read once, the input images read once and the output written once"),
 )
 
 RESNET50 = Workload(
@@ -207,6 +221,11 @@ RESNET50 = Workload(
     shape=lambda p: f"ResNet-50 @{_get(p, 'resolution')}²",
     cost=lambda p, s, batch: costs.resnet50_cost(batch, s, p["resolution"]),
     weight_bytes=lambda p, s: costs.resnet50_weight_bytes(s),
+    operators=lambda p: 175,  # 53 convolutions, 53 batch norms, 49 ReLUs, 16 adds, pools,  the classifier
+    bytes_counted=(
+        "every conv and fc weight read once, each conv's input read and output written once, and every "
+        "BatchNorm, ReLU, residual add and pooling as a pass of its own over memory (no fusion)"
+    ),
 )
 
 # --------------------------------------------------------------------------- Transformer decode
@@ -235,6 +254,19 @@ def decoder_cost(p: Mapping[str, Any], s: int, batch: float) -> dict[str, float]
     """FLOPs and bytes (split into weights, KV cache and activations) of one call."""
     cost = costs.prefill_cost if p.get("phase") == "prefill" else costs.decode_cost
     return cost(batch, p["context"], decoder_config(p), s)
+
+
+def decoder_operations(p: Mapping[str, Any], s: int, batch: float) -> tuple[tuple[str, float, float], ...]:
+    """(name, FLOPs, bytes) of the two kinds of work of one call, run one after the other: the matmuls (every
+    weight read once for the batch, each token's activations in and out) and the attention (QKᵀ and PV over each
+    sequence's own KV cache)."""
+    cost = decoder_cost(p, s, batch)
+    tokens = batch * (p["context"] if p.get("phase") == "prefill" else 1)
+    matmul_flops = 2 * costs.matmul_weight_elements(decoder_config(p)) * tokens
+    return (
+        ("matmuls", matmul_flops, cost["weight_bytes"] + cost["activation_bytes"]),
+        ("attention", cost["flops"] - matmul_flops, cost["kv_bytes"]),
+    )
 
 
 def _decoder_consistency(p) -> str | None:
@@ -280,6 +312,13 @@ DECODE = Workload(
     cost=lambda p, s, batch: (lambda c: (c["flops"], c["bytes"]))(decoder_cost(p, s, batch)),
     weight_bytes=lambda p, s: s * costs.weight_elements(decoder_config(p)),
     consistency=_decoder_consistency,
+    operators=lambda p: 18 * p["layers"],  # norms, 7 projections, cache writes, attention, activation,  adds
+    bytes_counted=(
+        "the weights read once per call, every sequence's KV cache read and its new K and V written, and each"
+        " projection's input and output once (norms, activation, residual adds and attention scores fused); "
+        "embeddings and the output head are not counted"
+    ),
+    operations=decoder_operations,
 )
 
 # --------------------------------------------------------------------------- mixture of experts
@@ -293,6 +332,14 @@ def _moe_label(p) -> str:
         skew = p.get("skew", 0)
         return f"skew {skew:g}" if isinstance(skew, (int, float)) else f"skew {skew}"
     return str(variant).replace("-", " ")
+
+
+def _moe_ops(p: Mapping[str, Any]) -> int:
+    if p["variant"] == "dense":
+        return 3
+    if p["variant"] == "expert-choice":
+        return 12
+    return 10 + 6 * p["experts"]  # routing, sort and count, then gather, two matmuls, scale, scatter per expert
 
 
 def _moe_cost(p, s, batch):
@@ -334,6 +381,11 @@ MOE = Workload(
     cost=_moe_cost,
     weight_bytes=_moe_weight_bytes,
     consistency=_moe_consistency,
+    operators=_moe_ops,
+    bytes_counted=(
+        "the router and every expert the batch touches read once, the input and output once, and each expert "
+        "row's input, hidden activation and output"
+    ),
 )
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (MLP, LINEAR, MOE, CONV, RESNET50, DECODE)}

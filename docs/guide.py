@@ -68,6 +68,9 @@ page.show("snippet")
 # the budget, run the fastest you measured (normally batch 1), knowing it misses. Last, if a larger
 # batch measured no slower than that one, as can happen beside a tile boundary, run the larger: it
 # does more in the same time (the rule is `snippets/choose.py`, which the snippet above uses).
+# Behind a server the batch is not yours to pick: it forms from the requests that arrive, and
+# [Serving with dynamic batching](../serving/) turns your measured curve into the server's max
+# batch, max delay and instances.
 
 # %% tags=["hide-input"]
 page.show("pick")

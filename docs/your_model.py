@@ -50,6 +50,8 @@
 # spread of a batch's percentile says so and names the safe choice; a 5 % cut-off that falls within a
 # batch's noise names the next batch beyond it; and a step or an "avoid it" is said only beyond the
 # noise.
+# To serve the model behind a dynamic batcher, `python -m benchmarks serve SWEEP.json` plans the max
+# batch, max delay and instances from the same file ([Serving with dynamic batching](../serving/)).
 #
 # ## Two examples
 #

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from benchmarks.analysis import diagnosis
 from benchmarks.analysis.curves import Point
 from benchmarks.analysis.roofline import Ceilings, Knee, crossing_batch, detect_knee, run_ceilings
-from benchmarks.analysis.steps import CurvePoint, Step, _tile_boundary, find_steps, median_stderr
+from benchmarks.analysis.steps import CurvePoint, Step, find_steps, median_stderr, tile_boundary
 from snippets.choose import FLAT_SHARE
 
 NEAR_BEST = 1 - FLAT_SHARE  # "within 5 % of the highest throughput": the guide's rule
@@ -211,7 +211,7 @@ def diagnose_sweep(
     curve = [CurvePoint(p.batch, p.median_s, median_stderr(p.samples)) for p in points]
     by_batch = {p.batch: p for p in points}
     steps = tuple(
-        (step, _tile_boundary(step, None))
+        (step, tile_boundary(step, None))
         for step in find_steps(curve)
         if _adjacent(step) and _beyond_noise(by_batch[step.before], by_batch[step.after])
     )
@@ -728,15 +728,15 @@ def diagnosis_lines(found: CurveDiagnosis | None) -> list[str]:
     low, high = found.knee_band
     measured = f"measured knee at batch {found.knee.batch:.0f}" if found.knee else "no measured knee"
     if found.missing:
-        lines.append(f"No knee predicted: the FLOP count misses operators that take part of the time; {measured}.")
+        lines.append(f"No ridge batch predicted: the FLOP count misses operators that take time; {measured}.")
     elif len(found.verdicts) < 2:
-        lines.append(f"One batch size: no knee to predict; {measured}.")
+        lines.append(f"One batch size: no ridge batch to predict; {measured}.")
     elif not any(v.flops_per_s > 0 for v in found.verdicts):
-        lines.append(f"The FLOP counter saw no matmul or convolution: no compute knee to predict; {measured}.")
+        lines.append(f"The FLOP counter saw no matmul or convolution: no ridge batch to predict; {measured}.")
     elif low is None and high is None:
-        lines.append(f"The roofline predicts no knee in this range (memory-bound throughout); {measured}.")
+        lines.append(f"The roofline gives no ridge batch in this range (memory-bound throughout); {measured}.")
     elif high is not None and high <= found.verdicts[0].batch:
-        lines.append(f"The roofline puts every batch here past its knee, even at the unfused bytes; {measured}.")
+        lines.append(f"The roofline puts every batch here past its ridge batch, even at the unfused bytes; {measured}.")
     else:
         band = _knee_words(low) if high is None or _close(low, high) else f"{_knee_words(low)}–{_knee_words(high)}"
         lines.append(f"Ridge batch: {band} (fused to unfused bytes); {measured}.")

@@ -26,13 +26,14 @@ from benchmarks.measure.planning import (
     KV_MEMORY_SHARE,
     MAX_COPIES,
     ROTATE_FACTOR,
+    SAVE_EVERY_S,
     copies_by_batch,
     share_memory,
     unrotatable,
 )
 from benchmarks.measure.sampler import Outcome, Point, measure_points
 from benchmarks.measure.session import DeviceLock, check_writable, provenance, remove_temporaries
-from benchmarks.profiles import PROFILES, Profile, Sweep, select_sweeps
+from benchmarks.profiles import PROFILES, CurvePlan, Profile, select_sweeps
 
 SEED = 0
 
@@ -95,7 +96,7 @@ class RunFile:
         return None
 
 
-def memory_budgets(sweeps: list[Sweep], memory_bytes: int | None) -> dict[tuple[int, str], float]:
+def memory_budgets(sweeps: list[CurvePlan], memory_bytes: int | None) -> dict[tuple[int, str], float]:
     """Bytes each memory-hungry curve (sweep index, dtype) may hold, e.g. for its KV cache.
 
     Every configuration is set up before sampling starts, so their caches are held at once and
@@ -111,7 +112,7 @@ def memory_budgets(sweeps: list[Sweep], memory_bytes: int | None) -> dict[tuple[
     return share_memory(wants, KV_MEMORY_SHARE * (memory_bytes or 0))
 
 
-def _record(sweep: Sweep, dtype: str, mode: str, cache: str, copies: int, batch: int, outcome, extra=None) -> dict:
+def _record(sweep: CurvePlan, dtype: str, mode: str, cache: str, copies: int, batch: int, outcome, extra=None) -> dict:
     """One results record; `extra` holds what was learnt while preparing the point (kernel
     names; for routed workloads the routing and the FLOPs and bytes it implies)."""
     extra = dict(extra or {})
@@ -148,6 +149,17 @@ def _preparer(backend, workload, prepared, batch, copies, mode, curve, plan):
     return prepare
 
 
+KERNEL_NAME_CHARS = 240  # a cuBLAS GEMM's name fits whole; an elementwise kernel's template arguments run to 800+
+MAX_KERNEL_NAMES = 64  # the schema's limits: 64 names of at most 1000 characters
+
+
+def short_names(names: list[str]) -> list[str]:
+    """Kernel names as the results file keeps them: each cut to KERNEL_NAME_CHARS (marked '…'), at most
+    MAX_KERNEL_NAMES of them, without duplicates."""
+    cut = [n if len(n) <= KERNEL_NAME_CHARS else n[: KERNEL_NAME_CHARS - 1] + "…" for n in names]
+    return list(dict.fromkeys(cut))[:MAX_KERNEL_NAMES]
+
+
 def record_kernels(plan: Plan, outcomes: dict, budget_s: float) -> None:
     """Name the kernels (CUDA) or ops (CPU) of each sampled batch, after every sample is taken.
 
@@ -169,9 +181,30 @@ def record_kernels(plan: Plan, outcomes: dict, budget_s: float) -> None:
             extra["kernels_error"] = f"{type(exc).__name__}: {exc}"[:300]
             continue
         if names:
-            extra["kernels"] = names
+            extra["kernels"] = short_names(names)
         else:
             extra["kernels_error"] = "no kernel names: the profiler recorded no matching kernel or op"
+
+
+class RoundSaver:
+    """Saves the outcomes after sampling rounds: the first round at once, then at most every SAVE_EVERY_S
+    seconds, and whatever is pending on `flush`. A full profile's file grows to megabytes, and rewriting it
+    after each of twenty rounds would cost more than some workloads' sampling."""
+
+    def __init__(self, save: Callable[[dict], None]):
+        self.save = save
+        self.saved_at: float | None = None
+        self.pending: dict | None = None
+
+    def after_round(self, outcomes: dict) -> None:
+        self.pending = outcomes
+        if self.saved_at is None or time.perf_counter() - self.saved_at >= SAVE_EVERY_S:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending is not None:
+            self.save(self.pending)
+            self.saved_at, self.pending = time.perf_counter(), None
 
 
 @dataclass
@@ -181,7 +214,7 @@ class Plan:
 
     fixed: list[dict] = field(default_factory=list)  # records of points that are never timed
     points: list[Point] = field(default_factory=list)
-    labels: dict[tuple, tuple[Sweep, str, str, str]] = field(default_factory=dict)  # curve -> record fields
+    labels: dict[tuple, tuple[CurvePlan, str, str, str]] = field(default_factory=dict)  # curve -> record fields
     copies: dict[tuple, int] = field(default_factory=dict)  # (curve, batch) -> weight copies
     extras: dict[tuple, dict] = field(default_factory=dict)  # (curve, batch) -> what preparing recorded
     keep_alive: list = field(default_factory=list)
@@ -239,8 +272,8 @@ def cache_states(plan: Plan, workload, sweep, dtype, modes, device, sweep_cache,
     return states
 
 
-def plan_configuration(run: RunFile, backend, plan: Plan, sweep: Sweep, dtype: str, settings, budget, sharing, cache,
-                       twins=frozenset()):  # fmt: skip
+def plan_configuration(run: RunFile, backend, plan: Plan, sweep: CurvePlan, dtype: str, settings, budget, sharing,
+                       cache, twins=frozenset()):  # fmt: skip
     """Check, set up and enqueue one workload configuration in one dtype, in each mode it runs in.
     `twins` are the points other sweeps of the run measure with resident weights."""
     workload = ADAPTERS[sweep.workload]
@@ -281,12 +314,12 @@ def plan_configuration(run: RunFile, backend, plan: Plan, sweep: Sweep, dtype: s
         for batch, n in batches.items():
             plan.copies[(curve, batch)] = n
             prepare = _preparer(backend, workload, prepared, batch, n, mode, curve, plan)
-            plan.points.append(Point(curve, batch, prepare, n, **settings))
+            plan.points.append(Point(curve, batch, prepare, n, **settings, largest_first=mode == "graph"))
             if batch in sweep.kernel_batches and hasattr(workload, "kernels"):
                 plan.kernel_jobs.append(((curve, batch), workload, prepared, batch))
 
 
-def resident_points(sweeps: list[Sweep], cache: str, modes) -> set[tuple]:
+def resident_points(sweeps: list[CurvePlan], cache: str, modes) -> set[tuple]:
     """(label, dtype, mode, batch) of every point some sweep of the run measures with resident weights."""
     return {
         (s.label(), dtype, mode, batch)
@@ -307,7 +340,13 @@ def compiled_graphs() -> int:
 
 
 def run_sweeps(
-    run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cache: str, progress, deadline: float | None = None
+    run: RunFile,
+    backend,
+    sweeps: list[CurvePlan],
+    profile: Profile,
+    cache: str,
+    progress,
+    deadline: float | None = None,
 ) -> None:
     """Measure every sweep, all points interleaved, saving the file after every round.
 
@@ -340,18 +379,23 @@ def run_sweeps(
         run.save()
 
     save({})
+    rounds = RoundSaver(save)
     graphs_before = compiled_graphs()
-    with torch.no_grad():
-        outcomes = measure_points(
-            backend,
-            plan.points,
-            rounds=profile.rounds,
-            min_sample_s=profile.min_sample_s,
-            warmup_s=profile.warmup_s,
-            progress=progress,
-            after_round=save,
-            deadline=deadline,
-        )
+    try:
+        with torch.no_grad():
+            outcomes = measure_points(
+                backend,
+                plan.points,
+                rounds=profile.rounds,
+                min_sample_s=profile.min_sample_s,
+                warmup_s=profile.warmup_s,
+                progress=progress,
+                after_round=rounds.after_round,
+                deadline=deadline,
+            )
+    except BaseException:
+        rounds.flush()  # Ctrl-C, SIGTERM, a crash: keep every round sampled so far
+        raise
     if any(label[2] == "compile" for label in plan.labels.values()):
         run.doc["run"]["compiled_graphs"] = compiled_graphs() - graphs_before
     save(outcomes)
@@ -368,7 +412,7 @@ class RunOptions:
     """What the command line asked for."""
 
     profile: Profile
-    sweeps: list[Sweep]
+    sweeps: list[CurvePlan]
     results_dir: Path
     cache: str
     command: list[str]
@@ -468,10 +512,10 @@ def _first_write(options: RunOptions, backend, progress, started, device_info, c
 SAVE_MARGIN = 0.05  # share of the time limit (at most 2 s) kept free for the last writes of the file
 
 
-def _fit(doc: dict, options: RunOptions, kind: str, deadline: float, progress) -> list[Sweep]:
+def _fit(doc: dict, options: RunOptions, kind: str, deadline: float, progress) -> list[CurvePlan]:
     """The sweeps cut to end by the deadline by the cost model on this run's own ceilings; the
     run records its limit and what was cut."""
-    machine = machine_from_ceilings(kind, doc["ceilings"], doc["device"])
+    machine = machine_from_ceilings(kind, doc["ceilings"], doc["device"]).at("high")  # plan on the slow end
     margin = min(2.0, SAVE_MARGIN * options.time_limit_s)
     seconds = max(0.0, deadline - time.perf_counter() - margin)
     sweeps, note = fit_to_time(options.profile, options.sweeps, machine, seconds, options.cache)

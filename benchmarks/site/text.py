@@ -6,11 +6,8 @@ Pure Python (no plotting, no torch).
 
 from __future__ import annotations
 
-import html
 import math
-import re
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from benchmarks.analysis.curves import Curve
 from benchmarks.contract.results import Run
@@ -24,17 +21,6 @@ MODE_WORDS = {
     "graph": "CUDA-graph replay (the hardware's curve)",
     "eager": "eager calls back to back (what user code sees in a busy loop)",
 }
-
-
-def esc(value: Any) -> str:
-    """Text from a results file made safe for HTML and for Markdown."""
-    text = html.escape(str(value), quote=True)
-    return re.sub(r"([\\`*_\[\]{}|#!])", r"\\\1", text)
-
-
-def h(value: Any) -> str:
-    """Text made safe for HTML (no Markdown escaping)."""
-    return html.escape(str(value), quote=True)
 
 
 def kind_word(run: Run) -> str:
@@ -165,18 +151,4 @@ def knee_verdict(curve: Curve) -> str:
     return (
         f"ridge batch ≈ {fmt_batch(predicted)}, measured knee ≈ {fmt_batch(knee.batch)}: "
         f"{sig(ratio, 2)}× the ridge batch ({(ratio - 1) * 100:+.0f} %)"
-    )
-
-
-def html_table(headers: list[str], rows: list[list[Any]], *, caption: str = "", raw: Iterable[int] = ()) -> str:
-    """An HTML table with every cell escaped, except columns listed in `raw` (already HTML)."""
-    raw = set(raw)
-    head = "".join(f"<th>{h(x)}</th>" for x in headers)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{cell if i in raw else h(cell)}</td>" for i, cell in enumerate(row)) + "</tr>"
-        for row in rows
-    )
-    cap = f"<caption>{h(caption)}</caption>" if caption else ""
-    return (
-        f'<div class="md-typeset__table"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
     )

@@ -241,7 +241,7 @@ def test_no_verdict_rests_on_a_count_that_missed_part_of_the_work():
     assert [s.regime for s in rec.diagnosis.segments] == [recommend.UNKNOWN]
     line = line_of(rec, "batches 1–4: no verdict — operators no FLOP count covers (aten.mkldnn_rnn_layer) take 60 %")
     assert "bound" not in line.split("—")[0]
-    assert any(line.startswith("No knee predicted: the FLOP count misses operators") for line in rec.lines)
+    assert any(line.startswith("No ridge batch predicted: the FLOP count misses operators") for line in rec.lines)
     assert all(segment is None for _, segment in recommend.marked_lines(rec))  # no verdict span to mark
 
 
