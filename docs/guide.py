@@ -94,7 +94,9 @@ page.show("waves")
 #
 # A decode step reads every sequence's own key/value cache, so its bytes grow with batch × context
 # from the first sequence, and the cache has to fit in memory next to the weights
-# ([Transformer decode](../decode/)).
+# ([Transformer decode](../decode/)). How the cache caps what an engine serves at once, with
+# time to first token and each user's tokens per second, is on
+# [Serving LLMs with continuous batching](../llm_serving/).
 
 # %% tags=["hide-input"]
 page.show("kv")

@@ -452,6 +452,18 @@ def summary(plan: Plan) -> dict:
         "unbatched_ceiling_per_s": plan.unbatched.ceiling_per_s,
         "explanation": explain(plan),
         "candidates_tried": len(plan.tried),
+        "candidates": [
+            {
+                "description": c.policy.describe(),
+                "max_batch": c.policy.max_batch,
+                "max_delay_s": c.policy.max_delay_s,
+                "instances": c.policy.instances,
+                "meets_budget": c.meets,
+                "worst_latency_s": None if math.isinf(c.worst_s) else c.worst_s,  # at the percentile, over the rates
+                "capacity_per_s": c.capacity.rate_per_s if c.capacity else None,  # measured for the shortlist only
+            }
+            for c in plan.tried
+        ],
     }
     if chosen is not None:
         policy = chosen.policy

@@ -255,6 +255,11 @@ def text_lines(source: ServiceSource, plan: Plan) -> list[str]:
             total = sum(hist.values())
             shares = ", ".join(f"{size}: {count / total:.0%}" for size, count in sorted(hist.items())[:12])
             lines.append(f"  batches formed at {per_s(found.rate)}: {shares}{' …' if len(hist) > 12 else ''}")
+        shortlist = [c for c in plan.tried if c.capacity is not None]
+        if len(shortlist) > 1:
+            lines.append("  shortlist (within the budget, lowest latency first), capacity within the budget:")
+            for c in sorted(shortlist, key=lambda c: c.worst_s):
+                lines.append(f"    {c.policy.describe()}: {per_s(c.capacity.rate_per_s)}")
         cap = plan.chosen.capacity
         if cap is not None:
             lines.append(

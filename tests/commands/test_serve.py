@@ -48,6 +48,9 @@ def test_json_holds_the_policy_the_numbers_and_the_explanation(capsys, resnet_sw
         assert entry["percentiles_s"]["99"] <= 0.150 and entry["mean_batch"] >= 1
         assert set(entry["breakdown_s"]) == {"queue", "formation", "service", "overhead"}
     assert found["capacity_per_s"] > 30 and found["unbatched_capacity_per_s"] < found["capacity_per_s"]
+    assert len(found["candidates"]) == found["candidates_tried"] > 1
+    chosen = [c for c in found["candidates"] if c["description"] == found["policy"]["description"]]
+    assert chosen[0]["meets_budget"] and chosen[0]["capacity_per_s"] == found["capacity_per_s"]
 
 
 def test_a_run_curve_and_a_prediction(capsys):
