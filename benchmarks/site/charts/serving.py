@@ -68,7 +68,12 @@ def breakdown_chart(rows: list[dict[str, Any]], title: str, subtitle: Sequence[s
         .mark_bar()
         .encode(
             y=alt.Y("rate_label:N", title="offered rate", sort=None),
-            x=alt.X("ms:Q", title="mean time of the requests at the percentile (ms)", stack="zero"),
+            x=alt.X(
+                "ms:Q",
+                title="mean time of the requests at the percentile (ms)",
+                stack="zero",
+                axis=alt.Axis(labelOverlap="greedy", labelSeparation=4),  # a phone's narrow axis drops, not crowds
+            ),
             color=alt.Color(
                 "part:N", scale=alt.Scale(domain=PARTS, range=PART_COLORS), legend=alt.Legend(orient="bottom")
             ),

@@ -153,18 +153,14 @@ def sweep_throughput_chart(doc: dict) -> alt.LayerChart:
         .encode(text="batch:Q"),
     ]
     if budget:
-        rule = alt.Chart(alt.Data(values=[{"budget": budget, "label": f"budget {budget:g} ms"}]))
-        layers.append(rule.mark_rule(color=GREY, strokeDash=[4, 3]).encode(x="budget:Q"))
-        layers.append(
-            rule.mark_text(color=GREY, align="right", dx=-4, baseline="bottom", angle=0).encode(
-                x="budget:Q", y=alt.value(280), text="label:N"
-            )
-        )
+        rule = alt.Chart(alt.Data(values=[{"budget": budget}]))
+        layers.append(rule.mark_rule(color=GREY, strokeDash=[4, 3]).encode(x="budget:Q"))  # named in the subtitle
     batch, label = _recommended(doc)
     layers += _mark(rows, batch, "percentile_ms:Q", "throughput:Q")
     title = chart_title(
         "Throughput against latency", doc, "dots: every batch measured (labels: the search's sizes)",
-        "line: the best throughput at or under each latency", label,
+        "line: the best throughput at or under each latency",
+        f"dashed: the {budget:g} ms budget" if budget else "", label,
     )  # fmt: skip
     return alt.layer(*layers).properties(width=WIDTH, height=280, title=title)
 
