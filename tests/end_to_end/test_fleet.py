@@ -25,13 +25,16 @@ from benchmarks.commands.cli import main  # noqa: E402
 from benchmarks.contract.results import read_run  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
+# Ray rewrites 127.0.0.1 to the machine's own address; any other loopback address it keeps, so every node,
+# port and the driver stay on the loopback range.
+LOOPBACK = "127.0.0.2"
 NODES = {"a1": "FAKE-A", "a2": "FAKE-A", "b1": "FAKE-B"}
 RUN_ARGS = ["--", "--device", "cpu", "--only", "mlp", "--allow-contended", "--threads", "1"]
 
 
 def _free_port() -> int:
     with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
+        probe.bind((LOOPBACK, 0))
         return probe.getsockname()[1]
 
 
@@ -42,23 +45,23 @@ class LocalCluster:
     def __init__(self, temp: Path, env: dict[str, str]):
         self.temp, self.env, self.nodes = temp, env, {}
         self.port = _free_port()
-        self.address = f"127.0.0.1:{self.port}"
+        self.address = f"{LOOPBACK}:{self.port}"
         self.ray = str(Path(sys.executable).parent / "ray")
 
     def start(self, name: str, *args: str) -> None:
         where = ["--head", "--port", str(self.port), "--temp-dir", str(self.temp / "ray"), "--include-dashboard",
                  "false"] if not self.nodes else ["--address", self.address]  # fmt: skip
-        command = [self.ray, "start", "--block", "--node-ip-address", "127.0.0.1", "--disable-usage-stats", *where]
+        command = [self.ray, "start", "--block", "--node-ip-address", LOOPBACK, "--disable-usage-stats", *where]
         log = open(self.temp / f"{name}.log", "w")  # noqa: SIM115 - closed with the node
         self.nodes[name] = (subprocess.Popen([*command, *args], env=self.env, stdout=log, stderr=log,
                                              start_new_session=True), log)  # fmt: skip
 
-    def wait_for(self, count: int, timeout: float = 120) -> list[dict]:
+    def wait_for(self, count: int, timeout: float = 300) -> list[dict]:
         """The alive nodes, once there are `count` (ray.nodes() entries), asked from a short-lived driver."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
-                ray.init(address=self.address, _node_ip_address="127.0.0.1", logging_level="ERROR")
+                ray.init(address=self.address, _node_ip_address=LOOPBACK, logging_level="ERROR")
                 alive = [n for n in ray.nodes() if n.get("Alive")]
             except ConnectionError:
                 alive = []
@@ -67,7 +70,8 @@ class LocalCluster:
             if len(alive) >= count:
                 return alive
             time.sleep(2)
-        raise TimeoutError(f"{count} Ray nodes did not come up in {timeout:g} s")
+        logs = "; ".join(f"{p.name}: {p.read_text()[-300:]!r}" for p in sorted(self.temp.glob("*.log")))
+        raise TimeoutError(f"{count} Ray nodes did not come up in {timeout:g} s ({len(alive)} did); {logs}")
 
     def kill(self, name: str) -> None:
         process, log = self.nodes.pop(name)
@@ -99,10 +103,11 @@ def cluster(monkeypatch):
     try:
         local.start("head", "--num-cpus", "1", "--num-gpus", "0")
         local.wait_for(1)
-        for name, kind in NODES.items():  # a resource naming each node lets the test find its node id
+        for count, (name, kind) in enumerate(NODES.items(), start=2):  # one at a time: a loaded GCS times out
+            # a resource naming each node lets the test find its node id
             resources = json.dumps({f"{fleet.ACCELERATOR_RESOURCE}{kind}": 1, f"name-{name}": 1})
             local.start(name, "--num-cpus", "1", "--num-gpus", "1", "--resources", resources)
-        local.wait_for(4)
+            local.wait_for(count)
         yield local
     finally:
         ray.shutdown()
