@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import html
 import math
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -26,15 +25,11 @@ MODE_WORDS = {
 }
 
 
-def esc(value: Any) -> str:
-    """Text from a results file made safe for HTML and for Markdown."""
-    text = html.escape(str(value), quote=True)
-    return re.sub(r"([\\`*_\[\]{}|#!])", r"\\\1", text)
-
-
 def h(value: Any) -> str:
-    """Text made safe for HTML (no Markdown escaping)."""
-    return html.escape(str(value), quote=True)
+    """Text made safe for HTML (no Markdown escaping): markup escaped, and every '$' written as the
+    character reference &#36;, so that text from a results file never opens or closes a formula (the
+    site renders $$...$$ only where an authored page wrote it, and a '$$' from data would pair with it)."""
+    return html.escape(str(value), quote=True).replace("$", "&#36;")
 
 
 def kind_word(run: Run) -> str:
