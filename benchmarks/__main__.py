@@ -1,5 +1,5 @@
 import sys
 
-from benchmarks.cli import main
+from benchmarks.commands.cli import main
 
 sys.exit(main())

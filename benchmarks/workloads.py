@@ -92,6 +92,8 @@ class Workload:
     shape: Callable[[Mapping[str, Any]], str]  # the configuration on its own, e.g. "8×1024 MLP"
     cost: Callable[[Mapping[str, Any], int, float], tuple[float, float]]  # (params, bytes/element, batch)
     weight_bytes: Callable[[Mapping[str, Any], int], float]  # (params, bytes/element)
+    operators: Callable[[Mapping[str, Any]], int]  # operators one call runs (about; kernels on a GPU)
+    bytes_counted: str  # in words: which traffic the cost counts, for `predict` and the pages
     consistency: Callable[[Mapping[str, Any]], str | None] = lambda params: None
 
     def param(self, name: str) -> Param | None:
@@ -151,6 +153,11 @@ MLP = Workload(
     shape=lambda p: f"{_get(p, 'depth')}×{_get(p, 'width')} MLP",
     cost=_mlp_cost,
     weight_bytes=lambda p, s: _mlp_cost(p, s, 0)[1],
+    operators=lambda p: 2 * p["depth"],  # Linear and ReLU per layer
+    bytes_counted=(
+        "each layer reads its weight and bias once, reads its input and writes its output (activations go to "
+        "memory between layers); the ReLU is fused"
+    ),
 )
 
 LINEAR = Workload(
@@ -166,6 +173,8 @@ LINEAR = Workload(
     shape=lambda p: f"Linear {_get(p, 'in_features')}→{_get(p, 'out_features')}",
     cost=_linear_cost,
     weight_bytes=lambda p, s: _linear_cost(p, s, 0)[1],
+    operators=lambda p: 1,
+    bytes_counted=("the weight and bias read once, the input read once and the output written once"),
 )
 
 # --------------------------------------------------------------------------- convolutions
@@ -195,6 +204,8 @@ CONV = Workload(
     shape=lambda p: f"Conv2d {_conv_label(p)}",
     cost=_conv_cost,
     weight_bytes=lambda p, s: _conv_cost(p, s, 0)[1],
+    operators=lambda p: 1,
+    bytes_counted=("the filter read once, the input images read once and the output written once"),
 )
 
 RESNET50 = Workload(
@@ -207,6 +218,11 @@ RESNET50 = Workload(
     shape=lambda p: f"ResNet-50 @{_get(p, 'resolution')}²",
     cost=lambda p, s, batch: costs.resnet50_cost(batch, s, p["resolution"]),
     weight_bytes=lambda p, s: costs.resnet50_weight_bytes(s),
+    operators=lambda p: 175,  # 53 convolutions, 53 batch norms, 49 ReLUs, 16 adds, pools,  the classifier
+    bytes_counted=(
+        "every conv and fc weight read once, each conv's input read and output written once, and every "
+        "BatchNorm, ReLU, residual add and pooling as a pass of its own over memory (no fusion)"
+    ),
 )
 
 # --------------------------------------------------------------------------- Transformer decode
@@ -280,6 +296,12 @@ DECODE = Workload(
     cost=lambda p, s, batch: (lambda c: (c["flops"], c["bytes"]))(decoder_cost(p, s, batch)),
     weight_bytes=lambda p, s: s * costs.weight_elements(decoder_config(p)),
     consistency=_decoder_consistency,
+    operators=lambda p: 18 * p["layers"],  # norms, 7 projections, cache writes, attention, activation,  adds
+    bytes_counted=(
+        "the weights read once per call, every sequence's KV cache read and its new K and V written, and each"
+        " projection's input and output once (norms, activation, residual adds and attention scores fused); "
+        "embeddings and the output head are not counted"
+    ),
 )
 
 # --------------------------------------------------------------------------- mixture of experts
@@ -293,6 +315,14 @@ def _moe_label(p) -> str:
         skew = p.get("skew", 0)
         return f"skew {skew:g}" if isinstance(skew, (int, float)) else f"skew {skew}"
     return str(variant).replace("-", " ")
+
+
+def _moe_ops(p: Mapping[str, Any]) -> int:
+    if p["variant"] == "dense":
+        return 3
+    if p["variant"] == "expert-choice":
+        return 12
+    return 10 + 6 * p["experts"]  # routing, sort and count, then gather, two matmuls, scale, scatter per expert
 
 
 def _moe_cost(p, s, batch):
@@ -334,6 +364,11 @@ MOE = Workload(
     cost=_moe_cost,
     weight_bytes=_moe_weight_bytes,
     consistency=_moe_consistency,
+    operators=_moe_ops,
+    bytes_counted=(
+        "the router and every expert the batch touches read once, the input and output once, and each expert "
+        "row's input, hidden activation and output"
+    ),
 )
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (MLP, LINEAR, MOE, CONV, RESNET50, DECODE)}

@@ -37,7 +37,7 @@
 #
 # One JSON document per run: where and when it ran, the device's fingerprint, the ceilings
 # measured in the run, correctness checks, and one record per measured point with its timing
-# samples. The table below is generated from the schema in `benchmarks/schema.py` when the site is
+# samples. The table below is generated from the schema in `benchmarks/contract/schema.py` when the site is
 # built (`python -m benchmarks schema` prints the same schema as JSON Schema).
 
 # %% tags=["hide-input"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from benchmarks.schema import SCHEMA_VERSION
+from benchmarks.contract.schema import SCHEMA_VERSION
 
 SYNTHETIC_DEVICE = "Synthetic GPU (test fixture, not a measurement)"
 
@@ -257,7 +257,7 @@ def site_data(*docs: dict[str, Any], empty: bool = False):
     from pathlib import Path
 
     from benchmarks.analysis.curves import SiteData
-    from benchmarks.results import Run, newest_complete_runs
+    from benchmarks.contract.results import Run, newest_complete_runs
 
     docs = () if empty else docs or (make_run(),)
     runs = [Run(path=Path(f"/synthetic/{d['device']['slug']}/{d['run']['id']}.json"), doc=d) for d in docs]
@@ -296,7 +296,7 @@ def run_of(records: list[dict[str, Any]], **options):
     """A SYNTHETIC Run holding exactly `records`, with make_run's ceilings (options go to make_run)."""
     from pathlib import Path
 
-    from benchmarks.results import Run
+    from benchmarks.contract.results import Run
 
     doc = make_run(widths=(), linear_batches=(), hardware=False, **options)
     doc["records"] = records

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from benchmarks.analysis.curves import Curve
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPU, find_gpu
 from benchmarks.analysis.regimes import mlp_curves
-from benchmarks.results import Run
+from benchmarks.contract.results import Run
 from snippets.costs import mlp_cost
 
 DEFAULT_GPU = "NVIDIA H100 SXM"

@@ -20,7 +20,7 @@ from typing import Any
 
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT
 from benchmarks.analysis.roofline import Ceilings, Knee, crossing_batch, detect_knee, predicted_time, run_ceilings
-from benchmarks.results import DEFAULT_RESULTS_DIR, Run, load_results, newest_complete_runs
+from benchmarks.contract.results import DEFAULT_RESULTS_DIR, Run, load_results, newest_complete_runs
 from benchmarks.workloads import ROWS, WORKLOADS, BatchUnit, Workload
 
 RESULTS_DIR_ENV = "BATCHING_RESULTS_DIR"  # read results from here instead of benchmarks/results/

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.analysis.curves import MODE_ORDER, Curve, Point, bytes_per_element
-from benchmarks.results import Run
+from benchmarks.contract.results import Run
 from benchmarks.workloads import decoder_config
 from snippets import costs
 

@@ -12,7 +12,7 @@ from typing import Any
 from benchmarks.analysis.calculator import datasheet_of, measured_curves
 from benchmarks.analysis.curves import Curve
 from benchmarks.analysis.diagnosis import diagnose
-from benchmarks.results import Run
+from benchmarks.contract.results import Run
 
 COPY = "copy"
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from benchmarks.analysis.curves import Curve, Point, curves
 from benchmarks.analysis.roofline import Ceilings, crossing_batch
-from benchmarks.results import Run
+from benchmarks.contract.results import Run
 
 OVERHEAD = "overhead"
 MEMORY = "memory"

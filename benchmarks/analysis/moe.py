@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.analysis.curves import Curve
-from benchmarks.results import Run
+from benchmarks.contract.results import Run
 
 
 def moe_records(run: Run) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.analysis.curves import Curve, bytes_per_element, curves, group_by
-from benchmarks.results import Run
+from benchmarks.contract.results import Run
 from snippets.costs import mlp_cost
 
 OPS_PER_LAYER = 2  # an eager Linear+ReLU layer launches a matmul (with its bias) and a ReLU

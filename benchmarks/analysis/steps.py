@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.results import Run
+from benchmarks.contract.results import Run
 
 Z = 4.0  # a step must exceed this many combined standard errors
 FLOOR = 1e-3  # and 0.1 % of the time, however quiet the run (samples may all be equal)

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from benchmarks.analysis.curves import SiteDataError, include_synthetic
-from benchmarks.results import DEFAULT_SWEEPS_DIR, ModelSweep, load_results
+from benchmarks.contract.results import DEFAULT_SWEEPS_DIR, ModelSweep, load_results
 
 SWEEPS_DIR_ENV = "BATCHING_SWEEPS_DIR"
 

@@ -13,10 +13,12 @@ from typing import Any
 
 import torch
 
-from benchmarks.estimate import fit_to_time, machine_from_ceilings
+from benchmarks.contract.results import write_atomic
+from benchmarks.contract.schema import SCHEMA_VERSION
 from benchmarks.measure.adapters import ADAPTERS
 from benchmarks.measure.backends import select_backend
 from benchmarks.measure.ceilings import measure_ceilings
+from benchmarks.measure.estimate import fit_to_time, machine_from_ceilings
 from benchmarks.measure.fingerprint import device_state, fingerprint
 from benchmarks.measure.planning import (
     FALLBACK_CACHE_BYTES,
@@ -31,8 +33,6 @@ from benchmarks.measure.planning import (
 from benchmarks.measure.sampler import Outcome, Point, measure_points
 from benchmarks.measure.session import DeviceLock, check_writable, provenance, remove_temporaries
 from benchmarks.profiles import PROFILES, Profile, Sweep, select_sweeps
-from benchmarks.results import write_atomic
-from benchmarks.schema import SCHEMA_VERSION
 
 SEED = 0
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from benchmarks.stats import summarize
+from benchmarks.measure.stats import summarize
 
 MAX_INNER_LOOPS = 100_000
 

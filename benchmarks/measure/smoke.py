@@ -17,10 +17,10 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.contract.results import read_run
 from benchmarks.measure.backends import select_backend
 from benchmarks.measure.sampler import Point, measure_points
 from benchmarks.profiles import SMOKE
-from benchmarks.results import read_run
 
 IMPOSSIBLE_BYTES = 2**62  # more than any device has: the allocator refuses it at once
 

@@ -32,6 +32,9 @@ from pathlib import Path
 import torch
 
 from benchmarks.analysis import recommend
+from benchmarks.contract.results import write_atomic
+from benchmarks.contract.schema import SCHEMA_VERSION
+from benchmarks.contract.sweep_options import options_problem
 from benchmarks.measure.adapters import DTYPES
 from benchmarks.measure.backends import is_out_of_memory, select_backend
 from benchmarks.measure.ceilings import measure_ceilings
@@ -40,9 +43,6 @@ from benchmarks.measure.model_cost import call_cost, peak_memory
 from benchmarks.measure.sampler import Outcome, Point, measure_points
 from benchmarks.measure.session import provenance
 from benchmarks.measure.target import Target, load_target
-from benchmarks.results import write_atomic
-from benchmarks.schema import SCHEMA_VERSION
-from benchmarks.sweep_options import options_problem
 
 SEARCH_SAMPLES = 5  # per batch while searching
 FINAL_SAMPLES = {50: 15, 90: 30, 99: 100}  # per batch in the final pass, by percentile
@@ -440,7 +440,7 @@ class SweepResult:
 
     def charts(self) -> dict:
         """The sweep's Altair charts by name (latency, throughput, memory); needs altair."""
-        from benchmarks.site.charts_sweep import sweep_charts
+        from benchmarks.site.charts.sweep import sweep_charts
 
         return dict(sweep_charts(self.doc))
 
@@ -451,7 +451,7 @@ class SweepResult:
         return write_report(self.doc, path)
 
     def __str__(self) -> str:
-        from benchmarks.sweep_table import table_lines
+        from benchmarks.site.sweep_table import table_lines
 
         return "\n".join([*table_lines(self.doc), "", *self.recommendation.lines])
 

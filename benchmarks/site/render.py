@@ -23,7 +23,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from benchmarks.analysis.curves import Curve, SiteData
-from benchmarks.results import Run
+from benchmarks.contract.results import Run
 from benchmarks.site import glossary, text
 from benchmarks.site.charts import SITE_ROOT, Figure, figure
 

@@ -1,6 +1,6 @@
 """A model sweep as one offline HTML file: the recommendation, the table and the charts.
 
-The charts are the site's (benchmarks/site/charts_sweep.py), drawn in the browser by the same
+The charts are the site's (benchmarks/site/charts/sweep.py), drawn in the browser by the same
 Vega bundle, inlined, so the file opens anywhere without a network. Everything taken from the
 results document is escaped; the chart specs are embedded as inert JSON.
 
@@ -14,7 +14,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-from benchmarks.sweep_table import table_lines
+from benchmarks.site.sweep_table import table_lines
 
 
 def report_available() -> str | None:
@@ -45,7 +45,7 @@ def render_report(doc: dict) -> str:
     import vl_convert
 
     from benchmarks.analysis import recommend
-    from benchmarks.site.charts_sweep import memory_note, sweep_charts, where
+    from benchmarks.site.charts.sweep import memory_note, sweep_charts, where
 
     rec = recommend.from_document(doc)
     model, run = doc["model"], doc["run"]

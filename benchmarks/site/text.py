@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from benchmarks.analysis.curves import Curve
-from benchmarks.results import Run
+from benchmarks.contract.results import Run
 
 CACHE_WORDS = {
     "rotated": "weights rotated through copies larger than the cache, so every call reads memory",

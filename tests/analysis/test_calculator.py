@@ -85,7 +85,7 @@ def test_the_article_s_t4_example_has_one_answer_between_two_bounds():
 
 
 def test_measured_devices_predict_from_their_own_ceilings(write_doc):
-    from benchmarks.results import read_run
+    from benchmarks.contract.results import read_run
     from tests.synthetic import make_run
 
     gpu = read_run(write_doc(make_run(name="NVIDIA H200")))  # SYNTHETIC, named after a datasheet GPU

@@ -16,7 +16,7 @@ from benchmarks.analysis import cnn
 from benchmarks.analysis import curves as report
 from benchmarks.analysis import decode as d
 from benchmarks.analysis.roofline import Ceilings, critical_batch
-from benchmarks.results import Run
+from benchmarks.contract.results import Run
 from benchmarks.workloads import attention_name
 from snippets import costs
 from tests.synthetic import make_run

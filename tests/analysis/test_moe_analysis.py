@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.analysis import curves as c
 from benchmarks.analysis import moe
-from benchmarks.results import Run
+from benchmarks.contract.results import Run
 from benchmarks.workloads import WORKLOADS
 from snippets import costs
 from tests.synthetic import make_run

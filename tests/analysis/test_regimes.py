@@ -3,7 +3,7 @@
 import pytest
 
 from benchmarks.analysis import regimes
-from benchmarks.results import read_run
+from benchmarks.contract.results import read_run
 from tests.synthetic import make_run
 
 L2 = 40 * 2**20

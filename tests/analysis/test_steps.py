@@ -117,7 +117,7 @@ def test_explain_step_names_kernel_switch_tile_and_wave():
 def _synthetic_run(**fixture):
     from pathlib import Path
 
-    from benchmarks.results import Run
+    from benchmarks.contract.results import Run
     from tests.synthetic import make_run
 
     doc = make_run(**fixture)

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.results import DEFAULT_RESULTS_DIR, ResultsError, read_run
+from benchmarks.contract.results import DEFAULT_RESULTS_DIR, ResultsError, read_run
 from tests.synthetic import PAYLOAD, site_data
 
 CASES = int(os.environ.get("BATCHING_FUZZ_CASES", "120"))

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.cli import main
-from benchmarks.results import DEFAULT_RESULTS_DIR, load_results
+from benchmarks.commands.cli import main
+from benchmarks.contract.results import DEFAULT_RESULTS_DIR, load_results
 from snippets.costs import DecoderConfig, decode_cost
 
 PUBLISHED = Path(__file__).resolve().parents[2] / "benchmarks" / "published" / "measurements.json"
@@ -128,7 +128,7 @@ def test_a_run_without_the_dtype_says_what_it_measured(capsys):
 def test_the_command_runs_without_torch():
     code = (
         "import sys; sys.modules['torch'] = None\n"  # any import of torch now fails
-        "from benchmarks.cli import main\n"
+        "from benchmarks.commands.cli import main\n"
         "sys.exit(main(['predict', 'mlp', '--gpu', 'h200', '--dtype', 'bf16', '--batch', '1', '--json']))"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)

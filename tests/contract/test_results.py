@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from benchmarks.results import DEFAULT_RESULTS_DIR, load_results, newest_complete_runs, read_run, write_atomic
+from benchmarks.contract.results import DEFAULT_RESULTS_DIR, load_results, newest_complete_runs, read_run, write_atomic
 from tests.synthetic import make_run
 
 
@@ -23,7 +23,7 @@ def test_newest_complete_run_per_device():
         make_run(run_id="newer-but-incomplete", started_at="2026-03-01T00:00:00+00:00", complete=False),
         make_run(run_id="cpu", slug="cpu-x", kind="cpu", started_at="2026-01-05T00:00:00+00:00", complete=False),
     ]
-    from benchmarks.results import Run
+    from benchmarks.contract.results import Run
 
     loaded = [Run(path=None, doc=doc) for doc in runs]
     assert newest_complete_runs(loaded) == {}  # synthetic runs are never chosen for publication

@@ -5,9 +5,10 @@ import math
 import jsonschema
 import pytest
 
-from benchmarks.cli import main
-from benchmarks.results import ResultsError, read_run
-from benchmarks.schema import SCHEMA, describe_fields, validate_document
+from benchmarks.commands.cli import main
+from benchmarks.contract.results import ResultsError, read_run
+from benchmarks.contract.schema import SCHEMA, describe_fields
+from benchmarks.contract.validate import validate_document
 
 
 def test_synthetic_document_is_valid(synthetic_doc):

@@ -4,9 +4,10 @@ import copy
 
 import pytest
 
-from benchmarks.cli import main
-from benchmarks.results import ResultsError, load_results, read_run, read_sweep
-from benchmarks.schema import SCHEMA_VERSION, validate_document
+from benchmarks.commands.cli import main
+from benchmarks.contract.results import ResultsError, load_results, read_run, read_sweep
+from benchmarks.contract.schema import SCHEMA_VERSION
+from benchmarks.contract.validate import validate_document
 from tests.synthetic import make_sweep
 
 

@@ -12,8 +12,8 @@ import sys
 import pytest
 
 from benchmarks.analysis.steps import CurvePoint, find_steps, median_stderr
-from benchmarks.cli import main
-from benchmarks.results import ResultsError, load_results, read_run
+from benchmarks.commands.cli import main
+from benchmarks.contract.results import ResultsError, load_results, read_run
 from tests.synthetic import make_run
 
 XSS = "<img src=x onerror=alert(2)>[x](javascript:alert(3))"
@@ -135,7 +135,7 @@ def test_the_committed_results_pass_the_strict_reader():
 
 
 def test_the_json_schema_still_describes_every_check_it_can():
-    from benchmarks.schema import SCHEMA
+    from benchmarks.contract.schema import SCHEMA
 
     text = json.dumps(SCHEMA)
     for word in ('"maxLength"', '"maximum"', '"format": "date-time"', '"propertyNames"'):

@@ -17,7 +17,7 @@ import pytest
 from benchmarks.analysis import recommend
 from benchmarks.analysis.curves import curves
 from benchmarks.analysis.diagnosis import diagnose
-from benchmarks.results import load_results
+from benchmarks.contract.results import load_results
 from tests.end_to_end.test_site_build import ROOT, _tmp, built_site, write_synthetic_results, write_synthetic_sweeps
 
 pytestmark = pytest.mark.build

@@ -30,7 +30,7 @@ def test_pip_install_gives_a_working_command(tmp_path):
     )
     assert listed.returncode == 0, listed.stderr
     assert "mlp" in listed.stdout and "Profile quick" in listed.stdout
-    code = "import benchmarks.results as r, snippets.costs; print(r.DEFAULT_RESULTS_DIR)"
+    code = "import benchmarks.contract.results as r, snippets.costs; print(r.DEFAULT_RESULTS_DIR)"
     where = subprocess.run([python, "-c", code], cwd=run, capture_output=True, text=True, check=True, env=outside)
     assert where.stdout.strip() == str(run / "benchmarks-results")
     assert (

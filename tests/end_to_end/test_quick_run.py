@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from benchmarks.analysis.roofline import critical_batch, detect_knee, run_ceilings
-from benchmarks.cli import main
+from benchmarks.commands.cli import main
+from benchmarks.contract.results import read_run
 from benchmarks.profiles import QUICK
-from benchmarks.results import read_run
 
 ROOT = Path(__file__).resolve().parents[2]
 

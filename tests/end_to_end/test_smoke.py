@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.cli import main
+from benchmarks.commands.cli import main
 from benchmarks.measure.smoke import judge
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 
 from benchmarks import profiles
-from benchmarks.cli import main
+from benchmarks.commands.cli import main
+from benchmarks.contract.results import read_run
 from benchmarks.measure import ceiling_plan, runner
 from benchmarks.profiles import Profile, Sweep
-from benchmarks.results import read_run
 
 TINY = Profile(
     name="tiny",

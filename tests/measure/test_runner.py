@@ -9,12 +9,12 @@ import pytest
 import torch
 
 from benchmarks import profiles
-from benchmarks.cli import main
+from benchmarks.commands.cli import main
+from benchmarks.contract.results import read_run
 from benchmarks.measure import planning, runner
 from benchmarks.measure.adapters import MLP
 from benchmarks.measure.backends import CpuBackend
 from benchmarks.profiles import Profile, Sweep
-from benchmarks.results import read_run
 from snippets import costs
 from tests.measure.conftest import TINY, small_cache, written
 

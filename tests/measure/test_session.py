@@ -12,11 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchmarks import results
+from benchmarks.contract import results
+from benchmarks.contract.results import read_run
 from benchmarks.measure import runner, sampler
 from benchmarks.measure.fingerprint import fingerprint
 from benchmarks.measure.session import DeviceLock, provenance
-from benchmarks.results import read_run
 from tests.measure.conftest import written
 from tests.measure.test_runner import ROOT
 
@@ -32,7 +32,7 @@ def test_a_results_dir_that_cannot_be_written_is_refused_before_measuring(tmp_pa
     blocker.write_text("not a directory")
     measured = []
     monkeypatch.setattr(runner, "measure_ceilings", lambda *a, **k: measured.append(1))
-    from benchmarks.cli import main
+    from benchmarks.commands.cli import main
 
     assert main(["run", "--device", "cpu", "--results-dir", str(blocker / "results")]) == 2
     assert _one_line(capsys).startswith(f"error: --results-dir {blocker / 'results'}: cannot write there")
@@ -40,7 +40,7 @@ def test_a_results_dir_that_cannot_be_written_is_refused_before_measuring(tmp_pa
 
 
 def test_threads_beyond_the_cores_are_refused(capsys):
-    from benchmarks.cli import main
+    from benchmarks.commands.cli import main
 
     assert main(["run", "--threads", "100000"]) == 2
     assert _one_line(capsys) == f"error: --threads 100000: choose 1 to {os.cpu_count()}, the cores of this machine"

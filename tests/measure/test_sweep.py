@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from benchmarks.cli import main
+from benchmarks.commands.cli import main
+from benchmarks.contract.results import read_sweep
 from benchmarks.measure import sweep as sweep_module
-from benchmarks.results import read_sweep
 
 TINY = """
 import torch

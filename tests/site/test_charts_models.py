@@ -16,7 +16,7 @@ from benchmarks.workloads import IMAGES, SEQUENCES
 from tests.analysis.test_cnn_decode import conv_records, decode_records, synthetic_run
 
 alt = pytest.importorskip("altair", reason="the docs dependency group is not installed")
-cm = pytest.importorskip("benchmarks.site.charts_models")
+cm = pytest.importorskip("benchmarks.site.charts.models")
 charts = pytest.importorskip("benchmarks.site.charts")
 
 

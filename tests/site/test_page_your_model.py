@@ -1,6 +1,6 @@
 """The "Your model" page, from SYNTHETIC sweeps: what it says, and that nothing from a file runs."""
 
-from benchmarks.results import ModelSweep
+from benchmarks.contract.results import ModelSweep
 from benchmarks.site.pages import your_model
 from tests.synthetic import PAYLOAD, hostile_sweep, make_sweep
 

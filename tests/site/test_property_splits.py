@@ -24,7 +24,7 @@ import time
 import pytest
 
 from benchmarks.analysis.curves import SiteData
-from benchmarks.results import DEFAULT_RESULTS_DIR, Run, newest_complete_runs
+from benchmarks.contract.results import DEFAULT_RESULTS_DIR, Run, newest_complete_runs
 from benchmarks.site.pages import (
     calculator,
     cnn,

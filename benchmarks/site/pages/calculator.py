@@ -9,8 +9,9 @@ from benchmarks.analysis import calculator
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.datasheet import GPU, GPUS, find_gpu
-from benchmarks.results import Run
-from benchmarks.site import charts, charts_hardware, text
+from benchmarks.contract.results import Run
+from benchmarks.site import charts, text
+from benchmarks.site.charts import hardware as charts_hardware
 from benchmarks.site.render import Bullets, Details, Page, Table, strong, tag, takeaway
 
 EXAMPLES = (

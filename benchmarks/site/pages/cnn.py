@@ -10,11 +10,11 @@ from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import Curve, SiteData
 from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.analysis.diagnosis import diagnose
+from benchmarks.contract.results import Run
 from benchmarks.profiles import FULL
-from benchmarks.results import Run
 from benchmarks.site import charts, text
-from benchmarks.site import charts_models as cm
 from benchmarks.site import verdicts as causes
+from benchmarks.site.charts import models as cm
 from benchmarks.site.pages._models_words import (
     knees_text,
     measured_knee_text,

@@ -12,10 +12,10 @@ from benchmarks.analysis import curves as c
 from benchmarks.analysis import decode as d
 from benchmarks.analysis.curves import Curve, SiteData
 from benchmarks.analysis.datasheet import find_gpu
+from benchmarks.contract.results import Run
 from benchmarks.profiles import FULL
-from benchmarks.results import Run
 from benchmarks.site import charts, text
-from benchmarks.site import charts_models as cm
+from benchmarks.site.charts import models as cm
 from benchmarks.site.pages._models_words import (
     measured_knee_text,
     not_measured_parts,

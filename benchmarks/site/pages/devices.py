@@ -7,9 +7,9 @@ from __future__ import annotations
 from benchmarks.analysis import curves as c
 from benchmarks.analysis import devices as dv
 from benchmarks.analysis.curves import SiteData
-from benchmarks.results import Run
+from benchmarks.contract.results import Run
 from benchmarks.site import charts, text
-from benchmarks.site.charts_devices import MEASURED, ROOFLINE, normalised_chart
+from benchmarks.site.charts.devices import MEASURED, ROOFLINE, normalised_chart
 from benchmarks.site.render import NO_RESULTS, Html, Page, Paragraph, Table, tag, takeaway
 
 KNEE_HEADERS = [

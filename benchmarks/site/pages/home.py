@@ -9,10 +9,10 @@ from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.analysis.diagnosis import OPS_PER_LAYER, diagnose
 from benchmarks.analysis.predict import overhead_ends, predict, regions, ridge_batch
 from benchmarks.analysis.published import KERNEL_LAUNCH_S
-from benchmarks.results import Run
+from benchmarks.contract.results import Run
 from benchmarks.site import charts, text, verdicts
 from benchmarks.site.charts import SITE_ROOT
-from benchmarks.site.charts_predicted import PredictedPanel, mark_label, predicted_chart
+from benchmarks.site.charts.predicted import PredictedPanel, mark_label, predicted_chart
 from benchmarks.site.render import (
     Admonition,
     Details,

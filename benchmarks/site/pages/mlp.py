@@ -6,7 +6,7 @@ from benchmarks.analysis import curves as c
 from benchmarks.analysis import knees
 from benchmarks.analysis.curves import Curve, SiteData
 from benchmarks.analysis.diagnosis import Diagnosis, diagnose
-from benchmarks.results import Run
+from benchmarks.contract.results import Run
 from benchmarks.site import charts, text, verdicts
 from benchmarks.site.render import (
     Bullets,

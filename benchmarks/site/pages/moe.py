@@ -7,7 +7,7 @@ from benchmarks.analysis import curves as c
 from benchmarks.analysis import moe
 from benchmarks.analysis.curves import Curve, SiteData
 from benchmarks.analysis.moe import KneeShift, LoadPoint, SkewCell, SkewTable
-from benchmarks.results import Run
+from benchmarks.contract.results import Run
 from benchmarks.site import charts, text
 from benchmarks.site.render import (
     DeviceSection,

@@ -11,7 +11,7 @@ from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.analysis.published_check import Check, KneeComparison
 from benchmarks.analysis.published_file import Measurement, Model, read_published
 from benchmarks.site import charts, text
-from benchmarks.site.charts_published import published_chart
+from benchmarks.site.charts.published import published_chart
 from benchmarks.site.render import Bullets, Details, Html, Page, Paragraph, Table, code, strong, tag, takeaway
 
 ONE_BYTE = "float8"  # the narrowest dtype the datasheet rates: the bound for an engine whose precision is unstated

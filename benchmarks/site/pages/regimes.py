@@ -11,8 +11,9 @@ from benchmarks.analysis.calculator import datasheet_of
 from benchmarks.analysis.curves import Curve, SiteData
 from benchmarks.analysis.datasheet import GPU
 from benchmarks.analysis.diagnosis import diagnose
-from benchmarks.results import Run
-from benchmarks.site import charts, charts_hardware, notice, text, verdicts
+from benchmarks.contract.results import Run
+from benchmarks.site import charts, notice, text, verdicts
+from benchmarks.site.charts import hardware as charts_hardware
 from benchmarks.site.render import (
     DeviceSection,
     Heading,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import SiteData
-from benchmarks.schema import SCHEMA_VERSION, describe_fields
+from benchmarks.contract.schema import SCHEMA_VERSION, describe_fields
 from benchmarks.site import text
 from benchmarks.site.charts import SITE_ROOT
 from benchmarks.site.render import Bullets, Details, Page, Paragraph, Table, code, tag, takeaway

@@ -8,9 +8,9 @@ from benchmarks.analysis import tile_model as tm
 from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.analysis.steps import Sweep, sweeps
-from benchmarks.results import Run
+from benchmarks.contract.results import Run
 from benchmarks.site import charts, notice, text
-from benchmarks.site.charts_predicted import sawtooth_chart
+from benchmarks.site.charts.predicted import sawtooth_chart
 from benchmarks.site.render import (
     DeviceSection,
     Heading,

@@ -6,12 +6,12 @@ import re
 
 from benchmarks.analysis import recommend
 from benchmarks.analysis.sweeps import load_sweeps
-from benchmarks.results import ModelSweep
+from benchmarks.contract.results import ModelSweep
 from benchmarks.site import text
 from benchmarks.site.charts import figure
-from benchmarks.site.charts_sweep import memory_note, sweep_charts, where
+from benchmarks.site.charts.sweep import memory_note, sweep_charts, where
 from benchmarks.site.render import Bullets, Details, Heading, Html, Page, Paragraph, Source, code, tag, takeaway
-from benchmarks.sweep_table import table_lines
+from benchmarks.site.sweep_table import table_lines
 
 EXAMPLES = ("examples/resnet50_small.py", "examples/decode_step.py")
 CAPTIONS = {

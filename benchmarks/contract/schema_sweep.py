@@ -11,24 +11,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.schema import (
-    _DATE,
-    _DTYPE,
-    _NAME,
-    _POSITIVE,
-    _POSITIVE_OR_NULL,
-    _TEXT,
-    _TEXT_OR_NULL,
+from benchmarks.contract.rules import date_problems, timing_problems
+from benchmarks.contract.schema import (
     CEILINGS,
+    DATE_TIME,
     DEVICE,
+    DTYPE,
     MAX_BATCH,
     MODES,
+    NAME,
+    POSITIVE,
+    POSITIVE_OR_NULL,
     RUN_ID,
     SCHEMA_VERSION,
     STATUSES,
+    TEXT,
+    TEXT_OR_NULL,
     TIMING,
-    _d,
-    _obj,
+    described,
+    object_schema,
 )
 
 STAGES = ("search", "refine", "probe")
@@ -38,36 +39,44 @@ _BATCH = {"type": "integer", "minimum": 1, "maximum": MAX_BATCH}
 _BATCH_OR_NULL = {"type": ["integer", "null"], "minimum": 1, "maximum": MAX_BATCH}
 _COUNT_OR_NULL = {"type": ["number", "null"], "minimum": 0, "maximum": 1e24}
 
-SWEEP_RUN = _obj(
+SWEEP_RUN = object_schema(
     {
-        "id": _d({"type": "string", "pattern": RUN_ID}, "Sweep id; also the file name."),
-        "started_at": _d(_DATE, "UTC start time, ISO 8601 with its offset."),
-        "finished_at": _d({**_DATE, "type": ["string", "null"]}, "UTC end time; null if the sweep did not finish."),
-        "complete": _d({"type": "boolean"}, "True when the search ran to its end."),
-        "interrupted": _d(_TEXT_OR_NULL, "Why an incomplete sweep stopped (e.g. KeyboardInterrupt)."),
-        "command": _d({"type": "array", "maxItems": 200, "items": _TEXT}, "Command line of the sweep."),
-        "git_commit": _d({"type": ["string", "null"], "pattern": "^[0-9a-f]{7,64}$"}, "Commit of the measuring code."),
-        "git_dirty": _d({"type": ["boolean", "null"]}, "Uncommitted or untracked changes to the measuring code."),
-        "time_limit_s": _d(_POSITIVE, "The sweep's --time-limit."),
-        "wall_s": _d(_POSITIVE, "Seconds from start to the last write."),
-        "synthetic": _d({"type": "boolean"}, "True for test fixtures; such files are never published."),
+        "id": described({"type": "string", "pattern": RUN_ID}, "Sweep id; also the file name."),
+        "started_at": described(DATE_TIME, "UTC start time, ISO 8601 with its offset."),
+        "finished_at": described(
+            {**DATE_TIME, "type": ["string", "null"]}, "UTC end time; null if the sweep did not finish."
+        ),
+        "complete": described({"type": "boolean"}, "True when the search ran to its end."),
+        "interrupted": described(TEXT_OR_NULL, "Why an incomplete sweep stopped (e.g. KeyboardInterrupt)."),
+        "command": described({"type": "array", "maxItems": 200, "items": TEXT}, "Command line of the sweep."),
+        "git_commit": described(
+            {"type": ["string", "null"], "pattern": "^[0-9a-f]{7,64}$"}, "Commit of the measuring code."
+        ),
+        "git_dirty": described(
+            {"type": ["boolean", "null"]}, "Uncommitted or untracked changes to the measuring code."
+        ),
+        "time_limit_s": described(POSITIVE, "The sweep's --time-limit."),
+        "wall_s": described(POSITIVE, "Seconds from start to the last write."),
+        "synthetic": described({"type": "boolean"}, "True for test fixtures; such files are never published."),
     },
     ["id", "started_at", "complete"],
     "Provenance of the sweep.",
 )
 
-MODEL = _obj(
+MODEL = object_schema(
     {
-        "target": _d(_NAME, "What was swept: path/to/file.py:factory or package.module:factory."),
-        "name": _d(_NAME, "The model's class name."),
-        "parameters": _d({"type": "integer", "minimum": 0, "maximum": 2**50}, "Parameters (elements)."),
-        "weight_bytes": _d({"type": "integer", "minimum": 0, "maximum": 2**50}, "Parameter and buffer bytes."),
-        "dtype": _DTYPE,
-        "mode": _d({"type": "string", "enum": list(MODES)}, "The execution mode measured."),
-        "mode_requested": _d({"type": "string", "enum": list(MODES)}, "The mode asked for (it may have fallen back)."),
-        "input": _d(_TEXT, "How inputs were made: the factory's input maker, or a shape and dtype."),
-        "notes": _d(
-            {"type": "array", "maxItems": 20, "items": _TEXT},
+        "target": described(NAME, "What was swept: path/to/file.py:factory or package.module:factory."),
+        "name": described(NAME, "The model's class name."),
+        "parameters": described({"type": "integer", "minimum": 0, "maximum": 2**50}, "Parameters (elements)."),
+        "weight_bytes": described({"type": "integer", "minimum": 0, "maximum": 2**50}, "Parameter and buffer bytes."),
+        "dtype": DTYPE,
+        "mode": described({"type": "string", "enum": list(MODES)}, "The execution mode measured."),
+        "mode_requested": described(
+            {"type": "string", "enum": list(MODES)}, "The mode asked for (it may have fallen back)."
+        ),
+        "input": described(TEXT, "How inputs were made: the factory's input maker, or a shape and dtype."),
+        "notes": described(
+            {"type": "array", "maxItems": 20, "items": TEXT},
             "What the sweep did to the model or its inputs (eval mode, no_grad, fallbacks).",
         ),
     },
@@ -75,20 +84,22 @@ MODEL = _obj(
     "The model swept.",
 )
 
-SETTINGS = _obj(
+SETTINGS = object_schema(
     {
-        "percentile": _d({"type": "integer", "enum": list(PERCENTILES)}, "Latency percentile the budget applies to."),
-        "budget_ms": _d({"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 1e9}, "Latency budget."),
-        "batches": _d(
+        "percentile": described(
+            {"type": "integer", "enum": list(PERCENTILES)}, "Latency percentile the budget applies to."
+        ),
+        "budget_ms": described({"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 1e9}, "Latency budget."),
+        "batches": described(
             {"oneOf": [{"type": "string", "enum": ["auto"]}, {"type": "array", "maxItems": 1000, "items": _BATCH}]},
             "auto (searched) or the batch sizes asked for.",
         ),
-        "max_batch": _d(_BATCH_OR_NULL, "The largest batch the search may try."),
-        "samples": _d(
+        "max_batch": described(_BATCH_OR_NULL, "The largest batch the search may try."),
+        "samples": described(
             {"type": "integer", "minimum": 1, "maximum": 100_000},
             "The fewest samples behind any measured batch's numbers: the final pass's count when it ran to its end.",
         ),
-        "samples_asked": _d(
+        "samples_asked": described(
             {"type": "integer", "minimum": 1, "maximum": 100_000},
             "Samples per batch the final pass asked for; a time limit can leave fewer (see samples).",
         ),
@@ -97,23 +108,25 @@ SETTINGS = _obj(
     "What the sweep was asked to do.",
 )
 
-SWEEP_POINT = _obj(
+SWEEP_POINT = object_schema(
     {
         "batch": _BATCH,
-        "stage": _d({"type": "string", "enum": list(STAGES)}, "search (doubling), refine (budget) or probe (steps)."),
-        "status": _d({"type": "string", "enum": list(STATUSES)}, "ok, oom, skipped or error."),
-        "message": _d(_TEXT_OR_NULL, "Why a point is not ok."),
-        "median_s": _d(_POSITIVE_OR_NULL, "Median seconds per call."),
-        "percentile_s": _d(_POSITIVE_OR_NULL, "The settings' percentile of seconds per call."),
+        "stage": described(
+            {"type": "string", "enum": list(STAGES)}, "search (doubling), refine (budget) or probe (steps)."
+        ),
+        "status": described({"type": "string", "enum": list(STATUSES)}, "ok, oom, skipped or error."),
+        "message": described(TEXT_OR_NULL, "Why a point is not ok."),
+        "median_s": described(POSITIVE_OR_NULL, "Median seconds per call."),
+        "percentile_s": described(POSITIVE_OR_NULL, "The settings' percentile of seconds per call."),
         "timing": {**TIMING, "type": ["object", "null"]},
-        "throughput": _d({"type": ["number", "null"], "minimum": 0, "maximum": 1e21}, "Samples per second."),
-        "peak_memory_bytes": _d(
+        "throughput": described({"type": ["number", "null"], "minimum": 0, "maximum": 1e21}, "Samples per second."),
+        "peak_memory_bytes": described(
             {"type": ["integer", "null"], "minimum": 0, "maximum": 2**50},
             "CUDA: the allocator's peak during one call; CPU: the process's peak resident memory so far.",
         ),
-        "flops": _d(_COUNT_OR_NULL, "FLOPs of one call, counted by torch.utils.flop_counter."),
-        "bytes_low": _d(_COUNT_OR_NULL, "Lower bound of bytes moved: every weight read once."),
-        "bytes_high": _d(_COUNT_OR_NULL, "Upper bound: every operator's inputs and outputs (nothing fused)."),
+        "flops": described(_COUNT_OR_NULL, "FLOPs of one call, counted by torch.utils.flop_counter."),
+        "bytes_low": described(_COUNT_OR_NULL, "Lower bound of bytes moved: every weight read once."),
+        "bytes_high": described(_COUNT_OR_NULL, "Upper bound: every operator's inputs and outputs (nothing fused)."),
     },
     ["batch", "stage", "status", "median_s", "percentile_s"],
     "One batch size tried.",
@@ -122,17 +135,17 @@ SWEEP_POINT = _obj(
 SWEEP_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "batching model sweep",
-    **_obj(
+    **object_schema(
         {
-            "schema_version": _d({"type": "integer", "const": SCHEMA_VERSION}, "Version of this contract."),
-            "kind": _d({"type": "string", "const": "sweep"}, "sweep: one model swept over batch sizes."),
+            "schema_version": described({"type": "integer", "const": SCHEMA_VERSION}, "Version of this contract."),
+            "kind": described({"type": "string", "const": "sweep"}, "sweep: one model swept over batch sizes."),
             "run": SWEEP_RUN,
             "device": DEVICE,
             "ceilings": CEILINGS,
             "model": MODEL,
             "settings": SETTINGS,
             "points": {"type": "array", "maxItems": MAX_POINTS, "items": SWEEP_POINT},
-            "recommendation": _d(
+            "recommendation": described(
                 {"type": ["object", "null"], "maxProperties": 64},
                 "What the measurements support (benchmarks.analysis.recommend), as numbers and its verdict lines.",
             ),
@@ -146,9 +159,7 @@ SWEEP_SCHEMA: dict[str, Any] = {
 def sweep_rules(doc: dict[str, Any]) -> list[tuple[str, str]]:
     """What the schema cannot say: timings within their samples, a status that agrees with its
     numbers, each batch once, dates in order."""
-    from benchmarks.rules import _dates, _timing
-
-    problems = list(_dates(doc["run"]))
+    problems = list(date_problems(doc["run"]))
     seen: dict[int, int] = {}
     for index, point in enumerate(doc["points"]):
         path = f"points[{index}]"
@@ -161,7 +172,7 @@ def sweep_rules(doc: dict[str, Any]) -> list[tuple[str, str]]:
                 if point.get(name) is None:
                     problems.append((f"{path}.{name}", "must be set when status is ok"))
             if timing is not None:
-                problems += _timing(f"{path}.timing", timing)
+                problems += timing_problems(f"{path}.timing", timing)
         else:
             if not point.get("message"):
                 problems.append((f"{path}.message", f"must explain a {point['status']!r} status"))

@@ -1,6 +1,6 @@
 """The results-file contract: a JSON Schema plus the few rules a schema cannot say.
 
-The schema below is the single source of truth. `validate_document` checks a parsed
+The schema below is the single source of truth. `benchmarks.contract.validate` checks a parsed
 document against it (a small interpreter for the subset of JSON Schema used here, so
 the bench path needs nothing beyond the standard library), the docs render their
 schema reference from it, and `python -m benchmarks schema` prints it.
@@ -40,21 +40,21 @@ MAX_SAMPLES = 100_000
 MAX_RECORDS = 200_000
 
 _NUMBER = {"type": "number", "minimum": 0, "maximum": MAX_COUNT}
-_POSITIVE = {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_SECONDS}
+POSITIVE = {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_SECONDS}
 _RATE = {"type": "number", "exclusiveMinimum": 0, "maximum": 1e21}  # bytes/s or FLOP/s
-_POSITIVE_OR_NULL = {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": MAX_SECONDS}
-_NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME}
-_TEXT = {"type": "string", "maxLength": MAX_TEXT}
+POSITIVE_OR_NULL = {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": MAX_SECONDS}
+NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME}
+TEXT = {"type": "string", "maxLength": MAX_TEXT}
 _NAME_OR_NULL = {"type": ["string", "null"], "maxLength": MAX_NAME}
-_TEXT_OR_NULL = {"type": ["string", "null"], "maxLength": MAX_TEXT}
-_STRING_OR_NULL = _TEXT_OR_NULL
+TEXT_OR_NULL = {"type": ["string", "null"], "maxLength": MAX_TEXT}
+_STRING_OR_NULL = TEXT_OR_NULL
 _INT_OR_NULL = {"type": ["integer", "null"], "minimum": 0, "maximum": 2**50}
 _SIZE = {"type": "integer", "minimum": 1, "maximum": 2**50}
-_DTYPE = {"type": "string", "enum": list(DTYPES)}
-_DATE = {"type": "string", "format": "date-time", "maxLength": 40}
+DTYPE = {"type": "string", "enum": list(DTYPES)}
+DATE_TIME = {"type": "string", "format": "date-time", "maxLength": 40}
 
 
-def _obj(properties: dict, required: list[str], description: str, extra: bool = True) -> dict:
+def object_schema(properties: dict, required: list[str], description: str, extra: bool = True) -> dict:
     return {
         "type": "object",
         "description": description,
@@ -64,22 +64,22 @@ def _obj(properties: dict, required: list[str], description: str, extra: bool = 
     }
 
 
-def _d(schema: dict, description: str) -> dict:
+def described(schema: dict, description: str) -> dict:
     return {**schema, "description": description}
 
 
-TIMING = _obj(
+TIMING = object_schema(
     {
-        "median_s": _d(_POSITIVE, "Median of the samples, in seconds per call."),
-        "q1_s": _d(_POSITIVE, "First quartile of the samples (s)."),
-        "q3_s": _d(_POSITIVE, "Third quartile of the samples (s)."),
-        "min_s": _d(_POSITIVE, "Fastest sample (s)."),
-        "max_s": _d(_POSITIVE, "Slowest sample (s)."),
-        "samples_s": _d(
-            {"type": "array", "items": _POSITIVE, "minItems": 1, "maxItems": MAX_SAMPLES},
+        "median_s": described(POSITIVE, "Median of the samples, in seconds per call."),
+        "q1_s": described(POSITIVE, "First quartile of the samples (s)."),
+        "q3_s": described(POSITIVE, "Third quartile of the samples (s)."),
+        "min_s": described(POSITIVE, "Fastest sample (s)."),
+        "max_s": described(POSITIVE, "Slowest sample (s)."),
+        "samples_s": described(
+            {"type": "array", "items": POSITIVE, "minItems": 1, "maxItems": MAX_SAMPLES},
             "Every timed sample, seconds per call, in the order taken.",
         ),
-        "inner_loops": _d(
+        "inner_loops": described(
             {"type": "integer", "minimum": 1, "maximum": 10**9},
             "Calls timed back to back inside one sample; a sample is their mean.",
         ),
@@ -88,28 +88,32 @@ TIMING = _obj(
     "Timing statistics of one measurement: q1 ≤ median ≤ q3, all within the samples.",
 )
 
-DEVICE = _obj(
+DEVICE = object_schema(
     {
-        "kind": _d({"type": "string", "enum": list(DEVICE_KINDS)}, "cpu or cuda."),
-        "name": _d(_NAME, "Device name as the driver reports it."),
-        "slug": _d(
+        "kind": described({"type": "string", "enum": list(DEVICE_KINDS)}, "cpu or cuda."),
+        "name": described(NAME, "Device name as the driver reports it."),
+        "slug": described(
             {"type": "string", "pattern": SLUG},
             "Directory name under benchmarks/results/ for this device; the results file must sit in it.",
         ),
-        "sm_count": _d({"type": ["integer", "null"], "minimum": 0, "maximum": 100_000}, "Streaming multiprocessors."),
-        "l2_bytes": _d(_INT_OR_NULL, "L2 cache size in bytes (CUDA), or the last-level cache (CPU) where readable."),
-        "memory_bytes": _d(_INT_OR_NULL, "Device memory (CUDA) or system memory (CPU) in bytes."),
-        "compute_capability": _d(
+        "sm_count": described(
+            {"type": ["integer", "null"], "minimum": 0, "maximum": 100_000}, "Streaming multiprocessors."
+        ),
+        "l2_bytes": described(
+            _INT_OR_NULL, "L2 cache size in bytes (CUDA), or the last-level cache (CPU) where readable."
+        ),
+        "memory_bytes": described(_INT_OR_NULL, "Device memory (CUDA) or system memory (CPU) in bytes."),
+        "compute_capability": described(
             {"type": ["string", "null"], "pattern": r"^[0-9]{1,2}\.[0-9]{1,2}$"}, "CUDA compute capability, e.g. 9.0."
         ),
-        "driver": _d(_NAME_OR_NULL, "NVIDIA driver version, where nvidia-smi answers."),
-        "cuda": _d(_NAME_OR_NULL, "CUDA version torch was built with."),
-        "torch": _d(_NAME, "torch.__version__."),
-        "python": _d(_NAME, "Python version."),
-        "platform": _d({"type": "string", "maxLength": MAX_NAME}, "platform.platform()."),
-        "cpu_model": _d(_NAME_OR_NULL, "Host CPU model name."),
-        "threads": _d({"type": "integer", "minimum": 1, "maximum": 4096}, "torch intra-op threads (fixed)."),
-        "clocks_mhz": _d(
+        "driver": described(_NAME_OR_NULL, "NVIDIA driver version, where nvidia-smi answers."),
+        "cuda": described(_NAME_OR_NULL, "CUDA version torch was built with."),
+        "torch": described(NAME, "torch.__version__."),
+        "python": described(NAME, "Python version."),
+        "platform": described({"type": "string", "maxLength": MAX_NAME}, "platform.platform()."),
+        "cpu_model": described(_NAME_OR_NULL, "Host CPU model name."),
+        "threads": described({"type": "integer", "minimum": 1, "maximum": 4096}, "torch intra-op threads (fixed)."),
+        "clocks_mhz": described(
             {
                 "type": ["object", "null"],
                 "additionalProperties": {"type": ["number", "null"], "minimum": 0, "maximum": 100_000},
@@ -117,12 +121,14 @@ DEVICE = _obj(
             },
             "SM and memory clocks (current and max) where readable.",
         ),
-        "power_limit_w": _d({"type": ["number", "null"], "minimum": 0, "maximum": 100_000}, "Board power limit."),
-        "cache_levels": _d(
+        "power_limit_w": described(
+            {"type": ["number", "null"], "minimum": 0, "maximum": 100_000}, "Board power limit."
+        ),
+        "cache_levels": described(
             {
                 "type": "array",
                 "maxItems": 8,
-                "items": _obj(
+                "items": object_schema(
                     {
                         "level": {"type": "integer", "minimum": 1, "maximum": 8},
                         "type": {"type": "string", "maxLength": 40},
@@ -134,12 +140,12 @@ DEVICE = _obj(
             },
             "Data cache levels the device reports (per core for a CPU's private levels).",
         ),
-        "float32_matmul_precision": _d(
+        "float32_matmul_precision": described(
             {"type": "string", "enum": ["highest", "high", "medium"]},
             "torch.get_float32_matmul_precision(); 'highest' means TF32 is off.",
         ),
-        "cudnn": _d(_INT_OR_NULL, "cuDNN version torch loaded (e.g. 91002), or null without cuDNN."),
-        "math_flags": _d(
+        "cudnn": described(_INT_OR_NULL, "cuDNN version torch loaded (e.g. 91002), or null without cuDNN."),
+        "math_flags": described(
             {
                 "type": "object",
                 "additionalProperties": {"type": "boolean"},
@@ -153,12 +159,12 @@ DEVICE = _obj(
     "Fingerprint of the machine the run measured.",
 )
 
-CEILINGS = _obj(
+CEILINGS = object_schema(
     {
-        "copy": _obj(
+        "copy": object_schema(
             {
-                "bytes_per_s": _d(_RATE, "Bytes read plus bytes written per second."),
-                "size_bytes": _d(_SIZE, "Bytes in the copied buffer."),
+                "bytes_per_s": described(_RATE, "Bytes read plus bytes written per second."),
+                "size_bytes": described(_SIZE, "Bytes in the copied buffer."),
                 "timing": TIMING,
             },
             ["bytes_per_s", "size_bytes", "timing"],
@@ -167,12 +173,12 @@ CEILINGS = _obj(
         "matmul": {
             "type": "object",
             "description": "Square matmul rate per dtype, keyed by dtype name.",
-            "propertyNames": _DTYPE,
-            "additionalProperties": _obj(
+            "propertyNames": DTYPE,
+            "additionalProperties": object_schema(
                 {
-                    "flops_per_s": _d(_RATE, "2·n³ over the median time."),
-                    "n": _d({"type": "integer", "minimum": 1, "maximum": 2**20}, "Matrix size n (n×n by n×n)."),
-                    "fast_accum": _d(
+                    "flops_per_s": described(_RATE, "2·n³ over the median time."),
+                    "n": described({"type": "integer", "minimum": 1, "maximum": 2**20}, "Matrix size n (n×n by n×n)."),
+                    "fast_accum": described(
                         {"type": "boolean"},
                         "float8 only: torch._scaled_mm's use_fast_accum (true reaches the fp8 peak).",
                     ),
@@ -182,24 +188,24 @@ CEILINGS = _obj(
                 "One dtype's matmul ceiling.",
             ),
         },
-        "curves": _obj(
+        "curves": object_schema(
             {
                 "bandwidth": {
                     "type": "array",
                     "description": "Bandwidth against working-set size.",
                     "maxItems": 1000,
-                    "items": _obj(
+                    "items": object_schema(
                         {
-                            "kind": _d(
+                            "kind": described(
                                 {"type": "string", "enum": ["copy", "read"]},
                                 "copy: dst.copy_(src), bytes read + written; read: a row sum over a stride-0 view "
                                 "that reads one buffer many times in one kernel.",
                             ),
-                            "working_set_bytes": _d(_SIZE, "Bytes touched per pass."),
+                            "working_set_bytes": described(_SIZE, "Bytes touched per pass."),
                             "bytes_per_s": _RATE,
                             "timing": TIMING,
                             "status": {"type": "string", "enum": list(STATUSES)},
-                            "message": _TEXT_OR_NULL,
+                            "message": TEXT_OR_NULL,
                         },
                         ["kind", "working_set_bytes"],
                         "One working-set size; bytes_per_s and timing when measured, else status and message.",
@@ -209,17 +215,17 @@ CEILINGS = _obj(
                     "type": "array",
                     "description": "Square matmul rate against size, per dtype.",
                     "maxItems": 1000,
-                    "items": _obj(
+                    "items": object_schema(
                         {
-                            "dtype": _d(
-                                _DTYPE,
+                            "dtype": described(
+                                DTYPE,
                                 "float32 (TF32 off), tfloat32, bfloat16, float16 or float8 (e4m3, scaled matmul).",
                             ),
                             "n": {"type": "integer", "minimum": 1, "maximum": 2**20},
                             "flops_per_s": _RATE,
                             "timing": TIMING,
                             "status": {"type": "string", "enum": list(STATUSES)},
-                            "message": _TEXT_OR_NULL,
+                            "message": TEXT_OR_NULL,
                         },
                         ["dtype", "n"],
                         "One matmul size; flops_per_s and timing when measured, else status and message.",
@@ -236,33 +242,35 @@ CEILINGS = _obj(
 
 _WORKLOAD = {"type": "string", "enum": list(WORKLOADS)}
 
-RECORD = _obj(
+RECORD = object_schema(
     {
-        "workload": _d(_WORKLOAD, "Workload name, one of benchmarks/workloads.py."),
-        "params": _d(
+        "workload": described(_WORKLOAD, "Workload name, one of benchmarks/workloads.py."),
+        "params": described(
             {"type": "object", "maxProperties": 32},
             "Workload parameters, each declared with its type and range by the workload (`python -m benchmarks list`).",
         ),
-        "dtype": _d(_DTYPE, "torch dtype name, e.g. bfloat16."),
-        "mode": _d(
+        "dtype": described(DTYPE, "torch dtype name, e.g. bfloat16."),
+        "mode": described(
             {"type": "string", "enum": list(MODES)},
             "eager: the calls user code makes, back to back; graph: a captured CUDA graph replayed; "
             "compile: the model wrapped in torch.compile (default mode, dynamic shapes), called eagerly.",
         ),
-        "cache": _d(
+        "cache": described(
             {"type": "string", "enum": list(CACHE_STATES)},
             "What the cache held: resident (hot loop, weights may stay cached), rotated "
             "(several weight copies, larger than L2 together, used in turn) or flushed.",
         ),
-        "weight_copies": _d({"type": "integer", "minimum": 1, "maximum": 10_000}, "Weight copies rotated through."),
-        "batch": _d({"type": "integer", "minimum": 1, "maximum": MAX_BATCH}, "Rows in the batch."),
-        "status": _d({"type": "string", "enum": list(STATUSES)}, "Outcome of this point."),
-        "message": _d(_TEXT_OR_NULL, "Why the point is not ok (null when ok)."),
-        "median_s": _d(_POSITIVE_OR_NULL, "Median seconds per call; null unless status is ok."),
+        "weight_copies": described(
+            {"type": "integer", "minimum": 1, "maximum": 10_000}, "Weight copies rotated through."
+        ),
+        "batch": described({"type": "integer", "minimum": 1, "maximum": MAX_BATCH}, "Rows in the batch."),
+        "status": described({"type": "string", "enum": list(STATUSES)}, "Outcome of this point."),
+        "message": described(TEXT_OR_NULL, "Why the point is not ok (null when ok)."),
+        "median_s": described(POSITIVE_OR_NULL, "Median seconds per call; null unless status is ok."),
         "timing": {"oneOf": [TIMING, {"type": "null"}]},
-        "flops": _d(_NUMBER, "Analytic floating-point operations per call."),
-        "routing": _d(
-            _obj(
+        "flops": described(_NUMBER, "Analytic floating-point operations per call."),
+        "routing": described(
+            object_schema(
                 {
                     "max_load": {"type": "number", "minimum": 0, "maximum": 2**40},
                     "mean_load": {"type": "number", "minimum": 0, "maximum": 2**40},
@@ -276,7 +284,7 @@ RECORD = _obj(
             "Routed workloads, for the timed input: max_load and mean_load (rows per expert), touched_experts, "
             "and for expert choice dropped_tokens (tokens no expert took).",
         ),
-        "bytes_split": _d(
+        "bytes_split": described(
             {
                 "type": "object",
                 "propertyNames": {"enum": ["weight_bytes", "kv_bytes", "activation_bytes"]},
@@ -284,52 +292,56 @@ RECORD = _obj(
             },
             "Workloads whose bytes have parts (decode): weight_bytes, kv_bytes and activation_bytes, summing to bytes.",
         ),
-        "attention_backend": _d(
+        "attention_backend": described(
             {"type": "string", "enum": list(ATTENTION_BACKENDS)},
             "Attention workloads: the scaled-dot-product-attention backend the calls were pinned to.",
         ),
-        "kernels_error": _d(
-            _TEXT, "Why kernel names could not be recorded at a sampled batch (the point is still timed)."
+        "kernels_error": described(
+            TEXT, "Why kernel names could not be recorded at a sampled batch (the point is still timed)."
         ),
-        "kernels": _d(
+        "kernels": described(
             {"type": "array", "maxItems": 64, "items": {"type": "string", "maxLength": MAX_TEXT}},
             "Kernels the library ran at this batch (CUDA) or the ops (CPU), from torch.profiler; sampled batches only.",
         ),
-        "bytes": _d(_NUMBER, "Analytic minimum bytes moved per call (memory traffic)."),
+        "bytes": described(_NUMBER, "Analytic minimum bytes moved per call (memory traffic)."),
     },
     ["workload", "params", "dtype", "mode", "cache", "batch", "status", "median_s", "flops", "bytes"],
     "One measured point: a workload configuration at one batch size.",
 )
 
-RUN = _obj(
+RUN = object_schema(
     {
-        "id": _d({"type": "string", "pattern": RUN_ID}, "Run id; also the file name."),
-        "started_at": _d(_DATE, "UTC start time, ISO 8601 with its offset."),
-        "finished_at": _d({**_DATE, "type": ["string", "null"]}, "UTC end time; null if the run did not finish."),
-        "complete": _d({"type": "boolean"}, "True only when every planned workload finished."),
-        "interrupted": _d(_TEXT_OR_NULL, "Why an incomplete run stopped (e.g. KeyboardInterrupt)."),
-        "git_commit": _d(
+        "id": described({"type": "string", "pattern": RUN_ID}, "Run id; also the file name."),
+        "started_at": described(DATE_TIME, "UTC start time, ISO 8601 with its offset."),
+        "finished_at": described(
+            {**DATE_TIME, "type": ["string", "null"]}, "UTC end time; null if the run did not finish."
+        ),
+        "complete": described({"type": "boolean"}, "True only when every planned workload finished."),
+        "interrupted": described(TEXT_OR_NULL, "Why an incomplete run stopped (e.g. KeyboardInterrupt)."),
+        "git_commit": described(
             {"type": ["string", "null"], "pattern": "^[0-9a-f]{7,64}$"},
             "Commit of the measured code, where the code belongs to that repository's commit.",
         ),
-        "git_dirty": _d({"type": ["boolean", "null"]}, "Uncommitted or untracked changes to the measured code."),
-        "command": _d({"type": "array", "maxItems": 200, "items": _TEXT}, "Command line of the run."),
-        "profile": _d({"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,39}$"}, "Profile name: quick or full."),
-        "workloads_planned": _d(
+        "git_dirty": described({"type": ["boolean", "null"]}, "Uncommitted or untracked changes to the measured code."),
+        "command": described({"type": "array", "maxItems": 200, "items": TEXT}, "Command line of the run."),
+        "profile": described(
+            {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,39}$"}, "Profile name: quick or full."
+        ),
+        "workloads_planned": described(
             {"type": "array", "maxItems": 64, "items": _WORKLOAD},
             "Workloads the run set out to measure (a subset with `run --only`).",
         ),
-        "workloads_done": _d(
+        "workloads_done": described(
             {"type": "array", "maxItems": 64, "items": _WORKLOAD},
             "Workloads whose points all finished (every point is sampled in shared rounds, so this fills at the end).",
         ),
-        "contended": _d({"type": "boolean"}, "Another run was measuring this device at the same time."),
-        "compiled_graphs": _d(
+        "contended": described({"type": "boolean"}, "Another run was measuring this device at the same time."),
+        "compiled_graphs": described(
             {"type": "integer", "minimum": 0, "maximum": 100_000},
             "Graphs torch.compile made for the compile-mode curves (one per curve unless a batch size recompiled).",
         ),
-        "time_limit_s": _d(_POSITIVE, "The run's --time-limit: it planned to end within this many seconds."),
-        "device_at_end": _d(
+        "time_limit_s": described(POSITIVE, "The run's --time-limit: it planned to end within this many seconds."),
+        "device_at_end": described(
             {
                 "type": ["object", "null"],
                 "properties": {
@@ -346,18 +358,18 @@ RUN = _obj(
             },
             "CUDA: SM and memory clocks, temperature, power draw and active throttle reasons when the run ended.",
         ),
-        "fitted_to_time": _d(_TEXT, "What the time limit cut (fewer samples per point, fewer batch sizes)."),
-        "synthetic": _d({"type": "boolean"}, "True for test fixtures; such files are never published."),
+        "fitted_to_time": described(TEXT, "What the time limit cut (fewer samples per point, fewer batch sizes)."),
+        "synthetic": described({"type": "boolean"}, "True for test fixtures; such files are never published."),
     },
     ["id", "started_at", "complete", "profile"],
     "Provenance of the run.",
 )
 
-CHECK = _obj(
+CHECK = object_schema(
     {
         "workload": _WORKLOAD,
-        "dtype": _DTYPE,
-        "max_rel_error": _d(_NUMBER, "‖out − ref‖ / ‖ref‖ against a float64 reference."),
+        "dtype": DTYPE,
+        "max_rel_error": described(_NUMBER, "‖out − ref‖ / ‖ref‖ against a float64 reference."),
         "tolerance": _NUMBER,
         "passed": {"type": "boolean"},
     },
@@ -368,14 +380,14 @@ CHECK = _obj(
 SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "batching benchmark run",
-    **_obj(
+    **object_schema(
         {
-            "schema_version": _d(
+            "schema_version": described(
                 {"type": "integer", "const": SCHEMA_VERSION},
                 f"Version of this contract; this code writes version {SCHEMA_VERSION} and reads version 1 as a "
                 "profile run.",
             ),
-            "kind": _d({"type": "string", "const": "profile"}, "profile: a run of a profile's workloads."),
+            "kind": described({"type": "string", "const": "profile"}, "profile: a run of a profile's workloads."),
             "run": RUN,
             "device": DEVICE,
             "ceilings": CEILINGS,
@@ -406,25 +418,25 @@ _PY_TYPES = {
 def _check(value: Any, schema: dict, path: str, problems: list[tuple[str, str]]) -> None:
     """Append (field path, message) for every way `value` breaks `schema`."""
     if "oneOf" in schema:
-        matching = [s for s in schema["oneOf"] if not _problems(value, s, path)]
+        matching = [s for s in schema["oneOf"] if not schema_problems(value, s, path)]
         if len(matching) != 1:
-            options = [_problems(value, s, path) for s in schema["oneOf"]]
+            options = [schema_problems(value, s, path) for s in schema["oneOf"]]
             problems.extend(min(options, key=len) or [(path, "matches no allowed shape")])
         return
     types = schema.get("type")
     if types is not None:
         types = [types] if isinstance(types, str) else types
         if not any(_PY_TYPES[t](value) for t in types):
-            problems.append((path, f"must be {' or '.join(types)}, got {_describe(value)}"))
+            problems.append((path, f"must be {' or '.join(types)}, got {describe_value(value)}"))
             return
     if isinstance(value, float) and not math.isfinite(value):
         problems.append((path, f"must be a finite number, got {value}"))
         return
     if "const" in schema and value != schema["const"]:
-        problems.append((path, f"must be {schema['const']!r}, got {_describe(value)}"))
+        problems.append((path, f"must be {schema['const']!r}, got {describe_value(value)}"))
     if "enum" in schema and value not in schema["enum"]:
         allowed = ", ".join(repr(e) for e in schema["enum"])
-        problems.append((path, f"must be one of {allowed}, got {_describe(value)}"))
+        problems.append((path, f"must be one of {allowed}, got {describe_value(value)}"))
     if _PY_TYPES["number"](value):
         _check_number(value, schema, path, problems)
     elif isinstance(value, str):
@@ -437,11 +449,11 @@ def _check(value: Any, schema: dict, path: str, problems: list[tuple[str, str]])
 
 def _check_number(value, schema: dict, path: str, problems: list) -> None:
     if "exclusiveMinimum" in schema and not value > schema["exclusiveMinimum"]:
-        problems.append((path, f"must be > {schema['exclusiveMinimum']}, got {_describe(value)}"))
+        problems.append((path, f"must be > {schema['exclusiveMinimum']}, got {describe_value(value)}"))
     if "minimum" in schema and not value >= schema["minimum"]:
-        problems.append((path, f"must be >= {schema['minimum']}, got {_describe(value)}"))
+        problems.append((path, f"must be >= {schema['minimum']}, got {describe_value(value)}"))
     if "maximum" in schema and not value <= schema["maximum"]:
-        problems.append((path, f"must be <= {schema['maximum']:g}, got {_describe(value)}"))
+        problems.append((path, f"must be <= {schema['maximum']:g}, got {describe_value(value)}"))
 
 
 def _check_string(value: str, schema: dict, path: str, problems: list) -> None:
@@ -450,9 +462,9 @@ def _check_string(value: str, schema: dict, path: str, problems: list) -> None:
     if len(value) > schema.get("maxLength", math.inf):
         problems.append((path, f"must be at most {schema['maxLength']} characters, got {len(value)}"))
     elif "pattern" in schema and not re.fullmatch(schema["pattern"], value):  # the whole string, newlines too
-        problems.append((path, f"must match {schema['pattern']}, got {_describe(value)}"))
+        problems.append((path, f"must match {schema['pattern']}, got {describe_value(value)}"))
     elif schema.get("format") == "date-time" and not _is_datetime(value):
-        problems.append((path, f"must be an ISO 8601 date and time with its offset, got {_describe(value)}"))
+        problems.append((path, f"must be an ISO 8601 date and time with its offset, got {describe_value(value)}"))
 
 
 def _is_datetime(value: str) -> bool:
@@ -494,7 +506,7 @@ def _check_array(value: list, schema: dict, path: str, problems: list) -> None:
             _check(item, schema["items"], f"{path}[{index}]", problems)
 
 
-def _problems(value: Any, schema: dict, path: str) -> list[tuple[str, str]]:
+def schema_problems(value: Any, schema: dict, path: str) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     _check(value, schema, path, found)
     return found
@@ -504,33 +516,9 @@ def _join(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
-def _describe(value: Any) -> str:
+def describe_value(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
-
-
-def validate_document(doc: Any) -> list[tuple[str, str]]:
-    """Every problem in a parsed results document, as (field path, message); [] if valid. The schema
-    first, then the rules it cannot say (`benchmarks.rules`): each workload's parameters, timing
-    statistics that agree with their samples, dates in order, no duplicated points."""
-    from benchmarks.rules import document_rules
-
-    if not isinstance(doc, dict):
-        return [("(document)", f"must be a JSON object, got {type(doc).__name__}")]
-    version = doc.get("schema_version")
-    if type(version) is not int or version not in READABLE_VERSIONS:
-        shown = "missing" if "schema_version" not in doc else f"got {_describe(version)}"
-        readable = " or ".join(map(str, READABLE_VERSIONS))
-        newer = type(version) is int and version > max(READABLE_VERSIONS)
-        why = "a newer file needs a newer copy of this code" if newer else "is this a results file?"
-        return [("schema_version", f"must be {readable} ({shown}); {why}")]
-    doc = migrate(doc)
-    if doc.get("kind") == "sweep":
-        from benchmarks.schema_sweep import SWEEP_SCHEMA, sweep_rules
-
-        return _problems(doc, SWEEP_SCHEMA, "") or sweep_rules(doc)
-    problems = _problems(doc, SCHEMA, "")
-    return problems or document_rules(doc)
 
 
 def migrate(doc: dict) -> dict:

@@ -1,6 +1,6 @@
 """The rules of a results file that a JSON Schema cannot say.
 
-`benchmarks.schema.validate_document` runs these after the schema has passed, so every field here
+`benchmarks.contract.validate.validate_document` runs these after the schema has passed, so every field here
 already has its type: each workload's parameters against its spec, timing statistics that agree with
 their samples, a status that agrees with its timing, bytes that add up, dates in order, and no point
 measured twice.
@@ -23,9 +23,9 @@ TOLERANCE = 1e-9  # relative: statistics are computed from the samples, so only 
 
 
 def document_rules(doc: dict[str, Any]) -> list[Problem]:
-    problems = list(_dates(doc["run"]))
+    problems = list(date_problems(doc["run"]))
     for path, timing in _timings(doc):
-        problems += _timing(path, timing)
+        problems += timing_problems(path, timing)
     seen: dict[str, int] = {}
     for index, record in enumerate(doc["records"]):
         path = f"records[{index}]"
@@ -39,7 +39,7 @@ def document_rules(doc: dict[str, Any]) -> list[Problem]:
     return problems
 
 
-def _dates(run: dict[str, Any]) -> Iterator[Problem]:
+def date_problems(run: dict[str, Any]) -> Iterator[Problem]:
     finished = run.get("finished_at")
     if finished is not None and datetime.fromisoformat(finished) < datetime.fromisoformat(run["started_at"]):
         yield "run.finished_at", "must not be before run.started_at"
@@ -62,7 +62,7 @@ def _timings(doc: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
             yield f"records[{index}].timing", record["timing"]
 
 
-def _timing(path: str, timing: dict[str, Any]) -> list[Problem]:
+def timing_problems(path: str, timing: dict[str, Any]) -> list[Problem]:
     samples = timing["samples_s"]
     low, high = min(samples), max(samples)
     slack = TOLERANCE * high

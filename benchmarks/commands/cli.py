@@ -13,11 +13,12 @@ import sys
 import traceback
 from pathlib import Path
 
-from benchmarks import predict_cli, sweep_cli
-from benchmarks.estimate import MACHINES, describe, estimate
+from benchmarks.commands import predict as predict_cli
+from benchmarks.commands import sweep as sweep_cli
+from benchmarks.contract.results import DEFAULT_RESULTS_DIR, ResultsError, read_document, read_run, result_files
+from benchmarks.contract.schema import SCHEMA
+from benchmarks.measure.estimate import MACHINES, describe, estimate
 from benchmarks.profiles import PROFILES
-from benchmarks.results import DEFAULT_RESULTS_DIR, ResultsError, read_document, read_run, result_files
-from benchmarks.schema import SCHEMA
 from benchmarks.workloads import WORKLOADS
 
 
@@ -115,7 +116,7 @@ def _parser() -> argparse.ArgumentParser:
         help="show workloads, what each profile runs, and how long it should take",
         description="Show every workload with its parameters, what each profile measures, and each profile's "
         "estimated time on the machine it is written for, by part, from a stated cost model "
-        "(benchmarks/estimate.py).",
+        "(benchmarks/measure/estimate.py).",
     )
     summary = commands.add_parser(
         "summary",
@@ -298,7 +299,7 @@ def _list() -> int:
 
 
 def _summary(args: argparse.Namespace) -> int:
-    from benchmarks.summary import summary_lines
+    from benchmarks.commands.summary import summary_lines
 
     failures = 0
     for path in result_files(args.paths):
@@ -327,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "predict":
         return predict_cli.run(args)
     if args.kind == "sweep":
-        from benchmarks.schema_sweep import SWEEP_SCHEMA
+        from benchmarks.contract.schema_sweep import SWEEP_SCHEMA
 
         print(json.dumps(SWEEP_SCHEMA, indent=2, ensure_ascii=False))
         return 0

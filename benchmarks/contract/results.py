@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.schema import migrate, validate_document
+from benchmarks.contract.schema import migrate
+from benchmarks.contract.validate import validate_document
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parents[1]  # benchmarks/
 _CHECKOUT = (_PACKAGE.parent / "pyproject.toml").is_file()
 # In a checkout, results are committed beside the code; an installed copy writes under the working directory.
 DEFAULT_RESULTS_DIR = _PACKAGE / "results" if _CHECKOUT else Path.cwd() / "benchmarks-results"

@@ -29,7 +29,7 @@ from benchmarks.workloads import ROWS, BatchUnit
 from snippets.costs import linear_cost
 
 STAGE_ENV = "BATCHING_CHART_DIR"
-DEFAULT_STAGE = Path(__file__).resolve().parents[2] / ".cache" / "charts"
+DEFAULT_STAGE = Path(__file__).resolve().parents[3] / ".cache" / "charts"
 SITE_ROOT = "__SITE_ROOT__/"  # replaced by the docs hook with the page's relative path to the site root
 CHART_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 

@@ -17,7 +17,7 @@ from benchmarks.analysis import calculator
 from benchmarks.analysis.curves import Curve
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPU
 from benchmarks.analysis.regimes import WeightBandwidth, bandwidth_points, cache_levels, matmul_points
-from benchmarks.results import Run
+from benchmarks.contract.results import Run
 from benchmarks.site import text
 from benchmarks.site.charts import (
     HEIGHT,

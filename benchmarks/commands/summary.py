@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from benchmarks.analysis import curves as report
-from benchmarks.results import Run
+from benchmarks.contract.results import Run
 from benchmarks.site import text
 
 

@@ -18,26 +18,13 @@ from typing import Any
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, gpus_matching
 from benchmarks.analysis.predict import PredictedPoint, footprint_bytes, knee, predict
 from benchmarks.analysis.roofline import Ceilings, run_ceilings
-from benchmarks.results import ResultsError, read_run
+from benchmarks.contract.results import ResultsError, read_run
 from benchmarks.site import text
 from benchmarks.workloads import WORKLOADS, Param, Workload
 
 DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32", "float": "float32",
                "tf32": "tfloat32", "fp8": "float8", "fp64": "float64", "double": "float64"}  # fmt: skip
 MAX_BATCH = 2**24
-BYTES_COUNTED = {
-    "mlp": "each layer reads its weight and bias once, reads its input and writes its output (activations go to "
-    "memory between layers); the ReLU is fused",
-    "linear": "the weight and bias read once, the input read once and the output written once",
-    "conv": "the filter read once, the input images read once and the output written once",
-    "resnet50": "every conv and fc weight read once, each conv's input read and output written once, and every "
-    "BatchNorm, ReLU, residual add and pooling as a pass of its own over memory (no fusion)",
-    "decode": "the weights read once per call, every sequence's KV cache read and its new K and V written, and each "
-    "projection's input and output once (norms, activation, residual adds and attention scores fused); embeddings "
-    "and the output head are not counted",
-    "moe": "the router and every expert the batch touches read once, the input and output once, and each expert "
-    "row's input, hidden activation and output",
-}
 MODEL = "time per call = max(FLOPs / peak FLOP/s, bytes / bandwidth): no fixed cost per call, perfect overlap"
 
 
@@ -230,7 +217,7 @@ def report(spec: Workload, params: dict[str, Any], dtype: str, device: Device, b
         "memory_bytes": device.memory_bytes,
         "source": device.source,
         "model": MODEL,
-        "bytes_counted": BYTES_COUNTED[spec.name],
+        "bytes_counted": spec.bytes_counted,
         "throughput_unit": throughput_unit(spec, params),
         "fits_counts": f"{held}, against the device's memory",
     }

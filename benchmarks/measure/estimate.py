@@ -15,7 +15,7 @@ Pure Python.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -97,25 +97,6 @@ H200 = Machine(
 MACHINES = {"quick": REFERENCE_CPU, "full": H200, "smoke": REFERENCE_CPU}  # the machine each profile is written for
 
 
-def _moe_ops(p: Mapping[str, Any]) -> int:
-    if p["variant"] == "dense":
-        return 3
-    if p["variant"] == "expert-choice":
-        return 12
-    return 10 + 6 * p["experts"]  # routing, sort and count, then gather, two matmuls, scale, scatter per expert
-
-
-# Operators one call runs (about; kernels on a GPU): what the per-operator costs multiply.
-OPERATORS: dict[str, Callable[[Mapping[str, Any]], int]] = {
-    "mlp": lambda p: 2 * p["depth"],  # Linear and ReLU per layer
-    "linear": lambda p: 1,
-    "conv": lambda p: 1,
-    "resnet50": lambda p: 175,  # 53 convolutions, 53 batch norms, 49 ReLUs, 16 adds, pools, the classifier
-    "decode": lambda p: 18 * p["layers"],  # norms, 7 projections, cache writes, attention, activation, adds
-    "moe": _moe_ops,
-}
-
-
 class _Costs:
     """A workload spec with the adapters' interface (dtype names, not element sizes)."""
 
@@ -139,7 +120,7 @@ def call_seconds(machine: Machine, workload: str, params, dtype: str, batch: int
     """One timed call: every weight copy once, at its roofline time plus the operators' cost."""
     flops, bytes_moved = _Costs(workload).cost(params, dtype, batch)
     work = max(flops / machine.rate(dtype), bytes_moved / machine.bytes_per_s)
-    ops = OPERATORS[workload](params)
+    ops = WORKLOADS[workload].operators(params)
     if mode == "compile":
         ops = math.ceil(ops / 2)  # fused elementwise operators
     if mode == "graph":

@@ -10,8 +10,8 @@ import sys
 import traceback
 from pathlib import Path
 
-from benchmarks.results import DEFAULT_SWEEPS_DIR
-from benchmarks.sweep_options import DTYPES, options_problem, report_problem
+from benchmarks.contract.results import DEFAULT_SWEEPS_DIR
+from benchmarks.contract.sweep_options import DTYPES, options_problem, report_problem
 
 
 def _positive_int(text: str) -> int:
@@ -188,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
 def _show(doc: dict, rec, report: Path | None) -> bool:
     """Print the table and the recommendation; write the report if one is asked for. False when it
     could not be written (said in one line)."""
-    from benchmarks.sweep_table import table_lines
+    from benchmarks.site.sweep_table import table_lines
 
     print("\n".join(table_lines(doc)))
     print()
