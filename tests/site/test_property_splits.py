@@ -25,6 +25,8 @@ import pytest
 
 from benchmarks.analysis.curves import SiteData
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR, Run, newest_complete_runs
+from benchmarks.contract.schema import MAX_BANDWIDTH, MAX_FLOP_RATE, MIN_BANDWIDTH, MIN_FLOP_RATE
+from benchmarks.contract.validate import validate_document
 from benchmarks.site.pages import (
     calculator,
     cnn,
@@ -91,6 +93,8 @@ def _two_dtypes(doc: dict) -> dict:
         twin = copy.deepcopy(record)
         twin["dtype"] = "bfloat16"
         twin["bytes"] = record["bytes"] / 2
+        if "bytes_split" in twin:
+            twin["bytes_split"] = {key: value / 2 for key, value in twin["bytes_split"].items()}
         if twin.get("timing"):
             for key, value in list(twin["timing"].items()):
                 if key.endswith("_s"):
@@ -119,6 +123,7 @@ def _run(device: dict, workloads: frozenset, newer: bool) -> Run:
     doc["run"].update(
         id=f"{stamp}-quick-{'b' if newer else 'a'}{len(workloads)}",
         started_at=f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]}T00:00:00+00:00",
+        finished_at=f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]}T00:01:00+00:00",
         workloads_done=sorted(workloads),
         workloads_planned=sorted(workloads),
     )
@@ -192,3 +197,30 @@ def test_an_empty_side_never_hides_the_other(subset):
     data = split_data(subset)
     for run in data.shown:
         assert run.workloads_measured == set(ALL), (run.device["slug"], run.id)
+
+
+def test_the_schema_bounds_ceilings_to_physical_ranges():
+    """1e-300 FLOP/s (which crashed the CNN page) and 1e21 B/s are refused, naming the field."""
+    for where, value in ((("matmul", "float32", "flops_per_s"), 1e-300), (("copy", "bytes_per_s"), 1e21)):
+        doc = copy.deepcopy(_run(DEVICES["a"], frozenset(ALL), newer=True).doc)
+        target = doc["ceilings"]
+        for key in where[:-1]:
+            target = target[key]
+        target[where[-1]] = value
+        problems = validate_document(doc)
+        assert problems and problems[0][0] == "ceilings." + ".".join(where), problems[:2]
+
+
+@pytest.mark.parametrize("flops", [MIN_FLOP_RATE, MAX_FLOP_RATE], ids=["least-flops", "most-flops"])
+@pytest.mark.parametrize("bandwidth", [MIN_BANDWIDTH, MAX_BANDWIDTH], ids=["least-bandwidth", "most-bandwidth"])
+def test_ceilings_at_the_schemas_bounds_build_every_page(tmp_path, monkeypatch, flops, bandwidth):
+    run = _run(DEVICES["a"], frozenset(ALL), newer=True)
+    doc = copy.deepcopy(run.doc)
+    doc["ceilings"]["copy"]["bytes_per_s"] = bandwidth
+    for entry in doc["ceilings"]["matmul"].values():
+        entry["flops_per_s"] = flops
+    assert not validate_document(doc)
+    run = Run(path=run.path, doc=doc)
+    for number, page in enumerate(PAGES):
+        monkeypatch.setenv("BATCHING_CHART_DIR", str(tmp_path / str(number)))
+        assert page.build(SiteData(runs=[run], shown=[run])).text(), page.__name__
