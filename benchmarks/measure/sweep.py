@@ -43,7 +43,7 @@ from benchmarks.measure.fingerprint import fingerprint
 from benchmarks.measure.model_cost import call_cost, peak_memory
 from benchmarks.measure.sampler import Outcome, Point, measure_points
 from benchmarks.measure.session import DeviceLock, RunRefused, check_writable, provenance
-from benchmarks.measure.target import Target, TargetError, load_target
+from benchmarks.measure.target import Target, TargetError, load_target, tensors
 
 SEARCH_SAMPLES = 5  # per batch while searching
 FINAL_SAMPLES = {50: 15, 90: 30, 99: 100}  # per batch in the final pass, by percentile
@@ -428,16 +428,6 @@ def first_batches(settings: SweepSettings) -> list[int]:
     return [first, 2] if first == 1 and limit >= 2 else [first]
 
 
-def _tensors(value) -> list:
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, dict):
-        value = list(value.values())
-    if isinstance(value, (list, tuple)):
-        return [t for item in value for t in _tensors(item)]
-    return []
-
-
 def check_contract(target: Target, spec: str, batches: list[int]) -> None:
     """The model's contract, checked once before any timing: its output holds a tensor, the first one's first
     dimension is the batch (inputs and outputs carry the batch first), and every floating output is finite.
@@ -451,7 +441,7 @@ def check_contract(target: Target, spec: str, batches: list[int]) -> None:
             if is_out_of_memory(exc) and batch != batches[0]:
                 return  # the first batch ran; a larger one that does not fit is the search's to find
             raise TargetError(f"{spec}: the model fails at batch {batch}: {type(exc).__name__}: {exc}"[:300]) from None
-        found = _tensors(out)
+        found = tensors(out)
         if not found:
             raise TargetError(f"{spec}: at batch {batch} the model returns {type(out).__name__}, not a tensor")
         first = found[0]
