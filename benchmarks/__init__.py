@@ -1,7 +1,16 @@
 """Measure how latency grows with batch size, and explain it with the roofline model.
 
-Modules here are pure Python (schema, results, roofline, datasheet, profiles, stats) except
-`benchmarks.measure`, the only package that imports torch. `sweep` (below) imports it when called.
+The top level holds the workload registry (`workloads`), the profiles (`profiles`) and the notebook
+API `sweep` below. The packages, with dependencies pointing one way (commands → measure, analysis,
+site → contract → the registry):
+
+- `contract/`: the results and sweep schemas, their rules, the strict reader and the atomic writer;
+- `measure/`: the only package that imports torch: timers, ceilings, the run, the model sweep;
+- `analysis/`: pure Python: curves, roofline, diagnosis, predictions, recommendations, serving;
+- `site/`: charts (`site/charts/`), words and one module per page; never measures;
+- `commands/`: the command line, one module per verb; the only code wiring the others together.
+
+`sweep` (below) imports torch only when called.
 """
 
 from __future__ import annotations

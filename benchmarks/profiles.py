@@ -9,7 +9,7 @@ from benchmarks.workloads import WORKLOADS
 
 
 @dataclass(frozen=True)
-class Sweep:
+class CurvePlan:
     """One workload configuration measured at many batch sizes, per dtype and mode.
 
     `rounds`, `min_sample_s` and `warmup_s` override the profile's for this sweep's points.
@@ -37,13 +37,13 @@ class Sweep:
 class Profile:
     name: str
     description: str
-    sweeps: tuple[Sweep, ...]
+    sweeps: tuple[CurvePlan, ...]
     rounds: int  # samples per point, taken in rounds that interleave every point of the run
     min_sample_s: float  # each sample repeats the call until it lasts at least this long
     warmup_s: float = 0.05  # per point, before calibration
     small_ceilings: bool = False  # the smoke profile's: every ceiling code path at sizes that take moments
 
-    def settings(self, sweep: Sweep) -> dict[str, Any]:
+    def settings(self, sweep: CurvePlan) -> dict[str, Any]:
         """Sampling settings for a sweep: its own where given, else the profile's."""
         return {
             "rounds": sweep.rounds or self.rounds,
@@ -81,7 +81,7 @@ FULL_FP32_BATCHES = tuple(b for b in FULL_BATCHES if b <= 1024)
 FULL_FP32_LINEAR_BATCHES = tuple(b for b in FULL_LINEAR_BATCHES if b <= 512)
 
 
-def moe_sweeps(d_model, d_ff, shapes, skews, dtypes, batches, **settings) -> tuple[Sweep, ...]:
+def moe_sweeps(d_model, d_ff, shapes, skews, dtypes, batches, **settings) -> tuple[CurvePlan, ...]:
     """Token choice at each skew (eager only: its dispatch syncs with the host), expert choice and
     the dense baseline (graph and eager), for each (experts, top_k)."""
     sweeps = []
@@ -89,30 +89,30 @@ def moe_sweeps(d_model, d_ff, shapes, skews, dtypes, batches, **settings) -> tup
         base = {"experts": experts, "top_k": top_k, "d_model": d_model, "d_ff": d_ff}
         for skew in skews:
             params = {"variant": "token-choice", **base, "skew": skew}
-            sweeps.append(Sweep("moe", params, dtypes, ("eager",), batches, **settings))
+            sweeps.append(CurvePlan("moe", params, dtypes, ("eager",), batches, **settings))
         params = {"variant": "expert-choice", **base, "capacity_factor": 1.0}
-        sweeps.append(Sweep("moe", params, dtypes, ("graph", "eager"), batches, **settings))
-        sweeps.append(Sweep("moe", {"variant": "dense", **base}, dtypes, ("graph", "eager"), batches, **settings))
+        sweeps.append(CurvePlan("moe", params, dtypes, ("graph", "eager"), batches, **settings))
+        sweeps.append(CurvePlan("moe", {"variant": "dense", **base}, dtypes, ("graph", "eager"), batches, **settings))
     return tuple(sweeps)
 
 
 TINY_WIDTH = 64  # an MLP this narrow does almost no work: its time is the framework's per-op cost
 
 
-def overhead_sweeps(widths, dtypes, modes, batches) -> tuple[Sweep, ...]:
+def overhead_sweeps(widths, dtypes, modes, batches) -> tuple[CurvePlan, ...]:
     """MLPs with resident weights in every execution mode: eager, CUDA graph, torch.compile.
     Resident so that all modes run the same weights; one of the widths is tiny."""
     return tuple(
-        Sweep("mlp", {"width": width, "depth": 8}, dtypes, modes, batches, cache="resident") for width in widths
+        CurvePlan("mlp", {"width": width, "depth": 8}, dtypes, modes, batches, cache="resident") for width in widths
     )
 
 
-def cache_sweeps(widths, dtypes, modes, covered: dict[str, set[int]], batches=(1,)) -> tuple[Sweep, ...]:
+def cache_sweeps(widths, dtypes, modes, covered: dict[str, set[int]], batches=(1,)) -> tuple[CurvePlan, ...]:
     """The same MLP at one small batch across widths, with its weights resident and rotated: the
     weight bandwidth drops where the weights stop fitting in the last cache level. Widths that
     another sweep already measures in that cache state are left to it (one curve per config)."""
     return tuple(
-        Sweep("mlp", {"width": width, "depth": 8}, dtypes, modes, batches, cache=cache)
+        CurvePlan("mlp", {"width": width, "depth": 8}, dtypes, modes, batches, cache=cache)
         for cache in ("resident", "rotated")
         for width in widths
         if width not in covered.get(cache, set())
@@ -128,12 +128,12 @@ def decode_sweeps(
     for kv_heads in (model["heads"], gqa_kv_heads):
         for context in contexts:
             params = {**model, "kv_heads": kv_heads, "context": context, "phase": "decode"}
-            sweeps.append(Sweep("decode", params, dtypes, modes, batches, **settings))
+            sweeps.append(CurvePlan("decode", params, dtypes, modes, batches, **settings))
     # Prefill is compute-bound from the first prompt on, so its weights need no rotation (copies
     # would only multiply its long calls); it runs to `prefill_max_batch` prompts.
     params = {**model, "kv_heads": gqa_kv_heads, "context": prefill_context, "phase": "prefill"}
     prefill_batches = tuple(b for b in batches if b <= prefill_max_batch)
-    sweeps.append(Sweep("decode", params, dtypes, modes, prefill_batches, cache="resident", **settings))
+    sweeps.append(CurvePlan("decode", params, dtypes, modes, prefill_batches, cache="resident", **settings))
     return tuple(sweeps)
 
 
@@ -151,7 +151,7 @@ QUICK = Profile(
     "at contexts 128 and 2048 (MHA and GQA) with a prefill, to batch 32.",
     sweeps=(
         *(
-            Sweep("mlp", {"width": width, "depth": 8}, ("float32",), ("graph", "eager"), QUICK_BATCHES)
+            CurvePlan("mlp", {"width": width, "depth": 8}, ("float32",), ("graph", "eager"), QUICK_BATCHES)
             for width in QUICK_MLP_WIDTHS
         ),
         *overhead_sweeps((TINY_WIDTH,), ("float32",), ("eager", "compile"), QUICK_BATCHES),
@@ -162,7 +162,7 @@ QUICK = Profile(
             ("eager",),
             covered={"rotated": set(QUICK_MLP_WIDTHS), "resident": {TINY_WIDTH, 1024}},
         ),
-        Sweep(
+        CurvePlan(
             "linear",
             {"in_features": 1024, "out_features": 1024},
             ("float32",),
@@ -178,7 +178,7 @@ QUICK = Profile(
         *moe_sweeps(256, 512, [(8, 2)], (0.0, 1.0, 2.0), ("float32",), QUICK_MOE_BATCHES, rounds=7, min_sample_s=0.01),
         *(
             # resident: 64 rotated copies of a 0.1–4 MiB filter would make each call 64 layers long on a CPU
-            Sweep(
+            CurvePlan(
                 "conv",
                 dict(zip(("c_in", "c_out", "kernel", "resolution"), shape)),
                 ("float32",),
@@ -190,7 +190,9 @@ QUICK = Profile(
             )
             for shape in ((64, 64, 3, 56), (256, 256, 3, 14), (2048, 512, 1, 7))
         ),
-        Sweep("resnet50", {"resolution": 64}, ("float32",), ("eager",), (1, 2, 4, 8, 16), rounds=5, min_sample_s=0.01),
+        CurvePlan(
+            "resnet50", {"resolution": 64}, ("float32",), ("eager",), (1, 2, 4, 8, 16), rounds=5, min_sample_s=0.01
+        ),
         *decode_sweeps(
             {"layers": 2, "d_model": 512, "heads": 8, "d_ff": 2048, "ffn": "swiglu"},
             (128, 2048),
@@ -223,7 +225,7 @@ FULL = Profile(
     "share of 70 % of the memory left free), and a 512-token prefill.",
     sweeps=(
         *(
-            Sweep("mlp", {"width": width, "depth": 8}, dtypes, ("graph", "eager"), batches)
+            CurvePlan("mlp", {"width": width, "depth": 8}, dtypes, ("graph", "eager"), batches)
             for width in FULL_MLP_WIDTHS
             # fp32 runs without tensor cores: past batch 1024 it only repeats its slope, slowly
             for dtypes, batches in ((("bfloat16",), FULL_BATCHES), (("float32",), FULL_FP32_BATCHES))
@@ -238,7 +240,7 @@ FULL = Profile(
             covered={"rotated": set(FULL_MLP_WIDTHS), "resident": {TINY_WIDTH, 1024}},
         ),
         *(
-            Sweep(
+            CurvePlan(
                 "linear",
                 {"in_features": 8192, "out_features": 8192},
                 (dtype,),
@@ -254,7 +256,7 @@ FULL = Profile(
         ),
         *moe_sweeps(2048, 2048, [(8, 2), (32, 4)], (0.0, 1.0, 2.0), ("bfloat16",), FULL_BATCHES, rounds=15),
         *(
-            Sweep(
+            CurvePlan(
                 "conv",
                 dict(zip(("c_in", "c_out", "kernel", "resolution"), shape)),
                 ("bfloat16",),
@@ -264,7 +266,7 @@ FULL = Profile(
             )
             for shape in ((64, 64, 3, 56), (128, 128, 3, 28), (256, 256, 3, 14), (512, 512, 3, 7), (1024, 256, 1, 14))
         ),
-        Sweep(
+        CurvePlan(
             "resnet50",
             {"resolution": 224},
             ("bfloat16",),
@@ -298,10 +300,10 @@ SMOKE = Profile(
     "torch.compile, rotated and resident weights, kernel names, the attention backend, and one deliberate "
     "out-of-memory; prints PASS or FAIL per path.",
     sweeps=(
-        Sweep("mlp", {"width": 32, "depth": 2}, ("bfloat16",), ("graph", "eager"), (1, 4, 16)),
-        Sweep("mlp", {"width": 32, "depth": 2}, ("float32",), ("graph", "eager", "compile"), (1, 4, 16)),
-        Sweep("mlp", {"width": 48, "depth": 2}, ("float32",), ("graph", "eager"), (1, 4), cache="resident"),
-        Sweep(
+        CurvePlan("mlp", {"width": 32, "depth": 2}, ("bfloat16",), ("graph", "eager"), (1, 4, 16)),
+        CurvePlan("mlp", {"width": 32, "depth": 2}, ("float32",), ("graph", "eager", "compile"), (1, 4, 16)),
+        CurvePlan("mlp", {"width": 48, "depth": 2}, ("float32",), ("graph", "eager"), (1, 4), cache="resident"),
+        CurvePlan(
             "linear",
             {"in_features": 64, "out_features": 64},
             ("float32",),
@@ -309,17 +311,19 @@ SMOKE = Profile(
             (1, 2, 3, 8),
             kernel_batches=frozenset({1, 8}),
         ),
-        Sweep("moe", {"variant": "token-choice", **SMOKE_MOE, "skew": 1.0}, ("float32",), ("eager",), (1, 8)),
-        Sweep(
+        CurvePlan("moe", {"variant": "token-choice", **SMOKE_MOE, "skew": 1.0}, ("float32",), ("eager",), (1, 8)),
+        CurvePlan(
             "moe",
             {"variant": "expert-choice", **SMOKE_MOE, "capacity_factor": 1.0},
             ("float32",),
             ("graph", "eager"),
             (1, 8),
         ),
-        Sweep("moe", {"variant": "dense", **SMOKE_MOE}, ("float32",), ("graph", "eager"), (1, 8)),
-        Sweep("conv", {"c_in": 8, "c_out": 8, "kernel": 3, "resolution": 8}, ("bfloat16",), ("graph", "eager"), (1, 4)),
-        Sweep("resnet50", {"resolution": 32}, ("bfloat16",), ("graph", "eager"), (1, 2)),
+        CurvePlan("moe", {"variant": "dense", **SMOKE_MOE}, ("float32",), ("graph", "eager"), (1, 8)),
+        CurvePlan(
+            "conv", {"c_in": 8, "c_out": 8, "kernel": 3, "resolution": 8}, ("bfloat16",), ("graph", "eager"), (1, 4)
+        ),
+        CurvePlan("resnet50", {"resolution": 32}, ("bfloat16",), ("graph", "eager"), (1, 2)),
         *decode_sweeps(
             SMOKE_DECODER, (16,), 2, ("bfloat16",), ("graph", "eager"), (1, 4), prefill_context=8, prefill_max_batch=2
         ),
@@ -333,7 +337,7 @@ SMOKE = Profile(
 PROFILES: dict[str, Profile] = {p.name: p for p in (QUICK, FULL, SMOKE)}
 
 
-def select_sweeps(profile: Profile, only: list[str] | None) -> list[Sweep]:
+def select_sweeps(profile: Profile, only: list[str] | None) -> list[CurvePlan]:
     """The profile's sweeps, restricted to the named workloads; unknown names raise ValueError."""
     if not only:
         return list(profile.sweeps)

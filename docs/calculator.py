@@ -54,7 +54,7 @@ page.show("examples")
 from benchmarks.analysis import calculator, datasheet
 
 gpu, dtype = datasheet.find_gpu("NVIDIA H100 SXM"), "bfloat16"
-one = calculator.predict(gpu, dtype, width=4096, depth=8, batch=1)
+one = calculator.predict_mlp(gpu, dtype, width=4096, depth=8, batch=1)
 print(f"batch 1: {one.seconds * 1e6:.1f} µs, {one.bound}-bound")
 print(f"ridge: {calculator.gpu_ridge_batch(gpu, dtype, 4096):.0f}")
 

@@ -46,7 +46,7 @@ class Prediction:
         return self.batch / self.seconds
 
 
-def predict(gpu: GPU, dtype: str, width: int, depth: int, batch: float, activations: str = "memory") -> Prediction:
+def predict_mlp(gpu: GPU, dtype: str, width: int, depth: int, batch: float, activations: str = "memory") -> Prediction:
     """Roofline time of one forward pass from the GPU's datasheet rate for `dtype`; `activations` as in
     `snippets.costs.mlp_cost` ("memory": every layer's activations cross memory; "cache": they stay on chip)."""
     flops, moved = mlp_cost(batch, width, depth, BYTES_PER_ELEMENT[dtype], activations)
@@ -54,7 +54,7 @@ def predict(gpu: GPU, dtype: str, width: int, depth: int, batch: float, activati
     return Prediction(batch, max(compute, memory), flops, moved, "compute" if compute > memory else "memory")
 
 
-def ridge_batch(
+def mlp_ridge_batch(
     peak_flops: float, bandwidth: float, bytes_per_element: int, width: int, depth: int = 1, activations="memory"
 ) -> float | None:
     """Batch where a depth × (width×width) MLP's compute time equals its memory time (None: never).
@@ -73,7 +73,7 @@ def ridge_batch(
 
 
 def gpu_ridge_batch(gpu: GPU, dtype: str, width: int, depth: int = 1, activations: str = "memory") -> float | None:
-    return ridge_batch(gpu.peak_flops[dtype], gpu.bandwidth, BYTES_PER_ELEMENT[dtype], width, depth, activations)
+    return mlp_ridge_batch(gpu.peak_flops[dtype], gpu.bandwidth, BYTES_PER_ELEMENT[dtype], width, depth, activations)
 
 
 def vega_expressions(width: str, depth: str) -> dict[str, str]:

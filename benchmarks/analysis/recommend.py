@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from benchmarks.analysis import diagnosis
 from benchmarks.analysis.curves import Point
 from benchmarks.analysis.roofline import Ceilings, Knee, affine_fit, crossing_batch, detect_knee, run_ceilings
-from benchmarks.analysis.steps import CurvePoint, Step, _tile_boundary, find_steps, median_stderr
+from benchmarks.analysis.steps import CurvePoint, Step, find_steps, median_stderr, tile_boundary
 from snippets.choose import FLAT_SHARE
 
 NEAR_BEST = 1 - FLAT_SHARE  # "within 5 % of the highest throughput": the guide's rule
@@ -116,7 +116,7 @@ def diagnose_sweep(
         )
     knee = detect_knee([p.batch for p in points], [p.median_s for p in points]) if len(points) >= 4 else None
     curve = [CurvePoint(p.batch, p.median_s, median_stderr(p.samples)) for p in points]
-    steps = tuple((step, _tile_boundary(step, None)) for step in find_steps(curve) if _adjacent(step))
+    steps = tuple((step, tile_boundary(step, None)) for step in find_steps(curve) if _adjacent(step))
     return CurveDiagnosis(verdicts, diagnosis.segments(verdicts), band, knee, steps, weight_bytes, cache_bytes)
 
 

@@ -180,13 +180,13 @@ def explain_step(
     adjacent = known_before and known_after and max(known_before) == step.before and min(known_after) == step.after
     causes = [f"kernel switch: {kernel_before} → {kernel_after}"] if adjacent and kernel_before != kernel_after else []
     shape = tile_shape(kernel_after) if kernel_after else None
-    causes += _tile_boundary(step, shape)
+    causes += tile_boundary(step, shape)
     if shape and sm_count:
         causes += _wave_boundary(step, shape, out_features, sm_count)
     return causes
 
 
-def _tile_boundary(step: Step, shape: tuple[int, int] | None) -> list[str]:
+def tile_boundary(step: Step, shape: tuple[int, int] | None) -> list[str]:
     """A tile boundary inside the step: a multiple of a side of the tile the kernel names (either side
     may be the batch's), or, when the kernel names none, of a common tile size."""
     sizes = sorted(set(shape), reverse=True) if shape else list(TILE_MULTIPLES)
@@ -250,7 +250,7 @@ def free_ranges(points: Sequence[CurvePoint], steps: Sequence[Step]) -> list[tup
 
 
 @dataclass(frozen=True)
-class Sweep:
+class FineSweep:
     """One configuration's fine sweep: its points, steps, their candidate causes and free ranges."""
 
     dtype: str
@@ -271,7 +271,7 @@ class Sweep:
 MIN_SWEEP_POINTS = 4
 
 
-def sweeps(run: Run) -> list[Sweep]:
+def sweeps(run: Run) -> list[FineSweep]:
     """Every Linear sweep of the run with at least MIN_SWEEP_POINTS measured batches, analysed."""
     found = []
     sm_count = run.device.get("sm_count")
@@ -284,5 +284,5 @@ def sweeps(run: Run) -> list[Sweep]:
         kernels = {r["batch"]: r["kernels"] for r in records if r.get("kernels")}
         causes = [explain_step(step, kernels, params.get("out_features", 0), sm_count) for step in steps]
         free = free_ranges(points, steps)
-        found.append(Sweep(dtype, mode, cache, params, points, steps, causes, noise_level(points), free))
+        found.append(FineSweep(dtype, mode, cache, params, points, steps, causes, noise_level(points), free))
     return found

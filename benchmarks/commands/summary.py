@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from benchmarks.analysis import curves as report
+from benchmarks.analysis.curves import curves
 from benchmarks.contract.results import Run
 from benchmarks.site import text
 
@@ -38,7 +38,7 @@ def summary_lines(run: Run) -> list[str]:
     lines += [header, "-" * len(header)]
     workloads = list(dict.fromkeys(r["workload"] for r in run.records))
     for workload in workloads:
-        for curve in report.curves(run, workload):
+        for curve in curves(run, workload):
             total = len(curve.points) + len(curve.not_ok)
             first = f"{text.fmt_time(curve.points[0].median_s)}" if curve.points else "–"
             last = f"{text.fmt_time(curve.points[-1].median_s)}" if curve.points else "–"

@@ -100,9 +100,5 @@ def _record(path: str, record: dict[str, Any]) -> list[Problem]:
     return problems
 
 
-def _param_path(path: str, name: str) -> str:
-    return f"{path}.params" if name == "(params)" else f"{path}.params.{name}"
-
-
 def _params(record: dict[str, Any]) -> list[Problem]:
     return WORKLOADS[record["workload"]].problems(record["params"])

@@ -21,7 +21,7 @@ from typing import Any
 
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.measure import ceiling_plan, planning
-from benchmarks.profiles import Profile, Sweep
+from benchmarks.profiles import CurvePlan, Profile
 from benchmarks.workloads import WORKLOADS, decoder_config
 from snippets import costs
 
@@ -186,7 +186,7 @@ def estimate_ceilings(
     return total
 
 
-def _kv_budgets(sweeps: list[Sweep], machine: Machine) -> dict[tuple[int, str], float]:
+def _kv_budgets(sweeps: list[CurvePlan], machine: Machine) -> dict[tuple[int, str], float]:
     wants = {
         (i, dtype): kv_cache_bytes(s.params, dtype, max(s.batches))
         for i, s in enumerate(sweeps)
@@ -198,7 +198,11 @@ def _kv_budgets(sweeps: list[Sweep], machine: Machine) -> dict[tuple[int, str], 
 
 
 def estimate(
-    profile: Profile, machine: Machine, sweeps: list[Sweep] | None = None, cache: str = "rotated", ceilings: bool = True
+    profile: Profile,
+    machine: Machine,
+    sweeps: list[CurvePlan] | None = None,
+    cache: str = "rotated",
+    ceilings: bool = True,
 ) -> Estimate:
     """The estimated wall time of `profile` (or of these of its sweeps) on `machine`, by part;
     without the ceilings when they are already measured."""
@@ -276,8 +280,8 @@ def _thinned(batches: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def fit_to_time(
-    profile: Profile, sweeps: list[Sweep], machine: Machine, seconds: float, cache: str = "rotated"
-) -> tuple[list[Sweep], str | None]:
+    profile: Profile, sweeps: list[CurvePlan], machine: Machine, seconds: float, cache: str = "rotated"
+) -> tuple[list[CurvePlan], str | None]:
     """Sweeps whose estimated time (ceilings excluded) fits in `seconds`: fewer samples per point
     first (down to MIN_SAMPLES), then fewer points (every second batch size, as often as needed).
     Returns them with a sentence saying what was cut (None when nothing was)."""
@@ -308,7 +312,7 @@ def fit_to_time(
     return current, note
 
 
-def least_sweeps(sweeps: list[Sweep]) -> list[Sweep]:
+def least_sweeps(sweeps: list[CurvePlan]) -> list[CurvePlan]:
     """The least a run can measure of these sweeps: MIN_SAMPLES per point, at most 3 batch sizes per curve."""
     least = []
     for sweep in sweeps:
@@ -338,7 +342,7 @@ CEILING_CURVES_SHARE = 0.5  # of a time limit, the most the ceilings with their 
 LEAST_MARGIN = 1.25  # the smallest useful limit: the cost model's least run, with this much to spare
 
 
-def time_budget(profile: Profile, sweeps: list[Sweep], kind: str, cache: str = "rotated") -> TimeBudget:
+def time_budget(profile: Profile, sweeps: list[CurvePlan], kind: str, cache: str = "rotated") -> TimeBudget:
     """The least time a run of these sweeps on a device of this kind can usefully have, by the cost model
     of the machine that kind is written for (the reference CPU, or the H200's datasheet)."""
     machine = REFERENCE_CPU if kind == "cpu" else H200

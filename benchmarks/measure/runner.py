@@ -33,7 +33,7 @@ from benchmarks.measure.planning import (
 )
 from benchmarks.measure.sampler import Outcome, Point, measure_points
 from benchmarks.measure.session import DeviceLock, RunRefused, check_writable, provenance, remove_temporaries
-from benchmarks.profiles import PROFILES, Profile, Sweep, select_sweeps
+from benchmarks.profiles import PROFILES, CurvePlan, Profile, select_sweeps
 
 SEED = 0
 
@@ -98,7 +98,7 @@ class RunFile:
         return None
 
 
-def memory_budgets(sweeps: list[Sweep], memory_bytes: int | None) -> dict[tuple[int, str], float]:
+def memory_budgets(sweeps: list[CurvePlan], memory_bytes: int | None) -> dict[tuple[int, str], float]:
     """Bytes each memory-hungry curve (sweep index, dtype) may hold, e.g. for its KV cache.
 
     Every configuration is set up before sampling starts, so their caches are held at once and
@@ -114,7 +114,7 @@ def memory_budgets(sweeps: list[Sweep], memory_bytes: int | None) -> dict[tuple[
     return share_memory(wants, KV_MEMORY_SHARE * (memory_bytes or 0))
 
 
-def _record(sweep: Sweep, dtype: str, mode: str, cache: str, copies: int, batch: int, outcome, extra=None) -> dict:
+def _record(sweep: CurvePlan, dtype: str, mode: str, cache: str, copies: int, batch: int, outcome, extra=None) -> dict:
     """One results record; `extra` holds what was learnt while preparing the point (kernel
     names; for routed workloads the routing and the FLOPs and bytes it implies)."""
     extra = dict(extra or {})
@@ -184,7 +184,7 @@ class Plan:
 
     fixed: list[dict] = field(default_factory=list)  # records of points that are never timed
     points: list[Point] = field(default_factory=list)
-    labels: dict[tuple, tuple[Sweep, str, str, str]] = field(default_factory=dict)  # curve -> record fields
+    labels: dict[tuple, tuple[CurvePlan, str, str, str]] = field(default_factory=dict)  # curve -> record fields
     copies: dict[tuple, int] = field(default_factory=dict)  # (curve, batch) -> weight copies
     extras: dict[tuple, dict] = field(default_factory=dict)  # (curve, batch) -> what preparing recorded
     keep_alive: list = field(default_factory=list)
@@ -242,8 +242,8 @@ def cache_states(plan: Plan, workload, sweep, dtype, modes, device, sweep_cache,
     return states
 
 
-def plan_configuration(run: RunFile, backend, plan: Plan, sweep: Sweep, dtype: str, settings, budget, sharing, cache,
-                       twins=frozenset()):  # fmt: skip
+def plan_configuration(run: RunFile, backend, plan: Plan, sweep: CurvePlan, dtype: str, settings, budget, sharing,
+                       cache, twins=frozenset()):  # fmt: skip
     """Check, set up and enqueue one workload configuration in one dtype, in each mode it runs in.
     `twins` are the points other sweeps of the run measure with resident weights."""
     workload = ADAPTERS[sweep.workload]
@@ -289,7 +289,7 @@ def plan_configuration(run: RunFile, backend, plan: Plan, sweep: Sweep, dtype: s
                 plan.kernel_jobs.append(((curve, batch), workload, prepared, batch))
 
 
-def resident_points(sweeps: list[Sweep], cache: str, modes) -> set[tuple]:
+def resident_points(sweeps: list[CurvePlan], cache: str, modes) -> set[tuple]:
     """(label, dtype, mode, batch) of every point some sweep of the run measures with resident weights."""
     return {
         (s.label(), dtype, mode, batch)
@@ -310,7 +310,13 @@ def compiled_graphs() -> int:
 
 
 def run_sweeps(
-    run: RunFile, backend, sweeps: list[Sweep], profile: Profile, cache: str, progress, deadline: float | None = None
+    run: RunFile,
+    backend,
+    sweeps: list[CurvePlan],
+    profile: Profile,
+    cache: str,
+    progress,
+    deadline: float | None = None,
 ) -> None:
     """Measure every sweep, all points interleaved, saving the file after every round.
 
@@ -371,7 +377,7 @@ class RunOptions:
     """What the command line asked for."""
 
     profile: Profile
-    sweeps: list[Sweep]
+    sweeps: list[CurvePlan]
     results_dir: Path
     cache: str
     command: list[str]
@@ -497,7 +503,7 @@ def _workloads_reserve(budget, limit_s: float) -> float:
 SAVE_MARGIN = 0.05  # share of the time limit (at most 2 s) kept free for the last writes of the file
 
 
-def _fit(doc: dict, options: RunOptions, kind: str, deadline: float, progress, curves: bool = True) -> list[Sweep]:
+def _fit(doc: dict, options: RunOptions, kind: str, deadline: float, progress, curves: bool = True) -> list[CurvePlan]:
     """The sweeps cut to end by the deadline by the cost model on this run's own ceilings; the
     run records its limit and what was cut."""
     machine = machine_from_ceilings(kind, doc["ceilings"], doc["device"])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from benchmarks.analysis.curves import Curve
@@ -160,18 +160,4 @@ def knee_verdict(curve: Curve) -> str:
     return (
         f"ridge batch ≈ {fmt_batch(predicted)}, measured knee ≈ {fmt_batch(knee.batch)}: "
         f"{sig(ratio, 2)}× the ridge batch ({(ratio - 1) * 100:+.0f} %)"
-    )
-
-
-def html_table(headers: list[str], rows: list[list[Any]], *, caption: str = "", raw: Iterable[int] = ()) -> str:
-    """An HTML table with every cell escaped, except columns listed in `raw` (already HTML)."""
-    raw = set(raw)
-    head = "".join(f"<th>{h(x)}</th>" for x in headers)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{cell if i in raw else h(cell)}</td>" for i, cell in enumerate(row)) + "</tr>"
-        for row in rows
-    )
-    cap = f"<caption>{h(caption)}</caption>" if caption else ""
-    return (
-        f'<div class="md-typeset__table"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
     )

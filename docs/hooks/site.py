@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.analysis import curves as report  # noqa: E402
+from benchmarks.analysis.curves import SiteDataError, load_site_data  # noqa: E402
 from benchmarks.analysis.sweeps import load_sweeps  # noqa: E402
 from benchmarks.site import charts, notice  # noqa: E402
 
@@ -49,9 +49,9 @@ def on_config(config):
     paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     try:
-        data = report.load_site_data()
+        data = load_site_data()
         sweeps = load_sweeps()
-    except report.SiteDataError as exc:
+    except SiteDataError as exc:
         raise PluginError(str(exc)) from None
     _STATE["runs"] = data.runs  # type: ignore[assignment]
     _STATE["sweeps"] = sweeps  # type: ignore[assignment]

@@ -28,19 +28,19 @@ def test_wide_layer_ridge_matches_the_hand_computed_datasheet_ridge(gpu, dtype, 
 
 def test_finite_width_ridge_by_hand():
     # F = 100, BW = 10, s = 2, w = 100: b* = 2·(10⁴ + 100)/10 ÷ (2·10⁴/100 − 2·2·100/10) = 2020 / 160
-    assert calculator.ridge_batch(100, 10, 2, 100) == pytest.approx(2020 / 160)
-    assert calculator.ridge_batch(100, 10, 2, 10) is None  # 2·100/100 − 2·2·10/10 < 0: never compute-bound
+    assert calculator.mlp_ridge_batch(100, 10, 2, 100) == pytest.approx(2020 / 160)
+    assert calculator.mlp_ridge_batch(100, 10, 2, 10) is None  # 2·100/100 − 2·2·10/10 < 0: never compute-bound
 
 
 def test_prediction_by_hand_h100_bf16():
     # 8 layers of 4096² in bf16 at batch 1: bytes 8·2·(4096² + 4096 + 2·4096) = 268,632,064
-    one = calculator.predict(H100, "bfloat16", 4096, 8, 1)
+    one = calculator.predict_mlp(H100, "bfloat16", 4096, 8, 1)
     assert one.bytes == 8 * 2 * (4096**2 + 4096 + 2 * 4096)
     assert one.bound == "memory" and one.seconds == pytest.approx(one.bytes / 3.35e12)
-    big = calculator.predict(H100, "bfloat16", 4096, 8, 4096)
+    big = calculator.predict_mlp(H100, "bfloat16", 4096, 8, 4096)
     assert big.bound == "compute" and big.seconds == pytest.approx(8 * 2 * 4096**2 * 4096 / 989.4e12)
     ridge = calculator.gpu_ridge_batch(H100, "bfloat16", 4096)
-    at_ridge = calculator.predict(H100, "bfloat16", 4096, 8, ridge)
+    at_ridge = calculator.predict_mlp(H100, "bfloat16", 4096, 8, ridge)
     assert at_ridge.flops / 989.4e12 == pytest.approx(at_ridge.bytes / 3.35e12)
 
 
@@ -60,7 +60,7 @@ def test_vega_expressions_agree_with_python(gpu):
             names = {"datum_peak": peak, "datum_bandwidth": gpu.bandwidth, "datum_size": size, "datum_batch": batch}
             names |= {"layer_width": width, "layers": depth}
             seconds = _evaluate_vega(expressions["seconds"], **names)
-            assert seconds == pytest.approx(calculator.predict(gpu, dtype, width, depth, batch).seconds)
+            assert seconds == pytest.approx(calculator.predict_mlp(gpu, dtype, width, depth, batch).seconds)
             ridge = _evaluate_vega(expressions["ridge"], **names)
             expected = calculator.gpu_ridge_batch(gpu, dtype, width)
             assert (ridge is None) == (expected is None)
@@ -80,7 +80,7 @@ def test_the_article_s_t4_example_has_one_answer_between_two_bounds():
     assert calculator.gpu_ridge_batch(t4, "float16", 1024) == pytest.approx(337, abs=0.5)
     assert calculator.gpu_ridge_batch(t4, "float16", 1024, 8, "cache") == pytest.approx(214, abs=0.5)
     assert t4.ridge_batch("float16") == pytest.approx(203, abs=0.5)
-    cached = calculator.predict(t4, "float16", 1024, 8, 1, "cache")
+    cached = calculator.predict_mlp(t4, "float16", 1024, 8, 1, "cache")
     assert cached.bytes == 8 * 2 * (1024 * 1024 + 1024) + 2 * 2 * 1024
 
 

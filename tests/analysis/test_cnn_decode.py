@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.analysis import cnn
-from benchmarks.analysis import curves as report
 from benchmarks.analysis import decode as d
+from benchmarks.analysis.curves import curves as curves_of
 from benchmarks.analysis.roofline import Ceilings, critical_batch
 from benchmarks.contract.results import Run
 from benchmarks.workloads import attention_name
@@ -232,7 +232,7 @@ def test_formula_rows_follow_the_terms():
 
 def test_intensity_rows_from_records():
     run = synthetic_run(conv_records())
-    curves = report.curves(run, "conv") + report.curves(run, "resnet50")
+    curves = curves_of(run, "conv") + curves_of(run, "resnet50")
     rows = {r.curve.label: r for r in cnn.intensity_rows(curves)}
     early = rows["3×3, 64→64 @56²"]
     flops, moved = costs.conv_cost(1, 64, 64, 3, 56, 4)
@@ -249,7 +249,7 @@ def test_intensity_rows_from_records():
 
 def test_intensity_at_interpolates_without_batch_one():
     run = synthetic_run([r for r in conv_records() if r["batch"] > 1])
-    curve = report.curves(run, "conv")[0]
+    curve = curves_of(run, "conv")[0]
     flops, moved = costs.conv_cost(
         1, **{k: curve.params[k] for k in ("c_in", "c_out", "kernel", "resolution")}, bytes_per_element=4
     )
@@ -259,12 +259,12 @@ def test_intensity_at_interpolates_without_batch_one():
 
 def test_throughput_gain_and_beyond_ceiling():
     run = synthetic_run(conv_records())
-    net = report.curves(run, "resnet50")[0]
+    net = curves_of(run, "resnet50")[0]
     gain, predicted = cnn.throughput_gain(net)
     assert gain > predicted  # the made-up 5 ms per call is amortised, which the roofline does not know
     assert cnn.beyond_ceiling([net]) == []
     fast = synthetic_run(conv_records(Ceilings(flops_per_s=CPU_LIKE.flops_per_s * 2, bytes_per_s=1e15)), CPU_LIKE)
-    assert {c.label for c, _, _ in cnn.beyond_ceiling(report.curves(fast, "conv"))} == {
+    assert {c.label for c, _, _ in cnn.beyond_ceiling(curves_of(fast, "conv"))} == {
         "3×3, 64→64 @56²",
         "1×1, 2048→512 @7²",
     }
@@ -272,7 +272,7 @@ def test_throughput_gain_and_beyond_ceiling():
 
 def test_decode_rows_and_recorded_crossover():
     run = synthetic_run(decode_records(skip_from=16))
-    curves = report.curves(run, "decode")
+    curves = curves_of(run, "decode")
     rows = d.decode_rows(curves)
     assert [(attention_name(r.curve.params), r.context) for r in rows] == [
         ("MHA", 128),
@@ -292,7 +292,7 @@ def test_decode_rows_and_recorded_crossover():
 
 def test_condition_rows_pairs_and_prefill():
     run = synthetic_run(decode_records())
-    curves = report.curves(run, "decode")
+    curves = curves_of(run, "decode")
     steps = [c for c in curves if d.is_decode(c)]
     rows = d.condition_rows(steps, CPU_LIKE.ridge_intensity)
     assert [(r.params["kv_heads"], r.context) for r in rows] == [(8, 128), (8, 2048), (2, 128), (2, 2048)]

@@ -2,8 +2,8 @@
 
 import pytest
 
-from benchmarks.analysis import curves as report
 from benchmarks.analysis import decode as d
+from benchmarks.analysis.curves import curves
 from benchmarks.analysis.roofline import Ceilings
 from benchmarks.workloads import decoder_config
 from snippets import costs
@@ -14,7 +14,7 @@ GPU = Ceilings(flops_per_s=400e12 / 8, bytes_per_s=2e12)  # made up
 
 def steps():
     run = synthetic_run(decode_records(GPU), GPU)
-    return [c for c in report.curves(run, "decode") if d.is_decode(c)]
+    return [c for c in curves(run, "decode") if d.is_decode(c)]
 
 
 def test_the_two_operations_add_up_to_the_whole_cost():

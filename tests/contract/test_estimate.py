@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.measure import estimate
-from benchmarks.profiles import FULL, QUICK, Profile, Sweep
+from benchmarks.profiles import FULL, QUICK, CurvePlan, Profile
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,8 +49,8 @@ def test_the_full_profile_fits_four_minutes_on_an_h200():
 def test_skipped_kv_batches_cost_nothing():
     """A decode sweep's batches whose KV cache exceeds its share are not planned, so not estimated."""
     model = {"layers": 4, "d_model": 4096, "heads": 32, "kv_heads": 32, "d_ff": 14336, "ffn": "swiglu"}
-    long = Sweep("decode", {**model, "context": 32768, "phase": "decode"}, ("bfloat16",), ("graph",), (1, 512))
-    short = Sweep("decode", {**model, "context": 32768, "phase": "decode"}, ("bfloat16",), ("graph",), (1,))
+    long = CurvePlan("decode", {**model, "context": 32768, "phase": "decode"}, ("bfloat16",), ("graph",), (1, 512))
+    short = CurvePlan("decode", {**model, "context": 32768, "phase": "decode"}, ("bfloat16",), ("graph",), (1,))
     profile = Profile("p", "test-only", (long,), rounds=5, min_sample_s=0.002)
     both = estimate.estimate(profile, estimate.H200, [long], ceilings=False)
     one = estimate.estimate(profile, estimate.H200, [short], ceilings=False)

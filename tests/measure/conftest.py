@@ -8,13 +8,13 @@ from benchmarks import profiles
 from benchmarks.commands.cli import main
 from benchmarks.contract.results import read_run
 from benchmarks.measure import ceiling_plan, runner
-from benchmarks.profiles import Profile, Sweep
+from benchmarks.profiles import CurvePlan, Profile
 
 TINY = Profile(
     name="tiny",
     description="test-only: two tiny MLPs",
     sweeps=tuple(
-        Sweep("mlp", {"width": w, "depth": 2}, ("float32",), ("graph", "eager"), (1, 4, 8, 16)) for w in (64, 128)
+        CurvePlan("mlp", {"width": w, "depth": 2}, ("float32",), ("graph", "eager"), (1, 4, 8, 16)) for w in (64, 128)
     ),
     rounds=3,
     min_sample_s=0.001,
@@ -66,7 +66,7 @@ def one_sweep(monkeypatch, tmp_path, capsys):
     """Run a test-only profile of one sweep on the CPU; return the records by batch."""
     small_ceilings(monkeypatch)
 
-    def run(sweep: Sweep) -> dict[int, dict]:
+    def run(sweep: CurvePlan) -> dict[int, dict]:
         profile = Profile(name="one-sweep", description="test-only", sweeps=(sweep,), rounds=3, min_sample_s=0.001)
         monkeypatch.setitem(profiles.PROFILES, "one-sweep", profile)
         args = ["run", "--profile", "one-sweep", "--device", "cpu", "--threads", "1", "--results-dir", str(tmp_path)]

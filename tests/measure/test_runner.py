@@ -14,7 +14,7 @@ from benchmarks.contract.results import read_run
 from benchmarks.measure import planning, runner
 from benchmarks.measure.adapters import MLP
 from benchmarks.measure.backends import CpuBackend
-from benchmarks.profiles import Profile, Sweep
+from benchmarks.profiles import CurvePlan, Profile
 from snippets import costs
 from tests.measure.conftest import TINY, small_cache, written
 
@@ -172,7 +172,7 @@ def test_resident_and_rotated_twins_are_separate_curves(tiny, capsys, monkeypatc
     _one_sweep_profile(
         monkeypatch,
         *(
-            Sweep("mlp", {"width": 64, "depth": 2}, ("float32",), ("eager",), (1, 2), cache=c)
+            CurvePlan("mlp", {"width": 64, "depth": 2}, ("float32",), ("eager",), (1, 2), cache=c)
             for c in ("resident", "rotated")
         ),
     )
@@ -192,7 +192,9 @@ def test_compile_mode_times_the_compiled_model(tiny, capsys, monkeypatch):
         return module  # the plumbing under test; a real compile takes tens of seconds here
 
     monkeypatch.setattr(torch, "compile", fake_compile)
-    _one_sweep_profile(monkeypatch, Sweep("mlp", {"width": 64, "depth": 2}, ("float32",), ("eager", "compile"), (1, 2)))
+    _one_sweep_profile(
+        monkeypatch, CurvePlan("mlp", {"width": 64, "depth": 2}, ("float32",), ("eager", "compile"), (1, 2))
+    )
     assert tiny("--cache", "resident") == 0
     written_path = written(capsys)
     records = read_run(written_path).records
@@ -213,7 +215,7 @@ def test_a_compile_failure_fails_its_points_once(tiny, capsys, monkeypatch):
 
     monkeypatch.setattr(torch, "compile", broken_compile)
     _one_sweep_profile(
-        monkeypatch, Sweep("mlp", {"width": 64, "depth": 2}, ("float32",), ("eager", "compile"), (1, 2, 4))
+        monkeypatch, CurvePlan("mlp", {"width": 64, "depth": 2}, ("float32",), ("eager", "compile"), (1, 2, 4))
     )
     assert tiny("--cache", "resident") == 0
     records = read_run(written(capsys)).records
@@ -271,7 +273,7 @@ def test_schema_command_prints_the_schema(capsys):
 
 def test_linear_sweep_records_kernels_at_sampled_batches(one_sweep):
     records = one_sweep(
-        Sweep(
+        CurvePlan(
             "linear", {"in_features": 32, "out_features": 16}, ("float32",), ("eager",), (1, 2, 3, 4, 5),
             rounds=2, min_sample_s=0.0005, warmup_s=0.0, kernel_batches=frozenset({2, 4}),
         )
@@ -284,7 +286,7 @@ def test_linear_sweep_records_kernels_at_sampled_batches(one_sweep):
 
 def test_routing_is_the_same_in_every_run(one_sweep):
     params = {"variant": "token-choice", "experts": 4, "top_k": 2, "d_model": 16, "d_ff": 8, "skew": 1.0}
-    sweep = Sweep("moe", params, ("float32",), ("eager",), (3, 17), rounds=1, min_sample_s=0.0005, warmup_s=0.0)
+    sweep = CurvePlan("moe", params, ("float32",), ("eager",), (3, 17), rounds=1, min_sample_s=0.0005, warmup_s=0.0)
     routings = []
     for _ in range(2):
         routings.append([(r["routing"], r["flops"], r["bytes"]) for r in one_sweep(sweep).values()])
@@ -300,7 +302,7 @@ def test_a_profiler_failure_costs_the_kernel_names_not_the_point(monkeypatch, on
 
     monkeypatch.setattr(Linear, "kernels", broken)
     records = one_sweep(
-        Sweep(
+        CurvePlan(
             "linear", {"in_features": 16, "out_features": 8}, ("float32",), ("eager",), (1, 2, 3),
             rounds=2, min_sample_s=0.0005, warmup_s=0.0, kernel_batches=frozenset({2}),
         )
@@ -335,7 +337,7 @@ def test_decode_batches_whose_kv_cache_cannot_fit_are_skipped(tiny, capsys, monk
         return int(needed / planning.KV_MEMORY_SHARE) + 1  # room for batch 2, not 4
 
     monkeypatch.setattr(CpuBackend, "free_memory", free_memory)
-    _one_sweep_profile(monkeypatch, Sweep("decode", DECODE_TINY, ("float32",), ("eager",), (1, 2, 4)))
+    _one_sweep_profile(monkeypatch, CurvePlan("decode", DECODE_TINY, ("float32",), ("eager",), (1, 2, 4)))
     assert tiny() == 0
     run = read_run(written(capsys))
     status = {r["batch"]: r for r in run.records}
@@ -394,8 +396,8 @@ def test_conv_and_resnet50_run_with_their_analytic_costs(tiny, capsys, monkeypat
     conv = {"c_in": 8, "c_out": 16, "kernel": 3, "resolution": 8}
     _one_sweep_profile(
         monkeypatch,
-        Sweep("conv", conv, ("float32",), ("eager",), (1, 2)),
-        Sweep("resnet50", {"resolution": 32}, ("float32",), ("eager",), (1,)),
+        CurvePlan("conv", conv, ("float32",), ("eager",), (1, 2)),
+        CurvePlan("resnet50", {"resolution": 32}, ("float32",), ("eager",), (1,)),
     )
     assert tiny("--cache", "resident") == 0
     records = {(r["workload"], r["batch"]): r for r in read_run(written(capsys)).records}
@@ -409,10 +411,10 @@ def test_kv_budgets_give_small_curves_what_they_need_and_split_the_rest():
 
     decode = Decode()
     sweeps = [
-        Sweep("decode", {**DECODE_TINY, "context": context}, ("float32",), ("eager",), (1, 64))
+        CurvePlan("decode", {**DECODE_TINY, "context": context}, ("float32",), ("eager",), (1, 64))
         for context in (16, 4096, 8192)
     ]
-    sweeps.insert(1, Sweep("mlp", {"width": 8, "depth": 1}, ("float32",), ("eager",), (1,)))
+    sweeps.insert(1, CurvePlan("mlp", {"width": 8, "depth": 1}, ("float32",), ("eager",), (1,)))
     wants = [decode.memory_needed(s.params, "float32", 64) for s in (sweeps[0], sweeps[2], sweeps[3])]
     share = planning.KV_MEMORY_SHARE
     memory = (wants[0] + 2 * wants[1] * 0.75) / share  # the small curve's need and 75 % of two others
@@ -434,7 +436,7 @@ def test_every_workload_has_an_adapter_and_every_adapter_a_workload():
 def test_large_batches_need_fewer_weight_copies():
     """A batch's activations take cache room too: at large batch fewer copies span the cache."""
     mlp = MLP()
-    sweep = Sweep("mlp", {"width": 256, "depth": 8}, ("float32",), ("eager",), (1, 64, 512))
+    sweep = CurvePlan("mlp", {"width": 256, "depth": 8}, ("float32",), ("eager",), (1, 64, 512))
     device = {"l2_bytes": 32 * 2**20, "memory_bytes": 2**34}
     copies = planning.copies_by_batch(mlp, sweep, "float32", "rotated", device, sweep.batches)
     # 2 MiB of weights; activations 8·4·2·b·256 bytes: 16 KiB a row
@@ -446,7 +448,7 @@ def test_points_that_cannot_rotate_past_the_cache_are_measured_resident_or_left_
     """64 copies of a 0.5 MiB MLP span 32 MiB, not 3 × 32 MiB: such a point is resident, whatever
     the sweep asked for; where another sweep already measures it resident, it is skipped with the reason."""
     plan = runner.Plan()
-    sweep = Sweep("mlp", {"width": 128, "depth": 8}, ("float32",), ("eager",), (1, 4096))
+    sweep = CurvePlan("mlp", {"width": 128, "depth": 8}, ("float32",), ("eager",), (1, 4096))
     device = {"l2_bytes": 32 * 2**20, "memory_bytes": 2**34}
     copies = planning.copies_by_batch(MLP(), sweep, "float32", "rotated", device, sweep.batches)
     assert copies[1] == planning.MAX_COPIES
@@ -466,7 +468,7 @@ def test_points_that_cannot_rotate_past_the_cache_are_measured_resident_or_left_
 def test_a_profile_with_both_cache_states_never_measures_a_point_twice(tiny, capsys, monkeypatch):
     """The tiny profile's MLPs under a 32 MiB cache: rotation cannot reach 3×, and the resident
     twins the profile measures take those points."""
-    twin = Sweep("mlp", {"width": 64, "depth": 2}, ("float32",), ("eager",), (1, 4), cache="resident")
+    twin = CurvePlan("mlp", {"width": 64, "depth": 2}, ("float32",), ("eager",), (1, 4), cache="resident")
     profile = Profile(name="tiny", description="test-only", sweeps=(*TINY.sweeps, twin), rounds=2, min_sample_s=0.001)
     monkeypatch.setitem(profiles.PROFILES, "tiny", profile)
     small_cache(monkeypatch, l2_bytes=32 * 2**20)
@@ -501,7 +503,7 @@ class Recorder:
         monkeypatch.setattr(Linear, "kernels", kernels)
 
 
-LINEAR_SWEEP = Sweep(
+LINEAR_SWEEP = CurvePlan(
     "linear", {"in_features": 16, "out_features": 8}, ("float32",), ("eager",), (1, 2, 3),
     rounds=2, min_sample_s=0.0005, warmup_s=0.0, kernel_batches=frozenset({1, 3}),
 )  # fmt: skip

@@ -28,6 +28,6 @@ def test_labels_on_one_side_keep_their_distance_and_close_values_share_one():
 
 def test_intensity_chart_is_vega_lite_with_labels_on_both_sides():
     gpus = [find_gpu(n) for n in ("NVIDIA T4", "NVIDIA A100 SXM4 80GB", "NVIDIA H100 SXM", "NVIDIA H200")]
-    spec = charts.intensity_chart(gpus, 4096, "intensity").to_dict()
+    spec = charts.gpu_intensity_chart(gpus, 4096, "intensity").to_dict()
     aligns = {layer["mark"].get("align") for layer in spec["layer"] if layer["mark"].get("type") == "text"}
     assert aligns == {"left", "right"}

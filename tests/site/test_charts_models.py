@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from benchmarks.analysis import curves as report
 from benchmarks.analysis import decode as d
+from benchmarks.analysis.curves import curves as curves_of
 from benchmarks.workloads import IMAGES, SEQUENCES
 from tests.analysis.test_cnn_decode import conv_records, decode_records, synthetic_run
 
@@ -22,7 +22,7 @@ charts = pytest.importorskip("benchmarks.site.charts")
 
 def test_split_and_tokens_rows():
     run = synthetic_run(decode_records())
-    curves = report.curves(run, "decode")
+    curves = curves_of(run, "decode")
     step = next(c for c in curves if d.is_decode(c))
     rows = cm.split_rows(step)
     assert {r["part"] for r in rows} == set(cm.PARTS)
@@ -50,8 +50,8 @@ def _titles(node, found):
 
 def test_cnn_charts_are_valid_vega_lite():
     run = synthetic_run(conv_records())
-    convs = report.curves(run, "conv")
-    net = report.curves(run, "resnet50")[0]
+    convs = curves_of(run, "conv")
+    net = curves_of(run, "resnet50")[0]
     for chart in (
         charts.latency_chart(convs, "latency", IMAGES),
         charts.throughput_chart(convs, "throughput", IMAGES),
@@ -69,7 +69,7 @@ def test_cnn_charts_are_valid_vega_lite():
 
 def test_decode_charts_are_valid_vega_lite():
     run = synthetic_run(decode_records())
-    curves = report.curves(run, "decode")
+    curves = curves_of(run, "decode")
     steps = [c for c in curves if d.is_decode(c)]
     prefill = [c for c in curves if d.is_prefill(c)]
     specs = [

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.analysis import curves as report
+from benchmarks.analysis.curves import curves
 from benchmarks.analysis.roofline import Ceilings
-from benchmarks.site.pages import _models_words as words
+from benchmarks.site import model_words as words
 from benchmarks.site.pages import decode
 from tests.analysis.test_cnn_decode import decode_records, synthetic_doc, synthetic_run
 from tests.synthetic import make_run, site_data
@@ -101,7 +101,7 @@ def test_a_hostile_device_name_is_escaped():
 def test_knee_texts():
     assert words.measured_knee_text(None) == "none detected"
     run = synthetic_run(decode_records())
-    long_mha = next(c for c in report.curves(run, "decode") if c.label == "context 2048, MHA")
+    long_mha = next(c for c in curves(run, "decode") if c.label == "context 2048, MHA")
     assert long_mha.predicted_knee is None
     assert words.predicted_knee_text(long_mha).startswith("none")
     assert words.knees_text(long_mha).startswith("ridge batch none")
@@ -113,7 +113,7 @@ def test_not_measured_lists_batches_once_per_configuration():
     records = decode_records(skip_from=16)
     records += [dict(r, mode="graph") for r in records]
     run = synthetic_run(records)
-    lines = words.not_measured(report.curves(run, "decode"))
+    lines = words.not_measured(curves(run, "decode"))
     assert len(lines) == 4  # two contexts × two attention types, both modes on one line
     assert all("batches 16, 32 skipped (not run: KV cache over budget)" in line for line in lines)
     assert all("eager, graph" in line or "graph, eager" in line for line in lines)

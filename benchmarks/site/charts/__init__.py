@@ -22,8 +22,7 @@ from typing import Any
 
 import altair as alt
 
-from benchmarks.analysis import curves as report
-from benchmarks.analysis.curves import Curve
+from benchmarks.analysis.curves import Curve, predicted_at
 from benchmarks.site import text
 from benchmarks.workloads import ROWS, BatchUnit
 from snippets.costs import linear_cost
@@ -55,14 +54,14 @@ def _round(value: Any, digits: int = 4) -> Any:
     return value
 
 
-def _rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def chart_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: _round(v) for k, v in row.items()} for row in rows]
 
 
 LEGEND_LABEL_LIMIT = 200  # px: Vega's default (160) cuts labels such as "context 2048, GQA (8 KV heads)"
 
 
-def _batch_axis(batches: Sequence[float], unit: BatchUnit = ROWS) -> alt.X:
+def batch_axis(batches: Sequence[float], unit: BatchUnit = ROWS) -> alt.X:
     low, high = min(batches), max(batches)
     ticks = [2**i for i in range(0, 16) if low <= 2**i <= high]
     return alt.X(
@@ -73,7 +72,7 @@ def _batch_axis(batches: Sequence[float], unit: BatchUnit = ROWS) -> alt.X:
     )
 
 
-def _title(text: str, *subtitle: str) -> alt.TitleParams:
+def chart_title(text: str, *subtitle: str) -> alt.TitleParams:
     return alt.TitleParams(text=text, subtitle=[s for s in subtitle if s], anchor="start", subtitleFontSize=11)
 
 
@@ -100,14 +99,14 @@ def curve_rows(curves: Sequence[Curve], series: str = "label") -> list[dict[str,
                 rows.append(_point_row(name, "roofline", p.batch, p.predicted_s))
         low, high = curve.batches[0], curve.batches[-1]
         if curve.predicted_knee and low <= curve.predicted_knee <= high:
-            at = report.predicted_at(curve, curve.predicted_knee)
+            at = predicted_at(curve, curve.predicted_knee)
             rows.append(_point_row(name, "ridge batch", curve.predicted_knee, at))
         if curve.knee:
             rows.append(_point_row(name, "measured knee", curve.knee.batch, curve.knee.time_at_knee_s))
-    return _rows(rows)
+    return chart_rows(rows)
 
 
-def _curve_layers(
+def curve_layers(
     rows: list[dict[str, Any]],
     y: str,
     y_title: str,
@@ -116,7 +115,7 @@ def _curve_layers(
     band: bool,
     unit: BatchUnit = ROWS,
 ) -> alt.LayerChart:
-    base = alt.Chart(alt.Data(values=rows)).encode(x=_batch_axis(batches, unit))
+    base = alt.Chart(alt.Data(values=rows)).encode(x=batch_axis(batches, unit))
     y_enc = alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log"))
     tip = [
         alt.Tooltip("series:N", title="curve"),
@@ -183,16 +182,16 @@ def latency_chart(curves: Sequence[Curve], title: str, unit: BatchUnit = ROWS) -
     """Median latency against batch (log-log) per curve, q1–q3 band, roofline dashed, knees marked."""
     rows = curve_rows(curves)
     batches = [b for c in curves for b in c.batches]
-    chart = _curve_layers(rows, "ms", "median latency per call (ms)", _series_color(curves), batches, True, unit)
-    return chart.properties(width=WIDTH, height=HEIGHT, title=_title(title, *_subtitle(curves)))
+    chart = curve_layers(rows, "ms", "median latency per call (ms)", _series_color(curves), batches, True, unit)
+    return chart.properties(width=WIDTH, height=HEIGHT, title=chart_title(title, *_subtitle(curves)))
 
 
 def throughput_chart(curves: Sequence[Curve], title: str, unit: BatchUnit = ROWS) -> alt.LayerChart:
     """Rows (images, tokens) per second against batch per curve, measured against the roofline."""
     rows = curve_rows(curves)
     batches = [b for c in curves for b in c.batches]
-    chart = _curve_layers(rows, "rows_per_s", unit.throughput, _series_color(curves), batches, False, unit)
-    return chart.properties(width=WIDTH, height=HEIGHT, title=_title(title, *_subtitle(curves)))
+    chart = curve_layers(rows, "rows_per_s", unit.throughput, _series_color(curves), batches, False, unit)
+    return chart.properties(width=WIDTH, height=HEIGHT, title=chart_title(title, *_subtitle(curves)))
 
 
 def _knee_rules(curve: Curve, y: str) -> list[alt.Chart]:
@@ -210,7 +209,7 @@ def labelled_rules(marks: list[dict[str, Any]], field: str, font_size: int = 11)
     """Dotted vertical rules at each mark's `field`, each labelled up its left side with its `label`."""
     if not marks:
         return []
-    base = alt.Chart(alt.Data(values=_rows(marks))).encode(x=f"{field}:Q")
+    base = alt.Chart(alt.Data(values=chart_rows(marks))).encode(x=f"{field}:Q")
     rule = base.mark_rule(strokeDash=[2, 2], color="#888")
     text = base.mark_text(
         align="left", dx=4, dy=-4, baseline="bottom", fontSize=font_size, color=LABEL_GREY, angle=270
@@ -227,10 +226,10 @@ def headline_chart(curve: Curve, title: str, unit: BatchUnit = ROWS) -> alt.HCon
         ("ms", "median latency per call (ms)", True, "latency"),
         ("rows_per_s", unit.throughput, False, "throughput"),
     ):
-        layers = _curve_layers(rows, y, y_title, color, curve.batches, band, unit)
+        layers = curve_layers(rows, y, y_title, color, curve.batches, band, unit)
         panel = alt.layer(layers, *_knee_rules(curve, y))
         panels.append(panel.properties(width=HEADLINE_PANEL, height=HEIGHT, title=name))
-    return alt.hconcat(*panels).properties(title=_title(title, *_subtitle([curve])))
+    return alt.hconcat(*panels).properties(title=chart_title(title, *_subtitle([curve])))
 
 
 def mode_chart(curves: Sequence[Curve], title: str) -> alt.FacetChart:
@@ -252,7 +251,7 @@ def mode_chart(curves: Sequence[Curve], title: str) -> alt.FacetChart:
     )
     batches = [b for c in curves for b in c.batches]
     y = alt.Y("ms:Q", title="median latency (ms)", scale=alt.Scale(type="log"))
-    base = alt.Chart().encode(x=_batch_axis(batches), y=y, color=color)
+    base = alt.Chart().encode(x=batch_axis(batches), y=y, color=color)
     layer = alt.layer(
         base.mark_line(strokeWidth=1.8).encode(
             strokeDash=alt.StrokeDash(
@@ -269,7 +268,7 @@ def mode_chart(curves: Sequence[Curve], title: str) -> alt.FacetChart:
                 alt.Tooltip("ms:Q", title="latency (ms)", format=".4~g"),
             ]
         ),
-        data=alt.Data(values=_rows(rows)),
+        data=alt.Data(values=chart_rows(rows)),
     ).properties(width=250, height=180)
     first = curves[0]
     subtitle = [
@@ -278,7 +277,7 @@ def mode_chart(curves: Sequence[Curve], title: str) -> alt.FacetChart:
     ]
     return layer.facet(
         facet=alt.Facet("panel:N", title=None, sort=list(dict.fromkeys(c.label for c in curves))), columns=2
-    ).properties(title=_title(title, *subtitle))
+    ).properties(title=chart_title(title, *subtitle))
 
 
 DTYPE_SHORT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "tfloat32": "tf32", "float8": "fp8"}
@@ -321,7 +320,7 @@ def spaced_labels(values: Sequence[tuple[str, float]], min_ratio: float) -> list
     ]
 
 
-def intensity_chart(gpus: Sequence[Any], width: int, title: str) -> alt.LayerChart:
+def gpu_intensity_chart(gpus: Sequence[Any], width: int, title: str) -> alt.LayerChart:
     """Arithmetic intensity of one width×width Linear layer against batch, with datasheet ridges."""
     batches = [2**i for i in range(0, 13)]
     rows = []
@@ -335,14 +334,14 @@ def intensity_chart(gpus: Sequence[Any], width: int, title: str) -> alt.LayerCha
     min_ratio = (domain[1] / domain[0]) ** (LABEL_PX / HEIGHT)
     marks = spaced_labels(ridges, min_ratio)
     scale = alt.Scale(type="log", domain=domain, nice=False)
-    base = alt.Chart(alt.Data(values=_rows(rows))).encode(x=_batch_axis(batches))
+    base = alt.Chart(alt.Data(values=chart_rows(rows))).encode(x=batch_axis(batches))
     y = alt.Y("intensity:Q", title="arithmetic intensity (FLOP per byte)", scale=scale)
     lines = base.mark_line(point=True).encode(
         y=y,
         color=alt.Color("series:N", title="Linear layer", scale=alt.Scale(range=PALETTE[:2])),
         tooltip=[alt.Tooltip("series:N"), alt.Tooltip("batch:Q"), alt.Tooltip("intensity:Q", format=".3~g")],
     )
-    rule_base = alt.Chart(alt.Data(values=_rows(marks))).encode(y=alt.Y("value:Q", scale=scale))
+    rule_base = alt.Chart(alt.Data(values=chart_rows(marks))).encode(y=alt.Y("value:Q", scale=scale))
     rules = rule_base.mark_rule(strokeDash=[4, 3], color="#888").encode(
         tooltip=[alt.Tooltip("label:N", title="ridge intensity (FLOP/B)")]
     )
@@ -357,7 +356,7 @@ def intensity_chart(gpus: Sequence[Any], width: int, title: str) -> alt.LayerCha
         f"{width}×{width} weight · dashed: datasheet ridge intensity (peak FLOP/s ÷ bandwidth)",
         "no measurement: datasheet figures, sources on this page",
     ]
-    return alt.layer(lines, rules, *labels).properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
+    return alt.layer(lines, rules, *labels).properties(width=WIDTH, height=HEIGHT, title=chart_title(title, *subtitle))
 
 
 def every_batch_axis(largest: int) -> alt.X:
@@ -424,7 +423,7 @@ def steps_chart(curves: Sequence[Any], steps: dict[str, Sequence[Any]], title: s
         ]
         if rules:
             layers.append(
-                alt.Chart(alt.Data(values=_rows(rules)))
+                alt.Chart(alt.Data(values=chart_rows(rules)))
                 .mark_rule(strokeDash=[3, 3], opacity=0.7, color="#888")
                 .encode(
                     x="batch:Q",
@@ -437,8 +436,8 @@ def steps_chart(curves: Sequence[Any], steps: dict[str, Sequence[Any]], title: s
                 )
             )
         panels.append(alt.layer(*layers).properties(width=WIDTH, height=200))
-    return alt.vconcat(*panels, data=alt.Data(values=_rows(rows))).properties(
-        title=_title(title, *subtitle, "dashed rules: detected steps" if rules else "")
+    return alt.vconcat(*panels, data=alt.Data(values=chart_rows(rows))).properties(
+        title=chart_title(title, *subtitle, "dashed rules: detected steps" if rules else "")
     )
 
 
@@ -449,7 +448,7 @@ def load_chart(rows: list[dict[str, Any]], title: str, subtitle: Sequence[str]) 
     """
     labels = list(dict.fromkeys(r["series"] for r in rows))
     return (
-        alt.Chart(alt.Data(values=_rows(rows)))
+        alt.Chart(alt.Data(values=chart_rows(rows)))
         .mark_point(filled=True, size=40, opacity=0.85)
         .encode(
             x=alt.X("max_load:Q", title="rows of the busiest expert", scale=alt.Scale(type="log")),
@@ -463,7 +462,7 @@ def load_chart(rows: list[dict[str, Any]], title: str, subtitle: Sequence[str]) 
                 alt.Tooltip("ms:Q", title="latency (ms)", format=".4~g"),
             ],
         )
-        .properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
+        .properties(width=WIDTH, height=HEIGHT, title=chart_title(title, *subtitle))
     )
 
 
@@ -534,19 +533,6 @@ class Figure:
             f'<span class="bchart-links">Chart <code>{cid}</code>: {links}</span>'
             f"</figcaption></figure>"
         )
-
-
-def show_device_sections(runs: Sequence[Any], section: Any, empty_html: str) -> None:
-    """Display, on a page, a heading per run and the parts `section(run)` returns (HTML strings or
-    figures); `empty_html` when there is no run. Imports IPython only when a page calls it."""
-    from IPython.display import HTML, display
-
-    if not runs:
-        display(HTML(empty_html))
-    for run in runs:
-        display(HTML(f"<h2>{text.h(text.device_label(run))}</h2>"))
-        for part in section(run):
-            display(HTML(part) if isinstance(part, str) else part)
 
 
 def figure(

@@ -11,7 +11,7 @@ from typing import Any
 
 import altair as alt
 
-from benchmarks.site.charts import KIND_DASH, LABEL_GREY, PALETTE, _rows, _title
+from benchmarks.site.charts import KIND_DASH, LABEL_GREY, PALETTE, chart_rows, chart_title
 
 MEASURED, ROOFLINE = "measured", "roofline (predicted)"  # the kinds of row
 PANEL_WIDTH, PANEL_HEIGHT = 240, 200  # three panels to a row fit the page
@@ -66,8 +66,8 @@ def normalised_chart(
     size = {"width": ALONE_WIDTH, "height": ALONE_HEIGHT} if alone else {"width": PANEL_WIDTH, "height": PANEL_HEIGHT}
     panels = [
         alt.layer(
-            roofline, lines, points, data=alt.Data(values=_rows([row for row in rows if row["device"] == device]))
+            roofline, lines, points, data=alt.Data(values=chart_rows([row for row in rows if row["device"] == device]))
         ).properties(title=alt.TitleParams(device, fontSize=12, anchor="start"), **size)
         for device in devices
     ]
-    return alt.concat(*panels, columns=min(3, len(devices))).properties(title=_title(title, *subtitle))
+    return alt.concat(*panels, columns=min(3, len(devices))).properties(title=chart_title(title, *subtitle))

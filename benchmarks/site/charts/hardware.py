@@ -25,10 +25,10 @@ from benchmarks.site.charts import (
     LEGEND,
     PALETTE,
     WIDTH,
-    _batch_axis,
-    _curve_layers,
-    _rows,
-    _title,
+    batch_axis,
+    chart_rows,
+    chart_title,
+    curve_layers,
     curve_rows,
     labelled_rules,
 )
@@ -65,7 +65,7 @@ def _cache_rules(levels: list[dict[str, Any]], low: float, high: float) -> list[
 def _hline(rows: list[dict[str, Any]], y_field: str, color: alt.Color | None = None) -> list[alt.Chart]:
     if not rows:
         return []
-    base = alt.Chart(alt.Data(values=_rows(rows))).encode(y=alt.Y(f"{y_field}:Q", scale=alt.Scale(type="log")))
+    base = alt.Chart(alt.Data(values=chart_rows(rows))).encode(y=alt.Y(f"{y_field}:Q", scale=alt.Scale(type="log")))
     rule = base.mark_rule(strokeDash=[6, 4], strokeWidth=1.2)
     rule = rule.encode(color=color) if color else rule.encode(color=alt.value("#777"))
     text = base.mark_text(align="right", dx=-2, dy=-3, baseline="bottom", fontSize=10, color=LABEL_GREY).encode(
@@ -84,7 +84,7 @@ def bandwidth_chart(run: Run, gpu: GPU | None, title: str) -> alt.LayerChart:
     x = _bytes_axis("bytes", "working set (bytes touched per pass)", sizes)
     y = alt.Y("gb_per_s:Q", title="bandwidth (GB/s)", scale=alt.Scale(type="log"))
     lines = (
-        alt.Chart(alt.Data(values=_rows(rows)))
+        alt.Chart(alt.Data(values=chart_rows(rows)))
         .mark_line(point=alt.OverlayMarkDef(filled=True, size=24), strokeWidth=1.8)
         .encode(
             x=x,
@@ -106,7 +106,7 @@ def bandwidth_chart(run: Run, gpu: GPU | None, title: str) -> alt.LayerChart:
         "dotted: cache sizes the device reports" + (" · dashed: datasheet bandwidth" if datasheet else ""),
     ]
     layers = [lines, *_cache_rules(cache_levels(run), min(sizes), max(sizes)), *_hline(datasheet, "gb_per_s")]
-    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
+    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=chart_title(title, *subtitle))
 
 
 def matmul_chart(run: Run, gpu: GPU | None, title: str) -> alt.LayerChart:
@@ -127,7 +127,7 @@ def matmul_chart(run: Run, gpu: GPU | None, title: str) -> alt.LayerChart:
         axis=alt.Axis(values=sorted(set(ns)), format="d"),
     )
     lines = (
-        alt.Chart(alt.Data(values=_rows(rows)))
+        alt.Chart(alt.Data(values=chart_rows(rows)))
         .mark_line(point=alt.OverlayMarkDef(filled=True, size=24), strokeWidth=1.8)
         .encode(
             x=x,
@@ -148,7 +148,7 @@ def matmul_chart(run: Run, gpu: GPU | None, title: str) -> alt.LayerChart:
         "dashed: datasheet dense peak per dtype" if peaks else "",
     ]
     return alt.layer(lines, *_hline(peaks, "tflops", color)).properties(
-        width=WIDTH, height=HEIGHT, title=_title(title, *subtitle)
+        width=WIDTH, height=HEIGHT, title=chart_title(title, *subtitle)
     )
 
 
@@ -158,13 +158,13 @@ def cache_state_chart(curves: Sequence[Curve], title: str) -> alt.LayerChart:
     caches = list(dict.fromkeys(c.cache for c in curves))
     color = alt.Color("series:N", title="weights", scale=alt.Scale(domain=caches, range=PALETTE[: len(caches)]))
     batches = [b for c in curves for b in c.batches]
-    chart = _curve_layers(rows, "ms", "median latency per call (ms)", color, batches, band=True)
+    chart = curve_layers(rows, "ms", "median latency per call (ms)", color, batches, band=True)
     first = curves[0]
     subtitle = [
         f"{text.device_label(first.run)} · {first.dtype} · {first.mode} · cache: {' vs '.join(caches)}",
         LEGEND,
     ]
-    return chart.properties(width=WIDTH, height=HEIGHT, title=_title(title, *subtitle))
+    return chart.properties(width=WIDTH, height=HEIGHT, title=chart_title(title, *subtitle))
 
 
 def weight_bandwidth_chart(
@@ -184,7 +184,7 @@ def weight_bandwidth_chart(
     sizes = [r["bytes"] for r in data]
     caches = list(dict.fromkeys(r["cache"] for r in data))
     lines = (
-        alt.Chart(alt.Data(values=_rows(data)))
+        alt.Chart(alt.Data(values=chart_rows(data)))
         .mark_line(point=alt.OverlayMarkDef(filled=True, size=30), strokeWidth=1.8)
         .encode(
             x=_bytes_axis("bytes", "weights of the MLP (bytes)", sizes),
@@ -206,7 +206,7 @@ def weight_bandwidth_chart(
         )
     full_subtitle = [subtitle, "dotted: cache sizes · dashed: the memory read plateau"]
     layers = [lines, *_cache_rules(cache_levels(run), min(sizes), max(sizes)), *_hline(reference, "gb_per_s")]
-    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=_title(title, *full_subtitle))
+    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=chart_title(title, *full_subtitle))
 
 
 # --------------------------------------------------------------------------- calculator
@@ -254,7 +254,7 @@ def calculator_chart(
     return (
         alt.vconcat(*panels)
         .add_params(*_calculator_params(names, default_gpu))
-        .properties(title=_title(title, *subtitle))
+        .properties(title=chart_title(title, *subtitle))
     )
 
 
@@ -341,7 +341,7 @@ def _calculator_layers(
     predicted: alt.Chart, ridge: alt.Chart, measured: list[dict[str, Any]], field: str, y_title: str
 ) -> list[alt.Chart]:
     """One panel's layers: the prediction, the ridge rule and its label, and the measured dots."""
-    x = _batch_axis(CALCULATOR_BATCHES)
+    x = batch_axis(CALCULATOR_BATCHES)
     y = alt.Y(f"{field}:Q", title=y_title, scale=alt.Scale(type="log"))
     line = predicted.mark_line(strokeWidth=2, color=PALETTE[0]).encode(
         x=x,
@@ -371,7 +371,7 @@ def _calculator_layers(
 def _measured_dots(measured: list[dict[str, Any]], field: str) -> alt.Chart:
     """The measured depth-8 MLP points of the chosen device, dtype and width."""
     points = (
-        alt.Chart(alt.Data(values=_rows(measured)))
+        alt.Chart(alt.Data(values=chart_rows(measured)))
         .transform_filter("(datum.option == gpu || datum.datasheet == gpu) && datum.dtype == dtype")
         .transform_filter("datum.width == layer_width && layers == 8")
         .transform_calculate(rows_per_s="datum.batch / (datum.ms / 1000)")

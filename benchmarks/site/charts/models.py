@@ -90,7 +90,7 @@ def tokens_rows(curves: Sequence[Curve]) -> list[dict[str, Any]]:
                             "us_per_token": seconds / tokens * 1e6,
                         }
                     )
-    return charts._rows(rows)
+    return charts.chart_rows(rows)
 
 
 # --------------------------------------------------------------------------- charts
@@ -108,7 +108,7 @@ def _ridge_layers(curves: Sequence[Curve]) -> list[alt.Chart]:
     ]
     if not rule_rows:
         return []
-    rule_base = alt.Chart(alt.Data(values=charts._rows(rule_rows))).encode(
+    rule_base = alt.Chart(alt.Data(values=charts.chart_rows(rule_rows))).encode(
         y=alt.Y("intensity:Q", scale=alt.Scale(type="log"))
     )
     return [
@@ -124,7 +124,7 @@ def intensity_chart(curves: Sequence[Curve], title: str, batch_title: str) -> al
     rows = [{"series": c.label, "batch": p.batch, "intensity": p.flops / p.bytes} for c in curves for p in c.points]
     batches = [r["batch"] for r in rows]
     labels = list(dict.fromkeys(c.label for c in curves))
-    base = alt.Chart(alt.Data(values=charts._rows(rows))).encode(x=_log_axis("batch", batches, batch_title))
+    base = alt.Chart(alt.Data(values=charts.chart_rows(rows))).encode(x=_log_axis("batch", batches, batch_title))
     y = alt.Y("intensity:Q", title="arithmetic intensity (FLOP per byte moved)", scale=alt.Scale(type="log"))
     color = alt.Color("series:N", title="configuration", scale=alt.Scale(domain=labels, range=PALETTE[: len(labels)]))
     layers = [_lines(base, y, color, ("series", "curve"), ("intensity", "FLOP/byte", ".3~g")), *_ridge_layers(curves)]
@@ -133,14 +133,14 @@ def intensity_chart(curves: Sequence[Curve], title: str, batch_title: str) -> al
         "FLOPs and bytes as counted for each measured point; dashed: this run's ridge (matmul FLOP/s ÷ copy "
         "bytes/s). Above it the roofline is compute-bound.",
     )
-    chart = alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=charts._title(title, *subtitle))
+    chart = alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=charts.chart_title(title, *subtitle))
     return chart.configure_legend(labelLimit=charts.LEGEND_LABEL_LIMIT)
 
 
 def _split_panel(c: Curve, rows: list[dict[str, Any]], color: alt.Color) -> alt.LayerChart:
     """One curve's panel of the bytes split, with the KV = weights rule inside the measured range."""
     batches = [r["batch"] for r in rows]
-    base = alt.Chart(alt.Data(values=charts._rows(rows))).encode(
+    base = alt.Chart(alt.Data(values=charts.chart_rows(rows))).encode(
         x=_log_axis("batch", batches, "batch size (sequences)")
     )
     y = alt.Y("mib:Q", title="bytes moved per step (MiB)", scale=alt.Scale(type="log"))
@@ -165,7 +165,7 @@ def bytes_split_chart(curves: Sequence[Curve], title: str) -> alt.ConcatChart:
         curves,
         "bytes counted per decode step (analytic, from each record's bytes_split); dashed: KV bytes = weight bytes",
     )
-    return alt.concat(*panels, columns=2).properties(title=charts._title(title, *subtitle))
+    return alt.concat(*panels, columns=2).properties(title=charts.chart_title(title, *subtitle))
 
 
 def tokens_chart(curves: Sequence[Curve], title: str) -> alt.LayerChart:
@@ -198,7 +198,7 @@ def tokens_chart(curves: Sequence[Curve], title: str) -> alt.LayerChart:
         .encode(y=y, color=color, tooltip=tip),
     )
     subtitle = _subtitle(curves, "solid: measured median · dashed: roofline from this run's measured ceilings")
-    chart = chart.properties(width=WIDTH, height=HEIGHT, title=charts._title(title, *subtitle))
+    chart = chart.properties(width=WIDTH, height=HEIGHT, title=charts.chart_title(title, *subtitle))
     return chart.configure_legend(labelLimit=charts.LEGEND_LABEL_LIMIT)
 
 
@@ -218,7 +218,7 @@ def operation_rows(curve: Curve) -> list[dict[str, Any]]:
     for p in operation_points(curve):
         for what, seconds in zip(OPERATIONS, (p.measured_s, p.matmul_s, p.attention_s, p.sum_s)):
             rows.append({"panel": curve.label, "what": what, "batch": p.batch, "ms": seconds * 1e3})
-    return charts._rows(rows)
+    return charts.chart_rows(rows)
 
 
 def _operations_panel(curve: Curve, rows: list[dict[str, Any]]) -> alt.LayerChart:
@@ -249,7 +249,7 @@ def operations_chart(curves: Sequence[Curve], title: str) -> alt.ConcatChart:
     if not panels:
         raise ValueError("operations_chart needs decode curves with ceilings")
     subtitle = _subtitle(curves, "dashed: each operation's roofline at the run's ceilings · dotted: their sum")
-    chart = alt.concat(*panels, columns=2).properties(title=charts._title(title, *subtitle))
+    chart = alt.concat(*panels, columns=2).properties(title=charts.chart_title(title, *subtitle))
     return chart.configure_legend(orient="bottom", columns=2, symbolStrokeWidth=2)
 
 
@@ -262,7 +262,7 @@ def sequence_rows(curves: Sequence[Curve]) -> list[dict[str, Any]]:
                 {"series": c.label, "rate": "whole batch", "batch": p.batch, "tokens_per_s": p.batch / p.median_s},
                 {"series": c.label, "rate": "one sequence", "batch": p.batch, "tokens_per_s": 1 / p.median_s},
             ]
-    return charts._rows(rows)
+    return charts.chart_rows(rows)
 
 
 def sequence_chart(curves: Sequence[Curve], title: str) -> alt.HConcatChart:
@@ -279,5 +279,5 @@ def sequence_chart(curves: Sequence[Curve], title: str) -> alt.HConcatChart:
         y = alt.Y("tokens_per_s:Q", title=y_title, scale=alt.Scale(type="log"))
         line = _lines(base, y, color, ("series", "curve"), ("tokens_per_s", "tokens/s", ".4~s"))
         panels.append(line.properties(width=250, height=220, title=rate))
-    chart = alt.hconcat(*panels).properties(title=charts._title(title, *_subtitle(curves)))
+    chart = alt.hconcat(*panels).properties(title=charts.chart_title(title, *_subtitle(curves)))
     return chart.configure_legend(labelLimit=charts.LEGEND_LABEL_LIMIT, orient="bottom", columns=2)

@@ -18,9 +18,9 @@ from benchmarks.site.charts import (
     HEIGHT,
     LABEL_GREY,
     WIDTH,
-    _batch_axis,
-    _rows,
-    _title,
+    batch_axis,
+    chart_rows,
+    chart_title,
     every_batch_axis,
     labelled_rules,
 )
@@ -38,13 +38,13 @@ class PredictedPanel:
 
 
 def _panel(panel: PredictedPanel, batches: Sequence[float]) -> alt.LayerChart:
-    x = _batch_axis(batches)
+    x = batch_axis(batches)
     bands = [
         {"start": r.start, "end": r.end, "bound": BOUND_WORDS[r.bound], "from": r.start, "to": r.end}
         for r in panel.regions
     ]
     shade = (
-        alt.Chart(alt.Data(values=_rows(bands)))
+        alt.Chart(alt.Data(values=chart_rows(bands)))
         .mark_rect(opacity=0.16)
         .encode(
             x=alt.X("start:Q", scale=alt.Scale(type="log", base=2, domain=[min(batches), max(batches)], nice=False)),
@@ -63,7 +63,7 @@ def _panel(panel: PredictedPanel, batches: Sequence[float]) -> alt.LayerChart:
     )
     rows = [{"batch": p.batch, "us": p.seconds * 1e6, "bound": BOUND_WORDS[p.bound]} for p in panel.points]
     line = (
-        alt.Chart(alt.Data(values=_rows(rows)))
+        alt.Chart(alt.Data(values=chart_rows(rows)))
         .mark_line(
             strokeDash=[6, 4], strokeWidth=2.5, color=LABEL_GREY, point=alt.OverlayMarkDef(size=24, color=LABEL_GREY)
         )
@@ -84,7 +84,7 @@ def _panel(panel: PredictedPanel, batches: Sequence[float]) -> alt.LayerChart:
 def predicted_chart(panels: Sequence[PredictedPanel], title: str, subtitle: Sequence[str]) -> alt.HConcatChart:
     """Predicted latency against batch, one panel per configuration side by side, shaded by bound."""
     batches = [p.batch for panel in panels for p in panel.points]
-    chart = alt.hconcat(*(_panel(panel, batches) for panel in panels)).properties(title=_title(title, *subtitle))
+    chart = alt.hconcat(*(_panel(panel, batches) for panel in panels)).properties(title=chart_title(title, *subtitle))
     return chart.configure_legend(orient="bottom", direction="horizontal")
 
 
@@ -120,7 +120,7 @@ def sawtooth_chart(
         alt.Tooltip("waves:Q", title="waves"),
         alt.Tooltip("share:Q", title="roofline ÷ model", format=".2f"),
     ]
-    marked = alt.Chart(alt.Data(values=_rows([{"batch": b, "label": label} for b, label in marks])))
+    marked = alt.Chart(alt.Data(values=chart_rows([{"batch": b, "label": label} for b, label in marks])))
     rule = marked.mark_rule(strokeDash=[2, 2], color=LABEL_GREY).encode(x="batch:Q")
     # Labels run along the top of the upper panel, right of their rules, in headroom the staircase leaves free.
     label = marked.mark_text(align="left", baseline="top", dx=3, dy=2, fontSize=11, color=LABEL_GREY).encode(
@@ -145,5 +145,7 @@ def sawtooth_chart(
         )
         layers = [line, rule, label] if labelled and marks else [line, rule] if marks else [line]
         panels.append(alt.layer(*layers).properties(width=WIDTH, height=200))
-    chart = alt.vconcat(*panels, data=alt.Data(values=_rows(list(rows)))).properties(title=_title(title, *subtitle))
+    chart = alt.vconcat(*panels, data=alt.Data(values=chart_rows(list(rows)))).properties(
+        title=chart_title(title, *subtitle)
+    )
     return chart.configure_legend(orient="bottom", direction="horizontal")

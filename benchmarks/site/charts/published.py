@@ -12,7 +12,7 @@ from typing import Any
 
 import altair as alt
 
-from benchmarks.site.charts import HEIGHT, LABEL_GREY, PALETTE, WIDTH, _rows, _title
+from benchmarks.site.charts import HEIGHT, LABEL_GREY, PALETTE, WIDTH, chart_rows, chart_title
 
 SHAPES = {"verified": "circle", "partly verified": "diamond"}
 
@@ -36,7 +36,7 @@ def published_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequen
         .encode(x="x:Q", y="y:Q", text="text:N")
     )
     points = (
-        alt.Chart(alt.Data(values=_rows(list(rows))))
+        alt.Chart(alt.Data(values=chart_rows(list(rows))))
         .mark_point(filled=True, size=70, opacity=0.9)
         .encode(
             x=alt.X("predicted:Q", title="predicted by the roofline (work per second)", scale=scale, axis=axis),
@@ -58,4 +58,6 @@ def published_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequen
             ],
         )
     )
-    return alt.layer(line, label, points).properties(width=WIDTH, height=HEIGHT + 80, title=_title(title, *subtitle))
+    return alt.layer(line, label, points).properties(
+        width=WIDTH, height=HEIGHT + 80, title=chart_title(title, *subtitle)
+    )

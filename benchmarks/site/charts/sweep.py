@@ -23,7 +23,7 @@ def where(doc: dict) -> str:
     return f"{doc['device']['name']}, {model['dtype']}, {model['mode']}"
 
 
-def _rows(doc: dict) -> list[dict]:
+def chart_rows(doc: dict) -> list[dict]:
     ok, _ = recommend.sweep_points(doc["points"])
     return [
         {
@@ -38,14 +38,14 @@ def _rows(doc: dict) -> list[dict]:
     ]
 
 
-def _title(text: str, doc: dict) -> alt.TitleParams:
+def chart_title(text: str, doc: dict) -> alt.TitleParams:
     return alt.TitleParams(text, subtitle=[f"{doc['model']['name']}, measured on {where(doc)}"], anchor="start")
 
 
-def latency_chart(doc: dict) -> alt.LayerChart:
+def sweep_latency_chart(doc: dict) -> alt.LayerChart:
     p = doc["settings"]["percentile"]
     rows = []
-    for row in _rows(doc):
+    for row in chart_rows(doc):
         rows.append({"batch": row["batch"], "latency_ms": row["median_ms"], "statistic": "median"})
         if p != 50:
             rows.append({"batch": row["batch"], "latency_ms": row["percentile_ms"], "statistic": f"p{p}"})
@@ -65,12 +65,12 @@ def latency_chart(doc: dict) -> alt.LayerChart:
                 y="budget:Q", x=alt.value(0), text="label:N"
             )
         )
-    return alt.layer(*layers).properties(width=WIDTH, height=280, title=_title("Latency against batch size", doc))
+    return alt.layer(*layers).properties(width=WIDTH, height=280, title=chart_title("Latency against batch size", doc))
 
 
-def throughput_chart(doc: dict) -> alt.LayerChart:
+def sweep_throughput_chart(doc: dict) -> alt.LayerChart:
     p = doc["settings"]["percentile"]
-    rows = _rows(doc)
+    rows = chart_rows(doc)
     base = alt.Chart(alt.Data(values=rows)).encode(
         x=alt.X("percentile_ms:Q", scale=alt.Scale(type="log"), title=f"p{p} latency per call (ms)", axis=SPACED),
         y=alt.Y("throughput:Q", title="throughput (samples per second)"),
@@ -91,7 +91,7 @@ def throughput_chart(doc: dict) -> alt.LayerChart:
             .mark_rule(color=GREY, strokeDash=[4, 3])
             .encode(x="budget:Q")
         )
-    title = _title("Throughput against latency (labels: the search's batch sizes)", doc)
+    title = chart_title("Throughput against latency (labels: the search's batch sizes)", doc)
     return alt.layer(*layers).properties(width=WIDTH, height=280, title=title)
 
 
@@ -108,7 +108,7 @@ def memory_note(doc: dict) -> str | None:
 
 def memory_chart(doc: dict) -> alt.LayerChart | None:
     """The allocator's peak during one call against batch (CUDA only: see NO_MEMORY_CHART)."""
-    rows = [r for r in _rows(doc) if r["memory_mib"] is not None]
+    rows = [r for r in chart_rows(doc) if r["memory_mib"] is not None]
     if not rows or memory_note(doc):
         return None
     base = alt.Chart(alt.Data(values=rows)).encode(
@@ -117,12 +117,12 @@ def memory_chart(doc: dict) -> alt.LayerChart | None:
         tooltip=["batch:Q", alt.Tooltip("memory_mib:Q", format=",.1f")],
     )
     chart = alt.layer(base.mark_line(color=LATENCY_COLORS[0]), base.mark_point(filled=True, size=30))
-    return chart.properties(width=WIDTH, height=220, title=_title("Peak memory against batch size", doc))
+    return chart.properties(width=WIDTH, height=220, title=chart_title("Peak memory against batch size", doc))
 
 
 def sweep_charts(doc: dict) -> list[tuple[str, alt.TopLevelMixin]]:
     """(name, chart) for each chart this sweep can draw."""
-    charts = [("latency", latency_chart(doc)), ("throughput", throughput_chart(doc))]
+    charts = [("latency", sweep_latency_chart(doc)), ("throughput", sweep_throughput_chart(doc))]
     memory = memory_chart(doc)
     if memory is not None:
         charts.append(("memory", memory))

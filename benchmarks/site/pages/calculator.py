@@ -97,7 +97,7 @@ def calculator_figure(data: SiteData, default: str):
 
 
 def example_row(gpu: GPU, dtype: str, width: int) -> list[str]:
-    one, big = calculator.predict(gpu, dtype, width, 8, 1), calculator.predict(gpu, dtype, width, 8, 4096)
+    one, big = calculator.predict_mlp(gpu, dtype, width, 8, 1), calculator.predict_mlp(gpu, dtype, width, 8, 4096)
     ridge = calculator.gpu_ridge_batch(gpu, dtype, width)
     cached = calculator.gpu_ridge_batch(gpu, dtype, width, 8, "cache")
     return [

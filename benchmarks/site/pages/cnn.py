@@ -12,16 +12,15 @@ from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.analysis.diagnosis import diagnose
 from benchmarks.contract.results import Run
 from benchmarks.profiles import FULL
-from benchmarks.site import charts, text
-from benchmarks.site import verdicts as causes
+from benchmarks.site import charts, diagnosis_words, text
 from benchmarks.site.charts import models as cm
-from benchmarks.site.pages._models_words import (
+from benchmarks.site.model_words import (
+    knee_findings,
     knees_text,
     measured_knee_text,
     not_measured_parts,
     predicted_knee_text,
     ridge_words,
-    verdicts,
 )
 from benchmarks.site.render import (
     Bullets,
@@ -174,7 +173,7 @@ def conv_figures(run: Run, convs: list[Curve]) -> list:
                 "(kernel, input and output channels, feature-map side), with the roofline prediction dashed",
                 group,
                 where=where(run, group[0]),
-                findings=verdicts(group),
+                findings=knee_findings(group),
             ),
             measured_figure(
                 charts.throughput_chart(group, "Throughput against batch: single Conv2d layers", IMAGES),
@@ -390,7 +389,11 @@ def resnet_item(run: Run, row: cnn.IntensityRow) -> list:
         + (f" (roofline: {text.sig(predicted, 2)}×). " if predicted else ". ")
     ]
     d = diagnose(curve)
-    words += [causes.point_sentence(d, curve.batches[0]), " ", causes.point_sentence(d, curve.batches[-1])]
+    words += [
+        diagnosis_words.point_sentence(d, curve.batches[0]),
+        " ",
+        diagnosis_words.point_sentence(d, curve.batches[-1]),
+    ]
     return words
 
 

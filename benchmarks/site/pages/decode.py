@@ -16,12 +16,12 @@ from benchmarks.contract.results import Run
 from benchmarks.profiles import FULL
 from benchmarks.site import charts, text
 from benchmarks.site.charts import models as cm
-from benchmarks.site.pages._models_words import (
+from benchmarks.site.model_words import (
+    knee_findings,
     measured_knee_text,
     not_measured_parts,
     predicted_knee_text,
     ridge_words,
-    verdicts,
 )
 from benchmarks.site.render import (
     DeviceSection,
@@ -182,7 +182,7 @@ def latency_figures(run: Run, steps: list[Curve]) -> list:
                     "roofline prediction dashed",
                     shaped,
                     where=f"{text.device_label(run)}, {mode}, cache {cache}",
-                    findings=verdicts(shaped),
+                    findings=knee_findings(shaped),
                 ),
             ]
     return parts

@@ -10,7 +10,7 @@ from benchmarks.analysis.diagnosis import OPS_PER_LAYER, diagnose
 from benchmarks.analysis.predict import overhead_ends, predict, regions, ridge_batch
 from benchmarks.analysis.published import KERNEL_LAUNCH_S
 from benchmarks.contract.results import Run
-from benchmarks.site import charts, text, verdicts
+from benchmarks.site import charts, diagnosis_words, text
 from benchmarks.site.charts import SITE_ROOT
 from benchmarks.site.charts.predicted import PredictedPanel, mark_label, predicted_chart
 from benchmarks.site.render import (
@@ -180,7 +180,7 @@ def headline_words(curve: Curve) -> list:
         ),
     ]
     diagnosis = diagnose(curve)
-    why = [verdicts.point_sentence(diagnosis, first.batch), verdicts.knee_sentence(diagnosis)]
+    why = [diagnosis_words.point_sentence(diagnosis, first.batch), diagnosis_words.knee_sentence(diagnosis)]
     said.append(Paragraph([part for w in why if w is not None for part in (w, " ")]))
     said.append(Paragraph(f"Chart data: {text.provenance(run)}."))
     return said

@@ -7,7 +7,7 @@ from benchmarks.analysis import knees
 from benchmarks.analysis.curves import Curve, SiteData
 from benchmarks.analysis.diagnosis import Diagnosis, diagnose
 from benchmarks.contract.results import Run
-from benchmarks.site import charts, text, verdicts
+from benchmarks.site import charts, diagnosis_words, text
 from benchmarks.site.render import (
     Bullets,
     DeviceSection,
@@ -69,7 +69,7 @@ def curve_figures(run: Run, found: list[Curve]) -> list:
     for (dtype, mode, cache), group in c.group_by(found, "dtype", "mode", "cache").items():
         key = f"mlp-{slug}-{dtype}-{mode}-{cache}"
         where = f"{text.describe_curves(group)} ({text.cache_words(group[0])})"
-        verdicts = "; ".join(f"{curve.label}: {text.knee_verdict(curve)}" for curve in group)
+        findings = "; ".join(f"{curve.label}: {text.knee_verdict(curve)}" for curve in group)
         depth = group[0].params.get("depth")
         parts += [
             Heading(f"{dtype}, {mode}, cache {cache}"),
@@ -81,7 +81,7 @@ def curve_figures(run: Run, found: list[Curve]) -> list:
                 "prediction dashed",
                 group,
                 where=where,
-                findings=verdicts,
+                findings=findings,
             ),
             measured_figure(
                 charts.throughput_chart(group, "Throughput against batch"),
@@ -196,13 +196,13 @@ def bounds(d: Diagnosis) -> list:
     curve = d.curve
     words: list = [
         f"{curve.label}, {curve.dtype}, {curve.mode}, cache {curve.cache}: ",
-        verdicts.curve_summary(d),
+        diagnosis_words.curve_summary(d),
         ". ",
     ]
-    said = [verdicts.point_sentence(d, curve.batches[0]), verdicts.knee_sentence(d)]
+    said = [diagnosis_words.point_sentence(d, curve.batches[0]), diagnosis_words.knee_sentence(d)]
     check = knees.check(d)
     if check is not None:
-        said.append(verdicts.serial_sentence(check))
+        said.append(diagnosis_words.serial_sentence(check))
     return [*words, *[part for sentence in said if sentence is not None for part in (sentence, " ")]]
 
 

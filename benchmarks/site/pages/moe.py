@@ -61,7 +61,7 @@ def device_section(run: Run) -> DeviceSection:
 
 def latency_parts(run: Run, key: tuple, shaped: list[Curve]) -> list:
     dtype, mode, cache, experts, top_k = key
-    verdicts = "; ".join(f"{curve.label}: {text.knee_verdict(curve)}" for curve in shaped)
+    findings = "; ".join(f"{curve.label}: {text.knee_verdict(curve)}" for curve in shaped)
     return [
         Heading(f"E={experts}, k={top_k}: {dtype}, {mode}, cache {cache}"),
         measured_figure(
@@ -72,7 +72,7 @@ def latency_parts(run: Run, key: tuple, shaped: list[Curve]) -> list:
             f"and top-{top_k} routing at several routing skews, expert choice, and the dense FFN with the same "
             "active parameters, with the roofline prediction dashed",
             shaped,
-            findings=verdicts,
+            findings=findings,
         ),
     ]
 

@@ -12,7 +12,7 @@ from benchmarks.analysis.curves import Curve, SiteData
 from benchmarks.analysis.datasheet import GPU
 from benchmarks.analysis.diagnosis import diagnose
 from benchmarks.contract.results import Run
-from benchmarks.site import charts, notice, text, verdicts
+from benchmarks.site import charts, diagnosis_words, notice, text
 from benchmarks.site.charts import hardware as charts_hardware
 from benchmarks.site.render import (
     DeviceSection,
@@ -342,7 +342,7 @@ def signals_table(data: SiteData):
             f"8×{curve.params['width']} {curve.dtype}, {curve.cache}",
             *map(ratio_cell, (s.width_ratio, s.graph_ratio, s.compile_ratio, s.batch_ratio)),
             regimes.regime_of(s),
-            verdicts.point_brief(diagnose(curve), 1),
+            diagnosis_words.point_brief(diagnose(curve), 1),
         ]
         for run in data.shown_for("mlp")
         for curve, s in regimes.signal_rows(run)

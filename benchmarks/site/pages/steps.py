@@ -7,7 +7,7 @@ from benchmarks.analysis import curves as c
 from benchmarks.analysis import tile_model as tm
 from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.datasheet import find_gpu
-from benchmarks.analysis.steps import Sweep, sweeps
+from benchmarks.analysis.steps import FineSweep, sweeps
 from benchmarks.contract.results import Run
 from benchmarks.site import charts, notice, text
 from benchmarks.site.charts.predicted import sawtooth_chart
@@ -120,7 +120,7 @@ def sawtooth_words(points: list[tm.TiledPoint], jumps: list[tm.TiledPoint]) -> s
 # --------------------------------------------------------------------------- measured sweeps
 
 
-def label(sweep: Sweep) -> str:
+def label(sweep: FineSweep) -> str:
     return f"{sweep.params.get('in_features')}→{sweep.params.get('out_features', 0)}, {sweep.dtype}"
 
 
@@ -134,7 +134,7 @@ def device_section(run: Run) -> DeviceSection:
     return DeviceSection(run, body, note, dtypes=sorted({s.dtype for s in found}))
 
 
-def sweep_parts(run: Run, sweep: Sweep) -> list:
+def sweep_parts(run: Run, sweep: FineSweep) -> list:
     return [
         Heading(f"Linear {label(sweep)}, {sweep.mode}, cache {sweep.cache}"),
         sweep_figure(run, sweep),
@@ -144,11 +144,11 @@ def sweep_parts(run: Run, sweep: Sweep) -> list:
     ]
 
 
-def noise_words(sweep: Sweep) -> str:
+def noise_words(sweep: FineSweep) -> str:
     return f"{text.sig(100 * sweep.noise, 2)} %"
 
 
-def sweep_figure(run: Run, sweep: Sweep):
+def sweep_figure(run: Run, sweep: FineSweep):
     name, params = label(sweep), sweep.params
     subtitle = [f"{text.device_label(run)} · {sweep.dtype} · {sweep.mode} · cache: {sweep.cache}"]
     chart = charts.steps_chart(
@@ -171,7 +171,7 @@ def sweep_figure(run: Run, sweep: Sweep):
     )
 
 
-def sweep_words(sweep: Sweep) -> str:
+def sweep_words(sweep: FineSweep) -> str:
     points, steps = sweep.points, sweep.steps
     words = (
         f"{len(points)} batch sizes from {points[0].batch} to {points[-1].batch}; typical standard error of a "
@@ -196,7 +196,7 @@ def cause_cell(causes: list[str]) -> list:
     return cell
 
 
-def step_table(run: Run, sweep: Sweep) -> list:
+def step_table(run: Run, sweep: FineSweep) -> list:
     if not sweep.steps:
         return []
     rows = [
@@ -212,7 +212,7 @@ def step_table(run: Run, sweep: Sweep) -> list:
     return [Table(STEP_HEADERS, rows, caption)]
 
 
-def free_ranges(sweep: Sweep) -> Paragraph:
+def free_ranges(sweep: FineSweep) -> Paragraph:
     cheap = sweep.free_ranges
     if not cheap:
         return Paragraph(

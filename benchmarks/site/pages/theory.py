@@ -6,7 +6,7 @@ from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, find_gpu
 from benchmarks.analysis.diagnosis import diagnose
-from benchmarks.site import charts, text, verdicts
+from benchmarks.site import charts, diagnosis_words, text
 from benchmarks.site.render import (
     Bullets,
     Details,
@@ -49,7 +49,7 @@ def build(data: SiteData | None = None) -> Page:
 def intensity_figure():
     ridges = "; ".join(f"{name}: {text.sig(value, 3)} FLOP/B" for name, value in charts.gpu_ridges(CHARTED))
     return charts.figure(
-        charts.intensity_chart(CHARTED, 4096, "Arithmetic intensity of a Linear layer"),
+        charts.gpu_intensity_chart(CHARTED, 4096, "Arithmetic intensity of a Linear layer"),
         "theory-intensity",
         "Intensity against batch, with datasheet ridge intensities",
         "Log-log chart of the arithmetic intensity (FLOP per byte) of a 4096×4096 Linear layer against batch size, "
@@ -152,7 +152,7 @@ def cpu_words(data: SiteData) -> Paragraph:
             f"batch {first.batch}, {text.fmt_time(last.median_s)} at batch {last.batch} ({text.knee_verdict(curve)}; "
             f"{text.provenance(curve.run)}). "
         )
-        why = verdicts.knee_sentence(diagnose(curve))
+        why = diagnosis_words.knee_sentence(diagnose(curve))
         if why is not None:
             words.append(why)
         words += dip_words(curve)
@@ -174,10 +174,6 @@ def dip_words(curve) -> list[str]:
         "batch; the matrix library choosing another kernel for some batch sizes can, and a CPU's library does not "
         "name its kernels, so this page does not say which. "
     ]
-
-
-def c_curves_1024(run) -> list:
-    return [curve for curve in c.curves(run) if curve.params.get("width") == 1024 and len(curve.points) >= 4]
 
 
 def sources() -> list:

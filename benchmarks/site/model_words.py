@@ -34,7 +34,7 @@ def knees_text(curve: Curve) -> str:
     return f"ridge batch {predicted_knee_text(curve)}, measured knee {measured_knee_text(curve.knee)}"
 
 
-def verdicts(curves: Sequence[Curve]) -> str:
+def knee_findings(curves: Sequence[Curve]) -> str:
     """Each curve's label with its ridge batch and measured knee, for a figure's findings."""
     return "; ".join(f"{c.label}: {knees_text(c)}" for c in curves)
 
