@@ -389,6 +389,12 @@ def run_sweep(spec: str, settings: SweepSettings, say: Callable[[str], None] = _
 def _locked_sweep(target, backend, settings, dtype, mode, say, began, contended, lock):
     """The sweep itself, once the device is locked; its time limit counts from the command's start."""
     limit = settings.time_limit_s
+    spent = time.perf_counter() - began
+    if limit is not None and spent > limit / 2:
+        raise RunRefused(
+            f"--time-limit {limit:g}: loading the model and checking its first batches took {spent:.1f} s, over "
+            "half the limit, which leaves too little for the ceilings and any batch; give more time"
+        )
     say("measuring the ceilings (one large copy, one large matmul)")
     try:
         ceilings = measure_ceilings(backend, [dtype], rounds=5, min_sample_s=0.02, ceilings_only=True,
