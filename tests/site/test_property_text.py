@@ -131,6 +131,9 @@ def _run_doc() -> dict:
     linear = [r for r in doc["records"] if r["workload"] == "linear" and r["status"] == "ok"]
     linear[0]["kernels"] = ["kernel (fixture)"]
     linear[-1]["kernels_error"] = "no names (fixture)"
+    curves = doc["ceilings"]["curves"]  # a ceiling point that failed says why
+    curves["matmul"].append({"dtype": "float32", "n": 4096, "status": "error", "message": "failed (fixture)"})
+    curves["bandwidth"].append({"kind": "read", "working_set_bytes": 2**31, "status": "oom", "message": "oom (fixture)"})
     return doc
 
 
@@ -204,7 +207,7 @@ def test_every_string_field_reaches_every_page_as_text_for_every_payload(stage):
 
 def _fuzz_pages(stage, payloads: list[str]) -> None:
     started = time.perf_counter()
-    assert len(RUN_FIELDS) >= 12 and len(SWEEP_FIELDS) >= 10, (RUN_FIELDS, SWEEP_FIELDS)
+    assert len(RUN_FIELDS) >= 15 and len(SWEEP_FIELDS) >= 11, (RUN_FIELDS, SWEEP_FIELDS)
     base_run = _run(DEVICES["a"], frozenset(), newer=True)
     baseline = {}
     for page in PAGES:
