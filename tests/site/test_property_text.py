@@ -133,7 +133,8 @@ def _run_doc() -> dict:
     linear[-1]["kernels_error"] = "no names (fixture)"
     curves = doc["ceilings"]["curves"]  # a ceiling point that failed says why
     curves["matmul"].append({"dtype": "float32", "n": 4096, "status": "error", "message": "failed (fixture)"})
-    curves["bandwidth"].append({"kind": "read", "working_set_bytes": 2**31, "status": "oom", "message": "oom (fixture)"})
+    oom = {"kind": "read", "working_set_bytes": 2**31, "status": "oom", "message": "oom (fixture)"}
+    curves["bandwidth"].append(oom)
     return doc
 
 
