@@ -9,8 +9,8 @@ or closes a formula, and nothing pairs with an authored one), no MathML is made 
 formulas render exactly, and nothing would run in a browser.
 
 Documents: the newest committed run, thinned, and a synthetic sweep, relabelled as SYNTHETIC test fixtures.
-The fast loop fuzzes with three payloads (a lone $$, \\text{<img>} between $$, \\href{javascript:}); the full
-suite with all nine.
+The sweep pages are "Your model" (and, in the full suite, the serving page). The fast loop fuzzes with three
+payloads (a lone $$, \\text{<img>} between $$, \\href{javascript:}); the full suite with all nine.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from benchmarks.site.pages import (
     moe,
     regimes,
     reproduce,
+    serving,
     steps,
     theory,
     your_model,
@@ -198,25 +199,27 @@ FAST = PAYLOADS[1:4]  # the fast loop: a lone $$, a $$ pair around \text{<img>},
 
 
 def test_every_string_field_reaches_every_page_as_text(stage):
-    _fuzz_pages(stage, FAST)
+    _fuzz_pages(stage, FAST, {your_model: "your_model.py"})
 
 
 @pytest.mark.slow
 def test_every_string_field_reaches_every_page_as_text_for_every_payload(stage):
-    _fuzz_pages(stage, PAYLOADS)
+    _fuzz_pages(stage, PAYLOADS, {your_model: "your_model.py", serving: "serving.py"})
 
 
-def _fuzz_pages(stage, payloads: list[str]) -> None:
+def _fuzz_pages(stage, payloads: list[str], sweep_pages: dict) -> None:
+    """Every page of runs, and `sweep_pages` (the pages of model sweeps), with each payload in every field."""
     started = time.perf_counter()
     assert len(RUN_FIELDS) >= 15 and len(SWEEP_FIELDS) >= 11, (RUN_FIELDS, SWEEP_FIELDS)
     base_run = _run(DEVICES["a"], frozenset(), newer=True)
+    run = type(base_run)(path=base_run.path, doc=RUN_DOC)
     baseline = {}
     for page in PAGES:
         stage(f"base-{page.__name__}")
-        run = type(base_run)(path=base_run.path, doc=RUN_DOC)
         baseline[page] = page.build(SiteData(runs=[run], shown=[run])).text()
-    stage("base-your-model")
-    baseline[your_model] = your_model.build([ModelSweep(path=Path("/fixture/s.json"), doc=SWEEP_DOC)]).text()
+    for page in sweep_pages:
+        stage(f"base-{page.__name__}")
+        baseline[page] = page.build([ModelSweep(path=Path("/fixture/s.json"), doc=SWEEP_DOC)]).text()
     for number, payload in enumerate(payloads):
         doc = _fuzzed(RUN_DOC, RUN_FIELDS, payload)
         run = type(base_run)(path=base_run.path, doc=doc)
@@ -225,13 +228,13 @@ def _fuzz_pages(stage, payloads: list[str]) -> None:
             html = page.build(SiteData(runs=[run], shown=[run])).text()
             _check(page.__name__, html, baseline[page], (ROOT / "docs" / source).read_text(encoding="utf-8"), payload)
         sweep = _fuzzed(SWEEP_DOC, SWEEP_FIELDS, payload)
-        stage(f"{number}-your-model")
-        html = your_model.build([ModelSweep(path=Path("/fixture/s.json"), doc=sweep)]).text()
-        source = (ROOT / "docs" / "your_model.py").read_text(encoding="utf-8")
-        _check("your_model", html, baseline[your_model], source, payload)
+        for page, source in sweep_pages.items():
+            stage(f"{number}-{page.__name__}")
+            html = page.build([ModelSweep(path=Path("/fixture/s.json"), doc=sweep)]).text()
+            _check(page.__name__, html, baseline[page], (ROOT / "docs" / source).read_text(encoding="utf-8"), payload)
     print(
         f"{len(RUN_FIELDS)} run fields and {len(SWEEP_FIELDS)} sweep fields x {len(payloads)} payloads on "
-        f"{len(PAGES) + 1} pages in {time.perf_counter() - started:.1f} s"
+        f"{len(PAGES) + len(sweep_pages)} pages in {time.perf_counter() - started:.1f} s"
     )
 
 
