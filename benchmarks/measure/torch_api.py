@@ -33,7 +33,7 @@ torch.nn.Module torch.nn.ModuleList torch.nn.Parameter torch.nn.ReLU torch.nn.Se
 torch.nn.functional.conv2d torch.nn.functional.gelu torch.nn.functional.scaled_dot_product_attention
 torch.nn.functional.silu torch.no_grad torch.ones torch.profiler torch.profiler.ProfilerActivity
 torch.profiler.ProfilerActivity.CPU torch.profiler.ProfilerActivity.CUDA torch.profiler.profile torch.randint
-torch.randn torch.relu torch.set_num_threads torch.sum torch.uint8 torch.unique
+torch.inference_mode torch.randn torch.relu torch.set_num_threads torch.sum torch.uint8 torch.unique
 torch.utils._python_dispatch.TorchDispatchMode torch.zeros torch.zeros_like torch.version torch.version.cuda
 """
 SINCE: dict[str, str] = {
