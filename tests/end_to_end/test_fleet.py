@@ -54,14 +54,18 @@ class LocalCluster:
                                              start_new_session=True), log)  # fmt: skip
 
     def wait_for(self, count: int, timeout: float = 120) -> list[dict]:
+        """The alive nodes, once there are `count` (ray.nodes() entries), asked from a short-lived driver."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            listed = subprocess.run([self.ray, "list", "nodes", "--address", self.address, "--format", "json"],
-                                    env=self.env, capture_output=True, text=True)  # fmt: skip
-            if listed.returncode == 0:
-                alive = [n for n in json.loads(listed.stdout or "[]") if n.get("state") == "ALIVE"]
-                if len(alive) >= count:
-                    return alive
+            try:
+                ray.init(address=self.address, _node_ip_address="127.0.0.1", logging_level="ERROR")
+                alive = [n for n in ray.nodes() if n.get("Alive")]
+            except ConnectionError:
+                alive = []
+            finally:
+                ray.shutdown()
+            if len(alive) >= count:
+                return alive
             time.sleep(2)
         raise TimeoutError(f"{count} Ray nodes did not come up in {timeout:g} s")
 
@@ -116,7 +120,7 @@ def test_one_run_per_kind_lands_validated_and_a_lost_node_costs_only_its_own_run
     assert "FAKE-A: 2 node(s) → 1 run(s)" in plan and "FAKE-B: 1 node(s) → 1 run(s)" in plan, plan
     assert "CPU: 1 node(s) → 0 run(s): skipped (CPU-only)" in plan
 
-    ids = {name: n["node_id"] for n in local.wait_for(4) for name in NODES if f"name-{name}" in n["resources_total"]}
+    ids = {name: n["NodeID"] for n in local.wait_for(4) for name in NODES if f"name-{name}" in n["Resources"]}
     lines: list[str] = []
     lost: list[str] = []
 
