@@ -16,6 +16,13 @@ from benchmarks.contract.results import DEFAULT_SWEEPS_DIR
 from benchmarks.contract.sweep_options import DTYPES, options_problem, report_problem
 
 
+def directory(text: str) -> Path:
+    """A directory named on the command line; an empty name (which would mean the working directory) is refused."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give a directory (an empty name would write into the current one)")
+    return Path(text)
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -105,12 +112,24 @@ def add_parser(commands) -> None:
     sweep.add_argument("--vocab", type=_positive_int, metavar="N", help="integer token inputs below N")
     sweep.add_argument(
         "--results-dir",
-        type=Path,
+        type=directory,
         default=DEFAULT_SWEEPS_DIR,
         metavar="DIR",
         help="where to write <device-slug>/<sweep-id>.json (default: benchmarks/sweeps/)",
     )
-    sweep.add_argument("--report", type=Path, metavar="PATH.html", help="also write a single-file HTML report")
+    sweep.add_argument(
+        "--report",
+        type=Path,
+        metavar="PATH.html",
+        help="also write a single-file HTML report (a new file; see --force)",
+    )
+    sweep.add_argument("--force", action="store_true", help="replace the --report file if it exists")
+    sweep.add_argument(
+        "--allow-contended",
+        action="store_true",
+        help="measure even while another run or sweep measures this device (refused by default: two at once slow "
+        "each other down); both files are then marked contended",
+    )
     sweep.add_argument(
         "--time-limit",
         type=_positive_float,
@@ -138,11 +157,12 @@ def _options(args: argparse.Namespace) -> dict:
         "input_dtype": args.input_dtype,
         "vocab": args.vocab,
         "results_dir": args.results_dir,
+        "allow_contended": args.allow_contended,
     }
 
 
 def _problem(args: argparse.Namespace) -> str | None:
-    problem = options_problem(_options(args)) or report_problem(args.report)
+    problem = options_problem(_options(args)) or report_problem(args.report, force=args.force)
     if problem or args.report is None:
         return problem
     from benchmarks.site.report import report_available
@@ -177,6 +197,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     from benchmarks.measure.backends import DeviceUnavailable
+    from benchmarks.measure.session import RunRefused
     from benchmarks.measure.sweep import SweepSettings, SweepStopped, run_sweep
     from benchmarks.measure.target import TargetError
 
@@ -185,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
     settings = SweepSettings(**options, command=["python", "-m", "benchmarks", *sys.argv[1:]])  # not this machine's
     try:
         sweep, rec = run_sweep(args.target, settings, started=started)
-    except (TargetError, DeviceUnavailable) as exc:
+    except (TargetError, DeviceUnavailable, RunRefused) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except SweepStopped as stopped:
@@ -202,6 +223,10 @@ def run(args: argparse.Namespace) -> int:
             traceback.print_exc()
         hint = "" if args.debug else " (run with --debug for the traceback)"
         print(f"error: the sweep crashed{hint}: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr)
+        return 1
+    if not any(p["status"] == "ok" for p in sweep.doc["points"]):  # nothing to show, recommend or report
+        print(f"error: {sweep.doc['run']['interrupted']}; the file is marked incomplete", file=sys.stderr)
+        print(sweep.path)
         return 1
     report_written = _show(sweep.doc, rec, args.report)
     print(sweep.path)

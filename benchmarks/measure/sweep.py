@@ -42,13 +42,14 @@ from benchmarks.contract.schema import SCHEMA_VERSION
 from benchmarks.contract.sweep_options import options_problem
 from benchmarks.measure.adapters import DTYPES
 from benchmarks.measure.backends import is_out_of_memory, select_backend
-from benchmarks.measure.ceilings import measure_ceilings
+from benchmarks.measure.ceilings import CeilingError, measure_ceilings
+from benchmarks.measure.estimate import least_sweep_s
 from benchmarks.measure.fingerprint import fingerprint
 from benchmarks.measure.model_cost import call_cost, peak_memory
 from benchmarks.measure.sampler import Outcome, Point, measure_points
-from benchmarks.measure.session import provenance
+from benchmarks.measure.session import DeviceLock, RunRefused, check_writable, provenance
 from benchmarks.measure.sweep_probe import measure_probes
-from benchmarks.measure.target import Target, load_target
+from benchmarks.measure.target import Target, TargetError, load_target, tensors
 
 SEARCH_SAMPLES = 5  # per batch while searching
 FINAL_SAMPLES = {50: 15, 90: 30, 99: 100}  # per batch in the final pass, by percentile
@@ -76,6 +77,7 @@ class SweepSettings:
     input_dtype: str | None = None  # of inputs made from input_shape (default: the model's)
     vocab: int | None = None
     results_dir: Path | None = None  # None: keep nothing on disk
+    allow_contended: bool = False  # measure even while another measurement holds the device's lock
     command: list[str] = field(default_factory=list)
 
 
@@ -356,7 +358,7 @@ class Sweep:
         settings = self.settings
         started = datetime.now(timezone.utc)
         commit, dirty = provenance()
-        device = fingerprint(self.backend)
+        device = fingerprint(self.backend)  # as run_sweep took it to lock the device
         sweep_id = f"{started:%Y%m%dT%H%M%SZ}-sweep-{secrets.token_hex(3)}"
         self.doc = {
             "schema_version": SCHEMA_VERSION,
@@ -432,10 +434,19 @@ def run_sweep(
     """Load the target, search, measure, recommend; return the Sweep and its Recommendation. `started` (a
     time.perf_counter() value) is when the command began: the time limit counts from it.
     On KeyboardInterrupt the file is kept, marked incomplete, and the interrupt goes on up."""
-    started = time.perf_counter() if started is None else started
+    started = time.perf_counter() if started is None else started  # the limit covers the ceilings too
     backend = select_backend(settings.device, settings.threads)
     dtype = settings.dtype or ("bfloat16" if backend.kind == "cuda" else "float32")
     mode = settings.mode
+    limit = settings.time_limit_s
+    if limit is not None and limit < least_sweep_s(backend.kind, dtype):
+        raise RunRefused(
+            f"--time-limit {limit:g}: too short to measure anything; the smallest useful limit is "
+            f"{math.ceil(least_sweep_s(backend.kind, dtype))} s (the ceilings and the first batches)"
+        )
+    device = fingerprint(backend)
+    if settings.results_dir is not None:
+        check_writable(settings.results_dir / device["slug"])  # refused now, not after the sweep
     notes = []
     if mode not in backend.modes:
         notes.append(f"mode {mode} needs CUDA: measured eager instead")
@@ -445,16 +456,42 @@ def run_sweep(
         input_dtype=DTYPES.get(settings.input_dtype or dtype), model=model, make_input=make_input,
     )  # fmt: skip
     target.notes.extend(notes)
+    check_contract(target, spec, first_batches(settings))
     if mode == "compile":
         mode = _compiles(target, notes_to=target.notes)
     for note in target.notes:
         say(f"note: {note}")
+    lock = DeviceLock(device["slug"])
+    contended = lock.acquire(settings.allow_contended)
+    try:
+        return _locked_sweep(target, backend, settings, dtype, mode, say, started, contended, lock)
+    finally:
+        lock.release()
+
+
+def _locked_sweep(target, backend, settings, dtype, mode, say, started, contended, lock):
+    """The sweep itself, once the device is locked; its time limit counts from the command's start."""
+    limit = settings.time_limit_s
+    spent = time.perf_counter() - started
+    if limit is not None and spent > limit / 2:
+        raise RunRefused(
+            f"--time-limit {limit:g}: loading the model and checking its first batches took {spent:.1f} s, over "
+            "half the limit, which leaves too little for the ceilings and any batch; give more time"
+        )
     say("measuring the ceilings (one large copy, one large matmul)")
-    ceilings = measure_ceilings(backend, [dtype], rounds=5, min_sample_s=0.02, ceilings_only=True)
+    try:
+        ceilings = measure_ceilings(backend, [dtype], rounds=5, min_sample_s=0.02, ceilings_only=True,
+                                    deadline=None if limit is None else started + limit / 2)  # fmt: skip
+    except CeilingError as exc:
+        if limit is None:
+            raise
+        raise RunRefused(f"--time-limit {limit:g}: {exc} within the limit; give more time") from None
     sweep = Sweep(target, backend, settings, dtype, mode, say, started)
     say("measuring two probes (one operator's dispatch; small matrix products' streaming rate)")
     probes = measure_probes(backend, dtype, mode, deadline=sweep.deadline)
     sweep.start_document(ceilings, probes)
+    if contended:
+        sweep.doc["run"]["contended"] = True
     try:
         if sweep.deadline is not None:
             sweep.stage_deadline = sweep.started + SEARCH_SHARE * settings.time_limit_s
@@ -469,7 +506,48 @@ def run_sweep(
         shortfall = sweep.final()
     except KeyboardInterrupt:
         raise SweepStopped(sweep, sweep.finish("KeyboardInterrupt: stopped")) from None
+    if lock.joined():
+        sweep.doc["run"]["contended"] = True  # another measurement started beside this one
+    if not any(sweep.ok(b) for b in sweep.points):  # measured nothing: not complete, and says why
+        reasons = [p["message"] for p in sweep.points.values() if p.get("message")]
+        shortfall = "measured nothing: no batch size was timed" + (f" (first: {reasons[0]})" if reasons else "")
     return sweep, sweep.finish(shortfall)
+
+
+def first_batches(settings: SweepSettings) -> list[int]:
+    """The batches the model's contract is checked at: the first the sweep measures, and 2 after a first of 1
+    (at batch 1 an output that drops or sums the batch still has a first dimension of 1)."""
+    first = min(settings.batches) if settings.batches else 1
+    limit = settings.max_batch or 2
+    return [first, 2] if first == 1 and limit >= 2 else [first]
+
+
+def check_contract(target: Target, spec: str, batches: list[int]) -> None:
+    """The model's contract, checked once before any timing: its output holds a tensor, the first one's first
+    dimension is the batch (inputs and outputs carry the batch first), and every floating output is finite.
+    A broken contract is refused in one line (TargetError) naming what is wrong."""
+    for batch in batches:
+        args, kwargs = target.make_inputs(batch)
+        try:
+            with torch.no_grad():
+                out = target.model(*args, **kwargs)
+        except Exception as exc:
+            if is_out_of_memory(exc) and batch != batches[0]:
+                return  # the first batch ran; a larger one that does not fit is the search's to find
+            raise TargetError(f"{spec}: the model fails at batch {batch}: {type(exc).__name__}: {exc}"[:300]) from None
+        found = tensors(out)
+        if not found:
+            raise TargetError(f"{spec}: at batch {batch} the model returns {type(out).__name__}, not a tensor")
+        first = found[0]
+        if first.dim() == 0 or first.shape[0] != batch:
+            size = "a scalar" if first.dim() == 0 else f"first dimension {first.shape[0]}"
+            raise TargetError(
+                f"{spec}: at batch {batch} the output has {size}, not the batch {batch}: the sweep needs the "
+                "batch as the first dimension of the output, as of the input"
+            )
+        bad = [t for t in found if t.is_floating_point() and not bool(torch.isfinite(t).all())]
+        if bad:
+            raise TargetError(f"{spec}: at batch {batch} the output holds NaN or infinite values")
 
 
 def _samples(outcome: Outcome) -> int:
