@@ -10,8 +10,10 @@ import os
 import sys
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.analysis import recommend
 from benchmarks.contract.results import DEFAULT_SWEEPS_DIR
 from benchmarks.contract.sweep_options import DTYPES, options_problem, report_problem
 
@@ -205,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
     options["input_dtype"] = None if args.input_dtype == "int64" else args.input_dtype  # tokens: the vocabulary's
     settings = SweepSettings(**options, command=["python", "-m", "benchmarks", *sys.argv[1:]])  # not this machine's
     try:
-        sweep, rec = run_sweep(args.target, settings, started=started)
+        sweep, rec = run_sweep(args.target, settings, recommend, started=started)
     except (TargetError, DeviceUnavailable, RunRefused) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -252,3 +254,73 @@ def _show(doc: dict, rec, report: Path | None) -> bool:
         return False
     print(f"report: {report}", file=sys.stderr)
     return True
+
+
+# ---------------------------------------------------------------------------------------------- notebook API
+
+
+@dataclass
+class SweepResult:
+    """What `benchmarks.sweep` returns: the document, its recommendation, where it was written."""
+
+    doc: dict
+    recommendation: recommend.Recommendation
+    path: Path | None
+
+    @property
+    def table(self) -> list[dict]:
+        """One row per batch size: its stage, status and numbers."""
+        return [{k: v for k, v in p.items() if k != "timing"} for p in self.doc["points"]]
+
+    def charts(self) -> dict:
+        """The sweep's Altair charts by name (latency, throughput, memory); needs altair."""
+        from benchmarks.site.charts.sweep import sweep_charts
+
+        return dict(sweep_charts(self.doc))
+
+    def report(self, path: Path | str) -> Path:
+        """Write the single-file HTML report; needs altair and vl-convert-python."""
+        from benchmarks.site.report import write_report
+
+        return write_report(self.doc, path)
+
+    def __str__(self) -> str:
+        from benchmarks.site.sweep_table import table_lines
+
+        return "\n".join([*table_lines(self.doc), "", *self.recommendation.lines])
+
+
+def sweep_model(model, make_input=None, *, quiet: bool = False, **options) -> SweepResult:
+    """The Python API behind `benchmarks.sweep`: a model object instead of a TARGET. Options are checked
+    as the command line checks them (ValueError, before any work); torch's thread count is restored.
+    The caller's model is left as it was: a model not already on the sweep's device in its dtype is swept as
+    a copy, and the train/eval mode of every submodule is restored afterwards."""
+    import dataclasses
+
+    import torch
+
+    from benchmarks.measure.sweep import SweepSettings, run_sweep
+
+    started = time.perf_counter()
+    if "results_dir" in options and options["results_dir"] is not None:
+        options["results_dir"] = Path(options["results_dir"])
+    unknown = set(options) - {f.name for f in dataclasses.fields(SweepSettings)} - {"command"}
+    if unknown:
+        raise TypeError(f"unknown option(s) {', '.join(sorted(unknown))}")
+    settings = SweepSettings(command=["benchmarks.sweep()"], **options)
+    problem = options_problem(dataclasses.asdict(settings), name=str)
+    if problem:
+        raise ValueError(problem)
+    if settings.input_dtype == "int64":
+        settings.input_dtype = None  # token ids below the vocabulary
+    say = (lambda text: None) if quiet else (lambda text: print(text, file=sys.stderr, flush=True))
+    spec = "a model object"
+    threads = torch.get_num_threads()
+    modes = [(module, module.training) for module in model.modules()]
+    try:
+        done, rec = run_sweep(spec, settings, recommend, say, model=model, make_input=make_input, started=started)
+    finally:
+        torch.set_num_threads(threads)
+        for module, training in modes:
+            module.training = training
+    return SweepResult(done.doc, rec, done.path)

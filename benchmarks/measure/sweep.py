@@ -24,7 +24,6 @@ saying how many samples each point got.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import secrets
 import sys
@@ -33,13 +32,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import torch
 
-from benchmarks.analysis import recommend
 from benchmarks.contract.results import write_atomic
 from benchmarks.contract.schema import SCHEMA_VERSION
-from benchmarks.contract.sweep_options import options_problem
 from benchmarks.measure.adapters import DTYPES
 from benchmarks.measure.backends import is_out_of_memory, select_backend
 from benchmarks.measure.ceilings import CeilingError, measure_ceilings
@@ -92,9 +90,9 @@ class Sweep:
 
     def __init__(
         self, target: Target, backend, settings: SweepSettings, dtype: str, mode: str, say: Callable,
-        started: float | None = None,
+        started: float | None = None, advice: Any = None,
     ):  # fmt: skip
-        self.target, self.backend, self.settings = target, backend, settings
+        self.target, self.backend, self.settings, self.advice = target, backend, settings, advice
         self.dtype, self.mode, self.say = dtype, mode, say
         self.points: dict[int, dict] = {}
         self.samples: dict[int, list[float]] = {}
@@ -284,14 +282,14 @@ class Sweep:
 
     def _centre(self, measured: list[int]) -> int:
         points = [self._sweep_point(b) for b in measured]
-        rec = recommend.recommend(points, [], self.settings.budget_ms, self.settings.percentile, None)
+        rec = self.advice.recommend(points, [], self.settings.budget_ms, self.settings.percentile, None)
         chosen = rec.within_budget or rec.near_best
         return chosen.batch if chosen else measured[-1]
 
-    def _sweep_point(self, batch: int) -> recommend.SweepPoint:
+    def _sweep_point(self, batch: int) -> Any:
         p = self.points[batch]
         timing = p["timing"]
-        return recommend.SweepPoint(batch, p["median_s"], p["percentile_s"], tuple(timing["samples_s"]),
+        return self.advice.SweepPoint(batch, p["median_s"], p["percentile_s"], tuple(timing["samples_s"]),
                                     timing["q1_s"], timing["q3_s"])  # fmt: skip
 
     def final(self) -> str | None:
@@ -413,8 +411,8 @@ class Sweep:
         if self.path is not None:
             write_atomic(self.path, self.doc)
 
-    def finish(self, interrupted: str | None = None) -> recommend.Recommendation:
-        rec = recommend.from_document(self.doc | {"points": [self.points[b] for b in sorted(self.points)]})
+    def finish(self, interrupted: str | None = None) -> Any:
+        rec = self.advice.from_document(self.doc | {"points": [self.points[b] for b in sorted(self.points)]})
         self.doc["recommendation"] = rec.as_dict()
         self.doc["run"]["complete"] = interrupted is None
         self.doc["run"]["interrupted"] = interrupted
@@ -428,11 +426,13 @@ def _say(text: str) -> None:
 
 
 def run_sweep(
-    spec: str, settings: SweepSettings, say: Callable[[str], None] = _say, model=None, make_input=None,
+    spec: str, settings: SweepSettings, advice: Any, say: Callable[[str], None] = _say, model=None, make_input=None,
     started: float | None = None,
 ):  # fmt: skip
-    """Load the target, search, measure, recommend; return the Sweep and its Recommendation. `started` (a
-    time.perf_counter() value) is when the command began: the time limit counts from it.
+    """Load the target, search, measure, recommend; return the Sweep and its Recommendation. `advice` is the
+    analysis that reads measured points (benchmarks.analysis.recommend, given by the command: measuring never
+    imports analysis); the search asks it where the budget crossing lies. `started` (a time.perf_counter()
+    value) is when the command began: the time limit counts from it.
     On KeyboardInterrupt the file is kept, marked incomplete, and the interrupt goes on up."""
     started = time.perf_counter() if started is None else started  # the limit covers the ceilings too
     backend = select_backend(settings.device, settings.threads)
@@ -464,12 +464,12 @@ def run_sweep(
     lock = DeviceLock(device["slug"])
     contended = lock.acquire(settings.allow_contended)
     try:
-        return _locked_sweep(target, backend, settings, dtype, mode, say, started, contended, lock)
+        return _locked_sweep(target, backend, settings, dtype, mode, say, started, contended, lock, advice)
     finally:
         lock.release()
 
 
-def _locked_sweep(target, backend, settings, dtype, mode, say, started, contended, lock):
+def _locked_sweep(target, backend, settings, dtype, mode, say, started, contended, lock, advice):
     """The sweep itself, once the device is locked; its time limit counts from the command's start."""
     limit = settings.time_limit_s
     spent = time.perf_counter() - started
@@ -486,7 +486,7 @@ def _locked_sweep(target, backend, settings, dtype, mode, say, started, contende
         if limit is None:
             raise
         raise RunRefused(f"--time-limit {limit:g}: {exc} within the limit; give more time") from None
-    sweep = Sweep(target, backend, settings, dtype, mode, say, started)
+    sweep = Sweep(target, backend, settings, dtype, mode, say, started, advice)
     say("measuring two probes (one operator's dispatch; small matrix products' streaming rate)")
     probes = measure_probes(backend, dtype, mode, deadline=sweep.deadline)
     sweep.start_document(ceilings, probes)
@@ -575,7 +575,7 @@ def cut_short(asked: int, taken: list[int], kept: list[int]) -> str | None:
 class SweepStopped(Exception):
     """Ctrl-C during a sweep: its file is kept, marked incomplete, with what its points support."""
 
-    def __init__(self, sweep: Sweep, recommendation: recommend.Recommendation):
+    def __init__(self, sweep: Sweep, recommendation: Any):
         super().__init__("KeyboardInterrupt: stopped")
         self.sweep, self.recommendation = sweep, recommendation
 
@@ -591,64 +591,3 @@ def _compiles(target: Target, notes_to: list[str]) -> str:
         notes_to.append(f"torch.compile failed ({type(exc).__name__}: {str(exc)[:120]}): measured eager instead")
         return "eager"
     return "compile"
-
-
-@dataclass
-class SweepResult:
-    """What `benchmarks.sweep` returns: the document, its recommendation, where it was written."""
-
-    doc: dict
-    recommendation: recommend.Recommendation
-    path: Path | None
-
-    @property
-    def table(self) -> list[dict]:
-        """One row per batch size: its stage, status and numbers."""
-        return [{k: v for k, v in p.items() if k != "timing"} for p in self.doc["points"]]
-
-    def charts(self) -> dict:
-        """The sweep's Altair charts by name (latency, throughput, memory); needs altair."""
-        from benchmarks.site.charts.sweep import sweep_charts
-
-        return dict(sweep_charts(self.doc))
-
-    def report(self, path: Path | str) -> Path:
-        """Write the single-file HTML report; needs altair and vl-convert-python."""
-        from benchmarks.site.report import write_report
-
-        return write_report(self.doc, path)
-
-    def __str__(self) -> str:
-        from benchmarks.site.sweep_table import table_lines
-
-        return "\n".join([*table_lines(self.doc), "", *self.recommendation.lines])
-
-
-def sweep_model(model, make_input=None, *, quiet: bool = False, **options) -> SweepResult:
-    """The Python API behind `benchmarks.sweep`: a model object instead of a TARGET. Options are checked
-    as the command line checks them (ValueError, before any work); torch's thread count is restored.
-    The caller's model is left as it was: a model not already on the sweep's device in its dtype is swept as
-    a copy, and the train/eval mode of every submodule is restored afterwards."""
-    started = time.perf_counter()
-    if "results_dir" in options and options["results_dir"] is not None:
-        options["results_dir"] = Path(options["results_dir"])
-    unknown = set(options) - {f.name for f in dataclasses.fields(SweepSettings)} - {"command"}
-    if unknown:
-        raise TypeError(f"unknown option(s) {', '.join(sorted(unknown))}")
-    settings = SweepSettings(command=["benchmarks.sweep()"], **options)
-    problem = options_problem(dataclasses.asdict(settings), name=str)
-    if problem:
-        raise ValueError(problem)
-    if settings.input_dtype == "int64":
-        settings.input_dtype = None  # token ids below the vocabulary
-    say = (lambda text: None) if quiet else _say
-    spec = "a model object"
-    threads = torch.get_num_threads()
-    modes = [(module, module.training) for module in model.modules()]
-    try:
-        done, rec = run_sweep(spec, settings, say, model=model, make_input=make_input, started=started)
-    finally:
-        torch.set_num_threads(threads)
-        for module, training in modes:
-            module.training = training
-    return SweepResult(done.doc, rec, done.path)

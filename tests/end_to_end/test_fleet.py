@@ -1,5 +1,6 @@
 """The fleet on a local multi-node Ray cluster, no GPU needed: each node gets a stand-in accelerator type
-(Ray's accelerator-type resource and a GPU count), runs the smoke profile on this CPU, and returns its file.
+(Ray's accelerator-type resource and a GPU count), runs the quick profile's MLP on this CPU under a time
+limit, and returns its file.
 
 Needs Ray (`nox -s tests-ray`); skipped where Ray is not installed.
 """
@@ -118,7 +119,17 @@ def cluster(monkeypatch):
 def test_one_run_per_kind_lands_validated_and_a_lost_node_costs_only_its_own_run(cluster, tmp_path, capsys):
     local = cluster
     results = tmp_path / "results"
-    argv = ["fleet", "--address", local.address, "--profile", "smoke", "--results-dir", str(results)]
+    argv = [
+        "fleet",
+        "--address",
+        local.address,
+        "--profile",
+        "quick",
+        "--time-limit",
+        "45",
+        "--results-dir",
+        str(results),
+    ]
 
     assert main([*argv, "--dry-run", *RUN_ARGS]) == 0
     plan = capsys.readouterr().err
@@ -150,7 +161,7 @@ def test_one_run_per_kind_lands_validated_and_a_lost_node_costs_only_its_own_run
     assert len(failed) == 1 and ids["a2"][:8] in failed[0], said
     landed = sorted(results.glob("*/*.json"))
     assert len(landed) == 2, said  # a1 (FAKE-A) and b1 (FAKE-B), each validated
-    assert all(read_run(path).doc["run"]["profile"] == "smoke" for path in landed)
+    assert all(read_run(path).doc["run"]["profile"] == "quick" for path in landed)
     for name in ("a1", "b1"):
         assert any(ids[name][:8] in line and "finished, validated" in line for line in lines), said
     assert "fleet: 2 of 3 run(s) landed, 1 failed" in said
