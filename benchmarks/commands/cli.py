@@ -331,7 +331,11 @@ def _summary(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     if given and given[0] == "serve":  # its own parser: every refusal one line
-        from benchmarks.commands import serve
+        try:
+            from benchmarks.commands import serve
+        except ImportError as exc:  # numpy, which the serving simulators use; the measuring verbs need none
+            print(f"error: serve needs {exc.name or 'a package'}: pip install {exc.name or 'numpy'}", file=sys.stderr)
+            return 2
 
         return serve.main(given[1:])
     args = _parser().parse_args(argv)
