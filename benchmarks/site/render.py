@@ -251,7 +251,8 @@ def device_intro(section: DeviceSection) -> Html:
 
 
 def _device_section(part: DeviceSection) -> str:
-    return f"<h3>{inline(text.device_label(part.run))}</h3>{device_intro(part)}{render(part.body)}"
+    slug = html.escape(part.run.device["slug"], quote=True)  # names the heading's permalink, whatever the run
+    return f'<h3 data-anchor="{slug}">{inline(text.device_label(part.run))}</h3>{device_intro(part)}{render(part.body)}'
 
 
 _RENDERERS: dict[type, Callable[[Any], str]] = {
