@@ -5,6 +5,8 @@ Measuring (`bench`) needs only torch; the site (`docs`, `serve`) never installs 
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
 
 import nox
@@ -22,45 +24,101 @@ def group(name: str) -> list[str]:
     return nox.project.dependency_groups(PYPROJECT, name)
 
 
-def _has_torch(session: nox.Session) -> bool:
+# The Python running nox: when it has torch (a venv, a conda env or the system's), `bench` and `sweep`
+# run in it directly, installing nothing. A session venv cannot see it: nox builds venvs from the base
+# interpreter, and --system-site-packages exposes the base's packages, not a venv's or conda env's.
+HOST_HAS_TORCH = importlib.util.find_spec("torch") is not None
+MEASURE_SESSION = (
+    {"venv_backend": "none"} if HOST_HAS_TORCH else {"venv_params": ["--system-site-packages"]}
+)  # otherwise: a venv that still reuses a system-wide torch, or installs the pin
+
+
+def _measuring_python(session: nox.Session) -> str:
+    """The interpreter that measures: the one running nox when it has torch, else the session's."""
+    if HOST_HAS_TORCH:
+        session.log(f"using the torch of {sys.executable}; nothing is installed")
+        return sys.executable
     found = session.run(
         "python",
         "-c",
         "import importlib.util; print(importlib.util.find_spec('torch') is not None)",
         silent=True,
     )
-    return isinstance(found, str) and found.strip().endswith("True")
+    if isinstance(found, str) and found.strip().endswith("True"):
+        session.log("using the torch installed system-wide")
+    else:
+        session.install(*group("bench"))
+    return "python"
 
 
-@nox.session(venv_params=["--system-site-packages"], default=False)
+@nox.session(default=False, **MEASURE_SESSION)
 def bench(session: nox.Session) -> None:
     """Measure this machine (its GPU when one is visible) into benchmarks/results/<device>/.
 
-    Reuses the interpreter's torch when it has one, so a GPU machine's CUDA build is never
-    downloaded again; otherwise installs the pinned CPU-friendly torch. Arguments after `--`
+    Runs in the Python that runs nox when it has torch (installing nothing), so a GPU machine's CUDA
+    build is never downloaded again; otherwise in a venv with the pinned torch. Arguments after `--`
     go to `python -m benchmarks run`, e.g. `nox -s bench -- --profile quick --device cpu`.
     """
-    if _has_torch(session):
-        session.log("using the torch already installed for this interpreter")
-    else:
-        session.install(*group("bench"))
-    session.run("python", "-m", "benchmarks", "run", *session.posargs)
+    session.run(_measuring_python(session), "-m", "benchmarks", "run", *session.posargs)
 
 
-@nox.session(venv_params=["--system-site-packages"], default=False)
+@nox.session(default=False, **MEASURE_SESSION)
 def sweep(session: nox.Session) -> None:
     """Sweep your own model over batch sizes and get a recommended batch size, with an HTML report.
 
     `nox -s sweep -- TARGET [options]`, e.g. `nox -s sweep -- examples/resnet50_small.py:factory
     --budget-ms 100 --report report.html`; `python -m benchmarks sweep --help` lists the options.
-    Reuses the interpreter's torch when it has one, like `bench`.
+    Uses the torch of the Python running nox like `bench`; there `--report` needs altair and
+    vl-convert-python installed alongside (the sweep says so in one line when they are missing).
     """
-    if _has_torch(session):
-        session.log("using the torch already installed for this interpreter")
+    python = _measuring_python(session)
+    if python == "python":
+        session.install(*group("report"))
+    session.run(python, "-m", "benchmarks", "sweep", *session.posargs)
+
+
+def _torch_in_session(session: nox.Session) -> None:
+    """A session venv built with --system-site-packages reuses a system-wide torch; otherwise the pin."""
+    found = session.run(
+        "python", "-c", "import importlib.util; print(importlib.util.find_spec('torch') is not None)", silent=True
+    )
+    if isinstance(found, str) and found.strip().endswith("True"):
+        session.log("using the torch installed system-wide")
     else:
         session.install(*group("bench"))
-    session.install(*group("report"))
-    session.run("python", "-m", "benchmarks", "sweep", *session.posargs)
+
+
+@nox.session(name="serving-check", venv_params=["--system-site-packages"], default=False)
+def serving_check(session: nox.Session) -> None:
+    """Check the dynamic-batching simulator against a real server: Ray Serve's @serve.batch on 127.0.0.1.
+
+    Starts a Ray cluster of its own (and always stops it), drives it with an open-loop Poisson client, writes
+    benchmarks/serving/<host>/<id>.json and prints measured against simulated. About six minutes on two
+    cores; `nox -s serving-check -- --quick` is about a minute. Ray stays in this session's environment.
+    """
+    _torch_in_session(session)
+    session.install(*group("ray"))
+    session.run("python", "-m", "benchmarks.commands.serving_check", *session.posargs)
+
+
+@nox.session(default=False)
+def fleet(session: nox.Session) -> None:
+    """Run the profile on every GPU kind of a Ray cluster and collect the results (`python -m benchmarks fleet`).
+
+    `nox -s fleet -- --address HEAD:6379 [--dry-run] ...`. The driver needs Ray only; each node runs the
+    benchmarks with its own Python and torch. Ray stays in this session's environment.
+    """
+    session.install(*group("ray"))
+    session.run("python", "-m", "benchmarks", "fleet", *session.posargs)
+
+
+@nox.session(name="tests-ray", venv_params=["--system-site-packages"])
+def tests_ray(session: nox.Session) -> None:
+    """The tests that start local Ray clusters (marked `ray`): the fleet on stand-in GPU nodes and the real
+    Ray Serve check. Ray never enters the docs or the main test environment, so CI runs this session too."""
+    _torch_in_session(session)
+    session.install(*group("tests-ray"))
+    session.run("pytest", "-m", "ray", *session.posargs)
 
 
 FAST = "not slow and not build and not browser"

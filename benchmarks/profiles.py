@@ -78,7 +78,9 @@ QUICK_MOE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 QUICK_LINEAR_BATCHES = (1, *range(2, 129, 2), *range(136, 257, 8))
 FULL_LINEAR_BATCHES = fine_batches(512, 8, 4096, odd_near=(64, 128))
 FULL_FP32_BATCHES = tuple(b for b in FULL_BATCHES if b <= 1024)
-FULL_FP32_LINEAR_BATCHES = tuple(b for b in FULL_LINEAR_BATCHES if b <= 512)
+# fp32 (no tensor cores) to 512: every size to 128, then every 4 plus either side of each multiple of 64
+# (every size to 512 was 512 points, 40 s of the estimate's upper end in captures and samples)
+FULL_FP32_LINEAR_BATCHES = fine_batches(128, 4, 512, odd_near=(64,))
 
 
 def moe_sweeps(d_model, d_ff, shapes, skews, dtypes, batches, **settings) -> tuple[CurvePlan, ...]:
@@ -213,12 +215,13 @@ QUICK = Profile(
 
 FULL = Profile(
     name="full",
-    description="A GPU, in an estimated 2½ minutes on an H200 (`list` gives the estimate by part; no H200 run is "
-    "committed yet): bandwidth and matmul curves (every dtype the GPU has); MLPs of width 1024 to 8192, bf16 at "
-    "batch 1 to 4096 and fp32 to 1024, CUDA-graph replay and eager; 64- and 1024-wide bf16 MLPs with resident "
-    "weights in graph and eager (the 64-wide one also through torch.compile); widths 256 to 8192 at batch 1 "
-    "resident and rotated; one 8192-wide Linear layer in bf16 at every batch size to 512, then every 8 to 4096 "
-    "plus the sizes around each multiple of 64 (fp32 to 512), graph replay; MoE layers with 8 and 32 experts "
+    description="A GPU, in an estimated 2 to 4½ minutes on an H200 (`list` gives the estimate by part and its "
+    "assumptions; no H200 run is committed yet): bandwidth and matmul curves (every dtype the GPU has); MLPs of "
+    "width 1024 to 8192, bf16 at batch 1 to 4096 and fp32 to 1024, CUDA-graph replay and eager; 64- and "
+    "1024-wide bf16 MLPs with resident weights in graph and eager (the 64-wide one also through torch.compile); "
+    "widths 256 to 8192 at batch 1 resident and rotated; one 8192-wide Linear layer in bf16 at every batch size "
+    "to 512, then every 8 to 4096 plus the sizes around each multiple of 64 (fp32: every size to 128, then every "
+    "4 to 512 and the sizes around each multiple of 64), graph replay; MoE layers with 8 and 32 experts "
     "(top-2, top-4) at three routing skews, expert choice and the dense baseline; five Conv2d layers to batch "
     "1024 and ResNet-50 at 224×224 to batch 512; decode steps of a 4-layer, 4096-wide Transformer (d_ff 14336) "
     "at contexts 128 to 32768, MHA and 8 KV heads, to batch 512 (skipping batches whose KV cache exceeds its "

@@ -95,6 +95,9 @@ class Workload:
     operators: Callable[[Mapping[str, Any]], int]  # operators one call runs (about; kernels on a GPU)
     bytes_counted: str  # in words: which traffic the cost counts, for `predict` and the pages
     consistency: Callable[[Mapping[str, Any]], str | None] = lambda params: None
+    # Where one call runs kinds of work one after the other, each with its own roofline, (name, FLOPs, bytes) of
+    # each: the roofline of the call is then the sum of theirs, not the maximum of the totals (None: one kind).
+    operations: Callable[[Mapping[str, Any], int, float], tuple[tuple[str, float, float], ...]] | None = None
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -253,6 +256,19 @@ def decoder_cost(p: Mapping[str, Any], s: int, batch: float) -> dict[str, float]
     return cost(batch, p["context"], decoder_config(p), s)
 
 
+def decoder_operations(p: Mapping[str, Any], s: int, batch: float) -> tuple[tuple[str, float, float], ...]:
+    """(name, FLOPs, bytes) of the two kinds of work of one call, run one after the other: the matmuls (every
+    weight read once for the batch, each token's activations in and out) and the attention (QKᵀ and PV over each
+    sequence's own KV cache)."""
+    cost = decoder_cost(p, s, batch)
+    tokens = batch * (p["context"] if p.get("phase") == "prefill" else 1)
+    matmul_flops = 2 * costs.matmul_weight_elements(decoder_config(p)) * tokens
+    return (
+        ("matmuls", matmul_flops, cost["weight_bytes"] + cost["activation_bytes"]),
+        ("attention", cost["flops"] - matmul_flops, cost["kv_bytes"]),
+    )
+
+
 def _decoder_consistency(p) -> str | None:
     try:
         decoder_config(p)
@@ -302,6 +318,7 @@ DECODE = Workload(
         " projection's input and output once (norms, activation, residual adds and attention scores fused); "
         "embeddings and the output head are not counted"
     ),
+    operations=decoder_operations,
 )
 
 # --------------------------------------------------------------------------- mixture of experts

@@ -68,6 +68,9 @@ page.show("snippet")
 # the budget, run the fastest you measured (normally batch 1), knowing it misses. Last, if a larger
 # batch measured no slower than that one, as can happen beside a tile boundary, run the larger: it
 # does more in the same time (the rule is `snippets/choose.py`, which the snippet above uses).
+# Behind a server the batch is not yours to pick: it forms from the requests that arrive, and
+# [Serving with dynamic batching](../serving/) turns your measured curve into the server's max
+# batch, max delay and instances.
 
 # %% tags=["hide-input"]
 page.show("pick")
@@ -91,7 +94,9 @@ page.show("waves")
 #
 # A decode step reads every sequence's own key/value cache, so its bytes grow with batch × context
 # from the first sequence, and the cache has to fit in memory next to the weights
-# ([Transformer decode](../decode/)).
+# ([Transformer decode](../decode/)). How the cache caps what an engine serves at once, with
+# time to first token and each user's tokens per second, is on
+# [Serving LLMs with continuous batching](../llm_serving/).
 
 # %% tags=["hide-input"]
 page.show("kv")

@@ -23,7 +23,13 @@
 # - **The model counts bytes and FLOPs, nothing else.** Weights are read once per call, every
 #   sequence reads its own KV cache, and each projection's input and output cross memory once
 #   (`snippets/costs.py`); embeddings and the output head are not counted. There is no fixed
-#   cost per call, and reading and arithmetic overlap perfectly.
+#   cost per call, and reading and arithmetic overlap perfectly within each operation.
+# - **One model, summed per operation.** A decoder's call runs its matmuls, then its attention
+#   over each sequence's own cache; each gets its own roofline (the slower of its arithmetic and
+#   its bytes) and the call's time is their sum, as on the [decode page](../decode/).
+# - **A CNN run by an engine that fuses** BatchNorm, ReLU and the residual adds into the
+#   convolutions is predicted without those passes over memory; the count with them is given
+#   beside it.
 # - **A time per token** is compared with the mean decode step over the generated tokens, each
 #   step at its own context.
 # - **A throughput benchmark with static batching** (every request of the batch starts and ends
@@ -60,16 +66,32 @@ page.show("table")
 page.show("details")
 
 # %% [markdown]
+# ## What to expect beside a prediction
+#
+# The figures that break none of the model's assumptions give, for each kind of work, the share
+# of the roofline that published systems reached: the band that `python -m benchmarks predict`,
+# the calculator and the guide show beside each GPU prediction. A generation counts under the
+# kind that takes most of its predicted time. A kind with too few figures gets no band rather
+# than another kind's.
+
+# %% tags=["hide-input"]
+page.show("bands")
+
+# %% [markdown]
 # ## The article's T4 observations
 #
 # The article that this site started from measured an MLP and ResNet-50 on a T4, but published
 # only charts: its text gives no times, only the batch sizes where the curves bend, read off
 # those charts by the author. Its other observations, that smaller MLPs stay flat over every
 # batch it tried and that its first runs were noisy, are charts without numbers and cannot be
-# compared. The bends are set here against the predicted critical batch of the same layers on
-# the T4's datasheet; the article does not say which precision it ran, so both are given. Where
-# the prediction has no critical batch, the layer is memory-bound at every batch: its predicted
-# time grows with the bytes each image adds from the first image on.
+# compared. The bends are set here against the ridge batch of the same layers on the T4's
+# datasheet; the article does not say which precision it ran, so both are given. Each ridge
+# batch is given under the count of bytes the harness states (every layer's activations, and
+# every elementwise pass of ResNet-50, through memory) and, where it differs, under the other
+# bound (activations kept in cache; elementwise passes fused into the convolutions). Where a
+# count has no ridge batch, the layer is memory-bound at every batch under it; where each extra
+# image sits within 5 % of the ridge, the count cannot say which side it falls, and the page
+# says undecided.
 
 # %% tags=["hide-input"]
 page.show("knees")

@@ -27,6 +27,8 @@
 # batch that fits in memory, and what bounds the curve, judged as on the rest of the site: against the
 # device's measured copy bandwidth and matmul rate, with the bytes counted as a band from every weight
 # read once (fully fused) to every operator's inputs and outputs (nothing fused).
+# To serve the model behind a dynamic batcher, `python -m benchmarks serve SWEEP.json` plans the max
+# batch, max delay and instances from the same file ([Serving with dynamic batching](../serving/)).
 #
 # ## Two examples
 #

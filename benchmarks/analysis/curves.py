@@ -195,7 +195,7 @@ class Curve:
         return sorted(found, key=lambda r: r["batch"])
 
     def knee_ratio(self) -> float | None:
-        """Measured knee over predicted knee (1 means the roofline was right)."""
+        """Measured knee over the ridge batch (1 means the roofline was right)."""
         if self.knee is None or not self.predicted_knee:
             return None
         return self.knee.batch / self.predicted_knee
@@ -257,7 +257,7 @@ def _build_curves(run: Run, workload: str) -> list[Curve]:
                     q3_s=timing.get("q3_s", median),
                     flops=record["flops"],
                     bytes=record["bytes"],
-                    predicted_s=predicted_time(record["flops"], record["bytes"], ceilings) if ceilings else None,
+                    predicted_s=roofline_s(workload, record, ceilings) if ceilings else None,
                 )
             )
         curve = Curve(run, workload, dict(params), dtype, mode, cache, copies, points, not_ok, ceilings)
@@ -266,6 +266,17 @@ def _build_curves(run: Run, workload: str) -> list[Curve]:
         curve.knee = detect_knee([p.batch for p in points], [p.median_s for p in points])
         found.append(curve)
     return sorted(found, key=_sort_key)
+
+
+def roofline_s(workload: str, record: dict[str, Any], ceilings: Ceilings) -> float:
+    """The roofline of one measured call: for a workload whose call runs kinds of work one after the other (a
+    decoder's matmuls, then its attention), the sum of each one's roofline, as `benchmarks.analysis.predict` and the
+    published page model it; else max(FLOPs / F, bytes / BW) of the recorded totals."""
+    spec, size = WORKLOADS.get(workload), bytes_per_element(record["dtype"])
+    if spec is None or spec.operations is None or size is None or spec.problems(record["params"]):
+        return predicted_time(record["flops"], record["bytes"], ceilings)
+    operations = spec.operations(record["params"], size, record["batch"])
+    return sum(predicted_time(flops, moved, ceilings) for _, flops, moved in operations)
 
 
 def predicted_at(curve: Curve, batch: float) -> float | None:

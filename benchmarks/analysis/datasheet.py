@@ -46,6 +46,9 @@ class GPU:
     sm_count: int | None = None
     l2_bytes: int | None = None
     memory_bytes: int | None = None
+    # Where memory_bytes comes from: "driver" (what nvidia-smi reports as the total, used wherever it is known: what
+    # a program can allocate against) or "datasheet" (the vendor's GB, read as GiB, where the driver's is not known).
+    memory_from: str = "datasheet"
     notes: str = ""
     aliases: tuple[str, ...] = field(default=())
     # A rate others measured where the datasheet's peak is not sustained: dtype -> (FLOP/s, source).
@@ -70,10 +73,12 @@ GPUS: tuple[GPU, ...] = (
         bandwidth=320 * GIGA,
         sm_count=40,
         l2_bytes=4 * MIB,
-        memory_bytes=16 * GIB,
+        memory_bytes=15_360 * MIB,  # 16 GB on the datasheet; nvidia-smi reports 15,360 MiB for a Tesla T4
+        memory_from="driver",
         source="NVIDIA T4 Tensor Core GPU datasheet (https://www.nvidia.com/en-us/data-center/tesla-t4/); "
         "SM count and L2 from the NVIDIA Turing GPU Architecture whitepaper",
-        notes="65 TFLOP/s is the fp16 tensor-core rate (mixed precision) at the 1,590 MHz boost clock; plain fp32 "
+        notes="Memory: 16 GB on the datasheet; nvidia-smi reports 15,360 MiB (15.0 GiB) for a Tesla T4, the figure "
+        "used here. 65 TFLOP/s is the fp16 tensor-core rate (mixed precision) at the 1,590 MHz boost clock; plain fp32 "
         "is 8.1. Turing has no bf16. A 70 W card does not hold its boost clock under a long matmul: about 24 TFLOP/s "
         "has been measured for a 4096³ HGEMM, where power capping lowers the clock.",
         aliases=("Tesla T4",),
@@ -207,10 +212,13 @@ GPUS: tuple[GPU, ...] = (
         bandwidth=3.35 * TERA,
         sm_count=132,
         l2_bytes=50 * MIB,
-        memory_bytes=80 * GIB,
+        memory_bytes=81_559 * MIB,  # 80 GB on the datasheet; nvidia-smi reports 81,559 MiB for an H100 80GB HBM3
+        memory_from="driver",
         source="NVIDIA H100 Tensor Core GPU datasheet (https://www.nvidia.com/en-us/data-center/h100/), "
         "dense rates (the datasheet's headline tensor figures are with sparsity, twice these); "
         "SM count and L2 from the NVIDIA H100 Tensor Core GPU Architecture whitepaper",
+        notes="Memory: 80 GB on the datasheet; nvidia-smi reports 81,559 MiB (79.6 GiB) for an H100 80GB HBM3, the "
+        "figure used here.",
         aliases=("NVIDIA H100 80GB HBM3", "H100 SXM5"),
     ),
     GPU(
@@ -247,6 +255,7 @@ GPUS: tuple[GPU, ...] = (
         sm_count=132,
         l2_bytes=50 * MIB,
         memory_bytes=143_771 * MIB,  # 141 GB on the datasheet; the driver reports 143,771 MiB
+        memory_from="driver",
         source="NVIDIA H200 Tensor Core GPU datasheet (https://www.nvidia.com/en-us/data-center/h200/), "
         "SXM form factor, dense rates (the headline tensor figures are with sparsity, twice these); "
         "the datasheet gives no L2 size: 50 MB is the GH100's, from the NVIDIA H100 Tensor Core GPU "

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.analysis.curves import MODE_ORDER, Curve, Point, bytes_per_element
+from benchmarks.analysis.predict import predict
 from benchmarks.contract.results import Run
 from benchmarks.workloads import decoder_config
 from snippets import costs
@@ -344,6 +345,17 @@ class AttentionPair:
     @property
     def same_last_batch(self) -> bool:
         return self.mha.points[-1].batch == self.gqa.points[-1].batch
+
+    def roofline_speedup(self, batch: int) -> float | None:
+        """MHA's predicted step time over GQA's at `batch` on the run's ceilings, each step the matmuls' roofline
+        plus the attention's (`benchmarks.analysis.predict`): what the roofline predicts GQA saves, which is the
+        ratio of the bytes only where both steps are memory-bound. None without ceilings."""
+        ceilings = self.gqa.ceilings
+        if ceilings is None or self.mha.ceilings is None:
+            return None
+        before = predict("decode", self.mha.params, self.mha.ceilings, self.mha.dtype, [batch])[0]
+        after = predict("decode", self.gqa.params, ceilings, self.gqa.dtype, [batch])[0]
+        return before.seconds / after.seconds
 
 
 def attention_pairs(curves: Sequence[Curve]) -> list[AttentionPair]:

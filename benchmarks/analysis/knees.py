@@ -1,4 +1,4 @@
-"""Do the predicted knees hold? Each measured knee against the ridge batch of the rates the curve's own
+"""Does the ridge batch hold? Each measured knee against the ridge batch of the rates the curve's own
 kernels reached, and, where that misses, the evidence for why.
 
 The roofline overlaps reading and arithmetic: t = max(bytes/BW, FLOPs/F). A call whose small batches are

@@ -6,22 +6,45 @@ call (kernel launches, dispatch), and gives for each batch the time and what bou
 
     t(b) = max(fixed, FLOPs(b) / F, bytes(b) / BW)
 
+A workload whose call runs kinds of work one after the other (a decoder's matmuls, then its attention over each
+sequence's own cache) is summed per operation, each with its own roofline, as the decode page draws it:
+
+    t(b) = max(fixed, Σ_op max(FLOPs_op(b) / F, bytes_op(b) / BW))
+
 Pure Python: nothing on this module's import path may import torch.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from benchmarks.analysis.cnn import ON_RIDGE
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT
 from benchmarks.analysis.roofline import Ceilings, crossing_batch
 from benchmarks.workloads import decoder_config, workload
-from snippets.costs import kv_cache_bytes
+from snippets.costs import kv_cache_bytes, mlp_cost, resnet50_cost
 
 OVERHEAD, MEMORY, COMPUTE = "overhead", "memory", "compute"
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One kind of work of a call with its own roofline: its FLOPs over the peak rate, its bytes over the bandwidth."""
+
+    name: str
+    compute_s: float
+    memory_s: float
+
+    @property
+    def seconds(self) -> float:
+        return max(self.compute_s, self.memory_s)
+
+    @property
+    def bound(self) -> str:
+        return COMPUTE if self.compute_s >= self.memory_s else MEMORY
 
 
 @dataclass(frozen=True)
@@ -32,16 +55,28 @@ class PredictedPoint:
     compute_s: float  # FLOPs over the peak rate
     memory_s: float  # bytes over the bandwidth
     fixed_s: float  # the fixed cost of one call
+    operations: tuple[Operation, ...] = ()  # per kind of work, where the workload sums them (see the module)
+
+    @property
+    def roofline_s(self) -> float:
+        """The roofline of the call: the sum of its operations' where it has several, else of its totals."""
+        if self.operations:
+            return sum(op.seconds for op in self.operations)
+        return max(self.compute_s, self.memory_s)
 
     @property
     def seconds(self) -> float:
-        return max(self.fixed_s, self.compute_s, self.memory_s)
+        return max(self.fixed_s, self.roofline_s)
 
     @property
     def bound(self) -> str:
-        """overhead when the fixed cost is the largest term, else memory or compute."""
-        if self.fixed_s > max(self.compute_s, self.memory_s):
+        """overhead when the fixed cost is the largest term, else memory or compute: for a call summed per
+        operation, the resource that bounds the operations taking most of its time."""
+        if self.fixed_s > self.roofline_s:
             return OVERHEAD
+        if self.operations:
+            compute = sum(op.seconds for op in self.operations if op.bound == COMPUTE)
+            return COMPUTE if compute >= self.roofline_s - compute else MEMORY
         return COMPUTE if self.compute_s >= self.memory_s else MEMORY
 
 
@@ -83,8 +118,14 @@ def predict(
     points = []
     for batch in sorted(set(batches)):
         flops, moved = spec.cost(params, size, batch)
+        operations = tuple(
+            Operation(name, f / ceilings.flops_per_s, m / ceilings.bytes_per_s)
+            for name, f, m in (spec.operations(params, size, batch) if spec.operations else ())
+        )
         points.append(
-            PredictedPoint(batch, flops, moved, flops / ceilings.flops_per_s, moved / ceilings.bytes_per_s, fixed_s)
+            PredictedPoint(
+                batch, flops, moved, flops / ceilings.flops_per_s, moved / ceilings.bytes_per_s, fixed_s, operations
+            )
         )
     return points
 
@@ -98,10 +139,51 @@ KNEE_GRID = tuple(2**i for i in range(25))  # 1 … 16,777,216: where a workload
 
 
 def knee(name: str, params: Mapping[str, Any], ceilings: Ceilings, dtype: str) -> float | None:
-    """The predicted critical batch of a configuration, whatever batches were asked for: where compute time
+    """The ridge batch of a configuration, whatever batches were asked for: where compute time
     overtakes memory time, followed along the workload's own FLOPs and bytes at every power of two up to
     KNEE_GRID's last. Below 1 when compute-bound from the first row; None when never compute-bound."""
     return ridge_batch(predict(name, params, ceilings, dtype, KNEE_GRID), ceilings)
+
+
+@dataclass(frozen=True)
+class RidgeCount:
+    """The ridge batch of a configuration under one count of its bytes."""
+
+    count: str  # which bytes are counted, in words
+    batch: float | None  # None: never compute-bound; below 1: compute-bound from the first row
+    on_ridge: bool  # never compute-bound, but each extra row within 5 % of the ridge: the count cannot decide
+
+
+# The count of bytes the registry states (`snippets.costs`, what the harness records), and the other bound of them
+# where a workload has one: an MLP's activations may stay in cache between layers, and an engine may fuse
+# ResNet-50's BatchNorm, ReLU, residual adds and pooling into its convolutions.
+STATED_COUNT = {"mlp": "every layer's activations through memory", "resnet50": "every elementwise pass through memory"}
+OTHER_COUNT = {"mlp": "activations kept in cache", "resnet50": "elementwise passes fused"}
+
+
+def ridge_count(count: str, cost: Callable[[int], tuple[float, float]], ceilings: Ceilings) -> RidgeCount:
+    """The ridge batch of (FLOPs, bytes) = cost(batch) on `ceilings`, followed over KNEE_GRID, and whether a
+    configuration that never turns compute-bound sits on the ridge (each extra row within 5 % of it: the site's
+    rule, `benchmarks.analysis.cnn.ON_RIDGE`)."""
+    points = [(b, *cost(b)) for b in KNEE_GRID]
+    batch = crossing_batch(points, ceilings)
+    (_, f1, m1), (_, f2, m2) = points[:2]
+    per_row = (f2 - f1) / (m2 - m1) if m2 > m1 else float("inf")
+    return RidgeCount(count, batch, batch is None and per_row >= ON_RIDGE * ceilings.ridge_intensity)
+
+
+def ridge_counts(name: str, params: Mapping[str, Any], ceilings: Ceilings, dtype: str) -> tuple[RidgeCount, ...]:
+    """The ridge batch under the count of bytes the registry states and, for an MLP and a ResNet-50, under the
+    other bound of its bytes (the stated count first)."""
+    spec, size, p = workload(name), BYTES_PER_ELEMENT[dtype], params
+    stated = ridge_count(STATED_COUNT.get(name, "bytes as counted"), lambda b: spec.cost(p, size, b), ceilings)
+    if name == "mlp":
+        other = ridge_count(OTHER_COUNT[name], lambda b: mlp_cost(b, p["width"], p["depth"], size, "cache"), ceilings)
+    elif name == "resnet50":
+        other = ridge_count(OTHER_COUNT[name], lambda b: resnet50_cost(b, size, p["resolution"], True), ceilings)
+    else:
+        return (stated,)
+    return stated, other
 
 
 def footprint_bytes(name: str, params: Mapping[str, Any], dtype: str, batch: int) -> float:

@@ -13,7 +13,9 @@ How a configuration is predicted, stated once here and on the page:
 - a prefill of `batch` prompts: `predict("decode", phase="prefill")`;
 - a generation with static batching (every request of the batch starts and ends together): the prefill, which
   yields the first token, then one decode step for each further token, each at its own context;
-- a throughput benchmark of images: `batch` images per call at the predicted time per call;
+- a throughput benchmark of images: `batch` images per call at the predicted time per call; where the engine fuses
+  the elementwise passes into the convolutions (departure `fused-elementwise`), with those passes left out of the
+  bytes (`snippets.costs.resnet50_cost(fused=True)`), and the count with them given beside;
 - tensor parallelism over n GPUs: one device with n times the rate and the bandwidth, and no communication;
   data parallelism: n copies, n times the work per second.
 
@@ -27,16 +29,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, find_gpu
-from benchmarks.analysis.predict import COMPUTE, MEMORY, PredictedPoint, knee, predict
+from benchmarks.analysis.predict import COMPUTE, MEMORY, PredictedPoint, RidgeCount, predict, ridge_counts
 from benchmarks.analysis.published_file import Measurement, Model, read_published
 from benchmarks.analysis.roofline import Ceilings, predicted_time
 from benchmarks.workloads import workload
 from snippets.costs import resnet50_cost
 
 # Departures that break an assumption of the model, as against details the source leaves unstated.
-BREAKS = frozenset(
-    {"tensor-parallel", "int8-weights", "fp8-mixed", "fused-elementwise", "latency-bound", "power-limited"}
-)
+BREAKS = frozenset({"tensor-parallel", "int8-weights", "fp8-mixed", "latency-bound", "power-limited"})
 PER = {"ms/token": "tokens", "ms": "prompts", "tokens/s": "tokens", "requests/s": "requests", "samples/s": "images"}
 
 
@@ -81,16 +81,17 @@ class Check:
 
 @dataclass(frozen=True)
 class KneeComparison:
-    """A batch where a published curve bends, against the predicted critical batch in each dtype of its GPU."""
+    """A batch where a published curve bends, against the ridge batch in each dtype of its GPU: first under the
+    count the registry states (`snippets.costs`), then under the other bound of the bytes where there is one."""
 
     row: Measurement
-    predicted: dict[str, float | None]  # dtype -> predicted critical batch (None: never compute-bound)
+    predicted: dict[str, tuple[RidgeCount, ...]]  # dtype -> (the stated count, the other bound)
 
     @property
     def ratio(self) -> float | None:
-        """Published ÷ predicted in the dtype the row is modelled in."""
-        found = self.predicted[self.row.model.dtype]
-        return self.row.value / found if found else None
+        """Published ÷ the stated count's ridge batch in the dtype the row is modelled in."""
+        found = self.predicted[self.row.model.dtype][0]
+        return self.row.value / found.batch if found.batch and not found.on_ridge else None
 
 
 def ceilings(model: Model) -> Ceilings:
@@ -114,6 +115,8 @@ def predicted(model: Model, unit: str) -> Prediction:
     """The predicted work per second of a configuration (see the module's docstring for how)."""
     copies = model.gpus if model.parallelism == "data" else 1
     if model.kind == "throughput":
+        if "fused-elementwise" in model.departures and model.workload == "resnet50":
+            return _resnet50(model, fused=True)
         point = predict(model.workload, model.params, ceilings(model), model.dtype, [model.batch])[0]
         return Prediction(copies * model.batch / point.seconds, *_split([point]))
     if model.kind == "prefill":
@@ -155,9 +158,10 @@ def knee_comparisons(rows: Sequence[Measurement] | None = None) -> list[KneeComp
     found = []
     for row in rows:
         if row.model is not None and row.model.kind == "knee":
-            gpu, m = find_gpu(row.model.gpu), row.model
-            per_dtype = {dtype: knee(m.workload, m.params, gpu.ceilings(dtype), dtype) for dtype in gpu.peak_flops}
-            found.append(KneeComparison(row, per_dtype))
+            gpu = find_gpu(row.model.gpu)
+            m = row.model
+            counts = {dtype: ridge_counts(m.workload, m.params, gpu.ceilings(dtype), dtype) for dtype in gpu.peak_flops}
+            found.append(KneeComparison(row, counts))
     return found
 
 
@@ -167,15 +171,22 @@ def ratio_summary(found: Sequence[Check]) -> tuple[float, float, float]:
     return statistics.median(ratios), min(ratios), max(ratios)
 
 
-def fused_per_second(model: Model) -> float | None:
-    """For a ResNet-50 row: the predicted images per second when BatchNorm, ReLU, the residual adds and the pooling
-    cost no pass of their own over memory (`snippets.costs.resnet50_cost(fused=True)`), as an engine that fuses
-    them runs it. None for any other workload."""
-    if model.workload != "resnet50":
-        return None
-    flops, moved = resnet50_cost(model.batch, BYTES_PER_ELEMENT[model.dtype], model.params["resolution"], fused=True)
+def _resnet50(model: Model, fused: bool) -> Prediction:
+    flops, moved = resnet50_cost(model.batch, BYTES_PER_ELEMENT[model.dtype], model.params["resolution"], fused=fused)
+    c = ceilings(model)
     copies = model.gpus if model.parallelism == "data" else 1
-    return copies * model.batch / predicted_time(flops, moved, ceilings(model))
+    compute, memory = flops / c.flops_per_s, moved / c.bytes_per_s
+    split = (0.0, compute) if compute >= memory else (memory, 0.0)
+    return Prediction(copies * model.batch / predicted_time(flops, moved, c), *split)
+
+
+def unfused_per_second(model: Model) -> float | None:
+    """For a ResNet-50 row predicted with its elementwise passes fused: the predicted images per second when
+    BatchNorm, ReLU, the residual adds and the pooling each take a pass of their own over memory, as an engine that
+    does not fuse them runs it. None for any other row."""
+    if model.workload != "resnet50" or "fused-elementwise" not in model.departures:
+        return None
+    return _resnet50(model, fused=False).per_second
 
 
 def weight_share(model: Model) -> float:

@@ -12,7 +12,7 @@ The same functions serve the terminal, the results file, the HTML report and the
 - the largest batch that ran, and the first that ran out of memory;
 - the diagnosis of the curve: what bounds its points (the site's `diagnosis.verdict`, with the fixed
   cost being the intercept of time against batch less one read of the weights), the share of the measured
-  ceiling reached, the predicted knee band (fused to unfused bytes) against the measured knee, and
+  ceiling reached, the ridge batch from the fused to the unfused bytes against the measured knee, and
   any step with its likely cause.
 
 Pure Python: nothing on this module's import path may import torch.
@@ -416,16 +416,16 @@ def diagnosis_lines(found: CurveDiagnosis | None) -> list[str]:
     low, high = found.knee_band
     measured = f"measured knee at batch {found.knee.batch:.0f}" if found.knee else "no measured knee"
     if len(found.verdicts) < 2:
-        lines.append(f"One batch size: no knee to predict; {measured}.")
+        lines.append(f"One batch size: no ridge batch to predict; {measured}.")
     elif not any(v.flops_per_s > 0 for v in found.verdicts):
-        lines.append(f"The FLOP counter saw no matmul or convolution: no compute knee to predict; {measured}.")
+        lines.append(f"The FLOP counter saw no matmul or convolution: no ridge batch to predict; {measured}.")
     elif low is None and high is None:
-        lines.append(f"The roofline predicts no knee in this range (memory-bound throughout); {measured}.")
+        lines.append(f"The roofline gives no ridge batch in this range (memory-bound throughout); {measured}.")
     elif high is not None and high <= found.verdicts[0].batch:
-        lines.append(f"The roofline puts every batch here past its knee, even at the unfused bytes; {measured}.")
+        lines.append(f"The roofline puts every batch here past its ridge batch, even at the unfused bytes; {measured}.")
     else:
         band = _knee_words(low) if high is None or _close(low, high) else f"{_knee_words(low)}–{_knee_words(high)}"
-        lines.append(f"Predicted knee: batch {band} (fused to unfused bytes); {measured}.")
+        lines.append(f"Ridge batch: {band} (fused to unfused bytes); {measured}.")
     for step, causes in found.steps:
         cause = causes[0] if causes else "no tile boundary inside it: a kernel switch, or noise"
         lines.append(f"Step: batch {step.before} → {step.after}, +{100 * step.relative:.0f} % ({cause}).")

@@ -22,6 +22,8 @@ class PublishedModel:
     vocab: int  # tokens; the input embedding and the output head are vocab × d_model each
     tied: bool  # one matrix serves as both
     source: str
+    max_context: int = 8192  # positions the model was trained for (max_position_embeddings)
+    aliases: tuple[str, ...] = ()
 
 
 LLAMA_3_8B = PublishedModel(
@@ -31,8 +33,71 @@ LLAMA_3_8B = PublishedModel(
     tied=False,
     source="Meta's published configuration of Meta-Llama-3-8B (hidden_size 4096, num_hidden_layers 32, "
     "num_attention_heads 32, num_key_value_heads 8, intermediate_size 14336, vocab_size 128256, untied "
-    "embeddings; https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json)",
+    "embeddings, max_position_embeddings 8192; https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json)",
+    max_context=8192,
 )
+
+LLAMA_3_1_8B = PublishedModel(
+    "Llama-3.1-8B",
+    LLAMA_3_8B.config,
+    vocab=128256,
+    tied=False,
+    source="Meta's published configuration of Llama-3.1-8B (the dimensions of Llama-3-8B: hidden_size 4096, "
+    "num_hidden_layers 32, num_attention_heads 32, num_key_value_heads 8, intermediate_size 14336, vocab_size "
+    "128256, untied embeddings; max_position_embeddings 131072; "
+    "https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json)",
+    max_context=131072,
+    aliases=("Llama-3.1-8B-Instruct",),
+)
+
+LLAMA_3_3_70B = PublishedModel(
+    "Llama-3.3-70B",
+    DecoderConfig(layers=80, d_model=8192, heads=64, kv_heads=8, d_ff=28672, ffn="swiglu"),
+    vocab=128256,
+    tied=False,
+    source="Meta's published configuration of Llama-3.3-70B-Instruct (hidden_size 8192, num_hidden_layers 80, "
+    "num_attention_heads 64, num_key_value_heads 8, intermediate_size 28672, vocab_size 128256, untied "
+    "embeddings, max_position_embeddings 131072; the same dimensions as Llama-3.1-70B; "
+    "https://huggingface.co/meta-llama/Llama-3.3-70B-Instruct/blob/main/config.json)",
+    max_context=131072,
+    aliases=("Llama-3.3-70B-Instruct", "Llama-3.1-70B", "Llama-3.1-70B-Instruct"),
+)
+
+LLAMA_2_70B = PublishedModel(
+    "Llama-2-70B",
+    DecoderConfig(layers=80, d_model=8192, heads=64, kv_heads=8, d_ff=28672, ffn="swiglu"),
+    vocab=32000,
+    tied=False,
+    source="Meta's published configuration of Llama-2-70b-hf (hidden_size 8192, num_hidden_layers 80, "
+    "num_attention_heads 64, num_key_value_heads 8, intermediate_size 28672, vocab_size 32000, untied "
+    "embeddings, max_position_embeddings 4096; https://huggingface.co/meta-llama/Llama-2-70b-hf/blob/main/config.json)",
+    max_context=4096,
+    aliases=("Llama-2-70B-Chat", "Llama-2-70b-chat-hf"),
+)
+
+MISTRAL_7B = PublishedModel(
+    "Mistral-7B",
+    DecoderConfig(layers=32, d_model=4096, heads=32, kv_heads=8, d_ff=14336, ffn="swiglu"),
+    vocab=32000,
+    tied=False,
+    source="Mistral AI's published configuration of Mistral-7B-v0.1 (hidden_size 4096, num_hidden_layers 32, "
+    "num_attention_heads 32, num_key_value_heads 8, intermediate_size 14336, vocab_size 32000, untied "
+    "embeddings, max_position_embeddings 32768, sliding_window 4096, which this project does not model: the "
+    "whole cache is counted; https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json)",
+    max_context=32768,
+    aliases=("Mistral-7B-v0.1",),
+)
+
+MODELS: tuple[PublishedModel, ...] = (LLAMA_3_8B, LLAMA_3_1_8B, MISTRAL_7B, LLAMA_2_70B, LLAMA_3_3_70B)
+
+
+def find_model(name: str) -> PublishedModel | None:
+    """The published model whose name or alias is `name` (any case)."""
+    wanted = name.strip().lower()
+    for model in MODELS:
+        if wanted in (model.name.lower(), *(alias.lower() for alias in model.aliases)):
+            return model
+    return None
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
-"""Command line: `python -m benchmarks {run,sweep,predict,validate,summary,list,schema}`.
+"""Command line: `python -m benchmarks {run,sweep,doctor,predict,serve,fleet,validate,summary,list,schema}`.
 
-Only `run` and `sweep` import torch, and only once they have parsed their arguments, so `--help`,
+Only `run`, `sweep` and `doctor` import torch, and only once they have parsed their arguments, so `--help`,
 `predict`, `validate`, `summary`, `list` and `schema` work on a machine without torch.
 """
 
@@ -13,11 +13,13 @@ import sys
 import traceback
 from pathlib import Path
 
+from benchmarks.commands import doctor as doctor_cli
+from benchmarks.commands import fleet
 from benchmarks.commands import predict as predict_cli
 from benchmarks.commands import sweep as sweep_cli
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR, ResultsError, read_document, read_run, result_files
 from benchmarks.contract.schema import SCHEMA
-from benchmarks.measure.estimate import MACHINES, describe, estimate
+from benchmarks.measure.estimate import MACHINES, describe, estimate_range
 from benchmarks.profiles import PROFILES
 from benchmarks.workloads import WORKLOADS
 
@@ -126,7 +128,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     summary.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     sweep_cli.add_parser(commands)
+    doctor_cli.add_parser(commands)
     predict_cli.add_parser(commands)
+    commands.add_parser(
+        "serve",
+        help="plan a dynamic-batching server (max batch, max delay, instances) from a batch curve",
+        description="See `python -m benchmarks serve --help`.",
+        add_help=False,
+    )
+    fleet.add_parser(commands)
     schema = commands.add_parser(
         "schema",
         help="print the results-file JSON Schema",
@@ -293,8 +303,8 @@ def _list() -> int:
                 + (f"; cache {sweep.cache} whatever --cache says" if sweep.cache else "")
             )
         print("  (graph mode needs CUDA: a CPU run measures eager only)")
-        found = estimate(profile, MACHINES[profile.name])
-        print("\n".join(f"  {line}" for line in describe(found)))
+        machine = MACHINES[profile.name]
+        print("\n".join(f"  {line}" for line in describe(estimate_range(profile, machine), machine)))
     return 0
 
 
@@ -314,6 +324,11 @@ def _summary(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else list(argv)
+    if given and given[0] == "serve":  # its own parser: every refusal one line
+        from benchmarks.commands import serve
+
+        return serve.main(given[1:])
     args = _parser().parse_args(argv)
     if args.command == "run":
         return _run(args)
@@ -325,8 +340,12 @@ def main(argv: list[str] | None = None) -> int:
         return _summary(args)
     if args.command == "sweep":
         return sweep_cli.run(args)
+    if args.command == "doctor":
+        return doctor_cli.run(args)
     if args.command == "predict":
         return predict_cli.run(args)
+    if args.command == "fleet":
+        return fleet.run(args)
     if args.kind == "sweep":
         from benchmarks.contract.schema_sweep import SWEEP_SCHEMA
 

@@ -15,17 +15,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.analysis import bands
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, gpus_matching
-from benchmarks.analysis.predict import PredictedPoint, footprint_bytes, knee, predict
+from benchmarks.analysis.predict import PredictedPoint, RidgeCount, footprint_bytes, predict, ridge_counts
 from benchmarks.analysis.roofline import Ceilings, run_ceilings
 from benchmarks.contract.results import ResultsError, read_run
 from benchmarks.site import text
+from benchmarks.site.bands import band_json, band_words, expected_words
 from benchmarks.workloads import WORKLOADS, Param, Workload
 
 DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32", "float": "float32",
                "tf32": "tfloat32", "fp8": "float8", "fp64": "float64", "double": "float64"}  # fmt: skip
 MAX_BATCH = 2**24
 MODEL = "time per call = max(FLOPs / peak FLOP/s, bytes / bandwidth): no fixed cost per call, perfect overlap"
+MODEL_PER_OPERATION = (
+    "time per call = the matmuls' max(FLOPs / peak FLOP/s, bytes / bandwidth) plus the attention's, run one after "
+    "the other: no fixed cost per call, perfect overlap within each"
+)
 
 
 class Refused(Exception):
@@ -39,6 +45,8 @@ class Device:
     memory_bytes: float | None
     origin: str  # "datasheet" or "measured"
     source: str
+    gpu: bool = True  # a GPU (a datasheet's, or a run measured on CUDA); False for a CPU run
+    memory_from: str = "the run's device"  # where memory_bytes comes from: driver, datasheet or the run's device
 
 
 def parameters_help() -> str:
@@ -56,9 +64,10 @@ def add_parser(commands) -> None:
         "predict",
         help="predict a workload's time against batch on a datasheet GPU or a run's measured ceilings",
         description="The roofline of one workload configuration at the batch sizes given: time, throughput, FLOPs, "
-        "bytes, what bounds each call, whether the weights (and a decode's KV cache) fit in the device's memory, and "
-        f"the predicted critical batch. WORKLOAD is one of {names}; each parameter not given keeps its default. "
-        "Nothing is measured.",
+        "bytes, what bounds each call, whether the weights (and a decode's KV cache) fit in the device's memory, the "
+        "ridge batch (where compute time overtakes memory time), and beside each GPU time the band that published "
+        "systems of the same kind of work reached (benchmarks/published/). "
+        f"WORKLOAD is one of {names}; each parameter not given keeps its default. Nothing is measured.",
         epilog=parameters_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -161,7 +170,7 @@ def gpu_device(name: str, dtype: str) -> Device:
     gpu = found[0]
     if dtype not in gpu.peak_flops:
         raise Refused(f"the {gpu.name} datasheet gives no {dtype} rate; it gives {', '.join(gpu.peak_flops)}")
-    return Device(gpu.name, gpu.ceilings(dtype), gpu.memory_bytes, "datasheet", gpu.source)
+    return Device(gpu.name, gpu.ceilings(dtype), gpu.memory_bytes, "datasheet", gpu.source, True, gpu.memory_from)
 
 
 def run_device(given: str, dtype: str) -> Device:
@@ -177,17 +186,23 @@ def run_device(given: str, dtype: str) -> Device:
         have = ", ".join(measured.ceilings.get("matmul", {})) or "no dtype"
         raise Refused(f"{path}: run {measured.id} measured no {dtype} matmul rate (it measured {have})")
     name = text.device_label(measured)
-    return Device(name, ceilings, measured.device.get("memory_bytes"), "measured", f"run {measured.id} ({path})")
+    origin = f"run {measured.id} ({path})"
+    gpu = measured.device.get("kind") == "cuda"
+    return Device(name, ceilings, measured.device.get("memory_bytes"), "measured", origin, gpu)
 
 
 # --------------------------------------------------------------------------- the answer
 
 
-def _point(name: str, params: dict[str, Any], dtype: str, device: Device, point: PredictedPoint) -> dict[str, Any]:
+def _point(
+    name: str, params: dict[str, Any], dtype: str, device: Device, point: PredictedPoint, band: bands.Band | None
+) -> dict[str, Any]:
     held = footprint_bytes(name, params, dtype, point.batch)
+    expected = band.expected_s(point.seconds) if band is not None else None
     return {
         "batch": point.batch,
         "seconds": point.seconds,
+        "expected_seconds": dict(zip(("fastest", "typical", "slowest"), expected)) if expected else None,
         "throughput": point.batch / point.seconds,
         "flops": point.flops,
         "bytes": point.bytes,
@@ -201,8 +216,11 @@ def throughput_unit(spec: Workload, params: dict[str, Any]) -> str:
 
 
 def report(spec: Workload, params: dict[str, Any], dtype: str, device: Device, batches: list[int]) -> dict[str, Any]:
-    """The prediction as one JSON-ready object: the assumptions once, a point per batch, the knee."""
+    """The prediction as one JSON-ready object: the assumptions once, a point per batch, the ridge batch under
+    the stated count of bytes (and the other bound of them where there is one), and the band."""
     points = predict(spec.name, params, device.ceilings, dtype, batches)
+    kind = bands.kind_of(spec.name, params)
+    band = bands.band_for(kind) if device.gpu else None
     held = "the weights plus the KV cache" if spec.name == "decode" else "the weights"
     assumptions = {
         "workload": spec.name,
@@ -215,25 +233,35 @@ def report(spec: Workload, params: dict[str, Any], dtype: str, device: Device, b
         "flops_per_s": device.ceilings.flops_per_s,
         "bytes_per_s": device.ceilings.bytes_per_s,
         "memory_bytes": device.memory_bytes,
+        "memory_from": device.memory_from,
         "source": device.source,
-        "model": MODEL,
+        "model": MODEL_PER_OPERATION if spec.operations else MODEL,
         "bytes_counted": spec.bytes_counted,
         "throughput_unit": throughput_unit(spec, params),
         "fits_counts": f"{held}, against the device's memory",
     }
+    counts = ridge_counts(spec.name, params, device.ceilings, dtype)
+    banded = (
+        band_json(kind)
+        if device.gpu
+        else {"kind": kind, "band": None, "why": "no band: the published figures are GPU systems, this is a CPU run"}
+    )
     return {
         "assumptions": assumptions,
-        "points": [_point(spec.name, params, dtype, device, p) for p in points],
-        "knee": knee(spec.name, params, device.ceilings, dtype),
+        "points": [_point(spec.name, params, dtype, device, p, band) for p in points],
+        "ridge_batch": [{"count": c.count, "batch": c.batch, "on_ridge": c.on_ridge} for c in counts],
+        "band": banded,
     }
 
 
-def knee_words(found: float | None) -> str:
-    if found is None:
+def ridge_words(found: RidgeCount) -> str:
+    if found.on_ridge:
+        return "undecided: each extra row within 5 % of the ridge"
+    if found.batch is None:
         return "none: memory-bound at every batch (compute never overtakes memory)"
-    if found < 1:
+    if found.batch < 1:
         return "below 1: compute-bound from the first row"
-    return f"≈ {text.fmt_batch(found)}: memory-bound below it, compute-bound above"
+    return f"≈ {text.fmt_batch(found.batch)}: memory-bound below it, compute-bound above"
 
 
 def table_lines(found: dict[str, Any]) -> list[str]:
@@ -242,7 +270,7 @@ def table_lines(found: dict[str, Any]) -> list[str]:
     memory = text.fmt_bytes(a["memory_bytes"]) if a["memory_bytes"] else "unknown"
     ceilings = (
         f"{text.fmt_rate(a['flops_per_s'], 'FLOP/s')} {a['dtype']}, {text.fmt_rate(a['bytes_per_s'], 'B/s')}, "
-        f"{memory} of memory"
+        f"{memory} of memory ({a['memory_from']})"
     )
     lines = [
         f"Predicted, not measured: {a['configuration']} in {a['dtype']} on {a['device']} ({a['ceilings_from']})",
@@ -261,5 +289,14 @@ def table_lines(found: dict[str, Any]) -> list[str]:
             f"{p['batch']:>10,} {text.fmt_time(p['seconds']):>10} {rate:>16} {p['flops']:>10.3g} "
             f"{text.fmt_bytes(p['bytes']):>10}  {p['bound']:<8} {fits}"
         )
-    lines.append(f"predicted critical batch: {knee_words(found['knee'])}")
+    stated, *others = [RidgeCount(c["count"], c["batch"], c["on_ridge"]) for c in found["ridge_batch"]]
+    lines.append(f"ridge batch ({stated.count}): {ridge_words(stated)}")
+    lines += [f"  with {other.count}: {ridge_words(other)}" for other in others]
+    banded = found["band"]
+    if banded["band"] is None:
+        lines.append(f"band: {banded['why']}")
+    else:
+        band = bands.band_for(banded["kind"])
+        lines.append(f"band: {band_words(band)}; so, per batch:")
+        lines += [f"{p['batch']:>10,}  {expected_words(p['seconds'], band)}" for p in found["points"]]
     return lines

@@ -18,8 +18,16 @@ class DeviceUnavailable(Exception):
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return isinstance(exc, torch.OutOfMemoryError) or "out of memory" in text or "can't allocate memory" in text
+    """An out-of-memory, or an error raised while one was handled: an allocation that fails inside a graph
+    capture can invalidate it, and then torch's capture_end raises its own error in place of the OOM."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        text = str(exc).lower()
+        if isinstance(exc, torch.OutOfMemoryError) or "out of memory" in text or "can't allocate memory" in text:
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def available_memory_bytes() -> int | None:
@@ -79,21 +87,30 @@ class CudaBackend:
     get a fresh pool: a pool whose every graph died, or one a broken capture left recording, must not
     be captured into again. Whatever happens, the default stream is current after a capture.
 
-    `cuda` is the torch.cuda module; tests pass a stand-in that records the calls.
+    A capture that fails leaves torch's caching allocator recording into the pool when torch raises in
+    `capture_end` before it ends the allocation (a capture the CUDA driver invalidated): from then on
+    `empty_cache()` frees nothing and the allocator's retry before out-of-memory is skipped. So after
+    any failed capture the allocation to the pool is ended here, if it is still running.
+
+    `cuda` is the torch.cuda module and `allocator` the caching allocator's pool bookkeeping; tests
+    pass stand-ins that record the calls. `threads` fixes the host's intra-op threads (CPU-side ops).
     """
 
     kind = "cuda"
     modes = ("graph", "eager", "compile")
     WARMUP_CALLS = 3
 
-    def __init__(self, index: int = 0, cuda=None):
+    def __init__(self, index: int = 0, cuda=None, allocator=None, threads: int | None = None):
         self.cuda = cuda or torch.cuda
         if not self.cuda.is_available():
             built = "without CUDA" if torch.version.cuda is None else f"with CUDA {torch.version.cuda}"
             raise DeviceUnavailable(f"CUDA is not available (torch {torch.__version__} built {built}, no GPU visible)")
         self.device = torch.device("cuda", index)
+        self.allocator = allocator or PoolBookkeeping(index)
         self.cuda.set_device(self.device)
         torch.backends.cudnn.benchmark = cnn.CUDNN_BENCHMARK  # as snippets/cnn.py runs on its own
+        if threads:
+            torch.set_num_threads(threads)
         self.threads = torch.get_num_threads()
         self.capture_stream = self.cuda.Stream(self.device)
         self.graph_pool = self.cuda.graph_pool_handle()
@@ -130,6 +147,7 @@ class CudaBackend:
             with self.cuda.graph(graph, pool=self.graph_pool, stream=stream):
                 fn()
         except Exception as exc:
+            self.allocator.end_allocation(self.graph_pool)  # when torch's capture_end raised before it did
             if not is_out_of_memory(exc):
                 self.new_phase()
             raise
@@ -141,6 +159,8 @@ class CudaBackend:
     is_oom = staticmethod(is_out_of_memory)
 
     def free_memory(self) -> int | None:
+        """Free device memory, counting what the caching allocator holds unused (emptied first)."""
+        self.release()
         free, _total = self.cuda.mem_get_info(self.device)
         return free
 
@@ -149,10 +169,33 @@ class CudaBackend:
         self.cuda.empty_cache()
 
 
+class PoolBookkeeping:
+    """The caching allocator's record of which graph pool a capture allocates into (torch >= 2.8)."""
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def end_allocation(self, pool) -> bool:
+        """End the allocation to `pool` if a failed capture left it running, and drop the failed graph's
+        use of the pool (its reset will not, having never ended its capture). False when nothing was
+        running: capture_end had ended it, or the capture never began."""
+        end = getattr(torch._C, "_cuda_endAllocateToPool", None)
+        release = getattr(torch._C, "_cuda_releasePool", None)
+        if end is None:
+            return False
+        try:
+            end(self.index, pool)
+        except RuntimeError:  # "endAllocatePool: not currently recording to mempool_id"
+            return False
+        if release is not None:
+            release(self.index, pool)
+        return True
+
+
 def select_backend(name: str, threads: int | None) -> CpuBackend | CudaBackend:
-    """'auto' picks CUDA when a GPU is visible, else the CPU."""
+    """'auto' picks CUDA when a GPU is visible, else the CPU. `threads`: the host's intra-op threads."""
     if name == "cuda" or (name == "auto" and torch.cuda.is_available()):
-        return CudaBackend()
+        return CudaBackend(threads=threads)
     if name not in ("auto", "cpu"):
         raise DeviceUnavailable(f"unknown device {name!r}; choose auto, cpu or cuda")
     return CpuBackend(threads or default_cpu_threads())

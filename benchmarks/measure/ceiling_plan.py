@@ -75,8 +75,10 @@ def plan_ceilings(
         ceilings = {dtype: SMALL_MATMUL_SIZES[-1] for dtype in matmul_dtypes}
         return CeilingPlan(kind, copies, SMALL_COPY_BYTES, SMALL_WORKING_SETS, matmuls, ceilings)
     ceiling_copy = COPY_BYTES[kind] if free_bytes is None else min(COPY_BYTES[kind], free_bytes // 8)
-    # Every point is prepared before sampling starts, so all buffers are held at once: about
-    # 3.4 times the largest working set for the copy and read curves together.
+    # Every point is prepared before sampling starts, so all buffers are held at once (`held_bytes`):
+    # about 6.8 times the largest working set for the copy and read curves together, each copy point
+    # holding its source and destination; with working sets capped at 1/16 of the free memory and the
+    # ceiling's buffer at 1/8, at most 56 % of it with 12 GiB or more free (39 % of an H200's).
     working_sets = [w for w in WORKING_SETS[kind] if free_bytes is None or w <= free_bytes // 16]
     curve_sizes = {w // 2 for w in working_sets if w >= COPY_CURVE_MIN_WORKING_SET[kind]}
     matmuls = {}
@@ -88,6 +90,11 @@ def plan_ceilings(
         matmuls[dtype] = sorted(set(sizes) | {ceiling_n})
     ceilings = {dtype: matmul_ceiling_n(kind, dtype) for dtype in matmul_dtypes}
     return CeilingPlan(kind, sorted(curve_sizes | {ceiling_copy}), ceiling_copy, working_sets, matmuls, ceilings)
+
+
+def held_bytes(plan: CeilingPlan) -> int:
+    """Bytes the ceiling curves hold at once: every copy point's source and destination, every read buffer."""
+    return sum(2 * size for size in plan.copy_sizes) + sum(plan.working_sets)
 
 
 def copy_repeats(size: int, kind: str) -> int:

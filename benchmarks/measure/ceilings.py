@@ -108,7 +108,7 @@ def measure_ceilings(
     bandwidth (bytes read + written per second) at the largest buffer and matmul FLOP/s at
     MATMUL_N for each dtype."""
     kind = backend.kind
-    free = torch.cuda.mem_get_info()[0] if kind == "cuda" else None
+    free = backend.free_memory() if kind == "cuda" else None
     measured_dtypes = dtypes if ceilings_only else matmul_dtypes(backend, dtypes)
     plan = plan_ceilings(kind, measured_dtypes, free, small, ceilings_only)
     copy_sizes, working_sets, ceiling_copy = plan.copy_sizes, plan.working_sets, plan.ceiling_copy

@@ -4,12 +4,16 @@ The model follows what a run does, step by step, with the harness's own planning
 weight copies, KV-cache budgets, sampling rounds). A call's time is its roofline time on the
 machine's reached rates, plus a per-operator cost (added on a CPU; on a GPU, eager launches overlap
 the kernels and a graph replay pays per kernel). Each point then costs its warm-up, calibration,
-samples and (graph mode) capture; each configuration its model build; each compiled curve one cold
-compile; each sampled batch one kernel-name profiler session, within the run's budget for them.
+samples and (graph mode) capture with the device sync and cache flush torch.cuda.graph does first;
+each configuration its model build; each compiled curve a cold compile and a second one for batch 1
+(dynamic shapes still specialise it); each new convolution shape on CUDA one cuDNN autotuning; each
+saved sampling round one rewrite of the results file; each sampled batch one kernel-name profiler
+session, within the run's budget for them.
 
 Machines: the reference CPU's figures are measured (its committed quick runs); the H200's are the
-datasheet's with stated assumptions, to be replaced by measured ones once an H200 run is committed.
-Pure Python.
+datasheet's with stated assumptions, each assumed figure a range (`Machine.spans`), so an estimate is a
+range too: `estimate_range` and `describe` give its low and high ends, with the assumption behind each
+part. Pure Python.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.measure import ceiling_plan, planning
+from benchmarks.measure.planning import SAVE_EVERY_S
 from benchmarks.profiles import CurvePlan, Profile
 from benchmarks.workloads import WORKLOADS, decoder_config
 from snippets import costs
@@ -47,10 +52,25 @@ class Machine:
     memory_bytes: int
     basis: str  # where these figures come from, in a sentence
     modes: tuple[str, ...] = ("eager", "compile")
+    recompile_s: float = 0.0  # torch.compile's second compilation, for batch 1 (dynamic shapes specialise it)
+    autotune_s: float = 0.0  # cuDNN benchmarking the algorithms of one new convolution shape (CUDA)
+    capture_sync_s: float = 0.0  # torch.cuda.graph's device sync and cache flush before each capture
+    json_bytes_per_s: float = 20e6  # the results file serialised and written per second
+    spans: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # assumed figures: (low, high)
 
     @property
     def device(self) -> dict[str, int]:
         return {"l2_bytes": self.l2_bytes, "memory_bytes": self.memory_bytes}
+
+    def at(self, end: str) -> Machine:
+        """This machine with every assumed figure at the `end` ("low" or "high") of the time it costs."""
+        slow = end == "high"
+        values = {}
+        for name, (a, b) in self.spans.items():
+            faster_when_larger = name.endswith("per_s")  # rates: the high end of the time is the low rate
+            values[name] = (min(a, b) if faster_when_larger else max(a, b)) if slow else (
+                max(a, b) if faster_when_larger else min(a, b))  # fmt: skip
+        return replace(self, **values, spans={})
 
     def rate(self, dtype: str) -> float:
         return self.flops_per_s.get(dtype) or min(self.flops_per_s.values())
@@ -72,6 +92,10 @@ REFERENCE_CPU = Machine(
     memory_bytes=25_276_059_648,
     basis=f"ceilings and the 8×64 MLP's eager cost measured in {REFERENCE_RUN}; compile, build and profiler "
     "costs measured on the same machine",
+    # measured on the same machine (loaded): batch 1 recompiled in a fifth of the cold compile's time
+    recompile_s=1.9,
+    json_bytes_per_s=3e6,  # measured on the same machine: a 280 kB results file written in 0.08-0.27 s
+    spans={"json_bytes_per_s": (1e6, 4e6)},
 )
 
 _H200 = find_gpu("NVIDIA H200")
@@ -90,9 +114,25 @@ H200 = Machine(
     build_bytes_per_s=100e9,  # assumed: weights initialised on the device
     l2_bytes=_H200.l2_bytes,
     memory_bytes=_H200.memory_bytes,
-    basis=f"{REACHED_FLOPS:.0%} of the datasheet's dense FLOP/s and {REACHED_BANDWIDTH:.0%} of its bandwidth, "
-    "per-operator, capture and compile costs assumed; no H200 run is committed yet",
+    basis=f"{REACHED_FLOPS:.0%} of the datasheet's dense FLOP/s and {REACHED_BANDWIDTH:.0%} of its bandwidth; "
+    "every other figure assumed, as a range; no H200 run is committed yet",
     modes=("graph", "eager", "compile"),
+    recompile_s=10.0,  # assumed: a fifth to a third of the cold compile, as measured on the reference CPU
+    autotune_s=0.03,  # assumed: cuDNN times several algorithms of one shape, a few ms each
+    capture_sync_s=0.005,  # assumed: a device sync and emptying the allocator's cache (cudaFree of its blocks)
+    json_bytes_per_s=15e6,  # assumed: Python's json with indentation (its pure-Python encoder) on a host core
+    spans={
+        "op_s": (4e-6, 10e-6),
+        "graph_op_s": (1.5e-6, 3e-6),
+        "capture_s": (0.002, 0.01),
+        "compile_s": (25.0, 60.0),
+        "recompile_s": (5.0, 20.0),
+        "autotune_s": (0.01, 0.08),
+        "capture_sync_s": (0.002, 0.015),
+        "profile_s": (0.02, 0.1),
+        "build_bytes_per_s": (50e9, 200e9),
+        "json_bytes_per_s": (5e6, 30e6),
+    },
 )
 MACHINES = {"quick": REFERENCE_CPU, "full": H200, "smoke": REFERENCE_CPU}  # the machine each profile is written for
 
@@ -206,7 +246,7 @@ def estimate(
     if ceilings:
         found.add("ceilings", estimate_ceilings(machine, profile, dtypes))
     budgets = _kv_budgets(sweeps, machine)
-    kernel_sessions = 0
+    kernel_sessions, tuned, samples, sampling_s = 0, 0, 0, 0.0
     for index, sweep in enumerate(sweeps):
         settings = profile.settings(sweep)
         workload = _Costs(sweep.workload)
@@ -224,26 +264,105 @@ def estimate(
             found.add("building models", CHECK_S + weights * max(copies.values()) / machine.build_bytes_per_s)
             for mode in modes:
                 if mode == "compile":
-                    found.add("torch.compile", machine.compile_s)
+                    found.add("torch.compile", machine.compile_s + (machine.recompile_s if 1 in copies else 0.0))
                 for batch, n in copies.items():
                     call = call_seconds(machine, sweep.workload, sweep.params, dtype, batch, mode, n)
                     seconds = point_seconds(call, settings["rounds"], settings["min_sample_s"], settings["warmup_s"])
                     found.add(sweep.workload, seconds)
                     found.points += 1
+                    samples += settings["rounds"]
+                    sampling_s += settings["rounds"] * max(settings["min_sample_s"], call)
                     if mode == "graph":
-                        found.add("graph captures", (GRAPH_WARMUP_CALLS + 1) * call + machine.capture_s)
-                kernel_sessions += len(sweep.kernel_batches & set(copies))
+                        capture = (GRAPH_WARMUP_CALLS + 1) * call + machine.capture_s + machine.capture_sync_s
+                        found.add("graph captures", capture)
+            if machine.kind == "cuda" and sweep.workload in CONV_SHAPES:
+                tuned += CONV_SHAPES[sweep.workload] * len(copies)
+            kernel_sessions += len(sweep.kernel_batches & set(copies))
     if kernel_sessions:
         found.add("kernel names", min(planning.KERNEL_NAMES_BUDGET_S, kernel_sessions * machine.profile_s))
+    if tuned:
+        found.add("cuDNN autotuning", tuned * machine.autotune_s)
+    if found.points:
+        found.add("results file", results_file_seconds(machine, found.points, samples, sampling_s))
     return found
 
 
-def describe(found: Estimate) -> list[str]:
-    """Lines for a terminal: the total, then each part."""
-    lines = [f"estimated {found.total_s / 60:.1f} min on {found.machine.name} ({found.points} points)"]
-    for part, seconds in sorted(found.parts.items(), key=lambda kv: -kv[1]):
-        lines.append(f"  {part:<18} {seconds:7.1f} s")
-    lines.append(f"  (cost model: {found.machine.basis})")
+# Distinct convolution shapes one call of a configuration runs at one batch size: cuDNN benchmarks
+# each new one once (snippets/cnn.py's cudnn.benchmark). ResNet-50 v1.5: the stem, 4 in its first
+# stage and 6 in each later one (the strided 3×3 and the strided projection among them).
+CONV_SHAPES = {"conv": 1, "resnet50": 23}
+RECORD_BYTES = 800  # a record without its samples, indented as the file is written (the reference run: 800)
+SAMPLE_BYTES = 26  # one sample in the file
+
+
+def results_file_seconds(machine: Machine, points: int, samples: int, sampling_s: float) -> float:
+    """Rewrites of the results file while sampling: the first round, then one every SAVE_EVERY_S of
+    sampling, then the final writes (after sampling and after the kernel names), each of the whole file."""
+    size = points * RECORD_BYTES + samples * SAMPLE_BYTES
+    writes = 1 + sampling_s // SAVE_EVERY_S + 3
+    return writes * size / machine.json_bytes_per_s
+
+
+def estimate_range(profile: Profile, machine: Machine, **options) -> tuple[Estimate, Estimate]:
+    """The estimate at the low and the high end of every assumed figure of `machine`."""
+    return estimate(profile, machine.at("low"), **options), estimate(profile, machine.at("high"), **options)
+
+
+def _span(machine: Machine, name: str, unit: str, scale: float = 1.0) -> str:
+    low, high = machine.spans.get(name, (getattr(machine, name),) * 2)
+    low, high = sorted((low * scale, high * scale))
+    text = f"{low:g}" if low == high else f"{low:g}–{high:g}"
+    return f"{text} {unit}" + (" assumed" if name in machine.spans else "")
+
+
+def assumptions(machine: Machine) -> dict[str, str]:
+    """The assumption behind each part of an estimate, in a phrase."""
+    m = machine
+    per_point = (
+        f"warm-up, calibration and samples; a call at its roofline time on the reached rates plus "
+        f"{_span(m, 'op_s', 'µs', 1e6)} per eager operator"
+        + (f" or {_span(m, 'graph_op_s', 'µs', 1e6)} per graph node" if "graph" in m.modes else "")
+    )
+    parts = {name: per_point for name in WORKLOADS}
+    parts.update({
+        "ceilings": "the ceiling plan's points at the reached rates, each warmed up, calibrated, sampled"
+        + (" and captured" if "graph" in m.modes else ""),
+        "graph captures": f"per capture: {GRAPH_WARMUP_CALLS} warm-up calls and the captured one, "
+        f"{_span(m, 'capture_s', 'ms', 1e3)} to capture, {_span(m, 'capture_sync_s', 'ms', 1e3)} for the device "
+        "sync and cache flush torch.cuda.graph does first",
+        "torch.compile": f"per compiled configuration: a cold compile, {_span(m, 'compile_s', 's')}, and batch 1's "
+        f"own, {_span(m, 'recompile_s', 's')}",
+        "cuDNN autotuning": f"per new convolution shape (layer × batch): {_span(m, 'autotune_s', 'ms', 1e3)}",
+        "kernel names": f"one profiler session per sampled batch, {_span(m, 'profile_s', 'ms', 1e3)}, at most "
+        f"{planning.KERNEL_NAMES_BUDGET_S:.0f} s",
+        "building models": f"weights initialised at {_span(m, 'build_bytes_per_s', 'GB/s', 1e-9)}, and a "
+        f"correctness check of {CHECK_S * 1e3:.0f} ms per configuration",
+        "results file": f"rewritten after the first round, every {SAVE_EVERY_S:.0f} s of sampling and at the "
+        f"end; {RECORD_BYTES} bytes a record and {SAMPLE_BYTES} a sample, written at "
+        f"{_span(m, 'json_bytes_per_s', 'MB/s', 1e-6)}",
+    })  # fmt: skip
+    return parts
+
+
+def describe(found: Estimate | tuple[Estimate, Estimate], machine: Machine | None = None) -> list[str]:
+    """Lines for a terminal: the total, then each part with the assumption behind it. Given a (low, high)
+    pair from `estimate_range`, each figure is a range."""
+    low, high = found if isinstance(found, tuple) else (found, found)
+    machine = machine or low.machine
+
+    def span(a: float, b: float, unit: str, digits: int = 0) -> str:
+        a_text, b_text = f"{a:.{digits}f}", f"{b:.{digits}f}"
+        return f"{b_text} {unit}" if a_text == b_text else f"{a_text}–{b_text} {unit}"
+
+    lines = [f"estimated {span(low.total_s / 60, high.total_s / 60, 'min', 1)} on {machine.name} "
+             f"({low.points} points)"]  # fmt: skip
+    why = assumptions(machine)
+    for part in sorted(high.parts, key=lambda p: -high.parts[p]):
+        sampling = part in WORKLOADS
+        lines.append(f"  {part:<17} {span(low.parts.get(part, 0.0), high.parts[part], 's'):>9}  "
+                     + ("sampling its points (see below)" if sampling else why[part]))  # fmt: skip
+    lines.append(f"  (each point: {why['mlp']})")
+    lines.append(f"  (cost model: {machine.basis})")
     return lines
 
 

@@ -89,7 +89,7 @@ def _number(text: str) -> float | None:
         return None
 
 
-def _nvidia_smi(index: int) -> dict:
+def nvidia_smi(index: int) -> dict:
     """Driver, clocks and power limit from nvidia-smi; empty when it is missing or silent."""
     fields = ["driver_version", "clocks.sm", "clocks.max.sm", "clocks.mem", "clocks.max.mem", "power.limit"]
     values = _query(index, fields)
@@ -100,14 +100,21 @@ def _nvidia_smi(index: int) -> dict:
     return {"driver": values[0], "clocks_mhz": clocks, "power_limit_w": _number(values[5])}
 
 
+# What slows the clocks: nvidia-smi's current name (drivers of 2023 on) and the older one it replaced.
+EVENT_REASONS = ("clocks_event_reasons.active", "clocks_throttle_reasons.active")
+
+
 def device_state(backend) -> dict | None:
     """Clocks, temperature, power and throttle reasons now (CUDA, where nvidia-smi answers): a run
     records them at its end, so a reader can tell a throttled run from a slow device."""
     if backend.kind != "cuda":
         return None
-    fields = ["clocks.sm", "clocks.mem", "temperature.gpu", "power.draw", "clocks_throttle_reasons.active"]
-    values = _query(backend.device.index or 0, fields)
-    if values is None:
+    fields = ["clocks.sm", "clocks.mem", "temperature.gpu", "power.draw"]
+    for reasons in EVENT_REASONS:  # an unknown field fails the whole query: try the older name next
+        values = _query(backend.device.index or 0, [*fields, reasons])
+        if values is not None:
+            break
+    else:
         return None
     sm, memory, temperature, power = (_number(v) for v in values[:4])
     return {
@@ -152,7 +159,7 @@ def fingerprint(backend) -> dict:
         }
     index = backend.device.index or 0
     props = torch.cuda.get_device_properties(index)
-    smi = _nvidia_smi(index)
+    smi = nvidia_smi(index)
     return {
         "kind": "cuda",
         "name": props.name,

@@ -14,6 +14,7 @@ MAX_COPIES = 64
 FALLBACK_CACHE_BYTES = 256 * 2**20  # when the device does not report its cache size
 KV_MEMORY_SHARE = 0.7  # the KV caches may take this share of the memory left free once the rest is set up
 KERNEL_NAMES_BUDGET_S = 30.0  # at most this long spent recording kernel names per run
+SAVE_EVERY_S = 10.0  # the results file is rewritten after a sampling round at most this often (and on any stop)
 
 
 def weight_copies(weight_bytes: int, cache_bytes: int | None, cache: str, memory_bytes: int | None) -> int:

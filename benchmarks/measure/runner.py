@@ -26,6 +26,7 @@ from benchmarks.measure.planning import (
     KV_MEMORY_SHARE,
     MAX_COPIES,
     ROTATE_FACTOR,
+    SAVE_EVERY_S,
     copies_by_batch,
     share_memory,
     unrotatable,
@@ -148,6 +149,17 @@ def _preparer(backend, workload, prepared, batch, copies, mode, curve, plan):
     return prepare
 
 
+KERNEL_NAME_CHARS = 240  # a cuBLAS GEMM's name fits whole; an elementwise kernel's template arguments run to 800+
+MAX_KERNEL_NAMES = 64  # the schema's limits: 64 names of at most 1000 characters
+
+
+def short_names(names: list[str]) -> list[str]:
+    """Kernel names as the results file keeps them: each cut to KERNEL_NAME_CHARS (marked '…'), at most
+    MAX_KERNEL_NAMES of them, without duplicates."""
+    cut = [n if len(n) <= KERNEL_NAME_CHARS else n[: KERNEL_NAME_CHARS - 1] + "…" for n in names]
+    return list(dict.fromkeys(cut))[:MAX_KERNEL_NAMES]
+
+
 def record_kernels(plan: Plan, outcomes: dict, budget_s: float) -> None:
     """Name the kernels (CUDA) or ops (CPU) of each sampled batch, after every sample is taken.
 
@@ -169,9 +181,30 @@ def record_kernels(plan: Plan, outcomes: dict, budget_s: float) -> None:
             extra["kernels_error"] = f"{type(exc).__name__}: {exc}"[:300]
             continue
         if names:
-            extra["kernels"] = names
+            extra["kernels"] = short_names(names)
         else:
             extra["kernels_error"] = "no kernel names: the profiler recorded no matching kernel or op"
+
+
+class RoundSaver:
+    """Saves the outcomes after sampling rounds: the first round at once, then at most every SAVE_EVERY_S
+    seconds, and whatever is pending on `flush`. A full profile's file grows to megabytes, and rewriting it
+    after each of twenty rounds would cost more than some workloads' sampling."""
+
+    def __init__(self, save: Callable[[dict], None]):
+        self.save = save
+        self.saved_at: float | None = None
+        self.pending: dict | None = None
+
+    def after_round(self, outcomes: dict) -> None:
+        self.pending = outcomes
+        if self.saved_at is None or time.perf_counter() - self.saved_at >= SAVE_EVERY_S:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending is not None:
+            self.save(self.pending)
+            self.saved_at, self.pending = time.perf_counter(), None
 
 
 @dataclass
@@ -281,7 +314,7 @@ def plan_configuration(run: RunFile, backend, plan: Plan, sweep: CurvePlan, dtyp
         for batch, n in batches.items():
             plan.copies[(curve, batch)] = n
             prepare = _preparer(backend, workload, prepared, batch, n, mode, curve, plan)
-            plan.points.append(Point(curve, batch, prepare, n, **settings))
+            plan.points.append(Point(curve, batch, prepare, n, **settings, largest_first=mode == "graph"))
             if batch in sweep.kernel_batches and hasattr(workload, "kernels"):
                 plan.kernel_jobs.append(((curve, batch), workload, prepared, batch))
 
@@ -346,18 +379,23 @@ def run_sweeps(
         run.save()
 
     save({})
+    rounds = RoundSaver(save)
     graphs_before = compiled_graphs()
-    with torch.no_grad():
-        outcomes = measure_points(
-            backend,
-            plan.points,
-            rounds=profile.rounds,
-            min_sample_s=profile.min_sample_s,
-            warmup_s=profile.warmup_s,
-            progress=progress,
-            after_round=save,
-            deadline=deadline,
-        )
+    try:
+        with torch.no_grad():
+            outcomes = measure_points(
+                backend,
+                plan.points,
+                rounds=profile.rounds,
+                min_sample_s=profile.min_sample_s,
+                warmup_s=profile.warmup_s,
+                progress=progress,
+                after_round=rounds.after_round,
+                deadline=deadline,
+            )
+    except BaseException:
+        rounds.flush()  # Ctrl-C, SIGTERM, a crash: keep every round sampled so far
+        raise
     if any(label[2] == "compile" for label in plan.labels.values()):
         run.doc["run"]["compiled_graphs"] = compiled_graphs() - graphs_before
     save(outcomes)
@@ -477,7 +515,7 @@ SAVE_MARGIN = 0.05  # share of the time limit (at most 2 s) kept free for the la
 def _fit(doc: dict, options: RunOptions, kind: str, deadline: float, progress) -> list[CurvePlan]:
     """The sweeps cut to end by the deadline by the cost model on this run's own ceilings; the
     run records its limit and what was cut."""
-    machine = machine_from_ceilings(kind, doc["ceilings"], doc["device"])
+    machine = machine_from_ceilings(kind, doc["ceilings"], doc["device"]).at("high")  # plan on the slow end
     margin = min(2.0, SAVE_MARGIN * options.time_limit_s)
     seconds = max(0.0, deadline - time.perf_counter() - margin)
     sweeps, note = fit_to_time(options.profile, options.sweeps, machine, seconds, options.cache)

@@ -42,6 +42,11 @@ def calibrate(backend: Backend, fn: Callable[[], Any], min_sample_s: float, warm
     issued in a bare loop return at once, and a wall-clock deadline would queue far more work
     than it meant to.
     """
+    return _calibrate(backend, fn, min_sample_s, warmup_s)[0]
+
+
+def _calibrate(backend: Backend, fn: Callable[[], Any], min_sample_s: float, warmup_s: float) -> tuple[int, float]:
+    """calibrate's calls per sample, and the seconds one call took."""
     deadline = time.perf_counter() + warmup_s
     calls = 0
     while calls < 2 or time.perf_counter() < deadline:
@@ -53,7 +58,7 @@ def calibrate(backend: Backend, fn: Callable[[], Any], min_sample_s: float, warm
         if per_call * inner >= min_sample_s / 4 or inner >= MAX_INNER_LOOPS:
             break
         inner = min(MAX_INNER_LOOPS, inner * 8)
-    return max(1, min(MAX_INNER_LOOPS, math.ceil(min_sample_s / per_call)))
+    return max(1, min(MAX_INNER_LOOPS, math.ceil(min_sample_s / per_call))), per_call
 
 
 def _failure(backend: Backend, exc: BaseException, batch: int) -> Outcome:
@@ -78,6 +83,25 @@ class Point:
     rounds: int | None = None  # samples to take; default: the measurement's rounds
     min_sample_s: float | None = None  # default: the measurement's
     warmup_s: float | None = None  # default: the measurement's
+    largest_first: bool = False  # captured into a graph pool its curve shares: see preparation_order
+
+
+def preparation_order(points: list[Point]) -> list[Point]:
+    """The order points are prepared in: the curves in turn, one point of each at a time, so that a run
+    its time limit cuts short keeps some points of every curve rather than every point of a few.
+
+    Within a curve, batches ascend, except for `largest_first` curves: a graph pool keeps every block
+    its captures ever took, and a capture reuses a free block only if it is large enough, so ascending
+    captures would each add new blocks (the pool grows to the sum of every batch's activations) while
+    descending ones fit into what the largest left (the pool stays near the largest batch's)."""
+    curves: dict[Hashable, list[Point]] = {}
+    for point in sorted(points, key=lambda p: (str(p.curve), p.batch)):
+        curves.setdefault(point.curve, []).append(point)
+    for curve in curves.values():
+        if curve[0].largest_first:
+            curve.reverse()
+    longest = max(map(len, curves.values()), default=0)
+    return [curve[i] for i in range(longest) for curve in curves.values() if i < len(curve)]
 
 
 def takes_sample(round_index: int, wanted: int, rounds: int) -> bool:
@@ -101,34 +125,48 @@ def measure_points(
 
     Each round visits every point once, in a fresh random order, so that all points share
     whatever the machine was doing during the whole measurement. A point that wants fewer
-    samples than there are rounds takes them in rounds spread evenly over the measurement. An out-of-memory at some
-    batch records `oom` there and `skipped` for every larger batch of the same curve; any
-    other exception records `error` for that point alone. Nothing raised escapes except
-    KeyboardInterrupt and SystemExit. `after_round` receives the outcomes so far (ok points
-    summarised from the samples taken until then), so a caller can save partial results.
+    samples than there are rounds takes them in rounds spread evenly over the measurement.
 
-    With a `deadline` (a time.perf_counter() value) no round starts that would end after it, judging
-    by the last round's length, and no point is prepared after it: the measurement ends with fewer
-    samples per point, and a point that got none is recorded as skipped, saying why.
+    Points are prepared in `preparation_order`. An out-of-memory while preparing a batch records `oom`
+    there and `skipped` for every larger batch of the same curve not yet prepared; one while sampling
+    stops that point alone, which keeps the samples it took (`oom` if it had none). Any other exception
+    records `error` for that point alone. Nothing raised escapes except KeyboardInterrupt and
+    SystemExit. `after_round` receives the outcomes so far (ok points summarised from the samples
+    taken until then), so a caller can save partial results.
+
+    With a `deadline` (a time.perf_counter() value) preparation stops once the prepared points'
+    estimated sampling time would reach it, and no round starts that would end after it, judging by
+    the last round's length: the measurement ends with fewer samples per point, and a point that got
+    none is recorded as skipped, saying why.
     """
     outcomes: dict[tuple[Hashable, int], Outcome] = {}
     ready: dict[tuple[Hashable, int], tuple[Point, Callable[[], Any], int]] = {}
-    points = sorted(points, key=lambda p: (str(p.curve), p.batch))
+    stopped: dict[tuple[Hashable, int], int] = {}  # points an out-of-memory stopped while sampling: their inner
+    points = preparation_order(points)
     rounds = max([rounds, *(p.rounds for p in points if p.rounds)])
     total = len(points) + sum(p.rounds or rounds for p in points)
     done = 0
+    samples: dict[tuple[Hashable, int], list[float]] = {}
 
     def fail(point: Point, exc: BaseException) -> None:
         key = (point.curve, point.batch)
         ready.pop(key, None)
+        if samples.get(key) and backend.is_oom(exc):
+            stopped[key] = inner_of.pop(key)
+            backend.release()
+            return
         outcomes[key] = _failure(backend, exc, point.batch)
         if outcomes[key].status != "oom":
             return
         backend.release()
         for other in points:
             other_key = (other.curve, other.batch)
-            if other.curve == point.curve and other.batch > point.batch and other_key not in outcomes:
-                ready.pop(other_key, None)
+            if (
+                other.curve == point.curve
+                and other.batch > point.batch
+                and other_key not in outcomes
+                and other_key not in ready
+            ):
                 outcomes[other_key] = Outcome("skipped", message=f"not run: batch {point.batch} ran out of memory")
 
     late = Outcome("skipped", message="not sampled: the run's time limit came before this point's first sample")
@@ -136,33 +174,32 @@ def measure_points(
     def out_of_time(needed: float = 0.0) -> bool:
         return deadline is not None and time.perf_counter() + needed > deadline
 
+    planned_s = 0.0  # the estimated sampling time of the points prepared so far
+    inner_of: dict[tuple[Hashable, int], int] = {}
     for point in points:
-        if (point.curve, point.batch) not in outcomes and out_of_time():
-            outcomes[(point.curve, point.batch)] = late
-        elif (point.curve, point.batch) not in outcomes:
+        key = (point.curve, point.batch)
+        if key not in outcomes and out_of_time(planned_s):
+            outcomes[key] = late
+        elif key not in outcomes:
             try:
                 fn = point.prepare()
-                ready[(point.curve, point.batch)] = (
-                    point,
-                    fn,
-                    calibrate(
-                        backend,
-                        fn,
-                        min_sample_s if point.min_sample_s is None else point.min_sample_s,
-                        warmup_s if point.warmup_s is None else point.warmup_s,
-                    ),
+                sample_s = min_sample_s if point.min_sample_s is None else point.min_sample_s
+                inner, per_call = _calibrate(
+                    backend, fn, sample_s, warmup_s if point.warmup_s is None else point.warmup_s
                 )
+                ready[key] = (point, fn, inner)
+                inner_of[key] = inner
+                samples[key] = []
+                planned_s += (point.rounds or rounds) * max(sample_s, per_call)
             except Exception as exc:
                 fail(point, exc)
         done += 1
         if progress:
             progress(done, total)
 
-    samples: dict[tuple[Hashable, int], list[float]] = {key: [] for key in ready}
-
     def current(final: bool = False) -> dict[tuple[Hashable, int], Outcome]:
         result = dict(outcomes)
-        for key, (_, _, inner) in ready.items():
+        for key, inner in [*((k, v[2]) for k, v in ready.items()), *stopped.items()]:
             if samples[key]:
                 result[key] = Outcome("ok", timing=summarize(samples[key], inner))
             elif final:

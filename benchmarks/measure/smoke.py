@@ -79,13 +79,33 @@ def judge(doc: dict) -> list[Verdict]:
 SMOKE_WORKLOADS = tuple(dict.fromkeys(sweep.workload for sweep in SMOKE.sweeps))
 
 
+def impossible_call(backend, allocate: Callable[[int], object] | None = None) -> Callable[[], object]:
+    """A call that asks for more memory than any device has. On CUDA it asks only while a graph capture
+    runs it (its warm-up calls ask for one byte), so the out-of-memory comes from inside the capture, the
+    path a real capture that runs out takes. `reached` records whether it did."""
+    cuda = backend.cuda if backend.kind == "cuda" else None
+    allocate = allocate or (lambda size: torch.empty(size, dtype=torch.uint8, device=backend.device))
+
+    def call() -> object:
+        if cuda is not None and not cuda.is_current_stream_capturing():
+            return allocate(1)
+        call.reached = True
+        return allocate(IMPOSSIBLE_BYTES)
+
+    call.reached = False
+    return call
+
+
 def provoke_out_of_memory(backend) -> Verdict:
-    """Allocate more than any device has, through the sampler (and on CUDA a graph capture); the
-    point must be recorded as oom, the larger batch skipped, and a normal point still measured."""
+    """Allocate more than any device has, through the sampler (and on CUDA inside a graph capture); the
+    point must be recorded as oom, the larger batch skipped, and a normal point still measured (on CUDA
+    captured too, with the default stream current and the allocator recording into no pool)."""
     mode = "graph" if backend.kind == "cuda" else "eager"
+    calls = []
 
     def too_big() -> Callable[[], object]:
-        return backend.for_mode(lambda: torch.empty(IMPOSSIBLE_BYTES, dtype=torch.uint8, device=backend.device), mode)
+        calls.append(impossible_call(backend))
+        return backend.for_mode(calls[-1], mode)
 
     a = torch.ones(64, 64, device=backend.device)
     points = [
@@ -98,14 +118,21 @@ def provoke_out_of_memory(backend) -> Verdict:
     passed = statuses == ["oom", "skipped", "ok"]
     detail = f"{mode}: {' → '.join(statuses)} (wanted oom → skipped → ok)"
     if backend.kind == "cuda":
+        inside = any(call.reached for call in calls)
         current = torch.cuda.current_stream(backend.device) == torch.cuda.default_stream(backend.device)
-        passed = passed and current
+        left_recording = backend.allocator.end_allocation(backend.graph_pool)
+        passed = passed and inside and current and not left_recording
+        detail += "; raised inside the capture" if inside else "; never reached the capture"
         detail += "; default stream current afterwards" if current else "; the capture stream stayed current"
+        if left_recording:
+            detail += "; the allocator was left recording into the graph pool"
     return Verdict("out of memory", "PASS" if passed else "FAIL", detail)
 
 
-def run_smoke(start_run_kwargs: dict, results_dir: Path | None, published_dir: Path) -> int:
-    """Run the smoke profile and print one line per path; exit status 0 when nothing failed."""
+def smoke_verdicts(
+    start_run_kwargs: dict, results_dir: Path | None, published_dir: Path
+) -> tuple[list[Verdict], float]:
+    """Run the smoke profile; its verdicts, one per path, and the seconds it took."""
     from benchmarks.measure.runner import start_run
 
     started = time.perf_counter()
@@ -126,9 +153,19 @@ def run_smoke(start_run_kwargs: dict, results_dir: Path | None, published_dir: P
         verdicts.append(provoke_out_of_memory(backend))
     after = sorted(published_dir.rglob("*")) if published_dir.exists() else []
     verdicts.append(Verdict("nothing published", "PASS" if before == after else "FAIL", f"{published_dir} unchanged"))
+    return verdicts, time.perf_counter() - started
+
+
+def summary_line(verdicts: list[Verdict], seconds: float) -> str:
+    failed = sum(v.status == "FAIL" for v in verdicts)
+    passed = len(verdicts) - failed
+    return f"smoke: {passed} of {len(verdicts)} paths passed or skipped, {failed} failed, in {seconds:.1f} s"
+
+
+def run_smoke(start_run_kwargs: dict, results_dir: Path | None, published_dir: Path) -> int:
+    """Run the smoke profile and print one line per path; exit status 0 when nothing failed."""
+    verdicts, seconds = smoke_verdicts(start_run_kwargs, results_dir, published_dir)
     for verdict in verdicts:
         print(verdict.line())
-    failed = sum(v.status == "FAIL" for v in verdicts)
-    print(f"smoke: {len(verdicts) - failed} of {len(verdicts)} paths passed or skipped, {failed} failed, "
-          f"in {time.perf_counter() - started:.1f} s")  # fmt: skip
-    return 1 if failed else 0
+    print(summary_line(verdicts, seconds))
+    return 1 if any(v.status == "FAIL" for v in verdicts) else 0

@@ -116,7 +116,10 @@ class Sweep:
         todo = [b for b in dict.fromkeys(batches) if b not in self.points or stage == "final"]
         if not todo:
             return {}
-        points = [Point("model", b, self._prepare(b), rounds=samples) for b in todo]
+        # A fresh graph pool for each measurement: the last one's graphs are gone, and capturing into a pool
+        # whose graphs all died fails torch's use-count check when the model kept a tensor made in a capture.
+        self.backend.new_phase()
+        points = [Point("model", b, self._prepare(b), rounds=samples, largest_first=self.mode == "graph") for b in todo]
         with torch.no_grad():
             outcomes = measure_points(
                 self.backend, points, rounds=samples, min_sample_s=0.0, warmup_s=WARMUP_S, deadline=self.deadline

@@ -52,7 +52,7 @@ def test_the_diagnosis_uses_the_sweep_ceilings():
     assert any(line.startswith("batches 1–8: overhead-bound — a fixed cost of 0.95") for line in rec.lines)
     low, high = rec.diagnosis.knee_band
     assert low == pytest.approx(500, rel=0.01) and high == pytest.approx(1500, rel=0.01)
-    assert any(line.startswith("Predicted knee: batch 500–1500") for line in rec.lines)
+    assert any(line.startswith("Ridge batch: 500–1500") for line in rec.lines)
 
 
 def test_the_recommendation_is_kept_as_numbers_and_lines():

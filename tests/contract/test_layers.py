@@ -34,6 +34,8 @@ def test_the_explaining_side_never_imports_torch():
         "benchmarks.contract.schema_sweep",
         "benchmarks.commands.sweep",
         "benchmarks.commands.predict",
+        "benchmarks.commands.serve",
+        "benchmarks.commands.serve_llm",
         "benchmarks.site.sweep_table",
         "snippets.costs",
     ]

@@ -9,15 +9,23 @@ page output outside those marked sentences calls anything overhead-bound on its 
 from __future__ import annotations
 
 import re
+import statistics
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
-from benchmarks.analysis import recommend
-from benchmarks.analysis.curves import curves
+from benchmarks.analysis import bands, decode, recommend
+from benchmarks.analysis.calculator import gpu_ridge_batch
+from benchmarks.analysis.curves import curves, group_by, load_site_data
+from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, find_gpu
+from benchmarks.analysis.decode import decode_terms
 from benchmarks.analysis.diagnosis import diagnose
+from benchmarks.analysis.published_check import BREAKS, checks
 from benchmarks.contract.results import load_results
+from benchmarks.site import text
+from snippets.costs import resnet50_cost
 from tests.end_to_end.test_site_build import ROOT, _tmp, built_site, write_synthetic_results, write_synthetic_sweeps
 
 pytestmark = pytest.mark.build
@@ -127,3 +135,100 @@ def test_synthetic_site_claims_cover_every_regime_and_agree():
     write_synthetic_results(results)
     write_synthetic_sweeps(sweeps)
     assert _check(built_site("synthetic"), results, sweeps) == {"overhead", "memory", "compute"}
+
+
+# --------------------------------------------------------------------------- predictions and their bands
+
+
+def _text(page: Path) -> str:
+    """A built page's visible text, tags and chart specs left out, entities decoded."""
+    html = re.sub(r"<(script|template|style)\b.*?</\1>", " ", page.read_text(encoding="utf-8"), flags=re.S)
+    return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", html)))
+
+
+def _decode_step_s(params: dict, context: int, batch: int, ceilings, size: int = 2) -> float:
+    """One decode step by hand: the matmuls' roofline plus the attention's (`DecodeTerms`, not `predict`)."""
+    terms = decode_terms(params, size)
+    (mf, mb), (af, ab) = terms.matmul_cost(batch), terms.attention_cost(batch, context)
+    rate, bandwidth = ceilings.flops_per_s, ceilings.bytes_per_s
+    return max(mf / rate, mb / bandwidth) + max(af / rate, ab / bandwidth)
+
+
+def _kind(found) -> str:
+    """A comparison's kind of work, as the page's band table states it: a generation under its larger phase."""
+    m, p = found.row.model, found.prediction
+    if m.kind == "generation":
+        return bands.PREFILL if p.prefill_s > p.seconds / 2 else bands.DECODE
+    return {"decode-step": bands.DECODE, "prefill": bands.PREFILL, "throughput": bands.CNN}[m.kind]
+
+
+def test_the_published_pages_ratios_verdicts_and_bands_are_what_the_data_file_gives():
+    said = _text(built_site("committed") / "published" / "index.html")
+    found = checks()
+    # every figure's ratio as the table states it, and none above 1 unless it breaks an assumption
+    for c in found:
+        assert f" {c.ratio:.2f} " in said or f" {c.ratio:.2g}: above the roofline" in said, c.row.id
+        assert c.ratio < 1 or set(c.row.model.departures) & BREAKS, c.row.id
+    # a time per token is the mean decode step, each step summed per operation (independent arithmetic)
+    for c in found:
+        m = c.row.model
+        if m.kind == "decode-step" and m.parallelism == "none":
+            ceilings = find_gpu(m.gpu).ceilings(m.dtype)
+            steps = [_decode_step_s(m.params, m.input_tokens + k, m.batch, ceilings) for k in range(m.output_tokens)]
+            assert c.predicted == pytest.approx(m.batch * len(steps) / sum(steps), rel=1e-9)
+    # the takeaway says which set its share covers, and the summary gives the median over all of them
+    clean = [c.ratio for c in found if not set(c.row.model.departures) & BREAKS]
+    assert (
+        f"the {len(clean)} published figures that keep to its assumptions reached "
+        f"{min(clean) * 100:.0f}–{max(clean) * 100:.0f} % of it (median {statistics.median(clean) * 100:.0f} %)"
+    ) in said
+    assert f"Published ÷ predicted over all {len(found)}: median " in said
+    # each kind's band, recomputed here from the comparisons: a generation under its larger phase
+    for kind in bands.KINDS:
+        ratios = [c.ratio for c in found if not set(c.row.model.departures) & BREAKS and _kind(c) == kind]
+        if len(ratios) >= bands.MIN_FIGURES:
+            shown = f"{kind} {len(ratios)} {min(ratios) * 100:.0f}–{max(ratios) * 100:.0f} % "
+            assert shown + f"{statistics.median(ratios) * 100:.0f} %" in said, kind
+        else:
+            assert f"{kind} {len(ratios)} no band: " in said, kind
+    # the T4 table: ResNet-50 in fp32 sits on the ridge by the site's 5 % rule under the stated count
+    t4 = find_gpu("NVIDIA T4").ceilings("float32")
+    (f1, m1), (f2, m2) = resnet50_cost(1, 4), resnet50_cost(2, 4)
+    assert abs((f2 - f1) / (m2 - m1) / t4.ridge_intensity - 1) < 0.05
+    assert "undecided: each extra image within 5 % of the ridge (every elementwise pass through memory)" in said
+    assert "critical batch" not in said and "predicted knee" not in said
+
+
+def test_the_decode_pages_gqa_speedups_are_the_rooflines():
+    said = _text(built_site("committed") / "decode" / "index.html")
+    checked = 0
+    for run in load_site_data(ROOT / "benchmarks" / "results").shown_for("decode"):
+        steps = [c for c in curves(run, "decode") if decode.is_decode(c) and len(c.points) >= 2]
+        for group in group_by(steps, "dtype", "cache").values():
+            mode = decode.first_mode(group)
+            for pair in decode.attention_pairs([c for c in group if c.mode == mode]):
+                if not pair.same_last_batch or pair.mha.ceilings is None:
+                    continue
+                batch, size = pair.mha.points[-1].batch, BYTES_PER_ELEMENT[pair.mha.dtype]
+                mha = _decode_step_s(pair.mha.params, pair.context, batch, pair.mha.ceilings, size)
+                gqa = _decode_step_s(pair.gqa.params, pair.context, batch, pair.gqa.ceilings, size)
+                assert f"where the roofline predicts {text.sig(mha / gqa, 3)}× at the run's ceilings" in said
+                checked += 1
+    assert checked, "the committed decode page compares no MHA and GQA pair"
+    assert "where the counted bytes predict" not in said
+
+
+def test_home_guide_and_calculator_state_one_count_and_their_bands():
+    site = built_site("committed")
+    home = _text(site / "index.html")
+    h100 = find_gpu("NVIDIA H100 SXM")
+    stated = gpu_ridge_batch(h100, "bfloat16", 4096)  # the calculator's closed form, not the home page's code
+    cached = gpu_ridge_batch(h100, "bfloat16", 4096, 8, "cache")
+    assert f"ridge batch ≈ {stated:,.0f} with every layer's activations through memory" in home
+    assert f"(≈ {cached:,.0f} with activations kept in cache, the other bound" in home
+    band = bands.band_for(bands.DECODE)
+    guide = _text(site / "guide" / "index.html")
+    assert f"published decode step figures reached {band.low * 100:.0f}–{band.high * 100:.0f} %" in guide
+    assert "79.6 GiB as its driver reports it" in guide
+    for page in (home, _text(site / "calculator" / "index.html")):
+        assert "no other kind's band is borrowed" in page  # an MLP: no published figure of its kind

@@ -37,6 +37,8 @@ class FakeCuda:
         self.current = self.default
         self.pools = 0
         self.fail_capture: tuple[str, str] | None = None
+        self.allocator = FakeAllocator()
+        self.capturing = False
 
     # devices, memory, events
     def is_available(self):
@@ -46,6 +48,7 @@ class FakeCuda:
         self.log.append("set device")
 
     def mem_get_info(self, device):
+        self.log.append("free memory read")
         return 60 * 2**30, 141 * 2**30
 
     def empty_cache(self):
@@ -67,13 +70,16 @@ class FakeCuda:
     def set_stream(self, stream):
         self.current = stream
 
+    def is_current_stream_capturing(self):
+        return self.capturing
+
     @contextlib.contextmanager
     def stream(self, stream):
         previous, self.current = self.current, stream
         try:
             yield
         finally:
-            self.current = previous
+            self.current, self.capturing = previous, False
 
     # graphs
     def graph_pool_handle(self):
@@ -87,16 +93,35 @@ class FakeCuda:
     def graph(self, graph, pool=None, stream=None):
         previous, self.current = self.current, stream  # torch enters the stream, then begins the capture
         self.log.append(f"capture into {pool} on {stream}")
+        self.allocator.recording.add(pool)  # capture_begin: the allocator allocates into the pool
         failure, self.fail_capture = self.fail_capture, None
         if failure and failure[1] == "begin":
             raise RuntimeError(failure[0])  # raised in __enter__: torch's __exit__ never restores the stream
         try:
+            self.capturing = True
             yield
-            if failure:
+            self.capturing = False
+            if failure:  # capture_end raises at cudaStreamEndCapture, before endAllocateToPool
                 raise RuntimeError(failure[0])
+            self.allocator.recording.discard(pool)
             self.log.append("capture ended")
         finally:
-            self.current = previous
+            self.current, self.capturing = previous, False
+
+
+class FakeAllocator:
+    """The caching allocator's pools being recorded into, and the pool bookkeeping calls made on it."""
+
+    def __init__(self):
+        self.recording: set[str] = set()
+        self.ended: list[str] = []
+
+    def end_allocation(self, pool) -> bool:
+        if pool not in self.recording:
+            return False
+        self.recording.discard(pool)
+        self.ended.append(pool)
+        return True
 
 
 class _FakeEvent:
@@ -123,6 +148,10 @@ def cuda():
     return FakeCuda()
 
 
+def backend_on(cuda: FakeCuda, **kwargs) -> CudaBackend:
+    return CudaBackend(cuda=cuda, allocator=cuda.allocator, **kwargs)
+
+
 def calls_on_stream(cuda: FakeCuda):
     def call():
         cuda.log.append(f"call on {cuda.current}")
@@ -131,7 +160,7 @@ def calls_on_stream(cuda: FakeCuda):
 
 
 def test_warm_up_and_capture_run_on_one_dedicated_stream(cuda):
-    backend = CudaBackend(cuda=cuda)
+    backend = backend_on(cuda)
     replay = backend.for_mode(calls_on_stream(cuda), "graph")
     assert cuda.log[1:] == [
         "capture stream waits for default stream",
@@ -147,7 +176,7 @@ def test_warm_up_and_capture_run_on_one_dedicated_stream(cuda):
 
 
 def test_every_phase_captures_into_a_fresh_pool(cuda):
-    backend = CudaBackend(cuda=cuda)
+    backend = backend_on(cuda)
     for _ in range(2):
         backend.capture(calls_on_stream(cuda))
     backend.new_phase()  # the ceilings' graphs are gone
@@ -158,7 +187,7 @@ def test_every_phase_captures_into_a_fresh_pool(cuda):
 
 @pytest.mark.parametrize("where", ["begin", "inside"])
 def test_a_broken_capture_restores_the_default_stream_and_renews_the_pool(cuda, where):
-    backend = CudaBackend(cuda=cuda)
+    backend = backend_on(cuda)
     cuda.fail_capture = ("CUDA error: operation not permitted when stream is capturing", where)
     with pytest.raises(RuntimeError, match="not permitted"):
         backend.capture(calls_on_stream(cuda))
@@ -170,7 +199,7 @@ def test_a_broken_capture_restores_the_default_stream_and_renews_the_pool(cuda, 
 
 
 def test_an_out_of_memory_capture_keeps_the_pool(cuda):
-    backend = CudaBackend(cuda=cuda)
+    backend = backend_on(cuda)
     cuda.fail_capture = ("CUDA out of memory. Tried to allocate 2.00 GiB", "inside")
     with pytest.raises(RuntimeError):
         backend.capture(calls_on_stream(cuda))
@@ -180,8 +209,59 @@ def test_an_out_of_memory_capture_keeps_the_pool(cuda):
     assert cuda.current is cuda.default
 
 
-def test_free_memory_is_what_the_device_reports_free(cuda):
-    assert CudaBackend(cuda=cuda).free_memory() == 60 * 2**30
+def test_free_memory_is_what_the_device_reports_free_once_the_cache_is_emptied(cuda):
+    backend = backend_on(cuda)
+    cuda.log.clear()
+    assert backend.free_memory() == 60 * 2**30
+    assert cuda.log == ["empty cache", "free memory read"]  # cached blocks are free to the next allocation
+
+
+@pytest.mark.parametrize("where", ["begin", "inside"])
+def test_a_failed_capture_leaves_the_allocator_recording_into_no_pool(cuda, where):
+    backend = backend_on(cuda)
+    cuda.fail_capture = ("CUDA error: operation failed due to a previous error during capture", where)
+    with pytest.raises(RuntimeError, match="previous error"):
+        backend.capture(calls_on_stream(cuda))
+    assert cuda.allocator.recording == set() and cuda.allocator.ended == ["pool 1"]
+    backend.capture(calls_on_stream(cuda))  # a good capture ends its own allocation: nothing more to end
+    assert cuda.allocator.recording == set() and cuda.allocator.ended == ["pool 1"]
+
+
+def test_the_pool_bookkeeping_ends_and_releases_only_an_allocation_still_running(monkeypatch):
+    import torch
+
+    from benchmarks.measure.backends import PoolBookkeeping
+
+    running, calls = {("pool", 1)}, []
+
+    def end(index, pool):
+        if pool not in running:
+            raise RuntimeError("endAllocatePool: not currently recording to mempool_id")
+        running.discard(pool)
+        calls.append(("end", index, pool))
+
+    monkeypatch.setattr(torch._C, "_cuda_endAllocateToPool", end, raising=False)
+    monkeypatch.setattr(torch._C, "_cuda_releasePool", lambda i, p: calls.append(("release", i, p)), raising=False)
+    bookkeeping = PoolBookkeeping(0)
+    assert bookkeeping.end_allocation(("pool", 1)) is True
+    assert calls == [("end", 0, ("pool", 1)), ("release", 0, ("pool", 1))]
+    assert bookkeeping.end_allocation(("pool", 1)) is False  # capture_end ended it: no second release
+    assert len(calls) == 2
+
+
+def test_threads_are_fixed_on_cuda_too(cuda, monkeypatch):
+    import torch
+
+    from benchmarks.measure import backends
+
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: calls.append(n))
+    monkeypatch.setattr(torch, "get_num_threads", lambda: calls[-1] if calls else 16)
+    calls: list[int] = []
+    assert backend_on(cuda, threads=3).threads == 3 and calls == [3]
+    seen = {}
+    monkeypatch.setattr(backends, "CudaBackend", lambda **kwargs: seen.update(kwargs))
+    backends.select_backend("cuda", 5)
+    assert seen == {"threads": 5}
 
 
 class PhaseRecorder(CpuBackend):
@@ -221,7 +301,7 @@ def test_the_harness_and_the_snippet_agree_on_cudnn_benchmark(cuda, monkeypatch)
     from snippets import cnn
 
     monkeypatch.setattr(torch.backends.cudnn, "benchmark", not cnn.CUDNN_BENCHMARK)
-    CudaBackend(cuda=cuda)
+    backend_on(cuda)
     assert torch.backends.cudnn.benchmark == cnn.CUDNN_BENCHMARK
     assert "torch.backends.cudnn.benchmark = CUDNN_BENCHMARK" in inspect.getsource(cnn)
 
@@ -254,8 +334,15 @@ def test_the_device_state_at_the_end_of_a_run(monkeypatch):
 
     from benchmarks.measure import fingerprint
 
+    known = "clocks_event_reasons.active"
+    asked = []
+
     def nvidia_smi(command, **kwargs):
-        assert "--query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw,clocks_throttle_reasons.active" in command
+        query = next(arg for arg in command if arg.startswith("--query-gpu="))
+        asked.append(query.split(",")[-1])
+        if not query.endswith(known):  # nvidia-smi refuses a query with a field it does not know
+            raise subprocess.CalledProcessError(2, command, output='Field "..." is not a valid field to query.')
+        assert query == f"--query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw,{known}"
         return SimpleNamespace(stdout="1980, 2619, 61, 512.25, 0x0000000000000000\n")
 
     monkeypatch.setattr(subprocess, "run", nvidia_smi)
@@ -266,6 +353,10 @@ def test_the_device_state_at_the_end_of_a_run(monkeypatch):
         "power_w": 512.25,
         "throttle_reasons": "0x0000000000000000",
     }
+    assert asked == ["clocks_event_reasons.active"]  # today's name first
+    known, asked[:] = "clocks_throttle_reasons.active", []  # a driver from before the rename
+    assert fingerprint.device_state(backend)["throttle_reasons"] == "0x0000000000000000"
+    assert asked == ["clocks_event_reasons.active", "clocks_throttle_reasons.active"]
     assert fingerprint.device_state(SimpleNamespace(kind="cpu")) is None
 
 
@@ -275,3 +366,53 @@ def test_the_fingerprint_records_the_flags_that_change_kernels():
     found = fingerprint(CpuBackend(1))
     assert set(found["math_flags"]) == {"matmul_allow_tf32", "cudnn_allow_tf32", "cudnn_benchmark"}
     assert "cudnn" in found
+
+
+def test_the_smokes_out_of_memory_happens_inside_a_capture(cuda):
+    import torch
+
+    from benchmarks.measure.smoke import IMPOSSIBLE_BYTES, impossible_call
+
+    asked = []
+
+    def allocate(size):
+        asked.append((size, cuda.capturing))
+        if size >= IMPOSSIBLE_BYTES:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 4194304.00 TiB")
+
+    backend = backend_on(cuda)
+    call = impossible_call(backend, allocate)
+    with pytest.raises(torch.OutOfMemoryError):
+        backend.for_mode(call, "graph")
+    assert call.reached
+    assert asked == [(1, False)] * CudaBackend.WARMUP_CALLS + [(IMPOSSIBLE_BYTES, True)]
+    assert cuda.current is cuda.default and cuda.allocator.recording == set()
+
+
+def test_an_out_of_memory_that_invalidates_its_capture_is_still_an_out_of_memory(cuda):
+    """torch's capture_end raises its own error when the capture was invalidated, with the OOM as its context."""
+    import torch
+
+    from benchmarks.measure.sampler import Point, measure_points
+
+    backend = backend_on(cuda)
+
+    def allocate_too_much():
+        if cuda.capturing:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 4.00 EiB")
+
+    original = cuda.graph
+
+    @contextlib.contextmanager
+    def invalidating(graph, pool=None, stream=None):
+        with original(graph, pool=pool, stream=stream):
+            try:
+                yield
+            except torch.OutOfMemoryError:
+                raise RuntimeError("CUDA error: operation failed due to a previous error during capture") from None
+
+    cuda.graph = invalidating
+    points = [Point("c", 1, lambda: backend.for_mode(allocate_too_much, "graph")),
+              Point("c", 2, lambda: backend.for_mode(allocate_too_much, "graph"))]  # fmt: skip
+    outcomes = measure_points(backend, points, rounds=1, min_sample_s=0.0, warmup_s=0.0)
+    assert [outcomes[("c", b)].status for b in (1, 2)] == ["oom", "skipped"]

@@ -77,7 +77,7 @@ def test_oom_during_sampling_keeps_other_points():
     def flaky():
         def run():
             calls["n"] += 1
-            if calls["n"] > 6:  # after warm-up and calibration, the first timed sample fails
+            if calls["n"] > 3:  # after two warm-up calls and one calibration call, the first sample fails
                 raise torch.OutOfMemoryError("CUDA out of memory.")
             return 0.001
 
@@ -87,7 +87,29 @@ def test_oom_during_sampling_keeps_other_points():
     outcomes = measure_points(FakeClockBackend(), points, rounds=4, min_sample_s=0.0005, warmup_s=0.0)
     assert outcomes[("c", 1)].status == "ok"
     assert outcomes[("c", 2)].status == "oom"
-    assert outcomes[("c", 3)].status == "skipped"
+    assert outcomes[("c", 3)].status == "ok"  # a larger batch already prepared is not dropped
+    assert len(outcomes[("c", 3)].timing["samples_s"]) == 4
+
+
+def test_oom_during_sampling_keeps_the_samples_already_taken():
+    calls = {"n": 0}
+
+    def fails_late():
+        def run():
+            calls["n"] += 1
+            if calls["n"] > 12:  # warm-up and calibration, then a few samples, then eager allocations fail
+                raise torch.OutOfMemoryError("CUDA out of memory.")
+            return 0.001
+
+        return run
+
+    points = [Point("c", 1, constant(0.001)), Point("c", 2, fails_late), Point("c", 4, constant(0.001))]
+    backend = FakeClockBackend()
+    outcomes = measure_points(backend, points, rounds=8, min_sample_s=0.002, warmup_s=0.0)
+    kept = outcomes[("c", 2)]
+    assert kept.status == "ok" and 1 <= len(kept.timing["samples_s"]) < 8
+    assert [len(outcomes[("c", b)].timing["samples_s"]) for b in (1, 4)] == [8, 8]
+    assert backend.released == 1
 
 
 def test_other_errors_stay_local_to_their_point():
@@ -181,10 +203,90 @@ def test_a_deadline_ends_the_measurement_with_fewer_rounds(monkeypatch):
     outcomes = measure_points(
         TimedFakeBackend(clock), [*points, sparse], rounds=20, min_sample_s=0.01, warmup_s=0.0, deadline=0.1
     )
-    taken = {key[1]: len(o.timing["samples_s"]) for key, o in outcomes.items() if key[0] == "a"}
-    assert min(taken.values()) >= 1 and max(taken.values()) < 20
+    # 20 samples of 10 ms are 0.2 s, over the deadline already: one point is prepared, the rest are not
+    assert outcomes[("a", 1)].status == "ok" and 1 <= len(outcomes[("a", 1)].timing["samples_s"]) < 20
     assert clock.now <= 0.1 + 1e-9
-    assert outcomes[("b", 1)].status == "skipped" and "time limit" in outcomes[("b", 1)].message
+    for key in (("a", 2), ("a", 3), ("b", 1)):
+        assert outcomes[key].status == "skipped" and "time limit" in outcomes[key].message
+
+
+def test_a_deadline_keeps_some_points_of_every_curve(monkeypatch):
+    """Preparing a point costs 30 ms (a capture, a compile), sampling it 4 × 10 ms. Curves are prepared in
+    turn and preparation stops once the prepared points' sampling would reach the deadline: every curve
+    keeps its smallest batches, each with samples, instead of the first curves keeping all of theirs."""
+    from types import SimpleNamespace
+
+    from benchmarks.measure import sampler
+
+    clock = Clock()
+    monkeypatch.setattr(sampler, "time", SimpleNamespace(perf_counter=clock.perf_counter))
+
+    def costly():
+        clock.now += 0.03
+        return lambda: 0.001
+
+    points = [Point(curve, b, costly) for curve in ("a", "b", "c") for b in (1, 2, 4, 8)]
+    outcomes = measure_points(TimedFakeBackend(clock), points, rounds=4, min_sample_s=0.01, warmup_s=0.0, deadline=0.4)
+    ok = {key for key, o in outcomes.items() if o.status == "ok"}
+    assert {curve for curve, _ in ok} == {"a", "b", "c"} and {batch for _, batch in ok} >= {1}
+    assert len(ok) < len(points) and clock.now <= 0.4 + 1e-9
+    assert all(outcomes[key].status == "skipped" and "time limit" in outcomes[key].message
+               for key in outcomes.keys() - ok)  # fmt: skip
+
+
+def test_graph_curves_are_prepared_largest_first_and_curves_in_turn():
+    from benchmarks.measure.sampler import preparation_order
+
+    points = [Point(c, b, constant(0.001), largest_first=c == "graph") for c in ("graph", "eager") for b in (1, 8, 64)]
+    assert [(p.curve, p.batch) for p in preparation_order(points)] == [
+        ("eager", 1), ("graph", 64), ("eager", 8), ("graph", 8), ("eager", 64), ("graph", 1),
+    ]  # fmt: skip
+
+
+class GraphPool:
+    """A recording stand-in for one CUDA graph pool of torch's caching allocator: a capture's
+    allocations split the smallest free block that is large enough, else add a new segment; the
+    capture's temporaries are freed into the pool when it ends, and the pool never returns a segment
+    while its graphs live."""
+
+    def __init__(self):
+        self.free: list[int] = []
+        self.segments: list[int] = []
+
+    def capture(self, activation_bytes: int) -> None:
+        fits = [block for block in self.free if block >= activation_bytes]
+        if fits:
+            block = min(fits)
+            self.free.remove(block)
+            self.free.append(block)  # split, used and freed again: the block stays whole for the next capture
+        else:
+            self.segments.append(activation_bytes)
+            self.free.append(activation_bytes)
+
+
+def test_descending_captures_keep_one_graph_pool_near_the_largest_batchs_size():
+    from benchmarks.measure.sampler import preparation_order
+
+    batches = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
+    activation = 2 * 8192 * 2  # bytes per row of a bf16 8192-wide layer's input and output
+    pool = GraphPool()
+
+    def captured(batch):
+        def prepare():
+            pool.capture(batch * activation)
+            return lambda: 0.001
+
+        return prepare
+
+    points = [Point("graph", b, captured(b), largest_first=True) for b in batches]
+    order = preparation_order(points)
+    for point in order:
+        point.prepare()
+    assert sum(pool.segments) == max(batches) * activation
+    ascending = GraphPool()
+    for batch in batches:
+        ascending.capture(batch * activation)
+    assert sum(ascending.segments) > 1.9 * max(batches) * activation  # what ascending captures would hold
 
 
 def test_a_deadline_already_passed_prepares_nothing(monkeypatch):

@@ -101,7 +101,7 @@ def test_out_of_memory_ends_the_search_and_is_recorded(fast, tmp_path, target, c
     assert found.doc["recommendation"]["first_oom"] == 8
     assert "Memory: batch 7 is the largest that ran; batch 8 ran out of memory." in found.doc["recommendation"]["lines"]
     assert (
-        "The FLOP counter saw no matmul or convolution: no compute knee to predict; no measured knee."
+        "The FLOP counter saw no matmul or convolution: no ridge batch to predict; no measured knee."
         in (found.doc["recommendation"]["lines"])
     )
 
@@ -431,3 +431,29 @@ def test_the_python_api_restores_the_thread_count(fast):
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_every_measurement_of_a_sweep_captures_into_a_fresh_graph_pool(fast, monkeypatch):
+    """A graph pool whose graphs all died cannot be captured into again (torch's use-count check fails
+    when the model kept a tensor made during a capture), so each measurement starts a new phase."""
+    import torch
+    from torch import nn
+
+    from benchmarks import sweep as api
+    from benchmarks.measure.backends import CpuBackend
+
+    log = []
+
+    class Recorder(CpuBackend):
+        def new_phase(self):
+            log.append("new pool")
+
+        def for_mode(self, fn, mode):
+            log.append("prepare")
+            return super().for_mode(fn, mode)
+
+    monkeypatch.setattr(sweep_module, "select_backend", lambda name, threads: Recorder(threads or 1))
+    api(nn.Linear(8, 8), lambda b: torch.randn(b, 8), device="cpu", threads=1, max_batch=8, quiet=True)
+    workloads = log[log.index("new pool") :]  # the ceilings capture before: one phase of their own
+    measurements = "".join("n" if entry == "new pool" else "p" for entry in workloads).split("n")[1:]
+    assert len(measurements) >= 3 and all(measurements)  # search, probes, final: each a fresh pool first

@@ -64,3 +64,9 @@ def test_a_dtype_the_device_lacks_says_so_instead_of_empty_axes():
     assert said[("NVIDIA T4", "bfloat16")] == "No bfloat16 rate for the NVIDIA T4: choose another dtype"
     assert ("NVIDIA A100 SXM4 80GB", "float8") in said  # an A100 has no FP8 tensor cores
     assert ("NVIDIA H100 SXM", "bfloat16") not in said
+
+
+def test_the_calculator_says_its_mlp_predictions_have_no_published_band():
+    said = calculator.build(site_data(empty=True)).html("chart")
+    assert "Beside these predictions, what real systems reach: " in said
+    assert "no published figure is of this kind of work" in said and "no other kind&#x27;s band is borrowed" in said

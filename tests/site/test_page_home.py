@@ -25,6 +25,13 @@ def test_until_a_gpu_run_is_committed_home_answers_with_a_labelled_h100_predicti
         assert 'id="chart-home-predicted"' in answer and "home-headline" not in answer
         assert "Predicted from the datasheet, not measured: NVIDIA H100 SXM, bf16" in answer
         assert "A prediction, not a measurement" in answer and "ridge batch ≈ 345" in answer
+        # one stated count of the bytes, the other bound beside it
+        assert "with every layer&#x27;s activations through memory, as the harness counts them (≈ 301 with" in answer
+        # the eager crossover as a range: the ReLUs' own traffic counted, or fused as the chart draws it
+        assert "from about 2,197 rows" in answer and "to 2,831 (the ReLUs&#x27; bytes counted as fused" in answer
+        assert "the floor of an empty kernel&#x27;s launch" in answer
+        # an MLP has no published band, and borrows none
+        assert "no other kind&#x27;s band is borrowed" in answer
         assert "launch overhead" in answer and "memory (weight read)" in answer and "compute" in answer
         assert "forums.developer.nvidia.com" in answer  # the launch cost is someone else's measurement, cited
         assert page.extra["curve"] is None

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.analysis import calculator
+from benchmarks.analysis import bands, calculator
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.datasheet import GPU, GPUS, find_gpu
 from benchmarks.contract.results import Run
 from benchmarks.site import charts, text
+from benchmarks.site.bands import band_words, no_band_words
 from benchmarks.site.charts import hardware as charts_hardware
-from benchmarks.site.render import Bullets, Details, Page, Table, strong, tag, takeaway
+from benchmarks.site.render import Bullets, Details, Page, Paragraph, Table, strong, tag, takeaway
 
 EXAMPLES = (
     ("NVIDIA H100 SXM", "bfloat16", 4096),
@@ -42,7 +43,7 @@ def build(data: SiteData | None = None) -> Page:
     default = calculator.default_gpu(data.gpus)
     return Page(
         {
-            "chart": [calculator_figure(data, default)],
+            "chart": [calculator_figure(data, default), Paragraph(band_sentence())],
             "examples": [examples_table()],
             "datasheet": [datasheet_table(), sources()],
             "takeaway": [takeaway(lesson())],
@@ -50,6 +51,14 @@ def build(data: SiteData | None = None) -> Page:
         data,
         {"default": default},
     )
+
+
+def band_sentence() -> list:
+    """What real systems reach beside the calculator's predictions, from the published figures: the band of an MLP's
+    kind of work, or why there is none."""
+    found = bands.band_for(kind := bands.kind_of("mlp", {}))
+    said = band_words(found) if found else no_band_words(kind)
+    return [strong("Beside these predictions, what real systems reach: "), said, "."]
 
 
 def option(run: Run) -> str:

@@ -359,8 +359,9 @@ def attention_sentences(steps: list[Curve]) -> list[tuple[str, str]]:
 
 
 def step_times(pair: d.AttentionPair) -> str:
-    """The two step times at the largest common batch, the speed-up beside the one the counted bytes
-    predict, and the attention backend that ran (the claim that a K/V head is read once holds only
+    """The two step times at the largest common batch, the speed-up beside the one the roofline predicts on the
+    run's ceilings (never a ratio of bytes alone: a compute-bound step does not speed up with fewer bytes), and the
+    attention backend that ran (the claim that a K/V head is read once holds only
     for a backend that does not copy it per query head)."""
     if not pair.same_last_batch:
         return ""
@@ -370,9 +371,20 @@ def step_times(pair: d.AttentionPair) -> str:
     return (
         f"; at batch {last_mha.batch} a step takes {text.fmt_time(last_gqa.median_s)} with GQA against "
         f"{text.fmt_time(last_mha.median_s)} with MHA ({pair.gqa.mode}, {backend}): "
-        f"{text.sig(last_mha.median_s / last_gqa.median_s, 2)}× faster, where the counted bytes predict "
-        f"{text.sig(last_mha.bytes / last_gqa.bytes, 2)}×"
+        f"{text.sig(last_mha.median_s / last_gqa.median_s, 2)}× faster, "
+        + predicted_speedup_words(pair, last_mha.batch, last_mha.bytes / last_gqa.bytes)
     )
+
+
+def predicted_speedup_words(pair: d.AttentionPair, batch: int, byte_ratio: float) -> str:
+    """What the roofline predicts at the run's ceilings, with the ratio of the bytes beside it where they differ."""
+    predicted = pair.roofline_speedup(batch)
+    if predicted is None:
+        return f"where the counted bytes shrink {text.sig(byte_ratio, 2)}× (no ceilings to predict a time from)"
+    said = f"where the roofline predicts {text.sig(predicted, 3)}× at the run's ceilings"
+    if text.sig(predicted, 2) != text.sig(byte_ratio, 2):
+        said += f" (the bytes alone shrink {text.sig(byte_ratio, 2)}×, but the matmuls' arithmetic does not)"
+    return said
 
 
 def long_words(pair: d.AttentionPair) -> str:

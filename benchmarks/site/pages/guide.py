@@ -3,12 +3,17 @@ configuration, or this site's measurements, and labelled as which)."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
+from benchmarks.analysis import bands
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import SiteData
-from benchmarks.analysis.datasheet import find_gpu
+from benchmarks.analysis.datasheet import GPU, find_gpu
+from benchmarks.analysis.predict import predict
 from benchmarks.analysis.serving import LLAMA_3_8B, kv_budget, model_weight_bytes, weight_only_ridge_batch
 from benchmarks.analysis.steps import tiles_and_waves
 from benchmarks.site import text
+from benchmarks.site.bands import band_words, expected_words, no_band_words
 from benchmarks.site.render import Page, Paragraph, Source, Table, autolink, link, strong, takeaway
 from benchmarks.site.tables import ridge_table
 from snippets.choose import FLAT_SHARE, choose, largest_within, throughput_flattens
@@ -95,7 +100,7 @@ def kv_example() -> list:
         Paragraph(
             [
                 strong("Worked example: "),
-                f"{LLAMA_3_8B.name} in bf16 on an {H100.name} ({text.fmt_bytes(H100.memory_bytes)}, datasheet). Its "
+                f"{LLAMA_3_8B.name} in bf16 on an {H100.name} ({memory_words(H100)}). Its "
                 f"weights take {text.fmt_bytes(weights)}, leaving {text.fmt_bytes(budgets[0].free_bytes)}. Each "
                 f"cached token holds K and V in each of {LLAMA_3_8B.config.layers} layers for "
                 f"{LLAMA_3_8B.config.kv_heads} KV heads of {LLAMA_3_8B.config.head_dim}: "
@@ -103,12 +108,38 @@ def kv_example() -> list:
             ]
         ),
         Table(["context (tokens)", "KV cache per sequence", "sequences that fit"], rows),
-        Paragraph(memory_words(budgets)),
+        Paragraph(budget_words(budgets)),
+        Paragraph(step_example(budgets)),
         Paragraph(["Model dimensions: ", autolink(LLAMA_3_8B.source), "."]),
     ]
 
 
-def memory_words(budgets) -> str:
+def memory_words(gpu: GPU) -> str:
+    """A GPU's memory with its source: the driver's total where known, else the datasheet's."""
+    if gpu.memory_from == "driver":
+        return f"{text.fmt_bytes(gpu.memory_bytes)} as its driver reports it"
+    return f"{text.fmt_bytes(gpu.memory_bytes)} on its datasheet"
+
+
+def step_example(budgets) -> str:
+    """One decode step of the worked example predicted on the datasheet, with the band of published decode steps
+    beside it: what to expect, not only the bound."""
+    context, budget = CONTEXTS[1], budgets[1]
+    batch = max(1, min(64, budget.sequences))
+    params = {**asdict(LLAMA_3_8B.config), "context": context, "phase": "decode"}
+    point = predict("decode", params, H100.ceilings("bfloat16"), "bfloat16", [batch])[0]
+    said = (
+        f"The roofline of one decode step of {batch} sequences at context {context:,} is "
+        f"{text.fmt_time(point.seconds)} on the datasheet ({point.bound}-bound; the matmuls' roofline plus the "
+        "attention's, embeddings and the output head not counted). "
+    )
+    found = bands.band_for(kind := bands.kind_of("decode", params))
+    if found is None:
+        return said + f"What to expect beside it: {no_band_words(kind)}."
+    return said + f"What to expect beside it: {band_words(found)}; so {expected_words(point.seconds, found)}."
+
+
+def budget_words(budgets) -> str:
     ridge = H100.ridge_batch("bfloat16")
     below = [context for context, b in zip(CONTEXTS, budgets) if b.sequences < ridge]
     where = "every context listed" if len(below) == len(CONTEXTS) else f"contexts from {below[0]:,} tokens"

@@ -3,14 +3,16 @@ the datasheet's prediction for an H100), then where every result comes from."""
 
 from __future__ import annotations
 
+from benchmarks.analysis import bands
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import Curve, SiteData
 from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.analysis.diagnosis import OPS_PER_LAYER, diagnose
-from benchmarks.analysis.predict import overhead_ends, predict, regions, ridge_batch
+from benchmarks.analysis.predict import overhead_ends, predict, regions, ridge_batch, ridge_counts
 from benchmarks.analysis.published import KERNEL_LAUNCH_S
 from benchmarks.contract.results import Run
 from benchmarks.site import charts, diagnosis_words, text
+from benchmarks.site.bands import band_words, chart_line, no_band_words
 from benchmarks.site.charts import SITE_ROOT
 from benchmarks.site.charts.predicted import PredictedPanel, mark_label, predicted_chart
 from benchmarks.site.render import (
@@ -28,6 +30,7 @@ from benchmarks.site.render import (
     takeaway,
 )
 from benchmarks.workloads import MLP
+from snippets.costs import mlp_cost
 
 RUNS_HEADERS = ["device", "detail", "profile", "date", "commit", "complete", "covers", "charted here", "results file"]
 ANSWER_GPU = find_gpu("NVIDIA H100 SXM")
@@ -84,7 +87,10 @@ def predicted_answer() -> list:
     chart = predicted_chart(
         panels,
         f"Predicted from the datasheet, not measured: {ANSWER_GPU.name}, bf16",
-        [f"{rates} (datasheet) · eager launches at {launch} each (measured by others)"],
+        [
+            f"{rates} (datasheet) · eager launches at {launch} each (measured by others)",
+            chart_line(bands.kind_of("mlp", LARGE)),
+        ],
     )
     figure = charts.figure(
         chart,
@@ -105,8 +111,40 @@ def launch_words() -> str:
     return f"{KERNEL_LAUNCH_S.value * 1e6:g} µs"
 
 
+def band_line(name: str, params: dict | None = None) -> str:
+    """The band of published systems beside a prediction of workload `name`, or why there is none."""
+    found = bands.band_for(kind := bands.kind_of(name, params or {}))
+    return band_words(found) if found else no_band_words(kind)
+
+
+def overhead_crossing(fixed_s: float, cost, ceilings) -> float:
+    """The batch where a call's roofline, max(FLOPs/F, bytes/BW) with (FLOPs, bytes) = cost(batch) affine in the
+    batch, reaches a fixed cost per call: where the launches stop setting the time."""
+    (f1, m1), (f2, m2) = cost(1), cost(2)
+    terms = [(f1 - (f2 - f1), f2 - f1, ceilings.flops_per_s), (m1 - (m2 - m1), m2 - m1, ceilings.bytes_per_s)]
+    return min((fixed_s * rate - start) / slope for start, slope, rate in terms if slope > 0)
+
+
+def eager_range(ceilings, launches: int) -> tuple[float, float]:
+    """Where the eager MLP's launches stop setting its time, under the two counts of its ReLUs' bytes: each ReLU
+    a pass of its own through memory (it reads and writes the layer's output: the earlier crossing) or fused
+    into the matmul (no bytes of its own: the later one), at the launch cost others measured for an empty kernel."""
+    fixed, size = launches * KERNEL_LAUNCH_S.value, 2
+    w, depth = SMALL["width"], SMALL["depth"]
+
+    def unfused(batch):
+        flops, moved = mlp_cost(batch, w, depth, size)
+        return flops, moved + depth * 2 * batch * w * size
+
+    return (
+        overhead_crossing(fixed, unfused, ceilings),
+        overhead_crossing(fixed, lambda b: mlp_cost(b, w, depth, size), ceilings),
+    )
+
+
 def predicted_words(ceilings, launches: int, large, small) -> list:
-    ridge, free_until = ridge_batch(large, ceilings), overhead_ends(small)
+    stated, cached = ridge_counts("mlp", LARGE, ceilings, ANSWER_DTYPE)
+    free_until = overhead_ends(small)
     flat, last = large[0].seconds, large[-1]
     said = [
         Paragraph(
@@ -117,22 +155,28 @@ def predicted_words(ceilings, launches: int, large, small) -> list:
                 f"{MLP.shape(LARGE)} in bf16 must read its {text.fmt_bytes(MLP.weight_bytes(LARGE, 2))} of weights "
                 f"once per call, which takes {text.fmt_time(flat)} whatever the batch; the arithmetic takes longer "
                 "only past the ",
-                strong(f"ridge batch ≈ {text.fmt_batch(ridge)}"),
-                f" (F/BW = {text.fmt_batch(ANSWER_GPU.ridge_batch(ANSWER_DTYPE))} for the weights alone; each row's "
-                "activations add bytes and push it out), and from there the time grows in proportion to the batch "
-                f"({text.fmt_time(last.seconds)} at {last.batch:,} rows).",
+                strong(f"ridge batch ≈ {text.fmt_batch(stated.batch)}"),
+                f" with {stated.count}, as the harness counts them (≈ {text.fmt_batch(cached.batch)} with "
+                f"{cached.count}, the other bound; F/BW = {text.fmt_batch(ANSWER_GPU.ridge_batch(ANSWER_DTYPE))} for "
+                "the weights alone: each row's activations add bytes and push it out), and from there the time grows "
+                f"in proportion to the batch ({text.fmt_time(last.seconds)} at {last.batch:,} rows). Beside it, what "
+                f"real systems reach: {band_line('mlp')}.",
             ]
         )
     ]
     if free_until:
+        early, late = eager_range(ceilings, launches)
         said.append(
             Paragraph(
-                f"Called eagerly, the article's {MLP.shape(SMALL)} launches {launches} kernels. At "
-                f"{launch_words()} each (an empty kernel's launch as measured by others; "
-                f"Python and PyTorch add more) that is at least {text.fmt_time(small[0].fixed_s)}, against "
-                f"{text.fmt_time(small[0].memory_s)} to read its weights, so its curve stays flat until about "
-                f"{text.fmt_batch(free_until)} rows: flat because of the launches, not the memory. That flat "
-                "stretch says nothing about the hardware; capturing the calls in a CUDA graph removes most of it."
+                f"Called eagerly, the article's {MLP.shape(SMALL)} launches {launches} kernels: a matmul and a ReLU "
+                f"for each of its {SMALL['depth']} layers. At {launch_words()} each, the floor of an empty kernel's "
+                f"launch as measured by others (PyTorch's own cost per operation is higher), that is at least "
+                f"{text.fmt_time(small[0].fixed_s)}, against {text.fmt_time(small[0].memory_s)} to read its weights, "
+                f"so its curve stays flat until somewhere from about {text.fmt_batch(early)} rows (each ReLU reading "
+                f"and writing its layer's output as a kernel of its own) to {text.fmt_batch(late)} (the ReLUs' bytes "
+                "counted as fused, as the chart draws it); a larger cost per launch moves both out. Flat because of "
+                "the launches, not the memory: that flat stretch says nothing about the hardware, and capturing the "
+                "calls in a CUDA graph removes most of it."
             )
         )
     sources = ["Launch cost: ", autolink(KERNEL_LAUNCH_S.source), ". Datasheet: ", autolink(ANSWER_GPU.source), "."]

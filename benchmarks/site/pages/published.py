@@ -4,25 +4,25 @@ prediction for its configuration, the ratio, and what the gap means."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
+from benchmarks.analysis import bands
 from benchmarks.analysis import published_check as pc
 from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, find_gpu
+from benchmarks.analysis.predict import RidgeCount
 from benchmarks.analysis.published_check import Check, KneeComparison
 from benchmarks.analysis.published_file import Measurement, Model, read_published
 from benchmarks.site import charts, text
 from benchmarks.site.charts.published import published_chart
 from benchmarks.site.render import Bullets, Details, Html, Page, Paragraph, Table, code, strong, tag, takeaway
 
-ONE_BYTE = "float8"  # the narrowest dtype the datasheet rates: the bound for an engine whose precision is unstated
 TABLE_HEADERS = ["published by", "configuration", "published", "predicted", "published ÷ predicted", "breaks"]
-KNEE_HEADERS = ["published by", "configuration", "published knee", "predicted knee, float32", "predicted knee, float16",
-                "published ÷ predicted"]  # fmt: skip
+KNEE_HEADERS = ["published by", "configuration", "published bend", "ridge batch, float32", "ridge batch, float16",
+                "published ÷ ridge batch"]  # fmt: skip
+BAND_HEADERS = ["kind of work", "figures", "share of the roofline reached", "median", "from"]
 SHORT = {
     "tensor-parallel": "tensor parallel",
     "int8-weights": "int8 weights",
     "fp8-mixed": "FP8",
-    "fused-elementwise": "fused kernels",
     "latency-bound": "latency bound",
     "power-limited": "power limit",
 }
@@ -33,8 +33,10 @@ DEPARTURES = {
     "int8-weights": "int8 weights: predicted in {dtype}, {size} bytes a weight, where the kernels read one",
     "fp8-mixed": "FP8 weights and KV cache: predicted with every element in one-byte float8 at the datasheet's dense "
     "FP8 rate",
-    "fused-elementwise": "the engine fuses BatchNorm, ReLU and the residual adds into the convolutions, where the "
-    "count here gives each a pass of its own over memory",
+    "int8-one-byte": "int8 weights and input: predicted with one byte an element at the {gpu} datasheet's dense FP8 "
+    "rate, which the datasheet gives as its dense INT8 rate too",
+    "fused-elementwise": "the engine fuses BatchNorm, ReLU and the residual adds into the convolutions: predicted with "
+    "those passes left out of the bytes",
     "latency-bound": "queries arrive at random and 99 % of them must finish within a latency bound (the Server "
     "scenario's rule)",
     "power-limited": "run under a power limit below the card's rating; the datasheet's rates are at full power",
@@ -55,6 +57,7 @@ def build(rows: Sequence[Measurement] | None = None) -> Page:
             "comparison": [comparison_figure(found), Paragraph(summary_words(found))],
             "table": [comparison_table(found)],
             "details": details(found),
+            "bands": band_parts(found),
             "knees": knee_parts(pc.knee_comparisons(rows)),
             "not_compared": not_compared(rows),
             "takeaway": [takeaway(lesson(found))],
@@ -91,7 +94,7 @@ def compact(row: Measurement) -> str:
     m = row.model
     name = row.configuration["model"].split(":")[0].split(",")[0]
     gpu = m.gpu.removeprefix("NVIDIA ") if m.gpus == 1 else f"{m.gpus} × {m.gpu.removeprefix('NVIDIA ')}"
-    dtype = charts.DTYPE_SHORT.get(m.dtype, m.dtype)
+    dtype = "int8" if "int8-one-byte" in m.departures else charts.DTYPE_SHORT.get(m.dtype, m.dtype)
     words = f"{name} · {gpu}{mark(m, 'variant')} · {dtype}{mark(m, 'dtype')} · batch {m.batch}{mark(m, 'batch')}"
     if m.kind == "prefill":
         return words + f" · {m.input_tokens}-token prompt"
@@ -111,18 +114,7 @@ def mark(model: Model, subject: str) -> str:
 def ratio_cell(found: Check) -> str:
     if found.ratio <= 1:
         return f"{found.ratio:.2f}"
-    said = f"{text.sig(found.ratio, 2)}: above the roofline in {found.row.model.dtype}"
-    narrow = narrowest_fused(found)
-    return said + (f"; {text.sig(100 * found.published / narrow, 2)} % of the one-byte fused one" if narrow else "")
-
-
-def narrowest_fused(found: Check) -> float | None:
-    """For a figure above the roofline whose precision the source does not state: the fused roofline with one
-    byte an element, the fastest configuration the model can describe (None where that does not apply)."""
-    m = found.row.model
-    if "dtype-unstated" not in m.departures or m.dtype == ONE_BYTE or ONE_BYTE not in find_gpu(m.gpu).peak_flops:
-        return None
-    return pc.fused_per_second(replace(m, dtype=ONE_BYTE))
+    return f"{text.sig(found.ratio, 2)}: above the roofline in {found.row.model.dtype}"
 
 
 def published_cell(found: Check) -> str:
@@ -156,17 +148,13 @@ def departure_words(found: Check) -> list[str]:
         words = DEPARTURES[name].format(
             gpus=m.gpus, gpu=m.gpu, dtype=m.dtype, size=size, batch=m.batch, output=m.output_tokens
         )
-        if name == "fused-elementwise" and (fused := pc.fused_per_second(m)) is not None:
+        if name == "fused-elementwise" and (unfused := pc.unfused_per_second(m)) is not None:
             words += (
-                f"; with those passes left out the roofline gives {per_second(fused, found.per)}, and the published "
-                f"figure is {text.sig(found.published / fused, 2)}× that"
+                f"; with each of those passes counted as a trip of its own through memory the roofline gives "
+                f"{per_second(unfused, found.per)}, and the published figure is "
+                f"{text.sig(found.published / unfused, 2)}× that"
+                + (": faster than that count allows" if found.published > unfused else "")
             )
-            if found.published > fused and (narrow := narrowest_fused(found)):
-                words += (
-                    f", still faster than the model allows in {m.dtype}; with one byte an element (an 8-bit engine; "
-                    f"the source does not say) the fused roofline is {per_second(narrow, found.per)}, of which the "
-                    f"figure is {text.sig(100 * found.published / narrow, 2)} %"
-                )
         if name == "batch-unstated":
             words += f", where the weights are {text.sig(100 * pc.weight_share(m), 2)} % of the bytes of a call"
         said.append(words)
@@ -252,7 +240,7 @@ def summary_words(found: Sequence[Check]) -> list:
     sources = len({c.row.source.short for c in found})
     words: list = [
         f"{len(found)} figures from {sources} sources. ",
-        strong(f"Published ÷ predicted: median {text.sig(median, 2)}"),
+        strong(f"Published ÷ predicted over all {len(found)}: median {text.sig(median, 2)}"),
         f", from {_extreme(found, low)} to {_extreme(found, high)}. ",
     ]
     clean = [c for c in found if not c.breaks]
@@ -339,8 +327,24 @@ def details(found: Sequence[Check]) -> list:
     ]
 
 
-def knee_cell(value: float | None) -> str:
-    return "none: memory-bound at every batch" if value is None else f"≈ {text.fmt_batch(value)}"
+def ridge_words(found: RidgeCount) -> str:
+    if found.on_ridge:
+        return "undecided: each extra image within 5 % of the ridge"
+    if found.batch is None:
+        return "none: memory-bound at every batch"
+    if found.batch < 1:
+        return "compute-bound from batch 1"
+    return f"≈ {text.fmt_batch(found.batch)}"
+
+
+def knee_cell(counts: Sequence[RidgeCount]) -> str:
+    """The ridge batch under the stated count, and under the other bound of the bytes where it differs."""
+    stated, *others = counts
+    said = f"{ridge_words(stated)} ({stated.count})"
+    for other in others:
+        if ridge_words(other) != ridge_words(stated):
+            said += f"; {ridge_words(other)} ({other.count})"
+    return said
 
 
 def knee_parts(found: Sequence[KneeComparison]) -> list:
@@ -351,8 +355,8 @@ def knee_parts(found: Sequence[KneeComparison]) -> list:
             tag("a", k.row.source.short, href=k.row.source.url),
             f"{k.row.configuration['model']} · {k.row.model.gpu.removeprefix('NVIDIA ')}",
             f"≈ {k.row.value:,}",
-            knee_cell(k.predicted.get("float32")),
-            knee_cell(k.predicted.get("float16")),
+            knee_cell(k.predicted["float32"]),
+            knee_cell(k.predicted["float16"]),
             f"{text.sig(k.ratio, 2)} (against {k.row.model.dtype})" if k.ratio else "–",
         ]
         for k in found
@@ -360,7 +364,7 @@ def knee_parts(found: Sequence[KneeComparison]) -> list:
     quotes = [
         [strong(f"{k.row.configuration['model']}: "), f"“{k.row.quote}” ", tag("em", f"{k.row.note}.")] for k in found
     ]
-    caption = "Where a published curve bends, against the predicted critical batch"
+    caption = "Where a published curve bends, against the ridge batch under each count of the bytes"
     return [Table(KNEE_HEADERS, rows, caption), Bullets(quotes)]
 
 
@@ -377,15 +381,37 @@ def not_compared(rows: Sequence[Measurement]) -> list:
     return [Bullets(items)] if items else []
 
 
+def band_parts(found: Sequence[Check]) -> list:
+    """The band of each kind of work: the share of the roofline the figures that break no assumption reached."""
+    rows = []
+    for kind in bands.KINDS:
+        chosen, found_band = bands.figures(found, kind), bands.band(found, kind)
+        names = "; ".join(f"{f.source} {f.ratio:.2f}" for f in chosen) or "–"
+        if found_band is None:
+            reached = f"no band: {len(chosen)} figure{'' if len(chosen) == 1 else 's'}, fewer than {bands.MIN_FIGURES}"
+            rows.append([kind, f"{len(chosen)}", reached, "–", names])
+        else:
+            reached = f"{found_band.low * 100:.0f}–{found_band.high * 100:.0f} %"
+            rows.append([kind, f"{found_band.n}", reached, f"{found_band.median * 100:.0f} %", names])
+    caption = (
+        "The share of the roofline published systems reached, by the kind of work that takes most of each figure's "
+        "predicted time, over the figures that break none of the model's assumptions"
+    )
+    return [Table(BAND_HEADERS, rows, caption)]
+
+
 def lesson(found: Sequence[Check]) -> list:
     clean = [c for c in found if not c.breaks] or list(found)
     median, low, high = pc.ratio_summary(clean)
     return [
-        "The roofline is a bound, not a forecast: the published systems that keep to its assumptions reached ",
+        f"The roofline is a bound, not a forecast: the {len(clean)} published figures that keep to its assumptions "
+        "reached ",
         strong(f"{low * 100:.0f}–{high * 100:.0f} % of it (median {median * 100:.0f} %)"),
         ". Use it to find the knee and what bounds a configuration, then expect real kernels to fall short of it by "
-        "about that much; a figure above it is a configuration the model does not describe (fewer bytes a weight, "
-        "fused passes). Run ",
+        "about that much (by kind of work, the band above; the median over all "
+        f"{len(found)} figures, {text.sig(pc.ratio_summary(found)[0], 2)}, includes those that break an assumption); "
+        "a figure above it is a configuration the model does not describe (fewer bytes a weight, split over more "
+        "GPUs than counted). Run ",
         code("python -m benchmarks predict"),
-        " for your own configuration.",
+        " for your own configuration, with the band of its kind beside it.",
     ]

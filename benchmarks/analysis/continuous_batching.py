@@ -1,0 +1,1017 @@
+"""Serving a language model with continuous batching: an iteration-level simulator of an LLM engine.
+
+An engine such as vLLM, TensorRT-LLM or SGLang does not serve fixed batches: at every step it runs one forward
+pass over the sequences it holds, adding new ones and retiring finished ones between steps. This module
+simulates that loop, request by request and step by step, from a step time that comes from the roofline:
+
+- **requests** have a prompt and an output length (fixed, uniform, log-normal or listed) and arrive as a
+  Poisson process or from N clients that each send the next request when the last one ends (closed loop);
+- **scheduling** is per step, with a cap on running sequences (`max_num_seqs`) and on tokens per step
+  (`max_num_batched_tokens`). Without chunked prefill, waiting prompts get priority: a step either prefills
+  whole prompts or decodes every running sequence (vLLM's default before chunked prefill). With chunked
+  prefill, every step decodes all running sequences first and fills the rest of its token budget with
+  pieces of prompts;
+- **the KV cache** is held in blocks (16 tokens by default) in the memory the weights leave; a request is
+  admitted only when blocks for its prompt are free, and when a running sequence needs a block that is not
+  there, the most recently admitted sequence is preempted (its blocks freed, its prompt and the tokens it has
+  emitted computed again later, as vLLM's recompute preemption does);
+- **a step's time** is the decode page's per-operation sum: the matrix products (every weight read once for
+  the whole step, 2 FLOPs per weight per token, plus the output head for each sequence that samples a token)
+  then the attention (every sequence reads its own cache), each at max(FLOPs / peak rate, bytes / bandwidth),
+  plus a stated fixed cost per step, all divided by a stated efficiency (1: the roofline itself).
+
+Tensor parallelism over n GPUs is modelled as one device with n times the rate, the bandwidth and the memory:
+the all-reduces between the GPUs, and any imbalance, are left out, so it flatters a tensor-parallel system.
+Pipeline parallelism, speculative decoding, prefix caching and quantized KV caches other than the dtype's own
+size are not modelled.
+
+Pure Python and numpy, deterministic under a seed: nothing on this module's import path may import torch.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPU
+from benchmarks.analysis.decode import DecodeTerms, decode_terms
+from benchmarks.analysis.published import KERNEL_LAUNCH_S
+from benchmarks.analysis.serving import PublishedModel, model_weight_bytes
+
+BLOCK_TOKENS = 16  # vLLM's default block size
+MEMORY_FRACTION = 0.9  # vLLM's default gpu_memory_utilization
+KERNELS_PER_LAYER = 8  # two norms, QKV, attention, output projection, gate-up, activation, down
+MAX_REQUESTS = 200_000
+MAX_LENGTH = 10_000_000
+
+
+# --------------------------------------------------------------------------- the step time
+
+
+@dataclass(frozen=True)
+class StepWork:
+    """What one step computes, summed over its sequences.
+
+    tokens: new tokens through the matrix products (1 per decoding sequence, a chunk's length per prefill);
+    logits: sequences that sample a token this step (the output head runs only for them);
+    attended: (query token, cached position) pairs, each 4·layers·heads·head_dim FLOPs;
+    kv_positions: cached positions read or written, each κ bytes.
+    """
+
+    tokens: int
+    logits: int
+    attended: float
+    kv_positions: float
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """The roofline of a step: max(compute, memory) for the matrix products, then for the attention."""
+
+    matmul_s: float
+    attention_s: float
+    fixed_s: float
+    efficiency: float
+    matmul_bound: str
+    attention_bound: str
+
+    @property
+    def seconds(self) -> float:
+        return self.fixed_s + (self.matmul_s + self.attention_s) / self.efficiency
+
+
+class RooflineStep:
+    """Step times of one decoder on one GPU kind (n of them in tensor parallel), from the datasheet.
+
+    `fixed_s` is a cost paid by every step whatever it holds (kernel launches, the scheduler, sampling); by
+    default one published kernel launch time (about 3 µs) for each of KERNELS_PER_LAYER kernels in every layer.
+    `efficiency` divides the roofline time: 1 is the roofline; a published system's share of it (e.g. 0.5) gives
+    a slower, more realistic step. Both are stated with every result.
+    """
+
+    def __init__(
+        self,
+        model: PublishedModel,
+        gpu: GPU,
+        dtype: str,
+        *,
+        tensor_parallel: int = 1,
+        fixed_s: float | None = None,
+        efficiency: float = 1.0,
+    ):
+        if dtype not in gpu.peak_flops:
+            raise ValueError(f"the {gpu.name} datasheet gives no {dtype} rate; it gives {', '.join(gpu.peak_flops)}")
+        if tensor_parallel < 1:
+            raise ValueError("tensor_parallel must be at least 1")
+        if not 0 < efficiency <= 1:
+            raise ValueError("efficiency must be above 0 and at most 1")
+        self.model, self.gpu, self.dtype = model, gpu, dtype
+        self.tensor_parallel = tensor_parallel
+        self.bytes_per_element = BYTES_PER_ELEMENT[dtype]
+        self.flops_per_s = gpu.peak_flops[dtype] * tensor_parallel
+        self.bytes_per_s = gpu.bandwidth * tensor_parallel
+        self.memory_bytes = (gpu.memory_bytes or 0) * tensor_parallel
+        c = model.config
+        params = {"layers": c.layers, "d_model": c.d_model, "heads": c.heads, "kv_heads": c.kv_heads,
+                  "d_ff": c.d_ff, "ffn": c.ffn}  # fmt: skip
+        self.terms: DecodeTerms = decode_terms(params, self.bytes_per_element)
+        s = self.bytes_per_element
+        self.head_elements = model.vocab * c.d_model  # the output head: vocab × d_model, read once a step
+        self.step_weight_bytes = self.terms.weight_bytes + s * self.head_elements
+        self.weight_bytes = model_weight_bytes(model, s)  # held in memory: with the input embedding too
+        default_fixed = KERNEL_LAUNCH_S.value * KERNELS_PER_LAYER * c.layers
+        self.fixed_s = default_fixed if fixed_s is None else fixed_s
+        self.efficiency = efficiency
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        return self.terms.kv_bytes_per_position
+
+    def detail(self, work: StepWork) -> StepTime:
+        t = self.terms
+        mm_flops = 2 * t.matmul_weights * work.tokens + 2 * self.head_elements * work.logits
+        mm_bytes = self.step_weight_bytes + t.activation_bytes_per_token * work.tokens
+        mm_c, mm_m = mm_flops / self.flops_per_s, mm_bytes / self.bytes_per_s
+        at_c = t.attention_flops_per_position * work.attended / self.flops_per_s
+        at_m = t.kv_bytes_per_position * work.kv_positions / self.bytes_per_s
+        return StepTime(
+            max(mm_c, mm_m),
+            max(at_c, at_m),
+            self.fixed_s,
+            self.efficiency,
+            "compute" if mm_c >= mm_m else "memory",
+            "compute" if at_c >= at_m else "memory",
+        )
+
+    def seconds(self, tokens: int, logits: int, attended: float, kv_positions: float) -> float:
+        """The hot path of the simulator: `detail(...).seconds` without building objects."""
+        t = self.terms
+        mm = max(
+            (2 * t.matmul_weights * tokens + 2 * self.head_elements * logits) / self.flops_per_s,
+            (self.step_weight_bytes + t.activation_bytes_per_token * tokens) / self.bytes_per_s,
+        )
+        at = max(
+            t.attention_flops_per_position * attended / self.flops_per_s,
+            t.kv_bytes_per_position * kv_positions / self.bytes_per_s,
+        )
+        return self.fixed_s + (mm + at) / self.efficiency
+
+    def step_seconds(
+        self,
+        decoders: int,
+        positions: float,
+        prefill_tokens: int,
+        prefill_attended: float,
+        prefill_positions: float,
+        logits: int,
+    ) -> float:
+        """A step of `decoders` decoding sequences attending over `positions` cached positions in all, and prompt
+        pieces of `prefill_tokens` tokens (attending over `prefill_attended` pairs, touching `prefill_positions`
+        cached positions); `logits` sequences sample a token."""
+        return self.seconds(decoders + prefill_tokens, logits, positions + prefill_attended,
+                            positions + prefill_positions)  # fmt: skip
+
+    def decode_work(self, batch: int, context: float) -> StepWork:
+        """A decode step of `batch` sequences that each hold `context` tokens before it."""
+        return StepWork(batch, batch, batch * (context + 1), batch * (context + 1))
+
+    def prefill_work(self, prompt: int) -> StepWork:
+        """A prefill of one whole prompt of `prompt` tokens (causal attention: token i sees i positions)."""
+        return StepWork(prompt, 1, prompt * (prompt + 1) / 2, prompt)
+
+    def kv_blocks(self, memory_fraction: float = MEMORY_FRACTION, block_tokens: int = BLOCK_TOKENS) -> int:
+        """Blocks of `block_tokens` positions the cache holds: the memory an engine may use, less the weights.
+        Activations and workspace are taken to fit in the rest (1 − memory_fraction)."""
+        free = self.memory_bytes * memory_fraction - self.weight_bytes
+        return max(0, int(free // (self.kv_bytes_per_token * block_tokens)))
+
+    def describe(self) -> str:
+        tp = ""
+        if self.tensor_parallel > 1:
+            tp = f" × {self.tensor_parallel} (tensor parallel, no communication counted)"
+        return (
+            f"{self.model.name} in {self.dtype} on {self.gpu.name}{tp}: roofline of the datasheet "
+            f"({self.flops_per_s / 1e12:,.0f} TFLOP/s, {self.bytes_per_s / 1e12:.2f} TB/s), matrix products then "
+            f"attention, plus {self.fixed_s * 1e3:.2f} ms fixed per step, at efficiency {self.efficiency:g}"
+        )
+
+
+# --------------------------------------------------------------------------- requests
+
+
+@dataclass(frozen=True)
+class Lengths:
+    """Token lengths of requests: fixed, uniform (low..high), log-normal (a mean and σ of log) or listed."""
+
+    kind: str  # fixed, uniform, lognormal, listed
+    low: int = 0
+    high: int = 0
+    mean: float = 0.0
+    sigma: float = 0.0
+    values: tuple[int, ...] = ()
+
+    @classmethod
+    def fixed(cls, n: int) -> Lengths:
+        return cls("fixed", low=n, high=n, mean=n)
+
+    @classmethod
+    def uniform(cls, low: int, high: int) -> Lengths:
+        return cls("uniform", low=low, high=high, mean=(low + high) / 2)
+
+    @classmethod
+    def lognormal(cls, mean: float, sigma: float, high: int) -> Lengths:
+        """Log-normal with this mean (in tokens) and σ of the logarithm, clipped to 1..high."""
+        return cls("lognormal", low=1, high=high, mean=mean, sigma=sigma)
+
+    @classmethod
+    def listed(cls, values: Sequence[int]) -> Lengths:
+        found = tuple(int(v) for v in values)
+        return cls("listed", low=min(found), high=max(found), mean=sum(found) / len(found), values=found)
+
+    @classmethod
+    def from_file(cls, path: Path | str) -> Lengths:
+        """One whole number a line (blank lines and lines starting with # skipped). ValueError otherwise."""
+        path = Path(path)
+        values = []
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            if not (line.isascii() and line.isdigit()) or not 1 <= int(line) <= MAX_LENGTH:
+                raise ValueError(f"{path}: line {number}: must be a whole number of tokens from 1 to {MAX_LENGTH:,}")
+            values.append(int(line))
+        if not values:
+            raise ValueError(f"{path}: holds no lengths")
+        return cls.listed(values)
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        if self.kind == "fixed":
+            return np.full(n, self.low, dtype=np.int64)
+        if self.kind == "uniform":
+            return rng.integers(self.low, self.high + 1, size=n)
+        if self.kind == "lognormal":
+            mu = math.log(self.mean) - self.sigma**2 / 2
+            return np.clip(np.rint(rng.lognormal(mu, self.sigma, size=n)), 1, self.high).astype(np.int64)
+        return rng.choice(np.array(self.values, dtype=np.int64), size=n)
+
+    def describe(self) -> str:
+        if self.kind == "fixed":
+            return f"{self.low:,}"
+        if self.kind == "uniform":
+            return f"uniform {self.low:,}–{self.high:,}"
+        if self.kind == "lognormal":
+            return f"log-normal, mean {self.mean:,.0f}, σ {self.sigma:g} (at most {self.high:,})"
+        return f"{len(self.values):,} listed lengths, mean {self.mean:,.0f}"
+
+
+def poisson_arrivals(rate_per_s: float, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Arrival times (s) of n requests of a Poisson process at `rate_per_s`, the first after one gap."""
+    return np.cumsum(rng.exponential(1 / rate_per_s, size=n))
+
+
+# --------------------------------------------------------------------------- the engine
+
+
+@dataclass(frozen=True)
+class Engine:
+    """The settings an engine's users tune (vLLM's names)."""
+
+    max_num_seqs: int = 256
+    max_batched_tokens: int = 8192
+    chunked_prefill: bool = False
+    reserve: bool = False  # admit only when blocks for the longest answer allowed are free (no preemption ever)
+    block_tokens: int = BLOCK_TOKENS
+    memory_fraction: float = MEMORY_FRACTION
+
+    def problems(self) -> list[str]:
+        found = []
+        if self.max_num_seqs < 1:
+            found.append("max_num_seqs must be at least 1")
+        if self.max_batched_tokens < 1:
+            found.append("max_batched_tokens must be at least 1")
+        if self.chunked_prefill and self.max_batched_tokens < self.max_num_seqs:
+            found.append("with chunked prefill, max_batched_tokens must be at least max_num_seqs")
+        if self.block_tokens < 1:
+            found.append("block_tokens must be at least 1")
+        if not 0 < self.memory_fraction <= 1:
+            found.append("memory_fraction must be above 0 and at most 1")
+        return found
+
+
+@dataclass
+class Result:
+    """Per-request and per-token figures of one simulated run (seconds)."""
+
+    ttft_s: np.ndarray  # time to first token, per request
+    tpot_s: np.ndarray  # time per output token after the first, per request with more than one
+    e2e_s: np.ndarray  # arrival to last token
+    itl_s: np.ndarray  # every gap between two tokens of a sequence
+    output_tokens: int
+    requests: int
+    duration_s: float  # first arrival to last token
+    mean_running: float  # sequences held, averaged over time
+    max_running: int
+    kv_blocks: int
+    kv_peak_blocks: int
+    preemptions: int
+    steps: int
+    busy_s: float  # time spent in steps
+    offered_rate: float | None = None  # requests/s offered (Poisson); None for a closed loop
+    clients: int | None = None
+    step_share: dict[str, float] = field(default_factory=dict)  # prefill and decode shares of the busy time
+    prompt_mean: float = 0.0  # tokens, over the requests served
+    waiting_at_last_arrival: int = 0  # of an open loop
+
+    def percentile(self, metric: str, p: float) -> float:
+        values = getattr(self, f"{metric}_s")
+        return float(np.percentile(values, p)) if len(values) else math.nan
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Output tokens over the whole run, first arrival to last token (as benchmark clients report it)."""
+        return self.output_tokens / self.duration_s
+
+    @property
+    def requests_per_s(self) -> float:
+        return self.requests / self.duration_s
+
+    @property
+    def tokens_per_s_per_user(self) -> float:
+        """What one user sees while its answer streams: 1 / the median time per output token."""
+        return 1 / float(np.median(self.tpot_s)) if len(self.tpot_s) else math.nan
+
+    @property
+    def kv_peak_share(self) -> float:
+        return self.kv_peak_blocks / self.kv_blocks if self.kv_blocks else math.nan
+
+    @property
+    def overloaded(self) -> bool:
+        """An open loop that could not keep up: when the last request arrived, more than 5 % of all requests were
+        still waiting to be admitted (a queue that grows with time)."""
+        return self.offered_rate is not None and self.waiting_at_last_arrival > 0.05 * self.requests
+
+    def summary(self) -> dict[str, float | int | bool | None]:
+        found: dict[str, float | int | bool | None] = {}
+        for metric in ("ttft", "tpot", "itl"):
+            for p in (50, 90, 99):
+                found[f"{metric}_p{p}_ms"] = self.percentile(metric, p) * 1e3
+        found.update(
+            tokens_per_s=self.tokens_per_s,
+            tokens_per_s_per_user=self.tokens_per_s_per_user,
+            requests_per_s=self.requests_per_s,
+            mean_running=self.mean_running,
+            max_running=self.max_running,
+            kv_blocks=self.kv_blocks,
+            kv_peak_share=self.kv_peak_share,
+            preemptions=self.preemptions,
+            steps=self.steps,
+            overloaded=self.overloaded,
+        )
+        return found
+
+
+class Infeasible(ValueError):
+    """A workload the engine can never serve (one line, for the command line)."""
+
+
+def simulate(
+    step: RooflineStep,
+    engine: Engine,
+    prompt: Lengths,
+    output: Lengths,
+    *,
+    n_requests: int,
+    rate_per_s: float | None = None,
+    clients: int | None = None,
+    seed: int = 0,
+    kv_blocks: int | None = None,
+) -> Result:
+    """Serve `n_requests` requests on `step`'s device with `engine`'s settings; Poisson arrivals at `rate_per_s`
+    or a closed loop of `clients`. Infeasible when the cache cannot hold one request or the settings cannot
+    serve a prompt; ValueError for settings that make no sense."""
+    problems = engine.problems()
+    if problems:
+        raise ValueError(problems[0])
+    if (rate_per_s is None) == (clients is None):
+        raise ValueError("give a rate or a number of clients, not both")
+    if not 1 <= n_requests <= MAX_REQUESTS:
+        raise ValueError(f"n_requests must be from 1 to {MAX_REQUESTS:,}")
+    rng = np.random.default_rng(seed)
+    prompts = [int(x) for x in prompt.sample(n_requests, rng)]
+    outputs = [int(x) for x in output.sample(n_requests, rng)]
+    if min(prompts) < 1 or min(outputs) < 1:
+        raise ValueError("every prompt and output holds at least one token")
+    blocks_total = step.kv_blocks(engine.memory_fraction, engine.block_tokens) if kv_blocks is None else kv_blocks
+    bt = engine.block_tokens
+    longest = max(p + o for p, o in zip(prompts, outputs))
+    if engine.reserve:  # a prompt with the longest answer allowed
+        longest = max(prompts) + max(output.high, max(outputs))
+    if -(-longest // bt) > blocks_total:
+        raise Infeasible(
+            f"the KV cache holds {blocks_total * bt:,} tokens ({blocks_total:,} blocks of {bt}), fewer than one "
+            f"request of {longest:,} tokens needs"
+        )
+    if not engine.chunked_prefill and longest > engine.max_batched_tokens:
+        raise Infeasible(
+            f"without chunked prefill a prompt (with the tokens a preempted request computes again) must fit in "
+            f"max_batched_tokens ({engine.max_batched_tokens:,}); requests reach {longest:,} tokens"
+        )
+    if rate_per_s is not None:
+        if not (rate_per_s > 0 and math.isfinite(rate_per_s)):
+            raise ValueError("the rate must be a positive number of requests per second")
+        arrivals = [float(t) for t in poisson_arrivals(rate_per_s, n_requests, rng)]
+    else:
+        if clients is None or clients < 1:
+            raise ValueError("clients must be at least 1")
+        arrivals = [0.0] * min(clients, n_requests) + [math.inf] * max(0, n_requests - clients)
+    loop = _Loop(step, engine, prompts, outputs, arrivals, blocks_total, rate_per_s, clients)
+    loop.output_cap = max(output.high, max(outputs))
+    return loop.run()
+
+
+class _Loop:
+    """The step loop. Sequences are request indices; every list below is indexed by request."""
+
+    def __init__(self, step, engine, prompts, outputs, arrivals, blocks_total, rate, clients):
+        self.step, self.engine = step, engine
+        self.prompts, self.outputs, self.arrivals = prompts, outputs, arrivals
+        self.blocks_total, self.rate, self.clients = blocks_total, rate, clients
+        n = len(prompts)
+        self.target = list(prompts)  # tokens to prefill before decoding (after a preemption, with those emitted)
+        self.computed = [0] * n  # positions in the cache
+        self.emitted = [0] * n
+        self.blocks = [0] * n
+        self.first = [math.nan] * n
+        self.last = [0.0] * n
+        self.finish = [math.nan] * n
+        self.itl = array("d")
+        self.waiting_at_last_arrival = 0
+
+    def run(self) -> Result:
+        e, step, bt = self.engine, self.step, self.engine.block_tokens
+        n = len(self.prompts)
+        free = self.blocks_total
+        waiting: deque[int] = deque()
+        running: list[int] = []  # in admission order
+        issued = 0  # requests released to the waiting queue, in index order
+        pending = sorted(range(n), key=lambda i: self.arrivals[i]) if self.rate is not None else list(range(n))
+        now, done, steps, preemptions, busy = 0.0, 0, 0, 0, 0.0
+        peak_blocks, max_running, running_area = 0, 0, 0.0
+        prefill_time = 0.0
+        start = min(self.arrivals)
+        now = start
+        target, computed, emitted, blocks = self.target, self.computed, self.emitted, self.blocks
+        outputs, arrivals = self.outputs, self.arrivals
+        while done < n:
+            while issued < n and arrivals[pending[issued]] <= now:
+                waiting.append(pending[issued])
+                issued += 1
+                if issued == n:
+                    self.waiting_at_last_arrival = len(waiting)
+            if not running and not waiting:
+                now = arrivals[pending[issued]]
+                continue
+            decoders = [i for i in running if computed[i] >= target[i]]
+            chunks: list[tuple[int, int]] = []  # (sequence, tokens of its prompt this step)
+            prefill_first = not e.chunked_prefill and waiting
+            if prefill_first:
+                budget = e.max_batched_tokens
+                while waiting and len(running) < e.max_num_seqs:
+                    i = waiting[0]
+                    need = -(-self._held_at_admission(i, target[i]) // bt)
+                    if target[i] > budget or need > free:
+                        break
+                    waiting.popleft()
+                    free -= need
+                    blocks[i] = need
+                    running.append(i)
+                    chunks.append((i, target[i]))
+                    budget -= target[i]
+                if chunks:
+                    decoders = []
+            if not chunks:
+                # Decode every running sequence that has its prompt; find a block for each that needs one.
+                decoders, preempted = self._grow(decoders, running, waiting, free)
+                free = self.blocks_total - sum(blocks[i] for i in running)
+                preemptions += preempted
+                if e.chunked_prefill:
+                    budget = e.max_batched_tokens - len(decoders)
+                    for i in running:  # sequences part-way through their prompts, oldest first
+                        if budget <= 0:
+                            break
+                        if computed[i] < target[i]:
+                            take, free = self._chunk(i, budget, free)
+                            if take:
+                                chunks.append((i, take))
+                                budget -= take
+                    while waiting and budget > 0 and len(running) < e.max_num_seqs:
+                        i = waiting[0]
+                        take = min(target[i], budget)
+                        need = -(-self._held_at_admission(i, take) // bt)
+                        if need > free:
+                            break
+                        waiting.popleft()
+                        running.append(i)
+                        free -= need
+                        blocks[i] = need
+                        chunks.append((i, take))
+                        budget -= take
+            if not decoders and not chunks:
+                if not running:
+                    raise Infeasible("a waiting request can never be admitted")  # the checks above rule it out
+                victim = running.pop()  # prompts part-way through hold every free block: recompute the newest
+                free += blocks[victim]
+                blocks[victim] = 0
+                self.target[victim] = self.prompts[victim] + emitted[victim]
+                computed[victim] = 0
+                waiting.appendleft(victim)
+                preemptions += 1
+                continue
+            if not chunks and len(decoders) == len(running):
+                span = self._bulk(decoders, free, now, pending, issued, len(running) >= e.max_num_seqs)
+                if span is not None:
+                    spent, area, _ = span
+                    running_area += area
+                    max_running = max(max_running, len(running))
+                    free -= self._bulk_blocks
+                    peak_blocks = max(peak_blocks, self.blocks_total - free)
+                    now += spent
+                    busy += spent
+                    steps += self._bulk_steps
+                    finished = [i for i in decoders if emitted[i] >= outputs[i]]
+                    running, free, done = self._retire(finished, running, free, done, now)
+                    continue
+            positions = 0.0  # cached positions the decoding sequences attend over, the new token's included
+            for i in decoders:
+                positions += computed[i] + 1
+            logits = len(decoders)
+            pf_tokens, pf_attended, pf_positions = 0, 0.0, 0.0
+            for i, take in chunks:
+                c = computed[i]
+                pf_tokens += take
+                pf_attended += take * c + take * (take + 1) / 2
+                pf_positions += c + take
+                if c + take >= target[i]:
+                    logits += 1
+            dt = step.step_seconds(len(decoders), positions, pf_tokens, pf_attended, pf_positions, logits)
+            running_area += len(running) * dt
+            max_running = max(max_running, len(running))
+            peak_blocks = max(peak_blocks, self.blocks_total - free)
+            now += dt
+            busy += dt
+            steps += 1
+            if chunks and not decoders:
+                prefill_time += dt
+            finished: list[int] = []
+            itl = self.itl
+            for i in decoders:
+                computed[i] += 1
+                emitted[i] += 1
+                itl.append(now - self.last[i])
+                self.last[i] = now
+                if emitted[i] >= outputs[i]:
+                    finished.append(i)
+            for i, take in chunks:
+                computed[i] += take
+                if computed[i] >= target[i]:
+                    emitted[i] += 1
+                    if math.isnan(self.first[i]):
+                        self.first[i] = now
+                    else:
+                        itl.append(now - self.last[i])
+                    self.last[i] = now
+                    if emitted[i] >= outputs[i]:
+                        finished.append(i)
+            running, free, done = self._retire(finished, running, free, done, now)
+        first = np.array(self.first)
+        finish = np.array(self.finish)
+        arr = np.array(arrivals)
+        outs = np.array(outputs)
+        duration = float(finish.max() - start)
+        # A closed loop's first request from each client arrives with every other client's at once: a warm-up,
+        # left out of the latencies (not of the throughput) when the run holds more than one round.
+        kept = np.ones(n, dtype=bool)
+        if self.clients is not None and n > self.clients:
+            kept[: self.clients] = False
+        many = kept & (outs > 1)
+        tpot = (finish[many] - first[many]) / (outs[many] - 1)
+        return Result(
+            ttft_s=(first - arr)[kept],
+            tpot_s=tpot,
+            e2e_s=(finish - arr)[kept],
+            itl_s=np.frombuffer(self.itl, dtype=np.float64).copy(),
+            output_tokens=int(outs.sum()),
+            requests=n,
+            duration_s=duration,
+            mean_running=running_area / duration if duration > 0 else math.nan,
+            max_running=max_running,
+            kv_blocks=self.blocks_total,
+            kv_peak_blocks=peak_blocks,
+            preemptions=preemptions,
+            steps=steps,
+            busy_s=busy,
+            offered_rate=self.rate,
+            clients=self.clients,
+            step_share={"prefill-only steps": prefill_time / busy if busy else 0.0},
+            prompt_mean=sum(self.prompts) / n,
+            waiting_at_last_arrival=self.waiting_at_last_arrival,
+        )
+
+    _cursor = 0
+    output_cap = 0  # the longest answer allowed (what `reserve` holds blocks for)
+    _bulk_steps = 0
+    _bulk_blocks = 0
+
+    def _held_at_admission(self, i: int, tokens: int) -> int:
+        """Positions to hold blocks for when sequence i is admitted with `tokens` of its prompt this step: those
+        tokens, or with `reserve` the longest sequence it may become (its prompt and the longest answer the output
+        lengths allow, as an engine reserves a request's max_tokens: it cannot know the answer's length)."""
+        if self.engine.reserve:
+            return self.target[i] + self.output_cap - self.emitted[i]
+        return tokens
+
+    def _retire(self, finished: list[int], running: list[int], free: int, done: int, now: float):
+        """Remove finished sequences, free their blocks; a closed loop's client sends its next request now."""
+        if not finished:
+            return running, free, done
+        gone = set(finished)
+        running = [i for i in running if i not in gone]
+        for i in finished:
+            free += self.blocks[i]
+            self.blocks[i] = 0
+            self.finish[i] = now
+            done += 1
+            if self.clients is not None:
+                nxt = self._next_unscheduled()
+                if nxt is not None:
+                    self.arrivals[nxt] = now
+        return running, free, done
+
+    def _bulk(self, decoders, free, now, pending, issued, full) -> tuple[float, float, float] | None:
+        """Run several decode steps at once while nothing can change the batch: no sequence finishes before the
+        last of them, the free blocks cover every block the batch needs meanwhile, and no request arrives that
+        could be admitted (`full`: the running-sequence cap is reached). Exactly the steps one at a time would
+        give. None when fewer than two steps qualify."""
+        outputs, emitted, computed, blocks = self.outputs, self.emitted, self.computed, self.blocks
+        bt = self.engine.block_tokens
+        k = min(outputs[i] - emitted[i] for i in decoders)
+        if k < 2:
+            return None
+        need = sum(max(0, -(-(computed[i] + k) // bt) - blocks[i]) for i in decoders)
+        if need > free:
+            return None
+        horizon = math.inf
+        if not full and issued < len(pending):
+            horizon = self.arrivals[pending[issued]]
+        d = len(decoders)
+        base = sum(computed[i] + 1 for i in decoders)
+        step, itl = self.step, self.itl
+        t, area, taken = now, 0.0, 0
+        gaps = []
+        for j in range(k):
+            dt = step.step_seconds(d, base + j * d, 0, 0.0, 0.0, d)
+            t += dt
+            area += d * dt
+            gaps.append(dt)
+            taken += 1
+            if t >= horizon:
+                break
+        if taken < 2 and t < horizon:
+            return None
+        for i in decoders:
+            itl.append(now + gaps[0] - self.last[i])
+        for dt in gaps[1:]:
+            itl.extend(array("d", [dt]) * d)
+        used = 0
+        for i in decoders:
+            computed[i] += taken
+            emitted[i] += taken
+            self.last[i] = t
+            want = -(-computed[i] // bt)
+            used += max(0, want - blocks[i])
+            blocks[i] = max(blocks[i], want)
+        self._bulk_steps, self._bulk_blocks = taken, used
+        return t - now, area, t
+
+    def _next_unscheduled(self) -> int | None:
+        """For a closed loop: the lowest request index whose arrival is not yet set."""
+        while self._cursor < len(self.arrivals) and self.arrivals[self._cursor] != math.inf:
+            self._cursor += 1
+        return self._cursor if self._cursor < len(self.arrivals) else None
+
+    def _grow(self, decoders: list[int], running: list[int], waiting: deque, free: int) -> tuple[list[int], int]:
+        """Give each decoding sequence the block its next token needs, preempting the newest sequences (by
+        recompute) while blocks run short. Returns the decoders left and the number preempted."""
+        bt, blocks, computed = self.engine.block_tokens, self.blocks, self.computed
+        preempted = 0
+        while True:
+            need = sum(1 for i in decoders if -(-(computed[i] + 1) // bt) > blocks[i])
+            if need <= free or not running:
+                break
+            victim = running.pop()  # the most recently admitted
+            free += blocks[victim]
+            blocks[victim] = 0
+            self.target[victim] = self.prompts[victim] + self.emitted[victim]
+            computed[victim] = 0
+            waiting.appendleft(victim)
+            preempted += 1
+            decoders = [i for i in decoders if i != victim]
+        for i in decoders:
+            if -(-(computed[i] + 1) // bt) > blocks[i]:
+                blocks[i] += 1
+        return decoders, preempted
+
+    def _chunk(self, i: int, budget: int, free: int) -> tuple[int, int]:
+        """The next piece of sequence i's prompt that fits the token budget and the free blocks."""
+        bt = self.engine.block_tokens
+        take = min(self.target[i] - self.computed[i], budget)
+        while take > 0:
+            need = max(0, -(-(self.computed[i] + take) // bt) - self.blocks[i])
+            if need <= free:
+                self.blocks[i] += need
+                return take, free - need
+            take = min(take - 1, (self.blocks[i] + free) * bt - self.computed[i])
+        return 0, free
+
+
+# --------------------------------------------------------------------------- the front and the budget
+
+
+def kv_limit(step: RooflineStep, engine: Engine, prompt: Lengths, output: Lengths) -> int:
+    """Sequences whose caches fit at once when each holds a mean prompt and a mean answer: beyond it, requests
+    wait for blocks (or are preempted) instead of joining the batch."""
+    per_sequence = -(-math.ceil(prompt.mean + output.mean) // engine.block_tokens)
+    return step.kv_blocks(engine.memory_fraction, engine.block_tokens) // per_sequence
+
+
+def closed_loop_requests(n_requests: int, clients: int) -> int:
+    """Requests a closed loop of `clients` serves: at least four per client, so that three quarters or more are
+    measured after the warm-up round."""
+    return min(MAX_REQUESTS, max(n_requests, 4 * clients))
+
+
+@dataclass(frozen=True)
+class FrontPoint:
+    concurrency: int
+    result: Result
+
+
+def front(
+    step: RooflineStep,
+    engine: Engine,
+    prompt: Lengths,
+    output: Lengths,
+    concurrencies: Sequence[int],
+    *,
+    n_requests: int = 1000,
+    seed: int = 0,
+) -> list[FrontPoint]:
+    """Closed loops of each number of clients, the running-sequence cap raised to it where it is lower: total
+    against per-user tokens per second, one point per concurrency."""
+    found = []
+    for clients in sorted(set(concurrencies)):
+        settings = Engine(**{**engine.__dict__, "max_num_seqs": max(engine.max_num_seqs, clients)})
+        if settings.chunked_prefill and settings.max_batched_tokens < settings.max_num_seqs:
+            settings = Engine(**{**settings.__dict__, "max_batched_tokens": settings.max_num_seqs})
+        result = simulate(
+            step, settings, prompt, output, n_requests=closed_loop_requests(n_requests, clients), clients=clients,
+            seed=seed,
+        )  # fmt: skip
+        found.append(FrontPoint(clients, result))
+    return found
+
+
+def pareto(points: Sequence[FrontPoint]) -> list[FrontPoint]:
+    """The points no other point beats on both total and per-user tokens per second."""
+    return [
+        p
+        for p in points
+        if not any(
+            q.result.tokens_per_s >= p.result.tokens_per_s
+            and q.result.tokens_per_s_per_user >= p.result.tokens_per_s_per_user
+            and (q.result.tokens_per_s, q.result.tokens_per_s_per_user)
+            != (p.result.tokens_per_s, p.result.tokens_per_s_per_user)
+            for q in points
+        )
+    ]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits at a percentile of the per-request time per output token and, optionally, time to first token."""
+
+    tpot_s: float
+    ttft_s: float | None = None
+    percentile: float = 99
+
+    def misses(self, result: Result) -> list[str]:
+        """What the run misses: 'tpot', 'ttft', 'overload' (an open loop that fell behind)."""
+        found = []
+        if result.percentile("tpot", self.percentile) > self.tpot_s:
+            found.append("tpot")
+        if self.ttft_s is not None and result.percentile("ttft", self.percentile) > self.ttft_s:
+            found.append("ttft")
+        if result.overloaded:
+            found.append("overload")
+        return found
+
+    def describe(self) -> str:
+        said = f"p{self.percentile:g} time per output token ≤ {self.tpot_s * 1e3:g} ms"
+        if self.ttft_s is not None:
+            said += f" and p{self.percentile:g} time to first token ≤ {self.ttft_s * 1e3:g} ms"
+        return said
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The largest load that meets a budget, and why not more."""
+
+    budget: Budget
+    concurrency: int  # clients of a closed loop (and the running-sequence cap to set)
+    result: Result  # at that concurrency
+    beyond: Result | None  # one client more (None: the KV limit stopped the search)
+    kv_limit: int
+    rate_per_s: float | None  # the largest Poisson rate meeting the budget with the cap set to `concurrency`
+    rate_result: Result | None
+    binds: str  # "kv-memory", "step-time", "prefills" or "time-to-first-token"
+    step: Any  # a RooflineStep, or any step with the same step_seconds and kv_blocks (a measured one)
+
+    @property
+    def max_num_seqs(self) -> int:
+        return self.concurrency
+
+
+def plan(
+    step: RooflineStep,
+    engine: Engine,
+    prompt: Lengths,
+    output: Lengths,
+    budget: Budget,
+    *,
+    n_requests: int = 1000,
+    seed: int = 0,
+    find_rate: bool = True,
+) -> Plan | None:
+    """The largest closed-loop concurrency (up to the KV limit) whose run meets `budget`, searched by doubling
+    then bisection, the running-sequence cap set to it; then the largest Poisson rate that meets the budget with
+    that cap. None when even one client misses it."""
+    limit = max(1, kv_limit(step, engine, prompt, output))
+    cache: dict[int, Result] = {}
+
+    def run(clients: int) -> Result:
+        if clients not in cache:
+            settings = _with_cap(engine, clients)
+            n = closed_loop_requests(n_requests, clients)
+            cache[clients] = simulate(step, settings, prompt, output, n_requests=n, clients=clients, seed=seed)
+        return cache[clients]
+
+    if budget.misses(run(1)):
+        return None
+    good, bad = 1, None
+    while bad is None and good < limit:
+        trial = min(limit, good * 2)
+        if budget.misses(run(trial)):
+            bad = trial
+        else:
+            good = trial
+    while bad is not None and bad - good > 1:
+        middle = (good + bad) // 2
+        if budget.misses(run(middle)):
+            bad = middle
+        else:
+            good = middle
+    beyond = run(good + 1) if bad is not None else None
+    binds = _binding(budget, cache[good], beyond)
+    rate, rate_result = (None, None)
+    if find_rate:
+        rate, rate_result = largest_rate(step, _with_cap(engine, good), prompt, output, budget,
+                                         cache[good].requests_per_s, n_requests=n_requests, seed=seed)  # fmt: skip
+    return Plan(budget, good, cache[good], beyond, limit, rate, rate_result, binds, step)
+
+
+def _with_cap(engine: Engine, cap: int) -> Engine:
+    tokens = max(engine.max_batched_tokens, cap) if engine.chunked_prefill else engine.max_batched_tokens
+    return Engine(**{**engine.__dict__, "max_num_seqs": cap, "max_batched_tokens": tokens})
+
+
+def _binding(budget: Budget, at: Result, beyond: Result | None) -> str:
+    """What stops a larger concurrency: the cache (the search reached the KV limit), the first token's wait, or
+    the time per output token, and then whether prefills (stalls between tokens) or the step itself made it."""
+    if beyond is None:
+        return "kv-memory"
+    missed = budget.misses(beyond)
+    if "tpot" not in missed:
+        return "time-to-first-token"
+    steady = beyond.percentile("itl", 50)
+    return "prefills" if beyond.percentile("tpot", budget.percentile) > 1.25 * steady else "step-time"
+
+
+def largest_rate(
+    step: RooflineStep,
+    engine: Engine,
+    prompt: Lengths,
+    output: Lengths,
+    budget: Budget,
+    start_per_s: float,
+    *,
+    n_requests: int = 1000,
+    seed: int = 0,
+    halvings: int = 6,
+) -> tuple[float | None, Result | None]:
+    """The largest Poisson rate whose run meets `budget` and keeps up: doubling from `start_per_s` until a
+    rate misses, then `halvings` bisections. (None, None) when even a sixty-fourth of the start misses."""
+
+    def run(rate: float) -> Result:
+        return simulate(step, engine, prompt, output, n_requests=n_requests, rate_per_s=rate, seed=seed)
+
+    low, best, high = 0.0, None, start_per_s
+    for _ in range(12):
+        result = run(high)
+        if budget.misses(result):
+            break
+        low, best, high = high, result, 2 * high
+    else:
+        return low, best
+    if best is None:
+        for _ in range(6):
+            high /= 2
+            result = run(high)
+            if not budget.misses(result):
+                low, best, high = high, result, 2 * high
+                break
+        if best is None:
+            return None, None
+    for _ in range(halvings):
+        middle = (low + high) / 2
+        result = run(middle)
+        if budget.misses(result):
+            high = middle
+        else:
+            low, best = middle, result
+    return low, best
+
+
+def explain(found: Plan) -> str:
+    """One paragraph: the answer, then what binds and the numbers that show it."""
+    r, b = found.result, found.budget
+    p = f"p{b.percentile:g}"
+    head = (
+        f"Up to {found.concurrency} concurrent requests meet {b.describe()}: set the running-sequence cap "
+        f"(max_num_seqs) to {found.concurrency}. There the {p} time per output token is "
+        f"{r.percentile('tpot', b.percentile) * 1e3:.1f} ms and the {p} time to first token "
+        f"{r.percentile('ttft', b.percentile) * 1e3:,.0f} ms, for {r.tokens_per_s:,.0f} output tokens/s in all and "
+        f"{r.tokens_per_s_per_user:,.0f} per user, with {r.kv_peak_share * 100:.0f} % of the KV cache at its peak."
+    )
+    if found.rate_per_s is not None:
+        head += (
+            f" Under random (Poisson) arrivals the same cap meets the budget up to about {found.rate_per_s:.2f} "
+            f"requests/s ({found.rate_result.tokens_per_s:,.0f} tokens/s)."
+        )
+    x = found.beyond
+    if found.binds == "kv-memory":
+        why = (
+            f" What binds is the KV memory: {found.kv_limit} sequences of this length fill the cache "
+            f"({found.step.kv_blocks():,} blocks at the default memory share), so more clients would wait for blocks "
+            "or be preempted, not run."
+        )
+    elif found.binds == "time-to-first-token":
+        why = (
+            f" What binds is the time to first token: with {found.concurrency + 1} clients it reaches "
+            f"{x.percentile('ttft', b.percentile) * 1e3:,.0f} ms at {p}, as new prompts wait behind others."
+        )
+    else:
+        tpot, itl = x.percentile("tpot", b.percentile) * 1e3, x.percentile("itl", 50) * 1e3
+        why = (
+            f" What binds is the time per output token: with {found.concurrency + 1} clients its {p} reaches "
+            f"{tpot:.1f} ms, while a plain decode step takes {itl:.1f} ms (median gap between tokens"
+        )
+        if isinstance(found.step, RooflineStep):
+            detail = found.step.detail(found.step.decode_work(found.concurrency + 1, _mean_context(found)))
+            e = detail.efficiency
+            scaled = "" if e == 1 else f"; each roofline time divided by the stated efficiency {e:g}"
+            why += (
+                f"; the matrix products {detail.matmul_s / e * 1e3:.1f} ms, {detail.matmul_bound}-bound, the "
+                f"attention over every sequence's cache {detail.attention_s / e * 1e3:.1f} ms, plus "
+                f"{detail.fixed_s * 1e3:.2f} ms fixed{scaled}"
+            )
+        why += ")."
+        if found.binds == "prefills":
+            why += (
+                " Most of the difference is prefills: each new prompt takes a step of its own (or a share of one) "
+                "in which the running sequences wait, so the more sequences run, the more often each one stalls."
+            )
+        else:
+            why += " Each extra sequence adds its own cache read and its arithmetic to every step."
+    return head + why
+
+
+def _mean_context(found: Plan) -> float:
+    """A sequence's mean context over its answer (prompt plus half the answer), from the run's lengths."""
+    return found.result.output_tokens / found.result.requests / 2 + found.result.prompt_mean

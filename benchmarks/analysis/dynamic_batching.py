@@ -1,0 +1,547 @@
+"""A dynamic batcher under random arrivals, simulated from a measured batch curve.
+
+Requests arrive (open loop: Poisson, bursty or a trace; closed loop: N clients that each wait for their
+answer), wait in one first-in-first-out queue, are grouped into batches by a server's rule, and each batch
+runs on one of k identical model instances for a time drawn from the measured curve of that batch size.
+Each request's latency is split into queueing (waiting for a batcher or an instance), batch formation (in
+a batch that was still filling) and service (the batch's run), plus a stated per-request overhead of the
+server outside the batcher.
+
+The servers' rules differ, and the rule decides the batch you get:
+
+- ``triton``: a batch leaves when the queue holds max batch requests, or when the *oldest* request has
+  waited max delay (Triton's ``max_queue_delay_microseconds``), and only when an instance is free; so under
+  load, requests that waited for an instance leave at once.
+- ``torchserve``: a free worker takes the first job, then keeps collecting until ``batch_size`` jobs or
+  ``max_batch_delay`` after it took the first; one worker collects at a time.
+- ``ray``: ``@serve.batch`` starts its wait (``batch_wait_timeout_s``) when it takes a batch's first request.
+  With a handler that *awaits* (``handler="awaiting"``) the batcher goes on forming batches while the
+  previous one runs: each batch closes max delay after its first request, so at low and medium load the
+  batch holds about 1 + rate × delay requests whatever the service time, and formed batches queue for the
+  replica. With a handler that *blocks* the event loop (``handler="blocking"``, as a synchronous forward
+  pass does) nothing is taken while a batch runs, so the next batch fills meanwhile. Replicas have their
+  own batchers; requests go to them in turn (round robin).
+- ``none``: no batching; one request per call.
+
+Deterministic under a seed: the same inputs give the same result, bit for bit.
+
+Pure Python and numpy: nothing on this module's import path may import torch.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_right, insort
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from benchmarks.analysis.arrivals import TraceError, gamma_arrivals, poisson_arrivals, trace_arrivals
+
+__all__ = [
+    "HANDLERS",
+    "SERVERS",
+    "Policy",
+    "ServiceCurve",
+    "SimulationResult",
+    "TraceError",
+    "gamma_arrivals",
+    "poisson_arrivals",
+    "simulate",
+    "trace_arrivals",
+]
+
+SERVERS = ("triton", "ray", "torchserve", "none")
+HANDLERS = ("blocking", "awaiting")
+SERVER_NAMES = {"triton": "Triton", "ray": "Ray Serve", "torchserve": "TorchServe", "none": "no batching"}
+QUANTILES = 256  # points of the spread kept per measured batch
+MAX_BATCH = 1 << 16
+MAX_INSTANCES = 1024
+MAX_REQUESTS = 5_000_000
+WARMUP = 0.02  # the share of the first requests left out of percentiles: the queue starts empty
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Service time per batch
+
+
+class ServiceCurve:
+    """Seconds one batch takes on one instance, as a distribution for every batch size.
+
+    Built from measured samples per batch size: between two measured sizes the median is interpolated
+    linearly and so is the spread (each measured batch's samples are kept as quantiles relative to their
+    median, so a noisy batch stays noisy); below the smallest measured batch the smallest one's times are
+    used; above the largest, the median grows along the last measured slope (never downward) with the largest
+    batch's spread. `exponential` and `deterministic` curves exist for the queueing theory checks."""
+
+    def __init__(self, centers: Mapping[int, float], relative: Mapping[int, np.ndarray] | None, label: str):
+        self._batches = sorted(centers)
+        self._centers = np.array([float(centers[b]) for b in self._batches])
+        self._relative = None if relative is None else np.array([relative[b] for b in self._batches])
+        self.label = label
+        self._tables: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
+
+    # -- construction ------------------------------------------------------------------------------------
+    @classmethod
+    def from_samples(cls, samples: Mapping[int, Sequence[float]], label: str = "") -> ServiceCurve:
+        """`samples`: {batch size: [seconds per call, ...]}, at least one sample per batch."""
+        if not isinstance(samples, Mapping) or not samples:
+            raise ValueError("a service curve needs samples for at least one batch size")
+        centers: dict[int, float] = {}
+        relative: dict[int, np.ndarray] = {}
+        grid = (np.arange(QUANTILES) + 0.5) / QUANTILES
+        for batch, values in samples.items():
+            _check_batch(batch, "a batch size of the curve")
+            data = np.asarray(list(values), dtype=float)
+            if data.ndim != 1 or data.size == 0:
+                raise ValueError(f"batch {batch}: needs at least one sample in seconds")
+            if not np.all(np.isfinite(data)) or np.any(data <= 0):
+                raise ValueError(f"batch {batch}: every sample must be a finite number of seconds above 0")
+            median = float(np.median(data))
+            centers[int(batch)] = median
+            relative[int(batch)] = np.quantile(data, grid) / median
+        return cls(centers, relative, label)
+
+    @classmethod
+    def deterministic(cls, seconds: Mapping[int, float], label: str = "") -> ServiceCurve:
+        """Exactly `seconds[batch]` per batch, no spread (M/D/1 and its kin)."""
+        return cls.from_samples({b: [s] for b, s in seconds.items()}, label)
+
+    @classmethod
+    def exponential(cls, means: Mapping[int, float], label: str = "") -> ServiceCurve:
+        """Exponentially distributed with mean `means[batch]` (M/M/1 and its kin)."""
+        if not isinstance(means, Mapping) or not means:
+            raise ValueError("a service curve needs a mean for at least one batch size")
+        for batch, mean in means.items():
+            _check_batch(batch, "a batch size of the curve")
+            if not isinstance(mean, (int, float)) or not math.isfinite(mean) or mean <= 0:
+                raise ValueError(f"batch {batch}: the mean must be a finite number of seconds above 0")
+        curve = cls({int(b): float(m) for b, m in means.items()}, None, label)
+        return curve
+
+    # -- reading ------------------------------------------------------------------------------------------
+    @property
+    def batches(self) -> list[int]:
+        """The batch sizes measured."""
+        return list(self._batches)
+
+    @property
+    def largest(self) -> int:
+        return self._batches[-1]
+
+    def _center(self, batch: int) -> float:
+        bs, cs = self._batches, self._centers
+        if batch <= bs[0]:
+            return float(cs[0])
+        if batch >= bs[-1]:
+            if len(bs) == 1:
+                return float(cs[0]) * batch / bs[0]
+            slope = max((cs[-1] - cs[-2]) / (bs[-1] - bs[-2]), 0.0)
+            return float(cs[-1] + slope * (batch - bs[-1]))
+        return float(np.interp(batch, bs, cs))
+
+    def _relative_at(self, batch: int) -> np.ndarray | None:
+        if self._relative is None:
+            return None
+        bs = self._batches
+        if batch <= bs[0]:
+            return self._relative[0]
+        if batch >= bs[-1]:
+            return self._relative[-1]
+        hi = bisect_right(bs, batch)
+        lo = hi - 1
+        if bs[lo] == batch:
+            return self._relative[lo]
+        w = (batch - bs[lo]) / (bs[hi] - bs[lo])
+        return (1 - w) * self._relative[lo] + w * self._relative[hi]
+
+    def median(self, batch: int) -> float:
+        """The median seconds of one call at `batch`."""
+        _check_batch(batch, "the batch size")
+        if self._relative is None:
+            return self._center(batch) * math.log(2)
+        return self._center(batch) * float(np.median(self._relative_at(batch)))
+
+    def mean(self, batch: int) -> float:
+        """The mean seconds of one call at `batch`."""
+        _check_batch(batch, "the batch size")
+        if self._relative is None:
+            return self._center(batch)
+        return self._center(batch) * float(np.mean(self._relative_at(batch)))
+
+    def sample(self, batch: int, rng: np.random.Generator) -> float:
+        """One call's seconds at `batch`, drawn from the curve's distribution there."""
+        _check_batch(batch, "the batch size")
+        if self._relative is None:
+            return self._center(batch) * float(rng.standard_exponential())
+        relative = self._relative_at(batch)
+        return self._center(batch) * float(relative[rng.integers(len(relative))])
+
+    def _table(self, max_batch: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """Centers (index = batch) and, for an empirical curve, the quantile table, for batches 1..max_batch."""
+        if max_batch not in self._tables:
+            centers = np.array([0.0] + [self._center(b) for b in range(1, max_batch + 1)])
+            table = None
+            if self._relative is not None:
+                table = np.zeros((max_batch + 1, self._relative.shape[1]))
+                for b in range(1, max_batch + 1):
+                    table[b] = centers[b] * self._relative_at(b)
+            self._tables[max_batch] = (centers, table)
+        return self._tables[max_batch]
+
+    def _drawer(self, rng: np.random.Generator, n: int, max_batch: int):
+        """A function (batch, j) -> seconds for the j-th batch of a run of at most n batches."""
+        centers, table = self._table(max_batch)
+        if table is None:
+            scale = centers.tolist()
+            draws = rng.standard_exponential(n).tolist()
+            return lambda m, j: scale[m] * draws[j]
+        rows = table.tolist()
+        picks = rng.integers(0, table.shape[1], size=n).tolist()
+        return lambda m, j: rows[m][picks[j]]
+
+
+def _check_batch(batch, what: str) -> None:
+    if not isinstance(batch, (int, np.integer)) or isinstance(batch, bool) or not 1 <= batch <= MAX_BATCH:
+        raise ValueError(f"{what} must be a whole number from 1 to {MAX_BATCH:,}, not {batch!r}")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Policy
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A server's batching settings: its rule, the largest batch, the longest wait for more requests,
+    the number of model instances (replicas, workers) and, for Ray, whether the batch handler awaits or
+    blocks the event loop."""
+
+    server: str
+    max_batch: int
+    max_delay_s: float
+    instances: int = 1
+    handler: str = "blocking"
+
+    def __post_init__(self):
+        if self.server not in SERVERS:
+            raise ValueError(f"server must be one of {', '.join(SERVERS)}, not {self.server!r}")
+        _check_batch(self.max_batch, "max batch")
+        delay = self.max_delay_s
+        if not isinstance(delay, (int, float)) or isinstance(delay, bool) or not math.isfinite(delay):
+            raise ValueError(f"max delay must be a number of seconds, not {delay!r}")
+        if not 0 <= delay <= 3600:
+            raise ValueError(f"max delay must be from 0 to 3600 s, not {delay!r}")
+        inst = self.instances
+        if not isinstance(inst, (int, np.integer)) or isinstance(inst, bool) or not 1 <= inst <= MAX_INSTANCES:
+            raise ValueError(f"instances must be a whole number from 1 to {MAX_INSTANCES}, not {inst!r}")
+        if self.handler not in HANDLERS:
+            raise ValueError(f"handler must be one of {', '.join(HANDLERS)}, not {self.handler!r}")
+        if self.handler == "awaiting" and self.server != "ray":
+            raise ValueError("an awaiting batch handler is Ray Serve's; other servers' handlers block")
+        if self.server == "none" and (self.max_batch != 1 or self.max_delay_s != 0):
+            raise ValueError("without batching, max batch is 1 and max delay 0")
+
+    def describe(self) -> str:
+        """e.g. 'Triton, max batch 16, max delay 5 ms, 1 instance'."""
+        many = f"{self.instances} instance{'s' if self.instances != 1 else ''}"
+        if self.server == "none":
+            return f"no batching, {many}"
+        text = f"{SERVER_NAMES[self.server]}, max batch {self.max_batch}, max delay {_ms(self.max_delay_s)}, {many}"
+        if self.server == "ray":
+            text += f", {self.handler} handler"
+        return text
+
+
+def _ms(seconds: float) -> str:
+    ms = seconds * 1e3
+    return f"{ms:.3g} ms" if ms < 100 else f"{ms:,.0f} ms"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Result
+
+
+@dataclass
+class SimulationResult:
+    """Per request (in arrival order): arrival, latency and its parts; per batch: size, start and run time."""
+
+    policy: Policy
+    arrivals_s: np.ndarray
+    latency_s: np.ndarray
+    queue_s: np.ndarray
+    formation_s: np.ndarray
+    service_s: np.ndarray
+    batch_sizes: np.ndarray
+    batch_start_s: np.ndarray
+    batch_service_s: np.ndarray
+    overhead_s: float
+    capacity_bound_per_s: float  # every batch full, at its mean time: no policy-following server does better
+    clients: int | None = None
+
+    @property
+    def n(self) -> int:
+        return int(self.latency_s.size)
+
+    @cached_property
+    def _span(self) -> float:
+        end = float(np.max(self.batch_start_s + self.batch_service_s))
+        return max(end - float(self.arrivals_s[0]), 1e-300)
+
+    @property
+    def offered_rate_per_s(self) -> float:
+        """Requests per second offered: the arrivals' own rate (for a closed loop, what the clients sent)."""
+        span = float(self.arrivals_s[-1] - self.arrivals_s[0])
+        return (self.n - 1) / span if span > 0 else math.inf
+
+    @property
+    def throughput_per_s(self) -> float:
+        """Requests answered per second, from the first arrival to the last batch's end."""
+        return self.n / self._span
+
+    @property
+    def mean_batch(self) -> float:
+        """The mean size of the batches formed."""
+        return float(np.mean(self.batch_sizes))
+
+    def batch_histogram(self) -> dict[int, int]:
+        """How many batches of each size were formed."""
+        sizes, counts = np.unique(self.batch_sizes, return_counts=True)
+        return {int(s): int(c) for s, c in zip(sizes, counts)}
+
+    @property
+    def utilisation(self) -> float:
+        """The share of the instances' time spent running batches."""
+        return float(np.sum(self.batch_service_s)) / (self.policy.instances * self._span)
+
+    @cached_property
+    def overloaded(self) -> bool:
+        """True when the offered rate is more than this policy serves: the backlog grows for as long as the
+        run lasts, so no latency percentile describes it (it depends only on how long the run is). A closed loop
+        never is: its clients wait for their answers, so at most `clients` requests are ever waiting."""
+        if self.clients is not None:
+            return False
+        if self.offered_rate_per_s > self.capacity_bound_per_s:
+            return True
+        n = self.n
+        if n < 200:
+            return False
+        starts = np.sort(self.arrivals_s + self.queue_s + self.formation_s)
+        backlog = np.arange(n) - np.searchsorted(starts, self.arrivals_s, side="right") + 1
+        second = float(np.mean(backlog[n // 4 : n // 2]))
+        last = float(np.mean(backlog[3 * n // 4 :]))
+        slack = 4 * self.policy.instances * self.policy.max_batch
+        if last <= 1.5 * second + slack:
+            return False
+        # and the instances were busy all along the second half: a growing backlog with idle instances
+        # is a burst, not an overload
+        lo, hi = float(self.arrivals_s[n // 2]), float(self.arrivals_s[-1])
+        if hi <= lo:
+            return True
+        busy = np.clip(self.batch_start_s + self.batch_service_s, lo, hi) - np.clip(self.batch_start_s, lo, hi)
+        return float(np.sum(busy)) / (self.policy.instances * (hi - lo)) >= 0.98
+
+    @cached_property
+    def _steady(self) -> slice:
+        return slice(int(self.n * WARMUP), None)
+
+    def raw_percentile(self, p: float) -> float:
+        """The p-th percentile of latency in seconds over the run (leaving out the first 2 %), overloaded or not."""
+        if not 0 <= p <= 100:
+            raise ValueError(f"a percentile is from 0 to 100, not {p!r}")
+        return float(np.percentile(self.latency_s[self._steady], p))
+
+    def percentile(self, p: float) -> float:
+        """The p-th percentile of latency in seconds; infinite when overloaded."""
+        value = self.raw_percentile(p)
+        return math.inf if self.overloaded else value
+
+    def mean(self, part: str = "latency") -> float:
+        """The mean of latency or of one of its parts (queue, formation, service), in seconds."""
+        values = {"latency": self.latency_s, "queue": self.queue_s, "formation": self.formation_s}
+        values["service"] = self.service_s
+        if part not in values:
+            raise ValueError(f"part must be one of {', '.join(values)}, not {part!r}")
+        return float(np.mean(values[part][self._steady]))
+
+    def breakdown(self, p: float) -> dict[str, float]:
+        """What the requests at the p-th latency percentile spent their time on: the mean queue, formation
+        and service seconds (and the fixed overhead) of the requests within half a percentile point of it."""
+        latency = self.latency_s[self._steady]
+        lo, hi = np.percentile(latency, [max(p - 0.5, 0), min(p + 0.5, 100)])
+        near = (latency >= lo) & (latency <= hi)
+        parts = {"queue": self.queue_s, "formation": self.formation_s, "service": self.service_s}
+        out = {name: float(np.mean(values[self._steady][near])) for name, values in parts.items()}
+        out["overhead"] = self.overhead_s
+        return out
+
+    def summary(self, percentiles: Sequence[float] = (50, 90, 99, 99.9)) -> dict:
+        """The result as plain numbers (seconds), for JSON; percentiles are null when overloaded."""
+        return {
+            "policy": self.policy.describe(),
+            "requests": self.n,
+            "offered_rate_per_s": self.offered_rate_per_s,
+            "throughput_per_s": self.throughput_per_s,
+            "overloaded": self.overloaded,
+            "mean_batch": self.mean_batch,
+            "utilisation": self.utilisation,
+            "percentiles_s": {str(p): (None if self.overloaded else self.raw_percentile(p)) for p in percentiles},
+            "mean_s": {part: self.mean(part) for part in ("latency", "queue", "formation", "service")},
+            "overhead_s": self.overhead_s,
+            "batch_histogram": {str(k): v for k, v in self.batch_histogram().items()},
+        }
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The simulator
+
+
+def _engine(arr, n_total, policy, delay, draw, closed_overhead):
+    """One shared queue in arrival order; returns per batch: size, open, close, start, service seconds.
+
+    `arr` is a sorted list of arrival times: all of them (open loop) or the clients' first ones (closed
+    loop: each answer adds its client's next arrival, `closed_overhead` after the batch's end)."""
+    max_batch = 1 if policy.server == "none" else policy.max_batch
+    anchor_oldest = policy.server in ("triton", "none")
+    gate_by_instance = not (policy.server == "ray" and policy.handler == "awaiting")
+    k = policy.instances if policy.server != "ray" else 1
+    free = [0.0] * k
+    inf = math.inf
+    sizes, opens, closes, starts, services = [], [], [], [], []
+    p = 0
+    close_prev = -inf
+    made = len(arr)
+    j = 0
+    while p < n_total:
+        a_first = arr[p]
+        t_free = free[0]
+        opened = a_first if a_first > close_prev else close_prev
+        if gate_by_instance and t_free > opened:
+            opened = t_free
+        close = (a_first if anchor_oldest else opened) + delay
+        hi = p + max_batch
+        known = len(arr)
+        if hi <= known and arr[hi - 1] < close:
+            close = arr[hi - 1]
+        if close < opened:
+            close = opened
+        if hi > known:
+            hi = known
+        m = hi - p if arr[hi - 1] <= close else bisect_right(arr, close, p, hi) - p
+        start = close if close >= t_free else t_free
+        s = draw(m, j)
+        finish = start + s
+        if k == 1:
+            free[0] = finish
+        else:
+            heapq.heapreplace(free, finish)
+        sizes.append(m)
+        opens.append(opened)
+        closes.append(close)
+        starts.append(start)
+        services.append(s)
+        j += 1
+        p += m
+        close_prev = close
+        if closed_overhead is not None:
+            back = finish + closed_overhead
+            for _ in range(min(m, n_total - made)):
+                insort(arr, back, lo=p)
+                made += 1
+    return sizes, opens, closes, starts, services
+
+
+def _one_queue(policy, service, arrivals, clients, n_requests, overhead_s, rng):
+    """Arrays of one shared queue: arrivals, per-request queue/formation/service, per-batch size/start/service."""
+    if clients is None:
+        arr = arrivals.tolist()
+        n = len(arr)
+        closed = None
+    else:
+        n = n_requests
+        arr = [0.0] * min(clients, n)
+        closed = overhead_s
+    max_batch = 1 if policy.server == "none" else policy.max_batch
+    draw = service._drawer(rng, n, max_batch)
+    sizes, opens, closes, starts, services = _engine(arr, n, policy, policy.max_delay_s, draw, closed)
+    sizes = np.array(sizes, dtype=np.int64)
+    batch_of = np.repeat(np.arange(sizes.size), sizes)
+    a = np.array(arr[:n])
+    opens, closes, starts, services = (np.array(x) for x in (opens, closes, starts, services))
+    entered = np.maximum(a, opens[batch_of])
+    formation = closes[batch_of] - entered
+    queue = starts[batch_of] - a - formation
+    return a, queue, formation, services[batch_of], sizes, starts, services
+
+
+def simulate(
+    policy: Policy,
+    service: ServiceCurve,
+    arrivals: np.ndarray | Sequence[float] | None = None,
+    *,
+    clients: int | None = None,
+    n_requests: int | None = None,
+    overhead_s: float = 0.0,
+    seed: int = 0,
+) -> SimulationResult:
+    """Serve `arrivals` (sorted seconds; open loop) or `n_requests` from `clients` closed-loop clients (each
+    sends its next request as soon as its answer is back) under `policy`, with batch times drawn from
+    `service`, and a fixed `overhead_s` per request added outside the batcher. Deterministic in `seed`."""
+    if not isinstance(policy, Policy):
+        raise TypeError("policy must be a Policy")
+    if not isinstance(service, ServiceCurve):
+        raise TypeError("service must be a ServiceCurve")
+    if not isinstance(overhead_s, (int, float)) or not math.isfinite(overhead_s) or not 0 <= overhead_s <= 3600:
+        raise ValueError(f"the overhead must be from 0 to 3600 s, not {overhead_s!r}")
+    if (arrivals is None) == (clients is None):
+        raise ValueError("give either arrivals (open loop) or clients with n_requests (closed loop)")
+    rng = np.random.default_rng(seed)
+    k = policy.instances
+    if clients is not None:
+        if not isinstance(clients, (int, np.integer)) or isinstance(clients, bool) or not 1 <= clients <= 1_000_000:
+            raise ValueError(f"clients must be a whole number from 1 to 1,000,000, not {clients!r}")
+        if not isinstance(n_requests, (int, np.integer)) or not 1 <= n_requests <= MAX_REQUESTS:
+            raise ValueError(f"a closed loop needs n_requests, a whole number from 1 to {MAX_REQUESTS:,}")
+        n = int(n_requests)
+    else:
+        arrivals = np.asarray(arrivals, dtype=float)
+        if arrivals.ndim != 1 or arrivals.size == 0 or arrivals.size > MAX_REQUESTS:
+            raise ValueError(f"arrivals must be a list of 1 to {MAX_REQUESTS:,} times in seconds")
+        if not np.all(np.isfinite(arrivals)) or np.any(np.diff(arrivals) < 0):
+            raise ValueError("arrivals must be finite times in seconds, in order")
+        n = arrivals.size
+
+    parts = []
+    if policy.server == "ray" and k > 1:
+        # one batcher per replica; requests (or clients) go to the replicas in turn
+        streams = rng.spawn(k)
+        for r in range(k):
+            if clients is None:
+                index = np.arange(r, n, k)
+                if index.size == 0:
+                    continue
+                got = _one_queue(policy, service, arrivals[index], None, None, overhead_s, streams[r])
+            else:
+                mine = clients // k + (1 if r < clients % k else 0)
+                count = n // k + (1 if r < n % k else 0)
+                if mine == 0 or count == 0:
+                    continue
+                got = _one_queue(policy, service, None, mine, count, overhead_s, streams[r])
+            parts.append(got)
+        a = np.concatenate([p[0] for p in parts])
+        order = np.argsort(a, kind="stable")
+        a = a[order]
+        queue, formation, serv = (np.concatenate([p[i] for p in parts])[order] for i in (1, 2, 3))
+        sizes, starts, services = (np.concatenate([p[i] for p in parts]) for i in (4, 5, 6))
+    else:
+        a, queue, formation, serv, sizes, starts, services = _one_queue(
+            policy, service, arrivals, clients, n if clients is not None else None, overhead_s, rng
+        )
+    latency = queue + formation + serv + overhead_s
+    top = 1 if policy.server == "none" else policy.max_batch
+    bound = k * top / service.mean(top)
+    return SimulationResult(
+        policy, a, latency, queue, formation, serv, sizes, starts, services, float(overhead_s), bound, clients
+    )

@@ -1,0 +1,505 @@
+"""`python -m benchmarks serve llm:MODEL --gpu NAME ...`: serving a language model with continuous batching,
+simulated on the roofline of a datasheet GPU. Nothing is measured.
+
+For each load (closed loops of N clients, or Poisson rates) it prints time to first token, time per output token
+and inter-token latency at p50/p90/p99, total and per-user tokens per second, requests per second, the
+concurrency reached and the KV cache used; the front of total against per-user tokens per second; and, given a
+budget on time per output token (and optionally time to first token), the largest concurrency, running-sequence
+cap and Poisson rate that meet it, with what binds.
+
+Every refusal (an unknown model or GPU, a model that cannot fit, lengths beyond the model's context, a budget no
+concurrency meets, a malformed number) is one line on stderr and exit status 2. Pure Python: nothing here imports
+torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.analysis.continuous_batching import (
+    BLOCK_TOKENS,
+    MEMORY_FRACTION,
+    Budget,
+    Engine,
+    FrontPoint,
+    Infeasible,
+    Lengths,
+    Result,
+    RooflineStep,
+    closed_loop_requests,
+    explain,
+    kv_limit,
+    pareto,
+    plan,
+    simulate,
+)
+from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, gpus_matching
+from benchmarks.analysis.measured_step import CONFIG_KEYS, MeasuredStep, NoMeasurement
+from benchmarks.analysis.serving import MODELS, PublishedModel, find_model
+from benchmarks.contract.results import ResultsError, read_run
+from snippets.costs import DecoderConfig
+
+DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32", "fp8": "float8"}
+DEFAULT_CONCURRENCY = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+CUSTOM_PARAMS = {"layers": int, "d_model": int, "heads": int, "kv_heads": int, "d_ff": int, "ffn": str, "vocab": int,
+                 "context": int}  # fmt: skip
+CUSTOM_DEFAULTS = {"ffn": "swiglu", "vocab": 32000, "context": 8192}
+MAX_CLIENTS = 8192
+MAX_REQUESTS = 20_000
+
+
+class Refused(Exception):
+    """A request that cannot be served; the message is the one line the reader sees."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line (the Refused message) instead of the usage text."""
+
+    def error(self, message: str):
+        raise Refused(message)
+
+
+def parser() -> argparse.ArgumentParser:
+    names = ", ".join(m.name for m in MODELS)
+    p = _Parser(
+        prog="python -m benchmarks serve",
+        description="Simulate serving a language model with continuous batching on a datasheet GPU: per load, time "
+        "to first token (TTFT), time per output token (TPOT), inter-token latency (ITL), total and per-user tokens "
+        "per second, the concurrency reached and the KV cache used; the front of total against per-user tokens/s; "
+        "and with --tpot-budget-ms the largest concurrency, running-sequence cap and rate that meet the budget. "
+        "The step time is the roofline of the decoder's matrix products and attention plus a stated fixed cost per "
+        "step. Nothing is measured.",
+        epilog=f"SOURCE is llm:MODEL with MODEL one of {names}, or llm:custom with --param KEY=VALUE for layers, "
+        "d_model, heads, kv_heads, d_ff, ffn (gelu or swiglu; default swiglu), vocab (default 32000) and context (the "
+        "longest sequence, default 8192). Lengths: N (fixed), uniform:LOW-HIGH, lognormal:MEAN,SIGMA (σ of the "
+        "logarithm, clipped to the context) or file:PATH (one length a line). Example: python -m benchmarks serve "
+        "llm:Llama-3-8B --gpu H100 --prompt-tokens 1000 --output-tokens 200 --tpot-budget-ms 50",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("source", metavar="SOURCE", help="llm:MODEL (a published model), llm:custom, or llm:run with --run")
+    device = p.add_mutually_exclusive_group(required=True)
+    device.add_argument("--gpu", metavar="NAME", help='a datasheet GPU, e.g. "H100" or "H200" (any case)')
+    device.add_argument("--run", metavar="PATH", help="a results file: step times from the decode and prefill points "
+                        "it measured (SOURCE llm:run; --param KEY=VALUE picks one of its decoders)")  # fmt: skip
+    p.add_argument("--dtype", help="weights, activations and KV cache (default bfloat16; --gpu only)")
+    p.add_argument("--tp", type=str, metavar="N", help="tensor parallel over N GPUs (no communication "
+                   "counted; default 1)")  # fmt: skip
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="a decoder size for llm:custom")
+    p.add_argument("--prompt-tokens", default="1000", metavar="N|DIST", help="prompt lengths (default 1000)")
+    p.add_argument("--output-tokens", default="200", metavar="N|DIST", help="output lengths (default 200)")
+    load = p.add_mutually_exclusive_group()
+    load.add_argument("--concurrency", metavar="N,...", help="closed loops of N clients (default 1,2,4,...,512)")
+    load.add_argument("--rate", metavar="R,...", help="Poisson arrivals at R requests/s")
+    p.add_argument("--requests", default="1000", metavar="N", help="requests per run (default 1000; a closed loop "
+                   "serves at least four per client and leaves each client's first out of the latencies)")  # fmt: skip
+    p.add_argument("--max-num-seqs", default="256", metavar="N", help="running-sequence cap (default 256; raised "
+                   "to the concurrency of a closed loop that asks for more)")  # fmt: skip
+    p.add_argument(
+        "--max-batched-tokens", metavar="N", help="tokens per step (default 8192, 2048 with chunked prefill)"
+    )
+    p.add_argument("--chunked-prefill", action="store_true", help="split prompts into steps that also decode")
+    p.add_argument("--reserve-kv", action="store_true", help="admit a request only when blocks for its whole answer "
+                   "are free, so nothing is ever preempted (TensorRT-LLM's GUARANTEED_NO_EVICT); default: admit on "
+                   "the prompt's blocks and preempt the newest when the cache runs out (vLLM)")  # fmt: skip
+    p.add_argument("--block-size", default=str(BLOCK_TOKENS), metavar="N", help="KV block, tokens (default 16)")
+    p.add_argument("--memory-fraction", default=str(MEMORY_FRACTION), metavar="F", help="share of the GPU memory "
+                   "for weights and KV cache (default 0.9)")  # fmt: skip
+    p.add_argument("--step-overhead-ms", metavar="MS", help="fixed cost per step (default: 3 µs per kernel, 8 kernels "
+                   "a layer)")  # fmt: skip
+    p.add_argument("--efficiency", metavar="F", help="share of the roofline reached, 0 < F ≤ 1 "
+                   "(default 1: the roofline itself; the page shows what published systems reach)")  # fmt: skip
+    p.add_argument("--tpot-budget-ms", metavar="MS", help="budget on the time per output token at --percentile")
+    p.add_argument("--ttft-budget-ms", metavar="MS", help="budget on the time to first token (needs --tpot-budget-ms)")
+    p.add_argument("--percentile", default="99", metavar="P", help="percentile of the budgets (default 99)")
+    p.add_argument("--seed", default="0", metavar="N", help="random seed (default 0)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "serve":
+        argv = argv[1:]
+    args = _parse(argv)
+    if isinstance(args, int):
+        return args
+    try:
+        request = read_request(args)
+    except Refused as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        found = answer(request, progress=not args.json)
+    except Refused as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(found, indent=1, ensure_ascii=False) if args.json else "\n".join(text_lines(found)))
+    return 0
+
+
+def _parse(argv: list[str]) -> argparse.Namespace | int:
+    try:
+        return parser().parse_args(argv)
+    except Refused as exc:
+        print(f"error: {exc} (see --help)", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+
+
+# --------------------------------------------------------------------------- reading the request
+
+
+def _count(text: str, what: str, low: int = 1, high: int = 10**9) -> int:
+    t = str(text).strip()
+    if not (t.isascii() and t.isdigit()) or not low <= int(t) <= high:
+        raise Refused(f"{what} {text!r}: give a whole number from {low:,} to {high:,}")
+    return int(t)
+
+
+def _number(text: str, what: str, high: float = math.inf) -> float:
+    try:
+        if not str(text).isascii():
+            raise ValueError(text)
+        value = float(text)
+    except ValueError:
+        raise Refused(f"{what} {text!r}: give a number") from None
+    if not (math.isfinite(value) and 0 < value <= high):
+        raise Refused(f"{what} {text!r}: give a number above 0{'' if high == math.inf else f' and at most {high:g}'}")
+    return value
+
+
+def parse_lengths(text: str, what: str, longest: int) -> Lengths:
+    t = text.strip()
+    kind, sep, rest = t.partition(":")
+    try:
+        if not sep:
+            return Lengths.fixed(_count(t, what, 1, longest))
+        if kind == "uniform":
+            low, dash, high = rest.partition("-")
+            if not dash:
+                raise Refused(f"{what} {text!r}: write uniform:LOW-HIGH")
+            low_n, high_n = _count(low, what, 1, longest), _count(high, what, 1, longest)
+            if low_n > high_n:
+                raise Refused(f"{what} {text!r}: LOW must not exceed HIGH")
+            return Lengths.uniform(low_n, high_n)
+        if kind == "lognormal":
+            mean, comma, sigma = rest.partition(",")
+            if not comma:
+                raise Refused(f"{what} {text!r}: write lognormal:MEAN,SIGMA")
+            return Lengths.lognormal(_number(mean, what, longest), _number(sigma, what, 3.0), longest)
+        if kind == "file":
+            try:
+                found = Lengths.from_file(rest)
+            except (OSError, UnicodeDecodeError) as exc:
+                raise Refused(f"{what} {text!r}: cannot read {rest!r}: {exc.strerror or exc}") from None
+            except ValueError as exc:
+                raise Refused(f"{what}: {exc}") from None
+            return found
+    except Refused as exc:
+        if "give a whole number" in str(exc) and longest < 10**9:
+            raise Refused(f"{exc} (the model's context is {longest:,} tokens)") from None
+        raise
+    raise Refused(f"{what} {text!r}: give N, uniform:LOW-HIGH, lognormal:MEAN,SIGMA or file:PATH")
+
+
+def parse_model(source: str, params: list[str]) -> PublishedModel:
+    kind, sep, name = source.partition(":")
+    if kind.strip().lower() != "llm" or not sep or not name.strip():
+        raise Refused(f"SOURCE {source!r}: write llm:MODEL (one of {', '.join(m.name for m in MODELS)}) or llm:custom")
+    if name.strip().lower() != "custom":
+        if params:
+            raise Refused(f"--param is for llm:custom; {name} has its published configuration")
+        found = find_model(name)
+        if found is None:
+            raise Refused(f"unknown model {name!r}; choose from {', '.join(m.name for m in MODELS)}, or llm:custom")
+        return found
+    values: dict[str, Any] = dict(CUSTOM_DEFAULTS)
+    given: set[str] = set()
+    for pair in params:
+        key, eq, value = pair.partition("=")
+        key = key.strip()
+        if not eq or key not in CUSTOM_PARAMS:
+            raise Refused(f"--param {pair!r}: write KEY=VALUE with KEY one of {', '.join(CUSTOM_PARAMS)}")
+        if key in given:
+            raise Refused(f"--param {pair!r}: {key} is given twice")
+        given.add(key)
+        values[key] = value.strip().lower() if CUSTOM_PARAMS[key] is str else _count(value, f"--param {key}", 1, 10**7)
+    missing = [k for k in ("layers", "d_model", "heads", "kv_heads", "d_ff") if k not in values]
+    if missing:
+        raise Refused(f"llm:custom needs --param for {', '.join(missing)}")
+    try:
+        config = DecoderConfig(values["layers"], values["d_model"], values["heads"], values["kv_heads"],
+                               values["d_ff"], values["ffn"])  # fmt: skip
+    except ValueError as exc:
+        raise Refused(f"llm:custom: {exc}") from None
+    return PublishedModel("custom decoder", config, values["vocab"], False, "the --param values given",
+                          max_context=values["context"])  # fmt: skip
+
+
+def parse_gpu(name: str):
+    found = gpus_matching(name)
+    if len(found) > 1:
+        sxm = [gpu for gpu in found if "sxm" in gpu.name.lower().split()]
+        if len(sxm) == 1:
+            return sxm[0], f"{name!r} taken as the {sxm[0].name} (name another part to choose it)"
+    if len(found) != 1:
+        which = "ambiguous" if found else "unknown"
+        raise Refused(f"{which} GPU {name!r}; choose from {', '.join(g.name for g in (found or GPUS))}")
+    return found[0], None
+
+
+@dataclass(frozen=True)
+class Request:
+    model: PublishedModel
+    step: RooflineStep | MeasuredStep
+    engine: Engine
+    prompt: Lengths
+    output: Lengths
+    concurrency: tuple[int, ...] | None
+    rates: tuple[float, ...] | None
+    requests: int
+    budget: Budget | None
+    seed: int
+    notes: tuple[str, ...]
+
+
+def measured_step(args: argparse.Namespace) -> MeasuredStep:
+    """The step times a results file measured, for SOURCE llm:run."""
+    if args.source.strip().lower() != "llm:run":
+        raise Refused(f"with --run, SOURCE is llm:run (the decoder the run measured), not {args.source!r}")
+    for flag, value in (("--dtype", args.dtype), ("--tp", args.tp), ("--efficiency", args.efficiency),
+                        ("--step-overhead-ms", args.step_overhead_ms)):  # fmt: skip
+        if value is not None:
+            raise Refused(f"{flag} is for --gpu: a run's measured times already hold its dtype, device and overheads")
+    wanted: dict[str, Any] = {}
+    for pair in args.param:
+        key, eq, value = pair.partition("=")
+        key = key.strip()
+        if not eq or key not in CONFIG_KEYS:
+            raise Refused(f"--param {pair!r}: write KEY=VALUE with KEY one of {', '.join(CONFIG_KEYS)}")
+        wanted[key] = value.strip().lower() if key == "ffn" else _count(value, f"--param {key}", 1, 10**7)
+    path = Path(args.run)
+    if not args.run.strip() or path.is_dir():
+        raise Refused(f"--run {args.run!r}: give one results file, e.g. benchmarks/results/<device>/<run>.json")
+    try:
+        return MeasuredStep(read_run(path, layout=False), wanted)
+    except ResultsError as exc:
+        raise Refused(str(exc)) from None
+    except NoMeasurement as exc:
+        raise Refused(f"{path}: {exc}") from None
+
+
+def read_request(args: argparse.Namespace) -> Request:
+    gpu_note = None
+    if args.run is not None:
+        step = measured_step(args)
+        model, dtype, tp, where = step.model, step.dtype, 1, "the run's device"
+    else:
+        model = parse_model(args.source, args.param)
+        gpu, gpu_note = parse_gpu(args.gpu)
+        wanted = (args.dtype or "bfloat16").strip().lower()
+        dtype = DTYPE_NAMES.get(wanted, wanted)
+        if dtype not in BYTES_PER_ELEMENT:
+            raise Refused(f"unknown dtype {args.dtype!r}; choose from {', '.join(BYTES_PER_ELEMENT)}")
+        if dtype not in gpu.peak_flops:
+            raise Refused(f"the {gpu.name} datasheet gives no {dtype} rate; it gives {', '.join(gpu.peak_flops)}")
+        tp = _count(args.tp or "1", "--tp", 1, 64)
+        fixed = _number(args.step_overhead_ms, "--step-overhead-ms", 10_000) / 1e3 if args.step_overhead_ms else None
+        efficiency = _number(args.efficiency or "1", "--efficiency", 1.0)
+        step = RooflineStep(model, gpu, dtype, tensor_parallel=tp, fixed_s=fixed, efficiency=efficiency)
+        where = f"{tp} × {gpu.name}"
+    chunked = bool(args.chunked_prefill)
+    default_tokens = 2048 if chunked else 8192
+    engine = Engine(
+        max_num_seqs=_count(args.max_num_seqs, "--max-num-seqs", 1, 65536),
+        max_batched_tokens=_count(args.max_batched_tokens or default_tokens, "--max-batched-tokens", 1, 10**7),
+        chunked_prefill=chunked,
+        reserve=bool(args.reserve_kv),
+        block_tokens=_count(args.block_size, "--block-size", 1, 1024),
+        memory_fraction=_number(args.memory_fraction, "--memory-fraction", 1.0),
+    )
+    if engine.problems():
+        raise Refused(engine.problems()[0])
+    usable = step.memory_bytes * engine.memory_fraction
+    if step.weight_bytes >= usable:
+        raise Refused(
+            f"{model.name} does not fit: its weights take {step.weight_bytes / 1e9:,.1f} GB in {dtype}, and "
+            f"{where} offer{'s' * (tp == 1)} {usable / 1e9:,.1f} GB at --memory-fraction "
+            f"{engine.memory_fraction:g}; use more GPUs (--tp) or fewer bytes (--dtype fp8)"
+        )
+    prompt = parse_lengths(args.prompt_tokens, "--prompt-tokens", model.max_context)
+    output = parse_lengths(args.output_tokens, "--output-tokens", model.max_context)
+    if prompt.high + output.high > model.max_context:
+        raise Refused(
+            f"prompt and output reach {prompt.high + output.high:,} tokens, beyond {model.name}'s context of "
+            f"{model.max_context:,}"
+        )
+    held = step.kv_blocks(engine.memory_fraction, engine.block_tokens) * engine.block_tokens
+    if held < prompt.high + output.high:
+        raise Refused(
+            f"the KV cache left beside the weights holds {held:,} tokens, fewer than one request of "
+            f"{prompt.high + output.high:,}"
+        )
+    if not chunked and prompt.high + output.high > engine.max_batched_tokens:
+        raise Refused(
+            f"without --chunked-prefill every prompt (and one computed again after a preemption) must fit in "
+            f"--max-batched-tokens ({engine.max_batched_tokens:,}); requests reach {prompt.high + output.high:,} tokens"
+        )
+    concurrency = rates = None
+    if args.rate:
+        rates = tuple(_number(part, "--rate", 1e6) for part in args.rate.split(","))
+    elif args.concurrency:
+        concurrency = tuple(
+            sorted({_count(part, "--concurrency", 1, MAX_CLIENTS) for part in args.concurrency.split(",")})
+        )
+    else:
+        concurrency = DEFAULT_CONCURRENCY
+    budget = None
+    percentile = _number(args.percentile, "--percentile", 100)
+    if args.ttft_budget_ms and not args.tpot_budget_ms:
+        raise Refused("--ttft-budget-ms needs --tpot-budget-ms")
+    if args.tpot_budget_ms:
+        ttft = _number(args.ttft_budget_ms, "--ttft-budget-ms", 1e7) / 1e3 if args.ttft_budget_ms else None
+        budget = Budget(_number(args.tpot_budget_ms, "--tpot-budget-ms", 1e6) / 1e3, ttft, percentile)
+    notes = tuple(n for n in (gpu_note,) if n)
+    return Request(model, step, engine, prompt, output, concurrency, rates,
+                   _count(args.requests, "--requests", 1, MAX_REQUESTS), budget, _count(args.seed, "--seed", 0, 2**32),
+                   notes)  # fmt: skip
+
+
+# --------------------------------------------------------------------------- the answer
+
+
+def _row(label: str, value: float, result: Result) -> dict[str, Any]:
+    return {label: value, **{k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                             for k, v in result.summary().items()}}  # fmt: skip
+
+
+def answer(request: Request, progress: bool = True) -> dict[str, Any]:
+    """The runs, the front and the budget's plan as one JSON-ready object."""
+    step, engine = request.step, request.engine
+    limit = kv_limit(step, engine, request.prompt, request.output)
+    assumptions = {
+        "model": request.model.name,
+        "configuration": request.model.source,
+        "step_time": step.describe(),
+        "fixed_step_s": step.fixed_s,
+        "efficiency": step.efficiency,
+        "weights_bytes": step.weight_bytes,
+        "kv_bytes_per_token": step.kv_bytes_per_token,
+        "kv_blocks": step.kv_blocks(engine.memory_fraction, engine.block_tokens),
+        "block_tokens": engine.block_tokens,
+        "kv_limit_sequences": limit,
+        "engine": {"max_num_seqs": engine.max_num_seqs, "max_batched_tokens": engine.max_batched_tokens,
+                   "chunked_prefill": engine.chunked_prefill, "reserve_kv": engine.reserve,
+                   "memory_fraction": engine.memory_fraction},
+        "prompt_tokens": request.prompt.describe(),
+        "output_tokens": request.output.describe(),
+        "seed": request.seed,
+        "notes": list(request.notes),
+        "source": "datasheet roofline, nothing measured"
+        if isinstance(step, RooflineStep)
+        else "measured decode and prefill points of a committed run, interpolated",
+    }  # fmt: skip
+    runs: list[dict[str, Any]] = []
+    results = []
+    try:
+        found_plan = None
+        if request.budget is not None:  # first, so that a budget nothing meets is refused before any other output
+            found_plan = plan(step, engine, request.prompt, request.output, request.budget,
+                              n_requests=request.requests, seed=request.seed)  # fmt: skip
+            if found_plan is None:
+                one = simulate(step, engine, request.prompt, request.output, n_requests=request.requests, clients=1,
+                               seed=request.seed)  # fmt: skip
+                raise Refused(
+                    f"no concurrency meets {request.budget.describe()}: one client alone gets "
+                    f"{one.percentile('tpot', request.budget.percentile) * 1e3:.1f} ms per output token and "
+                    f"{one.percentile('ttft', request.budget.percentile) * 1e3:,.0f} ms to its first token"
+                )
+        if request.rates is not None:
+            for index, rate in enumerate(request.rates):
+                _progress(progress, f"rate {rate:g}/s", index, len(request.rates))
+                result = simulate(step, engine, request.prompt, request.output, n_requests=request.requests,
+                                  rate_per_s=rate, seed=request.seed)  # fmt: skip
+                runs.append(_row("rate_per_s", rate, result))
+        else:
+            for index, clients in enumerate(request.concurrency):
+                _progress(progress, f"{clients} clients", index, len(request.concurrency))
+                settings = Engine(**{**engine.__dict__, "max_num_seqs": max(engine.max_num_seqs, clients)})
+                if settings.chunked_prefill:
+                    tokens = max(settings.max_batched_tokens, settings.max_num_seqs)
+                    settings = Engine(**{**settings.__dict__, "max_batched_tokens": tokens})
+                n = closed_loop_requests(request.requests, clients)
+                result = simulate(step, settings, request.prompt, request.output, n_requests=n, clients=clients,
+                                  seed=request.seed)  # fmt: skip
+                results.append((clients, result))
+                runs.append(_row("concurrency", clients, result))
+    except Infeasible as exc:
+        raise Refused(str(exc)) from None
+    front = [p.concurrency for p in pareto([FrontPoint(c, r) for c, r in results])]
+    found: dict[str, Any] = {"assumptions": assumptions, "runs": runs, "front": front}
+    if found_plan is not None:
+        found["budget"] = {
+            "tpot_s": request.budget.tpot_s,
+            "ttft_s": request.budget.ttft_s,
+            "percentile": request.budget.percentile,
+            "concurrency": found_plan.concurrency,
+            "max_num_seqs": found_plan.max_num_seqs,
+            "rate_per_s": found_plan.rate_per_s,
+            "binds": found_plan.binds,
+            "at": _row("concurrency", found_plan.concurrency, found_plan.result),
+            "explanation": explain(found_plan),
+        }
+    return found
+
+
+def _progress(show: bool, what: str, index: int, total: int) -> None:
+    if show:
+        print(f"simulating {what} ({index + 1}/{total})", file=sys.stderr, flush=True)
+
+
+def _ms(value: float | None) -> str:
+    return "–" if value is None else f"{value:,.1f}"
+
+
+def text_lines(found: dict[str, Any]) -> list[str]:
+    a = found["assumptions"]
+    e = a["engine"]
+    lines = [
+        f"{a['step_time']}.",
+        f"Weights {a['weights_bytes'] / 1e9:,.1f} GB; KV cache {a['kv_bytes_per_token'] / 1024:,.0f} KiB a token, "
+        f"{a['kv_blocks']:,} blocks of {a['block_tokens']} ({a['kv_limit_sequences']:,} sequences of mean length).",
+        f"Engine: max_num_seqs {e['max_num_seqs']}, max_batched_tokens {e['max_batched_tokens']:,}, chunked prefill "
+        f"{'on' if e['chunked_prefill'] else 'off (prompts first)'}, memory fraction {e['memory_fraction']:g}. "
+        f"Prompts {a['prompt_tokens']} tokens, outputs {a['output_tokens']}. Step times: {a['source']}.",
+        *[f"Note: {note}." for note in a["notes"]],
+        "",
+    ]
+    key = "rate_per_s" if found["runs"] and "rate_per_s" in found["runs"][0] else "concurrency"
+    head = "rate/s" if key == "rate_per_s" else "clients"
+    lines.append(
+        f"{head:>8}  {'TTFT ms p50/p90/p99':>25}  {'TPOT ms p50/p90/p99':>19}  {'ITL ms p50/p99':>14}  {'tok/s':>7}  "
+        f"{'per user':>8}  {'req/s':>7}  {'running':>7}  {'KV peak':>7}"
+    )
+    for r in found["runs"]:
+        mark = "*" if key == "concurrency" and r[key] in found["front"] else " "
+        ttft = "/".join(_ms(r[f"ttft_p{q}_ms"]) for q in (50, 90, 99))
+        tpot = "/".join(_ms(r[f"tpot_p{q}_ms"]) for q in (50, 90, 99))
+        itl = "/".join(_ms(r[f"itl_p{q}_ms"]) for q in (50, 99))
+        lines.append(
+            f"{r[key]:>7g}{mark}  {ttft:>25}  {tpot:>19}  {itl:>14}  {r['tokens_per_s']:>7,.0f}  "
+            f"{r['tokens_per_s_per_user']:>8,.1f}  {r['requests_per_s']:>7,.2f}  {r['mean_running']:>7,.1f}  "
+            f"{r['kv_peak_share'] * 100:>6.0f} %{'  overloaded' if r['overloaded'] else ''}"
+        )
+    if key == "concurrency":
+        lines.append("* on the front: no other concurrency gives more tokens/s in all and per user")
+    if "budget" in found:
+        lines += ["", found["budget"]["explanation"]]
+    return lines

@@ -1,0 +1,99 @@
+"""The charts of the LLM-serving page: the front of total against per-user tokens per second, and the latencies
+against concurrency with the KV limit marked. Every point is a simulation on a datasheet roofline: nothing on
+them was measured, and each says so.
+
+Pure Python (Altair builds JSON only): nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import altair as alt
+
+from benchmarks.site.charts import HEADLINE_PANEL, HEIGHT, LABEL_GREY, PALETTE, WIDTH, chart_rows, chart_title
+
+DASH = {"p50": [1, 0], "p99": [6, 4]}
+LEGEND_LABELS = 320  # px: "chunked prefill (2,048 tokens a step)" whole
+
+
+def _log(values: Sequence[float]) -> alt.Scale:
+    return alt.Scale(type="log", domain=[min(values) / 1.3, max(values) * 1.3], nice=False)
+
+
+def front_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[str]) -> alt.LayerChart:
+    """`rows` hold gpu, concurrency, total (tokens/s), per_user (tokens/s) and kv_full (the cache full at its
+    peak): one line per GPU through its concurrencies, per-user rate on x, total on y, both log."""
+    gpus = list(dict.fromkeys(r["gpu"] for r in rows))
+    color = alt.Color("gpu:N", title="GPU (datasheet)", scale=alt.Scale(domain=gpus, range=PALETTE[: len(gpus)]))
+    x = alt.X("per_user:Q", title="tokens per second per user (1 / median time per output token)",
+              scale=_log([r["per_user"] for r in rows]), axis=alt.Axis(format="~s"))  # fmt: skip
+    y = alt.Y("total:Q", title="output tokens per second, all users", scale=_log([r["total"] for r in rows]),
+              axis=alt.Axis(format="~s"))  # fmt: skip
+    tip = [
+        alt.Tooltip("gpu:N", title="GPU"),
+        alt.Tooltip("concurrency:Q", title="concurrent requests"),
+        alt.Tooltip("total:Q", title="tokens/s in all", format=",.0f"),
+        alt.Tooltip("per_user:Q", title="tokens/s per user", format=",.1f"),
+        alt.Tooltip("kv_peak:Q", title="KV cache at its peak", format=".0%"),
+    ]
+    base = alt.Chart(alt.Data(values=chart_rows(list(rows))))
+    line = base.mark_line(strokeWidth=2).encode(x=x, y=y, color=color, order="concurrency:Q", tooltip=tip)
+    points = base.mark_point(filled=True, size=50).encode(
+        x=x,
+        y=y,
+        color=color,
+        shape=alt.Shape("kv:N", title="KV cache", scale=alt.Scale(domain=["room left", "full"],
+                                                                  range=["circle", "cross"])),
+        tooltip=tip,
+    )  # fmt: skip
+    labels = base.mark_text(align="left", dx=5, dy=-6, fontSize=10, color=LABEL_GREY).encode(
+        x=x, y=y, text="concurrency:Q"
+    )
+    chart = alt.layer(line, points, labels).properties(
+        width=WIDTH, height=HEIGHT + 40, title=chart_title(title, *subtitle)
+    )
+    return chart.configure_legend(orient="bottom", direction="horizontal", labelLimit=LEGEND_LABELS)
+
+
+def latency_chart(
+    rows: Sequence[dict[str, Any]], limit: float | None, title: str, subtitle: Sequence[str]
+) -> alt.HConcatChart:
+    """Two panels against concurrency (log-log): time to first token, and time per output token, each at p50
+    (solid) and p99 (dashed), one colour per `series`; a rule where the KV cache fills (`limit`)."""
+    series = list(dict.fromkeys(r["series"] for r in rows))
+    color = alt.Color("series:N", title="engine", scale=alt.Scale(domain=series, range=PALETTE[: len(series)]))
+    dash = alt.StrokeDash("percentile:N", title="percentile", scale=alt.Scale(domain=list(DASH),
+                                                                              range=list(DASH.values())))  # fmt: skip
+    concurrencies = [r["concurrency"] for r in rows]
+    x = alt.X("concurrency:Q", title="concurrent requests (clients)",
+              scale=alt.Scale(type="log", base=2, domain=[min(concurrencies), max(concurrencies)], nice=False),
+              axis=alt.Axis(values=sorted(set(concurrencies)), format="d"))  # fmt: skip
+    panels = []
+    for metric, words in (("ttft_ms", "time to first token (ms)"), ("tpot_ms", "time per output token (ms)")):
+        data = [r for r in rows if r["metric"] == metric]
+        tip = [
+            alt.Tooltip("series:N", title="engine"),
+            alt.Tooltip("concurrency:Q", title="clients"),
+            alt.Tooltip("percentile:N"),
+            alt.Tooltip("ms:Q", title=words, format=",.1f"),
+        ]
+        base = alt.Chart(alt.Data(values=chart_rows(data)))
+        y = alt.Y("ms:Q", title=words, scale=alt.Scale(type="log"))
+        line = base.mark_line(strokeWidth=2).encode(x=x, y=y, color=color, strokeDash=dash, tooltip=tip)
+        dots = base.mark_point(filled=True, size=30).encode(x=x, y=y, color=color, tooltip=tip)
+        layers = [line, dots]
+        if limit is not None:
+            marked = alt.Chart(alt.Data(values=[{"concurrency": limit, "label": f"KV cache full ≈ {limit:,.0f}"}]))
+            layers += [
+                marked.mark_rule(strokeDash=[2, 2], color=LABEL_GREY).encode(x="concurrency:Q"),
+                marked.mark_text(align="right", dx=-4, dy=4, baseline="top", fontSize=11, color=LABEL_GREY).encode(
+                    x="concurrency:Q", y=alt.value(0), text="label:N"
+                ),
+            ]
+        panels.append(alt.layer(*layers).properties(width=HEADLINE_PANEL, height=HEIGHT))
+    chart = alt.hconcat(*panels).properties(title=chart_title(title, *subtitle))
+    return chart.configure_legend(
+        orient="bottom", direction="horizontal", labelLimit=LEGEND_LABELS, symbolType="stroke"
+    )

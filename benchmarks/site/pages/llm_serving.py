@@ -1,0 +1,428 @@
+"""The page "Serving LLMs with continuous batching": the front of total against per-user tokens per second for
+Llama-3-8B on three datasheet GPUs, latencies against concurrency with the KV limit, chunked prefill's effect, a
+budget's answer, the published serving checks, and the engines' settings as the model names them.
+
+Every number here is a simulation on a datasheet roofline (`benchmarks.analysis.continuous_batching`) or a
+figure others published (benchmarks/published/serving.json), and the page says which.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from benchmarks.analysis.continuous_batching import (
+    Budget,
+    Engine,
+    FrontPoint,
+    Lengths,
+    RooflineStep,
+    explain,
+    front,
+    kv_limit,
+    plan,
+)
+from benchmarks.analysis.datasheet import find_gpu
+from benchmarks.analysis.published_serving import ServingCheck, serving_checks
+from benchmarks.analysis.serving import LLAMA_3_8B
+from benchmarks.site import text
+from benchmarks.site.charts import figure
+from benchmarks.site.charts.llm_serving import front_chart, latency_chart
+from benchmarks.site.render import Page, Paragraph, Table, autolink, code, strong, takeaway
+
+MODEL = LLAMA_3_8B
+DTYPE = "bfloat16"
+GPUS = ("NVIDIA L4", "NVIDIA H100 SXM", "NVIDIA H200")
+FOCUS = "NVIDIA H100 SXM"
+PROMPT, OUTPUT = 1000, 200
+CONCURRENCY = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+REQUESTS = 400  # per closed loop (at least four per client)
+CHUNK = 2048  # tokens a step with chunked prefill (vLLM's default for it)
+BUDGET = Budget(0.050)
+PROMPTS_FIRST, CHUNKED = "prompts first", f"chunked prefill ({CHUNK:,} tokens a step)"
+SETTINGS_HEADERS = ["in this model (serve llm)", "vLLM", "TensorRT-LLM", "SGLang", "what it sets"]
+SETTINGS = (
+    ("--max-num-seqs", "--max-num-seqs", "max_batch_size", "--max-running-requests",
+     "the most sequences in one step: the running-sequence cap"),
+    ("--max-batched-tokens", "--max-num-batched-tokens", "max_num_tokens", "--chunked-prefill-size",
+     "the most new tokens in one step (prompt pieces plus one per decoding sequence)"),
+    ("--chunked-prefill", "--enable-chunked-prefill", "enable_chunked_context", "on unless the size is -1",
+     "prompts cut into pieces that share steps with decoding, instead of steps of their own"),
+    ("--memory-fraction", "--gpu-memory-utilization", "kv_cache_free_gpu_mem_fraction (of the memory left after "
+     "the weights)", "--mem-fraction-static", "the memory the weights and the KV blocks may take"),
+    ("--block-size", "--block-size", "tokens_per_block", "--page-size", "the tokens in one KV block"),
+    ("--reserve-kv", "(none: it preempts)", "capacity_scheduler_policy GUARANTEED_NO_EVICT (its default)", "–",
+     "admit a request only when its whole answer's blocks are free, instead of preempting when the cache fills"),
+    ("--tp", "--tensor-parallel-size", "tp_size", "--tp-size", "GPUs sharing each layer (no communication here)"),
+)  # fmt: skip
+CHECK_HEADERS = ["published by", "configuration", "figure", "published", "predicted", "ratio", "what differs"]
+
+
+@dataclass(frozen=True)
+class Setting:
+    gpu: str
+    step: RooflineStep
+    prompt: Lengths
+    output: Lengths
+    engine: Engine
+
+    @property
+    def limit(self) -> int:
+        return kv_limit(self.step, self.engine, self.prompt, self.output)
+
+
+def setting(gpu: str, engine: Engine | None = None) -> Setting:
+    return Setting(gpu, RooflineStep(MODEL, find_gpu(gpu), DTYPE), Lengths.fixed(PROMPT), Lengths.fixed(OUTPUT),
+                   engine or Engine())  # fmt: skip
+
+
+@cache
+def fronts() -> dict[str, list[FrontPoint]]:
+    """Closed loops of each concurrency, prompts first, on each GPU."""
+    found = {}
+    for gpu in GPUS:
+        s = setting(gpu)
+        wanted = [c for c in CONCURRENCY if c <= 2 * s.limit] or [1]
+        found[gpu] = front(s.step, s.engine, s.prompt, s.output, wanted, n_requests=REQUESTS)
+    return found
+
+
+@cache
+def chunked_front() -> list[FrontPoint]:
+    s = setting(FOCUS, Engine(chunked_prefill=True, max_batched_tokens=CHUNK))
+    return front(s.step, s.engine, s.prompt, s.output, [c for c in CONCURRENCY if c <= 2 * s.limit],
+                 n_requests=REQUESTS)  # fmt: skip
+
+
+@cache
+def budget_plan():
+    s = setting(FOCUS)
+    return plan(s.step, s.engine, s.prompt, s.output, BUDGET, n_requests=1000)
+
+
+@cache
+def checks() -> list[ServingCheck]:
+    return serving_checks()
+
+
+def build() -> Page:
+    return Page(
+        {
+            "setup": setup_parts(),
+            "front": front_parts(),
+            "latency": latency_parts(),
+            "budget": budget_parts(),
+            "published": published_parts(),
+            "settings": [settings_table()],
+            "takeaway": [lesson()],
+        }
+    )
+
+
+def _ms(seconds: float) -> str:
+    return text.fmt_time(seconds)
+
+
+BINDS = {"kv-memory": "the KV memory binds", "step-time": "the step time binds", "prefills": "prefill stalls bind",
+         "time-to-first-token": "the time to first token binds"}  # fmt: skip
+
+
+# --------------------------------------------------------------------------- the setup
+
+
+def setup_parts() -> list:
+    rows = []
+    for gpu in GPUS:
+        s = setting(gpu)
+        step = s.step
+        one = step.detail(step.decode_work(1, PROMPT + OUTPUT / 2)).seconds
+        full = step.detail(step.decode_work(max(1, s.limit), PROMPT + OUTPUT / 2)).seconds
+        rows.append([
+            gpu, text.fmt_bytes(step.memory_bytes), text.fmt_bytes(step.weight_bytes),
+            f"{step.kv_blocks():,}", f"{s.limit:,}", _ms(one), _ms(full), _ms(step.fixed_s),
+        ])  # fmt: skip
+    step = setting(FOCUS).step
+    return [
+        Paragraph(
+            [
+                strong("Predicted from the datasheet: "),
+                f"{MODEL.name} in {DTYPE} holds {text.fmt_bytes(step.weight_bytes)} of weights (its embedding and "
+                f"its output head counted) and {text.fmt_bytes(step.kv_bytes_per_token)} of K and V per cached "
+                f"token. Requests have {PROMPT:,}-token prompts and {OUTPUT:,}-token answers, so a sequence ends "
+                f"holding {PROMPT + OUTPUT:,} tokens ({-(-(PROMPT + OUTPUT) // 16)} blocks of 16). The step time at "
+                f"the mean context ({PROMPT + OUTPUT // 2:,} tokens) is shown for one sequence and for as many as "
+                "the KV cache holds:",
+            ]
+        ),
+        Table(
+            [
+                "GPU",
+                "memory",
+                "weights",
+                "KV blocks (90 % of memory)",
+                "sequences that fit",
+                "decode step, 1 sequence",
+                "decode step, cache full",
+                "fixed cost per step",
+            ],
+            rows,
+            "Datasheet roofline; nothing measured. Model dimensions: " + MODEL.source,
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------- the front
+
+
+def front_rows() -> list[dict]:
+    return [
+        {
+            "gpu": gpu,
+            "concurrency": p.concurrency,
+            "total": p.result.tokens_per_s,
+            "per_user": p.result.tokens_per_s_per_user,
+            "kv_peak": p.result.kv_peak_share,
+            "kv": "full" if p.result.kv_peak_share >= 0.99 else "room left",
+        }
+        for gpu, points in fronts().items()
+        for p in points
+    ]
+
+
+def front_words() -> str:
+    said = []
+    for gpu, points in fronts().items():
+        best = max(points, key=lambda p: p.result.tokens_per_s)
+        alone = points[0].result
+        said.append(
+            f"on the {gpu} one user gets {alone.tokens_per_s_per_user:,.0f} tokens/s, and the most in all is "
+            f"{best.result.tokens_per_s:,.0f} tokens/s at {best.concurrency} clients, "
+            f"{best.result.tokens_per_s_per_user:,.0f} each"
+        )
+    return (
+        "Predicted (datasheet roofline, prompts first): "
+        + "; ".join(said)
+        + ". Past the KV limit the total stops rising: more clients only wait for blocks."
+    )
+
+
+def front_parts() -> list:
+    chart = front_chart(
+        front_rows(),
+        f"Tokens per second in all against per user: {MODEL.name}, {DTYPE}",
+        [
+            "Predicted from datasheet rooflines, nothing measured.",
+            f"Closed loops of 1–512 clients (up to twice the KV limit), {PROMPT:,}-token prompts, {OUTPUT}-token "
+            "answers, prompts first",
+        ],
+    )
+    return [
+        figure(
+            chart,
+            "llm-serving-front",
+            f"Predicted front of {MODEL.name} on the L4, H100 SXM and H200",
+            "Log-log chart, one line per GPU: output tokens per second of all users against tokens per second per "
+            "user, one point per number of concurrent clients, crosses where the KV cache is full. Datasheet "
+            "predictions from the continuous-batching simulator; nothing measured.",
+        ),
+        Paragraph(front_words()),
+    ]
+
+
+# --------------------------------------------------------------------------- latencies
+
+
+def latency_rows() -> list[dict]:
+    rows = []
+    for series, points in ((PROMPTS_FIRST, fronts()[FOCUS]), (CHUNKED, chunked_front())):
+        for p in points:
+            for metric, name in (("ttft_ms", "ttft"), ("tpot_ms", "tpot")):
+                for q in (50, 99):
+                    rows.append({"series": series, "concurrency": p.concurrency, "metric": metric,
+                                 "percentile": f"p{q}", "ms": p.result.percentile(name, q) * 1e3})  # fmt: skip
+    return rows
+
+
+def why_words() -> str:
+    """Why the per-token time rises: the decode step's two parts at small and large batch."""
+    s = setting(FOCUS)
+    context = PROMPT + OUTPUT / 2
+    small, large = (s.step.detail(s.step.decode_work(b, context)) for b in (1, s.limit))
+    return (
+        f"Why more running sequences raise the time per token (predicted, {FOCUS}): a decode step reads every "
+        f"weight once whatever the batch, and each sequence's own cache. With one sequence the matrix products take "
+        f"{_ms(small.matmul_s)} ({small.matmul_bound}-bound) and the attention {_ms(small.attention_s)}; with "
+        f"{s.limit} sequences the matrix products take {_ms(large.matmul_s)} ({large.matmul_bound}-bound) and the "
+        f"attention over their caches {_ms(large.attention_s)} ({large.attention_bound}-bound). The weights are "
+        "shared by the batch; the caches are not, so from the first sequence each one adds its cache read to every "
+        "step, and once the matrix products turn compute-bound each adds its arithmetic too. On top of that, every "
+        "new prompt is a prefill: with prompts first it takes a step of its own while every running sequence waits."
+    )
+
+
+def chunked_words() -> str:
+    whole = {p.concurrency: p.result for p in fronts()[FOCUS]}
+    cut = {p.concurrency: p.result for p in chunked_front()}
+    c = max(k for k in cut if k in whole and k <= 64)
+    w, k = whole[c], cut[c]
+    return (
+        f"Chunked prefill (predicted, {FOCUS}, {c} clients): the longest gap between two tokens falls from "
+        f"{_ms(float(w.itl_s.max()))} with prompts first to {_ms(float(k.itl_s.max()))} when prompts are cut into "
+        f"pieces of at most {CHUNK:,} tokens that share steps with decoding, and the p99 time per output token "
+        f"moves from {_ms(w.percentile('tpot', 99))} to {_ms(k.percentile('tpot', 99))}; the p50 time to first "
+        f"token moves from {_ms(w.percentile('ttft', 50))} to {_ms(k.percentile('ttft', 50))}. The work is the "
+        "same; chunking spreads each prompt's cost over several steps instead of stopping every stream for one."
+    )
+
+
+def latency_parts() -> list:
+    s = setting(FOCUS)
+    chart = latency_chart(
+        latency_rows(),
+        s.limit,
+        f"Time to first token and per output token against concurrency: {MODEL.name}, {DTYPE}, {FOCUS}",
+        [
+            f"Predicted from the datasheet roofline, nothing measured. Closed loops, {PROMPT:,}-token prompts, "
+            f"{OUTPUT}-token answers;",
+            "solid p50, dashed p99; the dotted rule marks where the KV cache is full",
+        ],
+    )
+    return [
+        figure(
+            chart,
+            "llm-serving-latency",
+            f"Predicted latencies of {MODEL.name} on the {FOCUS} against concurrency",
+            "Two log-log panels against the number of concurrent clients: time to first token and time per output "
+            "token, at p50 and p99, for prompts first and for chunked prefill, with a rule where the KV cache is "
+            "full. Datasheet predictions from the continuous-batching simulator; nothing measured.",
+        ),
+        Paragraph(why_words()),
+        Paragraph(chunked_words()),
+    ]
+
+
+# --------------------------------------------------------------------------- the budget
+
+
+def budget_parts() -> list:
+    found = budget_plan()
+    if found is None:
+        return [Paragraph(f"No concurrency meets {BUDGET.describe()} on the {FOCUS} in this model.")]
+    return [
+        Paragraph(
+            [
+                strong(
+                    f"Predicted, {MODEL.name} in {DTYPE} on the {FOCUS}, prompts first, {PROMPT:,}/{OUTPUT} tokens: "
+                ),
+                explain(found),
+            ]
+        ),
+        Paragraph(
+            [
+                "The same answer from the command line: ",
+                code(
+                    f"python -m benchmarks serve llm:{MODEL.name} --gpu H100 --prompt-tokens {PROMPT} "
+                    f"--output-tokens {OUTPUT} --tpot-budget-ms {BUDGET.tpot_s * 1e3:g}"
+                ),
+                ". The roofline is an upper bound on speed: the published checks below reach about "
+                f"{text.sig_range(throughput_ratios())} of it, and the command's ",
+                code("--efficiency"),
+                " divides every step's roofline time by such a share.",
+            ]
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------- published checks
+
+
+def throughput_ratios() -> list[float]:
+    """Ratios of the rows that compare a throughput or the mean gap between tokens under a stated load."""
+    return [c.ratio for c in checks() if c.row.setup.figure in ("tokens_per_s", "itl_mean", "tokens_per_s_at_budget")]
+
+
+def differs(check: ServingCheck) -> str:
+    s, r = check.row.setup, check.result
+    said = [s.assumptions]
+    if s.tensor_parallel > 1:
+        said.append(f"no all-reduce between the {s.tensor_parallel} GPUs is counted")
+    if r.preemptions:
+        said.append(f"the model preempted {r.preemptions:,} times (recompute) where an engine may reserve caches")
+    if s.figure == "ttft_mean" and s.clients is not None:
+        said.append("the model leaves each client's first request (all sent at once) out of its latencies")
+    if s.figure in ("tpot_mean", "tpot_p99"):
+        said.append(
+            f"at this rate the modelled engine holds {r.mean_running:,.0f} sequences on average; the published run "
+            "held about 450 per GPU (Little's law on the summary: 100.35 ÷ 8 requests/s × a 35.85 s mean "
+            "latency), so its steps were several times longer, and a slower step keeps more requests in flight"
+        )
+    return "; ".join(said)
+
+
+def check_row(check: ServingCheck) -> list:
+    row = check.row
+    unit = row.unit
+    fmt = (lambda v: f"{v:,.1f} {unit}") if unit == "ms" else (lambda v: f"{v:,.0f} {unit}")
+    return [
+        f"{row.source['short']} ({row.status})",
+        f"{row.configuration['hardware']}; {row.configuration['model']}; {row.configuration['lengths']}; "
+        f"{row.configuration['load']}",
+        row.metric,
+        fmt(row.value),
+        fmt(check.predicted),
+        f"{check.ratio:.2f}",
+        differs(check),
+    ]
+
+
+def published_parts() -> list:
+    found = checks()
+    sources = list(dict.fromkeys((c.row.source["short"], c.row.source["url"], c.row.source["locator"]) for c in found))
+    low, high = min(throughput_ratios()), max(throughput_ratios())
+    return [
+        Paragraph(
+            f"Each row is a figure others published (quoted, with its source, in benchmarks/published/serving.json) "
+            f"beside the simulator's prediction for the same model, GPUs, lengths and load on the datasheet "
+            f"roofline. The ratio is the share of the prediction the published system reached: published ÷ "
+            f"predicted for a throughput, predicted ÷ published for a time. For throughputs and gaps between tokens "
+            f"it runs from {low:.2f} to {high:.2f}: no published engine reached the roofline, and none fell below "
+            f"{low:.2f} of it."
+        ),
+        Table(CHECK_HEADERS, [check_row(c) for c in found], "Published (cited) against predicted (datasheet)"),
+        Paragraph(
+            [
+                "Sources: ",
+                *[
+                    part
+                    for short, url, locator in sources
+                    for part in (strong(short), ", ", locator, ": ", autolink(url), ". ")
+                ],
+                "The MLPerf run mixes each prompt into the batches of the sequences decoding (in-flight batching), so "
+                "its model must put every prefill's work into those steps: chunked prefill does, and the prompts' "
+                "lengths then change each step's time.",
+            ]
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------- settings and takeaway
+
+
+def settings_table() -> Table:
+    return Table(SETTINGS_HEADERS, [list(row) for row in SETTINGS], "The engines' names for what the model varies")
+
+
+def lesson():
+    found = budget_plan()
+    said = (
+        f"For {MODEL.name} on an {FOCUS} with {PROMPT:,}/{OUTPUT}-token requests and a 50 ms p99 per-token budget, "
+        f"the model allows about {found.concurrency} concurrent requests ({BINDS[found.binds]}). "
+        if found
+        else ""
+    )
+    return takeaway(
+        "An LLM engine's batch is however many sequences it holds: each step reads the weights once for all of "
+        "them and each one's own cache, so total tokens per second rises with concurrency while each user's falls, "
+        "until the KV cache is full. " + said + "Predictions here are upper bounds from the datasheet; the published "
+        f"engines checked here reach {text.sig_range(throughput_ratios())} of them."
+    )

@@ -1,0 +1,186 @@
+"""The parts of the section "Checked against a real server" on the serving page: the newest committed
+serving check (`benchmarks/serving/`), compared with the simulator, as a summary, a chart and a table.
+
+A notebook page shows them with `serving_check.build().show("summary")` (and "figure", "table", "method").
+The site shows the newest committed measurement; a synthetic file (a test's) is shown only when a test
+passes it in. Pure Python: nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from benchmarks.analysis.serving_check import TOLERANCE, Comparison, Row, compare
+from benchmarks.contract.serving_check import DEFAULT_SERVING_DIR, ServingCheck, read_serving_check
+from benchmarks.site import charts, text
+from benchmarks.site.charts.serving_check import serving_check_chart
+from benchmarks.site.render import Page, Paragraph, Table, code
+
+CHART_ID = "serving-real-server-check"
+TABLE_HEADERS = [
+    "service",
+    "batch handler",
+    "policy",
+    "requests/s",
+    "repeats",
+    "p50 measured (ms)",
+    "p50 simulated (ms)",
+    "measured ÷ simulated",
+    "mean batch measured",
+    "mean batch simulated",
+    "measured ÷ simulated",
+    "batch sizes: share that differs",
+    "mean latency: measured ÷ simulated",
+    "p99 measured / simulated (ms)",
+    "replica busy (simulated)",
+]
+
+
+def newest_check(directory: Path | None = None) -> ServingCheck | None:
+    """The newest committed check that is a measurement (synthetic files are never shown), read strictly."""
+    found = [read_serving_check(p) for p in sorted((directory or DEFAULT_SERVING_DIR).rglob("*.json"))]
+    found = [c for c in found if not c.synthetic and c.runs]
+    return max(found, key=lambda c: c.doc["run"]["started_at"], default=None)
+
+
+def build(check: ServingCheck | None = None, directory: Path | None = None) -> Page:
+    """The section's parts for `check` (default: the newest measurement under `directory`, by default the
+    committed ones)."""
+    check = check if check is not None else newest_check(directory)
+    if check is None:
+        none = Paragraph(["No real-server check is committed yet: ", code("nox -s serving-check"), " measures one."])
+        return Page({"summary": [none], "figure": [], "table": [], "method": []})
+    found = compare(check)
+    return Page(
+        {
+            "summary": [Paragraph(summary_words(found))],
+            "figure": [comparison_figure(found)],
+            "table": [comparison_table(found)],
+            "method": [Paragraph(method_words(found))],
+        },
+        extra={"comparison": found},
+    )
+
+
+def where(found: Comparison) -> str:
+    doc = found.check.doc
+    host, server = doc["host"], doc["server"]
+    load = host["load_average_start"][0]
+    return (
+        f"{server['name']} {server['version']} on {host['name']} ({host['cpus']} CPUs, a 1-minute load average of "
+        f"{text.sig(load, 2)} when the check started: the machine was shared), check {found.check.id}"
+    )
+
+
+def _ratios(rows: list[Row], attribute: str) -> str:
+    values = [getattr(r, attribute) for r in rows]
+    low, high = f"{min(values):.2f}", f"{max(values):.2f}"
+    return low if low == high else f"{low}–{high}"
+
+
+def summary_words(found: Comparison) -> str:
+    rows = found.rows
+    curve_rows = [r for r in rows if r.case.service == "curve"]
+    rates = [r.case.rate_per_s for r in curve_rows] or [r.case.rate_per_s for r in rows]
+    policies = {(r.case.max_batch, r.case.max_delay_s) for r in curve_rows}
+    p50_ok = sum(abs(r.p50_ratio - 1) <= TOLERANCE for r in rows)
+    batch_ok = sum(abs(r.batch_ratio - 1) <= TOLERANCE for r in rows)
+    requests = sum(r.requests for r in rows)
+    return (
+        f"Measured: {where(found)}. One replica per policy took requests from an open-loop Poisson client on "
+        f"127.0.0.1: {len(rows)} cases (both batch handler styles, {len(policies)} policies, "
+        f"{text.sig_range(rates)} requests/s, each repeated {min(r.repeats for r in rows)} times or more), "
+        f"{requests:,} requests answered. A request cost the server {text.sig(found.overhead_s * 1e3, 2)} ms by "
+        f"itself (the median through a replica that does no work; p90 {text.sig(found.overhead_p90_s * 1e3, 2)} "
+        f"ms). Given that overhead, the batch times the server measured inside itself and each repeat's own "
+        f"arrival times, the simulator's p50 is within {TOLERANCE:.0%} of the measured one in {p50_ok} of "
+        f"{len(rows)} cases (measured ÷ simulated {_ratios(rows, 'p50_ratio')}) and its mean batch in {batch_ok} "
+        f"of {len(rows)} ({_ratios(rows, 'batch_ratio')}). p99, reported but not judged on a shared machine, is "
+        f"{_ratios(rows, 'p99_ratio')} times the simulated one."
+    )
+
+
+def method_words(found: Comparison) -> str:
+    doc = found.check.doc
+    curve = doc["curve"]
+    return (
+        f"The service that follows a curve sleeps, for each batch, a time drawn from {curve['label']} "
+        f"({curve['source']}), so the server's own CPU cost does not mix with the model's; the model service runs "
+        f"a real torch model. The batch handler either awaits (the replica keeps taking requests and closing "
+        f"batches while one runs) or blocks the event loop (as a synchronous forward pass does). "
+        f"max_ongoing_requests is {doc['server']['max_ongoing_requests']}, set explicitly: its default, 5, would "
+        f"cap every batch at 5. Outside the replica (latency less the time from the replica taking a request to "
+        f"its batch ending) a request spent a median of {text.sig_range([r.outside_s * 1e3 for r in found.rows])} "
+        f"ms across the cases, against {text.sig(found.overhead_s * 1e3, 2)} ms through the idle replica; the "
+        f"simulator adds the idle figure to every request.{late_words(found)}"
+    )
+
+
+def late_words(found: Comparison) -> str:
+    if found.late_close_s is None:
+        return ""
+    return (
+        f" With the awaiting handler a batch that queued behind none started a median of "
+        f"{text.sig(found.late_close_s * 1e3, 2)} ms after its wait had run out ({found.late_close_batches:,} "
+        f"batches); the simulator starts it when the wait runs out."
+    )
+
+
+def comparison_figure(found: Comparison):
+    doc = found.check.doc
+    host = doc["host"]
+    chart = serving_check_chart(
+        found.table(),
+        "A real Ray Serve against the simulator, per case",
+        [
+            f"{host['name']}, {host['cpus']} CPUs (shared) · Ray Serve {doc['server']['version']}, one replica per "
+            f"policy · check {found.check.id}",
+            *textwrap.wrap(f"service: {doc['curve']['label']}", 100)[:3],
+            f"dashed: measured = simulated · band: ±{TOLERANCE:.0%}",
+        ],
+        TOLERANCE,
+    )
+    p50 = _ratios(found.rows, "p50_ratio")
+    batch = _ratios(found.rows, "batch_ratio")
+    return charts.figure(
+        chart,
+        CHART_ID,
+        "A real Ray Serve against the simulator",
+        f"Two scatter plots, one point per case ({len(found.rows)} cases: handler style, policy and rate): "
+        f"measured against simulated p50 latency (measured ÷ simulated {p50}) and mean batch formed ({batch}), "
+        f"with the line where they are equal and a ±{TOLERANCE:.0%} band. Measured on {where(found)}.",
+        f"Each point is one case, measured by a real Ray Serve and simulated from its own measurements; inside the "
+        f"band the two agree within {TOLERANCE:.0%}.",
+    )
+
+
+def comparison_table(found: Comparison) -> Table:
+    rows = []
+    for r in found.rows:
+        low, high = r.p50_range_s
+        rows.append(
+            [
+                r.case.service,
+                r.case.handler,
+                r.case.describe() + ("; the simulator found a repeat overloaded" if r.overloaded else ""),
+                text.sig(r.case.rate_per_s, 2),
+                str(r.repeats),
+                f"{text.sig(r.p50_s * 1e3, 3)} ({text.sig_range([low * 1e3, high * 1e3])})",
+                text.sig(r.sim_p50_s * 1e3, 3),
+                f"{r.p50_ratio:.2f}",
+                text.sig(r.mean_batch, 3),
+                text.sig(r.sim_mean_batch, 3),
+                f"{r.batch_ratio:.2f}",
+                f"{r.histogram_distance:.0%}",
+                f"{r.mean_ratio:.2f}",
+                f"{text.sig(r.p99_s * 1e3, 3)} / {text.sig(r.sim_p99_s * 1e3, 3)}",
+                f"{r.utilisation:.0%}",
+            ]
+        )
+    caption = (
+        f"Measured on {where(found)}; simulated from its overhead, per-batch times and arrivals. Every figure is "
+        "the median over the repeats (p50 measured: the repeats' range in brackets); batch sizes: the share of "
+        "batches whose size the simulation would have to change to match (total variation distance)"
+    )
+    return Table(TABLE_HEADERS, rows, caption)

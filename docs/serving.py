@@ -1,0 +1,188 @@
+# %% [markdown]
+# # Serving with dynamic batching
+#
+# The rest of this site answers "how long does one call take at batch *b*". A server answers a
+# different question: requests arrive at random, λ a second, and the 99th percentile of latency must
+# stay under a budget, so what max batch, what max queue delay and how many model instances? Those are
+# Triton's `max_batch_size` and `max_queue_delay_microseconds`, TorchServe's `batch_size` and
+# `max_batch_delay`, and Ray Serve's `max_batch_size` and `batch_wait_timeout_s`. This page answers
+# it from a measured batch curve, by simulating the server: nothing below was timed on a server, and
+# every number is simulated from a committed results file or from a curve scaled to a cited published
+# figure.
+#
+# ## The simulation
+#
+# - **Arrivals**: open-loop Poisson (independent users), bursty (gaps drawn from a gamma
+#   distribution with a coefficient of variation above 1), a recorded trace of timestamps, or a
+#   closed loop of N clients that each wait for their answer before sending again, which is what
+#   load-testing tools do and which never lets a queue build past N.
+# - **The batcher** follows each server's own rule, because the rules differ:
+#     - *Triton* sends a batch when the queue holds the max batch, or when the *oldest* request has
+#       waited the max queue delay, and only to a free instance. A request that waited for an
+#       instance has already used up its delay, so under load batches leave at once.
+#     - *TorchServe*: a free worker takes the first request, then collects until `batch_size` or
+#       until `max_batch_delay` has passed since it took the first.
+#     - *Ray Serve* (`@serve.batch`) also starts its wait when it takes a batch's first request,
+#       and what happens next depends on the handler. One that **awaits** (an `async` handler doing
+#       asynchronous work) leaves the batcher free, so it closes a batch one wait after its first
+#       request even while the previous batch still runs: batches stay small, about
+#       1 + λ × wait, and queue for the replica. One that **blocks** the event loop, as a
+#       synchronous PyTorch forward pass does, stops the batcher until the call returns, so the
+#       next batch fills meanwhile and grows with the load. Both are common in practice.
+#     - *No batching*: one request per call.
+# - **Service**: each batch runs on one of *k* identical instances for a time drawn from the
+#   measured samples of that batch size, interpolated between measured sizes; the spread is the
+#   measured one, not a constant. A fixed per-request overhead of the server can be added.
+# - **Outputs**: latency percentiles split into queueing (waiting for a batcher or an instance),
+#   batch formation (sitting in a batch that is still filling) and service; throughput; the batch
+#   sizes formed; utilisation; and a verdict of *overloaded* when the backlog grows for as long as
+#   the run lasts, in which case no percentile is given, since it would only measure the length of
+#   the run.
+#
+# Where queueing theory is exact, the simulator is checked against it by the tests: the mean wait
+# of M/M/1, M/D/1 and M/M/2 queues, and of a bulk-service queue whose server takes up to *K*
+# waiting requests at once; and two properties: without a max delay, p99 never falls as the rate
+# rises, and a longer max delay never lowers the mean batch. With a long max delay p99 *can* fall
+# as the rate rises, because a busier stream fills the batch before the delay runs out.
+
+# %% tags=["hide-input"]
+from benchmarks.site.pages import serving
+
+page = serving.build()
+page.show("example")
+
+# %% [markdown]
+# ## Why the batch formed is smaller than the max
+#
+# A max batch is a ceiling, not a target. Below it, the batch holds whatever arrived while the
+# batcher waited: at a low rate that is the requests within one max delay, usually one or two;
+# only when batches start to queue behind a busy instance does the batch grow toward the max. The
+# table under the chart sets Ray Serve's two handler styles side by side on the same curve and the
+# same settings.
+
+# %% tags=["hide-input"]
+page.show("batch_formed")
+
+# %% [markdown]
+# An awaiting handler keeps its batches near 1 + λ × wait whatever the load, so each call carries
+# the fixed cost of a small batch and the replica saturates early; a blocking handler lets the
+# batch grow with the backlog and sustains much more. If your batches look smaller than you set,
+# check which of the two your handler is before you raise the max batch.
+#
+# ## What the latency is made of
+#
+# Each request's latency splits into the time it waited for an instance (or for the batcher),
+# the time it sat in a batch that was still filling, and the batch's own run. At low load the
+# max delay is most of the waiting; under load, queueing behind earlier batches takes over.
+
+# %% tags=["hide-input"]
+page.show("breakdown")
+
+# %% [markdown]
+# ## Latency against throughput: the hockey stick
+#
+# Every policy's p99 stays nearly flat as the rate rises, then turns up steeply as the instance
+# approaches what it can serve. Batching moves the corner to the right: a larger batch serves
+# more requests per second of instance time, at the price of a longer call.
+
+# %% tags=["hide-input"]
+page.show("hockey")
+
+# %% [markdown]
+# Load-testing tools usually run N concurrent clients, each sending its next request when the
+# previous answer is back. Such a closed loop can never queue more than N requests, so it finds a
+# throughput and a latency that open-loop users arriving at random, at the same average rate, do
+# not get: the table sets the two side by side.
+
+# %% tags=["hide-input"]
+page.show("closed_loop")
+
+# %% [markdown]
+# ## Capacity within a budget
+#
+# For a budget at a percentile, the number that matters is the highest rate a policy sustains
+# within it: its capacity. Each committed sweep (see [Your model](../your_model/)) is served here
+# at its own budget and percentile, one instance, with max batches at the powers of two up to 64 and
+# at its largest measured batch (256 at most), under Triton's rule with no max delay and with a
+# short one.
+
+# %% tags=["hide-input"]
+page.show("capacity")
+
+# %% [markdown]
+# ## What the `serve` command recommends
+#
+# `python -m benchmarks serve` runs this search for you: every max batch (powers of two up to the
+# curve's largest), every max delay shorter than the budget and, with `--instances N`, up to *N*
+# instances. It keeps the policies within the budget at every rate asked for, takes the fewest
+# instances, then the most capacity, and explains the answer in one paragraph:
+
+# %% tags=["hide-input"]
+page.show("recommend")
+
+# %% [markdown]
+# ## Checked against a real server
+#
+# A simulator is only as good as its rules, so this one is checked against a real dynamic-batching
+# server run on this project's own machine: Ray Serve's `@serve.batch`, deployed as its users
+# deploy it, one replica per policy, with `max_ongoing_requests` set explicitly. Each policy runs
+# with both handler styles: one whose batch handler awaits, one that blocks the event loop as a
+# synchronous forward pass does. The service sleeps along a committed sweep's measured curve, so
+# the server's own CPU cost per request does not mix with the model's, and a real torch model runs
+# at low rates. An open-loop Poisson client on 127.0.0.1 drives every case at several rates, three
+# times. The simulator then gets only what was measured: the server's own cost per request
+# (through a replica that does no work), the batch times the server measured inside itself, and
+# each repeat's arrival times. Measured and simulated p50, mean batch and batch sizes are set side
+# by side; p99 is shown but not judged, because on a small machine shared with other work it
+# follows that work. `nox -s serving-check` repeats the check on your machine.
+
+# %% tags=["hide-input"]
+page.show("real_server")
+
+# %% [markdown]
+# ## Checked against MLPerf
+#
+# MLPerf Inference's Server scenario is a dynamic-batching server under Poisson queries with a
+# p99 bound, and its Offline scenario runs the same system flat out, so one submission gives both
+# sides. NVIDIA's v3.0 closed submission for a DGX H100 (eight H100 SXM) ran ResNet-50 with the
+# settings its configuration file gives (quoted in `benchmarks/published/measurements.json`, with
+# the figures, on [Against published results](../published/)): batches of up to 256 and a 2 ms
+# deque timeout in the Server scenario. The check here:
+#
+# 1. takes the shape of the batch curve from the roofline of ResNet-50 on the H100 SXM datasheet
+#    (fp16 stands in for a precision the files read do not state);
+# 2. scales it so that one GPU at the Offline batch of 2,048 delivers an eighth of the published
+#    Offline figure;
+# 3. serves Poisson queries on eight instances, batches leaving at 256 or when the oldest query
+#    has waited 2 ms;
+# 4. finds the highest rate whose simulated p99 stays within the 15 ms bound.
+#
+# It leaves out the seven inference streams NVIDIA's harness keeps in flight on each GPU (several
+# batches share one GPU, so each takes longer while the GPU's throughput stays the same), the
+# host's work per query
+# (LoadGen, copies to the device, the harness's threads) and any difference between the curve's
+# shape and TensorRT's.
+
+# %% tags=["hide-input"]
+page.show("mlperf")
+
+# %% [markdown]
+# ## Run it on your own sweep
+#
+# Sweep your model ([Your model](../your_model/)), then plan its server from the sweep file, from
+# one curve of a profile run, or from a roofline on any datasheet GPU:
+#
+# ```sh
+# python -m benchmarks serve benchmarks/sweeps/DEVICE/SWEEP.json --rate 20,60 --budget-ms 100
+# python -m benchmarks serve RUN.json:mlp --param width=1024 --rate 500 --budget-ms 20 --server torchserve
+# python -m benchmarks serve resnet50 --gpu "H100 SXM" --dtype fp16 --rate 20000 --budget-ms 15 --instances 4
+# python -m benchmarks serve SWEEP.json --rate 30 --budget-ms 200 --server ray --handler awaiting --arrivals gamma:2
+# ```
+#
+# `--arrivals trace:FILE` replays your own timestamps (one time in seconds per line, or a JSON
+# array), scaled to `--rate` or at their own rate; `--overhead-ms` adds your server's fixed cost
+# per request; `--json` prints the plan as one object; `--help` lists the rest. A bad argument is
+# refused in one line.
+
+# %% tags=["hide-input"]
+page.show("takeaway")

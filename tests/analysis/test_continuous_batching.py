@@ -1,0 +1,166 @@
+"""The continuous-batching simulator against hand-computed step times, its own one-step-at-a-time loop,
+Little's law, the KV limit and the budget search."""
+
+import numpy as np
+import pytest
+
+from benchmarks.analysis import continuous_batching as cb
+from benchmarks.analysis.continuous_batching import Budget, Engine, Infeasible, Lengths, RooflineStep, plan, simulate
+from benchmarks.analysis.datasheet import find_gpu
+from benchmarks.analysis.decode import decode_terms
+from benchmarks.analysis.serving import LLAMA_2_70B, LLAMA_3_3_70B, LLAMA_3_8B, MISTRAL_7B, model_weight_bytes
+
+H100 = find_gpu("NVIDIA H100 SXM")
+
+
+def step(**more):
+    return RooflineStep(LLAMA_3_8B, H100, "bfloat16", **more)
+
+
+def test_published_models_count_their_embedding_and_head():
+    # billions of weights, from each published configuration (embedding and output head untied)
+    assert model_weight_bytes(LLAMA_3_8B, 1) / 1e9 == pytest.approx(8.030, abs=0.001)
+    assert model_weight_bytes(MISTRAL_7B, 1) / 1e9 == pytest.approx(7.242, abs=0.001)
+    assert model_weight_bytes(LLAMA_2_70B, 1) / 1e9 == pytest.approx(68.977, abs=0.001)
+    assert model_weight_bytes(LLAMA_3_3_70B, 1) / 1e9 == pytest.approx(70.554, abs=0.001)
+
+
+def test_a_decode_step_is_the_decode_pages_per_operation_sum_plus_the_output_head():
+    s = step(fixed_s=0.0)
+    c = LLAMA_3_8B.config
+    terms = decode_terms({"layers": c.layers, "d_model": c.d_model, "heads": c.heads, "kv_heads": c.kv_heads,
+                          "d_ff": c.d_ff, "ffn": c.ffn}, 2)  # fmt: skip
+    batch, context = 64, 1000
+    flops, moved = terms.matmul_cost(batch)
+    head = LLAMA_3_8B.vocab * c.d_model
+    matmul = max((flops + 2 * head * batch) / H100.peak_flops["bfloat16"], (moved + 2 * head) / H100.bandwidth)
+    attention = max(a / r for a, r in zip(terms.attention_cost(batch, context), (H100.peak_flops["bfloat16"],
+                                                                                    H100.bandwidth)))  # fmt: skip
+    detail = s.detail(s.decode_work(batch, context))
+    assert detail.matmul_s == pytest.approx(matmul)
+    assert detail.attention_s == pytest.approx(attention)
+    assert detail.seconds == pytest.approx(matmul + attention)
+    assert s.seconds(batch, batch, batch * (context + 1), batch * (context + 1)) == pytest.approx(detail.seconds)
+
+
+def test_the_default_fixed_cost_is_a_published_launch_per_kernel_and_efficiency_divides_the_roofline():
+    assert step().fixed_s == pytest.approx(3e-6 * 8 * 32)
+    slow = step(fixed_s=0.001, efficiency=0.5)
+    fast = step(fixed_s=0.001)
+    work = fast.decode_work(8, 500)
+    assert slow.detail(work).seconds - 0.001 == pytest.approx(2 * (fast.detail(work).seconds - 0.001))
+
+
+def test_one_client_gets_the_prefill_then_one_decode_step_per_token():
+    s = step()
+    r = simulate(s, Engine(), Lengths.fixed(100), Lengths.fixed(5), n_requests=3, clients=1)
+    prefill = s.detail(s.prefill_work(100)).seconds
+    decodes = [s.detail(s.decode_work(1, 100 + k - 1)).seconds for k in range(1, 5)]
+    # the first request is the warm-up of a closed loop; the next two are measured
+    assert r.ttft_s == pytest.approx([prefill, prefill])
+    assert r.tpot_s == pytest.approx([np.mean(decodes)] * 2)
+    assert r.output_tokens == 15 and r.duration_s == pytest.approx(3 * (prefill + sum(decodes)))
+    assert len(r.itl_s) == 3 * 4 and r.max_running == 1 and r.preemptions == 0
+
+
+@pytest.mark.parametrize(("chunked", "reserve"), [(False, False), (True, False), (False, True), (True, True)])
+def test_running_several_decode_steps_at_once_gives_exactly_the_one_at_a_time_answer(monkeypatch, chunked, reserve):
+    engine = Engine(chunked_prefill=chunked, max_batched_tokens=1024, reserve=reserve)
+    args = (step(), engine, Lengths.uniform(50, 400), Lengths.lognormal(80, 0.7, 500))
+    bulk = simulate(*args, n_requests=300, rate_per_s=40, seed=3)
+    monkeypatch.setattr(cb._Loop, "_bulk", lambda *a, **k: None)
+    single = simulate(*args, n_requests=300, rate_per_s=40, seed=3)
+    for metric in ("ttft_s", "tpot_s", "e2e_s", "itl_s"):
+        assert np.allclose(getattr(bulk, metric), getattr(single, metric), rtol=1e-9, atol=1e-12)
+    assert (bulk.steps, bulk.kv_peak_blocks) == (single.steps, single.kv_peak_blocks)
+
+
+def test_the_same_seed_gives_the_same_run_and_another_seed_another():
+    args = (step(), Engine(), Lengths.lognormal(300, 0.8, 2000), Lengths.lognormal(100, 0.8, 1000))
+    one, two = (simulate(*args, n_requests=200, rate_per_s=20, seed=7) for _ in range(2))
+    other = simulate(*args, n_requests=200, rate_per_s=20, seed=8)
+    assert np.array_equal(one.e2e_s, two.e2e_s) and not np.array_equal(one.e2e_s, other.e2e_s)
+
+
+def test_littles_law_holds_for_a_poisson_load():
+    r = simulate(step(), Engine(), Lengths.fixed(500), Lengths.fixed(100), n_requests=2000, rate_per_s=30, seed=1)
+    assert not r.overloaded
+    assert r.mean_running == pytest.approx(r.requests_per_s * r.e2e_s.mean(), rel=0.05)
+
+
+def test_an_offered_rate_beyond_capacity_is_overloaded():
+    r = simulate(step(), Engine(max_num_seqs=8), Lengths.fixed(500), Lengths.fixed(100), n_requests=500,
+                 rate_per_s=200, seed=1)  # fmt: skip
+    assert r.overloaded and r.max_running == 8
+
+
+def test_the_kv_cache_caps_the_batch_and_preempts_when_sequences_grow():
+    # 40 blocks of 16 tokens: four sequences of 100 + 60 tokens (10 blocks each) at most
+    r = simulate(step(), Engine(), Lengths.fixed(100), Lengths.fixed(60), n_requests=40, clients=12, kv_blocks=40)
+    assert r.max_running <= 6 and r.kv_peak_blocks <= 40
+    assert r.preemptions > 0  # admitted on their prompts' blocks (7 each), they outgrow the cache
+    assert len(r.tpot_s) == 40 - 12
+
+
+def test_a_request_larger_than_the_cache_or_than_a_prefill_step_is_infeasible():
+    with pytest.raises(Infeasible, match="KV cache holds"):
+        simulate(step(), Engine(), Lengths.fixed(1000), Lengths.fixed(10), n_requests=2, clients=1, kv_blocks=10)
+    with pytest.raises(Infeasible, match="max_batched_tokens"):
+        simulate(step(), Engine(max_batched_tokens=512), Lengths.fixed(1000), Lengths.fixed(10), n_requests=2,
+                 clients=1)  # fmt: skip
+
+
+def test_chunked_prefill_shortens_the_stalls_prompts_cause():
+    args = (Lengths.fixed(4000), Lengths.fixed(200))
+    whole = simulate(step(), Engine(), *args, n_requests=300, rate_per_s=8, seed=2)
+    chunked = simulate(step(), Engine(chunked_prefill=True, max_batched_tokens=512), *args, n_requests=300,
+                       rate_per_s=8, seed=2)  # fmt: skip
+    assert chunked.itl_s.max() < 0.5 * whole.itl_s.max()
+    assert chunked.percentile("tpot", 99) < whole.percentile("tpot", 99)
+
+
+def test_more_clients_raise_total_tokens_per_second_and_lower_each_users():
+    points = cb.front(step(), Engine(), Lengths.fixed(1000), Lengths.fixed(200), [1, 8, 64], n_requests=200)
+    totals = [p.result.tokens_per_s for p in points]
+    users = [p.result.tokens_per_s_per_user for p in points]
+    assert totals == sorted(totals) and users == sorted(users, reverse=True)
+    assert [p.concurrency for p in cb.pareto(points)] == [1, 8, 64]
+
+
+def test_a_budget_is_met_at_the_largest_concurrency_found_and_missed_one_above():
+    lengths = (Lengths.fixed(1000), Lengths.fixed(200))
+    budget = Budget(0.012)
+    found = plan(step(), Engine(), *lengths, budget, n_requests=200, find_rate=False)
+    assert found is not None and 1 < found.concurrency < found.kv_limit
+    assert not budget.misses(found.result) and "tpot" in budget.misses(found.beyond)
+    assert found.binds in ("step-time", "prefills")
+    assert str(found.concurrency) in cb.explain(found)
+
+
+def test_a_loose_budget_is_bound_by_the_kv_memory_and_an_impossible_one_by_nothing():
+    lengths = (Lengths.fixed(1000), Lengths.fixed(200))
+    small = step()
+    loose = plan(small, Engine(memory_fraction=0.3), *lengths, Budget(10.0), n_requests=100, find_rate=False)
+    assert loose.binds == "kv-memory" and loose.concurrency == loose.kv_limit
+    assert "KV memory" in cb.explain(loose)
+    assert plan(small, Engine(), *lengths, Budget(0.001), n_requests=50, find_rate=False) is None
+
+
+def test_the_largest_rate_meets_the_budget_and_keeps_up():
+    lengths = (Lengths.fixed(500), Lengths.fixed(100))
+    budget = Budget(0.020, 1.0)
+    rate, result = cb.largest_rate(step(), Engine(max_num_seqs=64), *lengths, budget, 5.0, n_requests=300)
+    assert rate is not None and rate > 5 and not budget.misses(result)
+    faster = simulate(step(), Engine(max_num_seqs=64), *lengths, n_requests=300, rate_per_s=rate * 1.2)
+    assert budget.misses(faster)
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_reserving_each_answers_blocks_admits_fewer_and_never_preempts(chunked):
+    # 40 blocks of 16 tokens; a request of 100 + 60 tokens needs 10 when it ends, 7 for its prompt
+    engine = Engine(chunked_prefill=chunked, max_batched_tokens=512, reserve=True)
+    r = simulate(step(), engine, Lengths.fixed(100), Lengths.fixed(60), n_requests=40, clients=12, kv_blocks=40)
+    assert r.preemptions == 0 and r.max_running == 4 and r.kv_peak_blocks == 40
+    greedy = simulate(step(), Engine(chunked_prefill=chunked, max_batched_tokens=512), Lengths.fixed(100),
+                      Lengths.fixed(60), n_requests=40, clients=12, kv_blocks=40)  # fmt: skip
+    assert greedy.max_running > 4

@@ -1,0 +1,119 @@
+"""Policy search, capacity and the MLPerf check. Curves here are SYNTHETIC unless read from committed files."""
+
+import math
+
+import numpy as np
+import pytest
+
+from benchmarks.analysis import serving_mlperf
+from benchmarks.analysis.datasheet import find_gpu
+from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve
+from benchmarks.analysis.predict import predict
+from benchmarks.analysis.published_file import read_published
+from benchmarks.analysis.serving_policy import Arrivals, candidates, capacity, explain, outcome, search, summary
+
+# A made-up curve: 10 ms + 2 ms per request, ±10 % spread (a fixture, not a measurement)
+CURVE = ServiceCurve.from_samples(
+    {b: [(0.010 + 0.002 * b) * f for f in (0.9, 1.0, 1.1)] for b in (1, 2, 4, 8, 16, 32)}, "synthetic"
+)
+
+
+def test_capacity_is_the_edge_of_the_budget():
+    policy = Policy("triton", 16, 0.002)
+    found = capacity(policy, CURVE, 0.100, 99, n=5_000)
+    assert 0 < found.rate_per_s < found.ceiling_per_s == pytest.approx(16 / CURVE.mean(16))
+    inside = outcome(policy, CURVE, found.rate_per_s, 0.100, 99, n=5_000)
+    beyond = outcome(policy, CURVE, found.rate_per_s * 1.1, 0.100, 99, n=5_000)
+    assert inside.meets and not beyond.meets
+
+
+def test_batching_sustains_more_than_one_request_at_a_time():
+    batched = capacity(Policy("triton", 16, 0.002), CURVE, 0.100, 99, n=5_000).rate_per_s
+    plain = capacity(Policy("none", 1, 0.0), CURVE, 0.100, 99, n=5_000)
+    assert plain.rate_per_s < plain.ceiling_per_s == pytest.approx(1 / CURVE.mean(1))
+    assert batched > 3 * plain.rate_per_s
+
+
+def test_a_budget_below_one_batch_is_met_at_no_rate():
+    assert capacity(Policy("triton", 8, 0.0), CURVE, 0.005, 99, n=2_000).rate_per_s == 0
+
+
+def test_candidates_cover_powers_of_two_and_delays_within_the_budget():
+    found = candidates(CURVE, "triton", 2, 0.004, "blocking")
+    assert {p.max_batch for p in found} == {1, 2, 4, 8, 16, 32}
+    assert all(p.max_delay_s < 0.004 and p.instances == 2 for p in found)
+    assert [p for p in found if p.max_batch == 1] == [Policy("triton", 1, 0.0, 2)]
+    assert candidates(CURVE, "none", 3, 0.1, "blocking") == [Policy("none", 1, 0.0, 3)]
+
+
+def test_search_meets_the_budget_and_explains_itself():
+    plan = search(CURVE, [50, 150], 0.100, 99, n=3_000, check_n=5_000)
+    assert plan.chosen is not None and plan.chosen.policy.instances == 1
+    assert all(o.meets for o in plan.checked)
+    words = explain(plan)
+    assert "p99" in words and "within the 100 ms budget" in words and "Without batching" in words
+    assert f"max batch {plan.chosen.policy.max_batch}" in words
+    data = summary(plan)
+    assert data["meets_budget"] and data["policy"]["max_batch"] == plan.chosen.policy.max_batch
+    assert [entry["rate_per_s"] for entry in data["at_rates"]] == [50, 150]
+
+
+def test_search_adds_instances_only_when_one_is_not_enough():
+    plan = search(CURVE, [1_000], 0.150, 99, server="triton", max_instances=4, n=3_000, check_n=3_000)
+    assert plan.chosen is not None and plan.chosen.policy.instances > 1
+    assert not any(c.meets for c in plan.tried if c.policy.instances < plan.chosen.policy.instances)
+
+
+def test_search_says_when_nothing_meets_the_budget():
+    plan = search(CURVE, [2_000], 0.050, 99, n=2_000, check_n=2_000)
+    assert plan.chosen is None
+    assert explain(plan).startswith("No policy tried keeps p99 within 50 ms at 2,000/s")
+    assert summary(plan)["policy"] is None
+
+
+def test_arrivals_scale_one_sequence_to_any_rate():
+    poisson = Arrivals()
+    assert np.allclose(poisson.times(10, 100, seed=3) * 10, poisson.times(20, 100, seed=3) * 20)
+    bursty = Arrivals("gamma", cv=4.0).times(100, 50_000)
+    gaps = np.diff(bursty)
+    assert gaps.std() / gaps.mean() == pytest.approx(4.0, rel=0.1)
+    trace = Arrivals.from_trace([0.0, 1.0, 1.5, 4.0], "t.txt")
+    assert trace.own_rate == pytest.approx(0.75)
+    assert trace.times(3.0, 4).tolist() == pytest.approx([0, 0.25, 0.375, 1.0])  # gaps 1, ½, 2½ (mean 4/3) at 3/s
+    with pytest.raises(ValueError, match="two distinct"):
+        Arrivals.from_trace([1.0], "one.txt")
+
+
+# -- MLPerf v3.0 DGX H100 ResNet-50 -------------------------------------------------------------------------
+
+
+def test_the_simulated_settings_are_the_ones_quoted():
+    rows = {row.id: row for row in read_published()}
+    server = rows[serving_mlperf.SERVER_ID]
+    batch = server.configuration["batch"]
+    assert f"gpu_batch_size = {serving_mlperf.SERVER_BATCH}" in batch
+    assert f"deque_timeout_usec = {serving_mlperf.DEQUE_TIMEOUT_S * 1e6:.0f}" in batch
+    assert f"gpu_inference_streams = {serving_mlperf.STREAMS}" in batch
+    assert f"target_latency (ns): {serving_mlperf.BOUND_S * 1e9:.0f}" in server.quote
+    offline = rows[serving_mlperf.OFFLINE_ID]
+    assert f"gpu_batch_size = {serving_mlperf.OFFLINE_BATCH}" in offline.configuration["batch"]
+    assert (server.value, offline.value) == (600179.00, 727437)
+
+
+def test_the_curve_is_scaled_to_the_offline_figure():
+    curve, scale = serving_mlperf.scaled_curve(727437)
+    gpu = find_gpu("NVIDIA H100 SXM")
+    (roofline,) = predict("resnet50", {"resolution": 224}, gpu.ceilings("float16"), "float16", [2048])
+    assert roofline.seconds * scale == pytest.approx(2048 / (727437 / 8))
+    assert scale < 1  # the published system beats an fp16 roofline with unfused elementwise passes
+    per_gpu = 256 / curve.median(256)
+    assert per_gpu <= 727437 / 8 * 1.001  # a batch of 256 does no better than the Offline batch of 2048
+
+
+def test_mlperf_server_prediction():
+    found = serving_mlperf.check(n=50_000)
+    assert found.predicted_per_s <= 727437  # never above what the same GPUs did offline
+    assert 0.5 < found.ratio < 1.2
+    assert not found.at_published.result.overloaded
+    assert found.at_published.latency_s < serving_mlperf.BOUND_S
+    assert math.isclose(found.published_share_of_offline, 600179 / 727437)

@@ -1,0 +1,141 @@
+"""`serve llm:MODEL`: its answer, and one line with exit status 2 for every request it cannot serve."""
+
+import json
+
+import pytest
+
+from benchmarks.commands.serve_llm import main
+
+BASE = ["llm:Llama-3-8B", "--gpu", "H100", "--prompt-tokens", "1000", "--output-tokens", "200"]
+
+
+def test_it_answers_with_the_runs_the_front_and_the_budget(capsys):
+    assert main([*BASE, "--concurrency", "1,16,128", "--requests", "200", "--tpot-budget-ms", "50", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert [r["concurrency"] for r in found["runs"]] == [1, 16, 128]
+    run = found["runs"][1]
+    for key in ("ttft_p50_ms", "ttft_p99_ms", "tpot_p90_ms", "itl_p99_ms", "tokens_per_s", "tokens_per_s_per_user",
+                "requests_per_s", "mean_running", "kv_peak_share"):  # fmt: skip
+        assert run[key] > 0
+    assert found["front"] == [1, 16, 128]
+    assert found["assumptions"]["notes"] == ["'H100' taken as the NVIDIA H100 SXM (name another part to choose it)"]
+    budget = found["budget"]
+    assert budget["at"]["tpot_p99_ms"] <= 50 and budget["max_num_seqs"] == budget["concurrency"] > 1
+    assert budget["binds"] in ("kv-memory", "step-time", "prefills", "time-to-first-token")
+    assert str(budget["concurrency"]) in budget["explanation"]
+
+
+def test_the_table_marks_the_front_and_states_its_assumptions(capsys):
+    assert main([*BASE, "--rate", "2,5", "--requests", "100", "--chunked-prefill"]) == 0
+    out = capsys.readouterr()
+    assert "datasheet" in out.out and "Step times: datasheet roofline, nothing measured" in out.out
+    assert "rate/s" in out.out
+    assert "simulating rate 2/s (1/2)" in out.err
+
+
+def test_a_custom_decoder_is_served(capsys):
+    params = ["--param", "layers=4", "--param", "d_model=512", "--param", "heads=8", "--param", "kv_heads=2",
+              "--param", "d_ff=1024", "--param", "context=2048"]  # fmt: skip
+    assert main(["llm:custom", *params, "--gpu", "L4", "--concurrency", "4", "--requests", "20", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["assumptions"]["model"] == "custom decoder"
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["llm:GPT-9", "--gpu", "H100"], "unknown model 'GPT-9'"),
+        (["Llama-3-8B", "--gpu", "H100"], "write llm:MODEL"),
+        (["llm:Llama-3-8B", "--gpu", "Z9000"], "unknown GPU"),
+        (["llm:Llama-3-8B", "--gpu", "T4"], "gives no bfloat16 rate"),
+        (["llm:Llama-3.3-70B", "--gpu", "H100"], "does not fit"),
+        (
+            ["llm:Llama-2-70B", "--gpu", "H200", "--dtype", "fp8", "--prompt-tokens", "4000"],
+            "beyond Llama-2-70B's context",
+        ),
+        (["llm:Llama-3-8B", "--gpu", "H100", "--prompt-tokens", "9000"], "context is 8,192 tokens"),
+        ([*BASE, "--tpot-budget-ms", "1"], "no concurrency meets"),
+        ([*BASE, "--ttft-budget-ms", "100"], "needs --tpot-budget-ms"),
+        ([*BASE, "--concurrency", "0"], "--concurrency '0'"),
+        ([*BASE, "--rate", "fast"], "--rate 'fast'"),
+        ([*BASE, "--efficiency", "2"], "--efficiency '2'"),
+        ([*BASE, "--prompt-tokens", "uniform:9-3"], "LOW must not exceed HIGH"),
+        ([*BASE, "--prompt-tokens", "file:/nonexistent/lengths"], "cannot read"),
+        ([*BASE, "--chunked-prefill", "--max-batched-tokens", "16"], "at least max_num_seqs"),
+        (["llm:custom", "--gpu", "H100", "--param", "layers=2"], "needs --param for d_model"),
+        (["llm:Llama-3-8B", "--gpu", "L4", "--memory-fraction", "0.5"], "does not fit"),
+        (["llm:Llama-3-8B"], "one of the arguments --gpu --run is required"),
+        ([*BASE, "--concurrency", "4", "--rate", "2"], "not allowed with argument"),
+    ],
+)
+def test_every_bad_request_is_one_line_and_exit_status_2(capsys, argv, words):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and words in err[0], err
+
+
+def test_a_lengths_file_is_read(tmp_path, capsys):
+    lengths = tmp_path / "lengths.txt"
+    lengths.write_text("# prompt lengths\n100\n300\n\n200\n", encoding="utf-8")
+    assert main([*BASE[:3], "--prompt-tokens", f"file:{lengths}", "--concurrency", "2", "--requests", "10",
+                 "--json"]) == 0  # fmt: skip
+    assert "3 listed lengths, mean 200" in json.loads(capsys.readouterr().out)["assumptions"]["prompt_tokens"]
+    lengths.write_text("100\nten\n", encoding="utf-8")
+    assert main([*BASE[:3], "--prompt-tokens", f"file:{lengths}"]) == 2
+    assert "line 2" in capsys.readouterr().err
+
+
+def test_the_serve_verb_hands_an_llm_source_to_this_command(capsys):
+    from benchmarks.commands.cli import main as cli_main
+
+    assert cli_main(["serve", *BASE, "--concurrency", "2", "--requests", "10", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["assumptions"]["model"] == "Llama-3-8B"
+    assert cli_main(["serve", "llm:GPT-9", "--gpu", "H100"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "error: unknown model 'GPT-9'; choose from Llama-3-8B, Llama-3.1-8B, Mistral-7B, Llama-2-70B, Llama-3.3-70B, "
+        "or llm:custom"
+    )
+
+
+RUN = "benchmarks/results/cpu-amd-epyc/20261130T100513Z-quick-084f0a.json"
+
+
+def test_a_committed_runs_decode_and_prefill_points_give_the_step_times(capsys):
+    argv = ["llm:run", "--run", RUN, "--prompt-tokens", "128", "--output-tokens", "64", "--concurrency", "1,8",
+            "--requests", "40", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["assumptions"]["source"] == "measured decode and prefill points of a committed run, interpolated"
+    assert "kv_heads 2" in found["assumptions"]["step_time"] and "AMD EPYC (cpu" in found["assumptions"]["step_time"]
+    one = found["runs"][0]
+    # one sequence at context 128 to 191: between the measured batch-1 steps at contexts 128 and 2,048 (2.25, 2.77 ms)
+    assert 2.2 < one["tpot_p50_ms"] < 2.3
+    assert one["ttft_p50_ms"] == pytest.approx(23.36, abs=0.01)  # the measured 128-token prefill at batch 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["llm:Llama-3-8B", "--run", RUN], "with --run, SOURCE is llm:run"),
+        (["llm:run", "--run", RUN, "--efficiency", "0.5"], "--efficiency is for --gpu"),
+        (["llm:run", "--run", RUN, "--param", "kv_heads=8"], "measured no decode step and prefill of a decoder"),
+        (["llm:run", "--run", "/nonexistent.json"], "/nonexistent.json"),
+        (["llm:run", "--gpu", "H100", "--run", RUN], "not allowed with argument"),
+    ],
+)
+def test_a_run_that_cannot_serve_is_one_line_and_exit_status_2(capsys, argv, words):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and words in err[0], err
+
+
+def test_reserving_the_kv_cache_admits_fewer_and_preempts_none(capsys):
+    argv = ["llm:Llama-3-8B", "--gpu", "L4", "--prompt-tokens", "1000", "--output-tokens", "1000", "--concurrency",
+            "64", "--requests", "128", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    greedy = json.loads(capsys.readouterr().out)["runs"][0]
+    assert main([*argv, "--reserve-kv"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    reserved = found["runs"][0]
+    assert found["assumptions"]["engine"]["reserve_kv"] is True
+    assert reserved["preemptions"] == 0 < greedy["preemptions"]
+    assert reserved["max_running"] < greedy["max_running"]

@@ -1,0 +1,70 @@
+"""The section "Checked against a real server": the committed check as words, a chart and a table, escaped."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from benchmarks.analysis.serving_check import compare
+from benchmarks.contract.serving_check import read_serving_check
+from benchmarks.site import text
+from benchmarks.site.pages import serving_check
+from tests.synthetic import PAYLOAD
+from tests.synthetic_serving import synthetic_check, write_check
+
+
+def plain(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+@pytest.fixture(scope="module")
+def committed():
+    check = serving_check.newest_check()
+    assert check is not None and not check.synthetic
+    return check, serving_check.build(check)
+
+
+def test_the_site_shows_the_newest_measurement_never_a_synthetic_file(tmp_path):
+    write_check(tmp_path, synthetic_check())
+    assert serving_check.newest_check(tmp_path) is None
+    page = serving_check.build(directory=tmp_path / "nothing-here")
+    assert "nox -s serving-check" in plain(page.html("summary")) and page.sections["figure"] == []
+
+
+def test_the_words_carry_the_committed_numbers(committed):
+    check, page = committed
+    found = compare(check)
+    said = plain(page.html("summary"))
+    assert check.id in said and "Ray Serve 2.60.0" in said
+    assert f"{len(found.rows)} cases" in said
+    assert f"cost the server {text.sig(found.overhead_s * 1e3, 2)} ms by itself" in said
+    table = page.sections["table"][0]
+    assert len(table.rows) == len(found.rows)
+    assert {row[1] for row in table.rows} == {"awaiting", "blocking"}
+
+
+def test_the_chart_says_its_device_and_what_it_compares(committed):
+    check, page = committed
+    figure = page.sections["figure"][0]
+    assert figure.chart_id == "serving-real-server-check"
+    title = figure.spec["title"]
+    assert check.doc["host"]["name"] in title["subtitle"][0]
+    assert "float32 eager" in " ".join(title["subtitle"][1:]) and "±20%" in title["subtitle"][-1]
+    assert all(len(line) <= 110 for line in title["subtitle"])
+    drawn = [layer["layer"][-1]["data"]["values"] for layer in figure.spec["hconcat"]]
+    assert all(len(values) == len(compare(check).rows) for values in drawn)
+
+
+def test_text_from_the_file_is_escaped(tmp_path):
+    doc = synthetic_check()
+    doc["host"]["name"] = PAYLOAD
+    doc["curve"]["label"] = PAYLOAD
+    doc["curve"]["source"] = PAYLOAD
+    page = serving_check.build(read_serving_check(write_check(tmp_path, doc)))
+    html = page.text()
+    assert "<script>" not in html and "<img" not in html
+    spec = json.dumps(page.sections["figure"][0].spec)
+    assert "onerror" in spec  # the spec holds the text as data; the figure embeds it as inert JSON
+    assert "<script>" not in page.sections["figure"][0]._repr_html_()
