@@ -59,7 +59,7 @@ class _SubPath(http.server.SimpleHTTPRequestHandler):
 
 
 @functools.cache
-def published() -> str:
+def published() -> tuple[Path, str]:
     root = _tmp("published-")
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_SubPath, directory=str(root)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -67,7 +67,7 @@ def published() -> str:
     done = build(root / PREFIX.strip("/"), site_url=base)
     if done.returncode != 0:
         pytest.fail(f"mkdocs build --strict failed under {base}:\n{done.stdout[-4000:]}\n{done.stderr[-8000:]}")
-    return base
+    return root / PREFIX.strip("/"), base
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +81,10 @@ def browser():
 
 
 def test_every_page_chart_and_export_resolves_under_the_sub_path(browser):
-    base = published()
+    site, base = published()
+    pages = sorted(str(index.parent.relative_to(site)) + "/" for index in site.glob("**/index.html"))
+    pages = [path.removeprefix("./") for path in pages]  # every page the build wrote
+    assert set(PAGES) <= set(pages), f"pages not built: {set(PAGES) - set(pages)}"
     host = base[: -len(PREFIX) + 1]
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
@@ -90,7 +93,7 @@ def test_every_page_chart_and_export_resolves_under_the_sub_path(browser):
     opened: list[str] = []
     charts: dict[str, tuple[str, str, list[str], list[str]]] = {}
     try:
-        for path in PAGES:
+        for path in pages:
             response = page.goto(base + path, wait_until="load")
             assert response is not None and response.ok, f"{base + path}: {response and response.status}"
             page.wait_for_function(READY, timeout=30_000)
