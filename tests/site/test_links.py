@@ -65,6 +65,8 @@ def test_every_heading_gets_an_id_and_a_visible_link():
     assert 'class="anchor-link headerlink"' in out
     assert '<h4 id="curves--float32-eager">float32, eager<a class="headerlink" href="#curves--float32-eager"' in out
     assert '<h5 id="curves--float32-eager--why">' in out
+    code = '<h2 id="what-the-serve-command">The <code>serve</code> command<a class="anchor-link" href="#x">¶</a></h2>'
+    assert 'class="anchor-link headerlink" href="#what-the-serve-command"' in links.permalinks(code)
 
 
 def test_a_devices_headings_keep_their_ids_when_another_device_is_added():

@@ -111,8 +111,10 @@ def permalinks(html_text: str) -> str:
         for deeper in [k for k in parents if k >= level]:
             del parents[deeper]
         parents[level] = ident
-        if "anchor-link" in inner:
-            inner = inner.replace('class="anchor-link"', 'class="anchor-link headerlink"')
+        if "anchor-link" in inner:  # nbconvert's own ¶, pointed at the id the heading ended up with
+            inner = re.sub(
+                r'<a class="anchor-link" href="[^"]*"', f'<a class="anchor-link headerlink" href="#{ident}"', inner
+            )
         elif "headerlink" not in inner:
             inner += f'<a class="headerlink" href="#{ident}" title="Link to this section">¶</a>'
         return f"<h{level}{attrs}>{inner}</h{level}>"
