@@ -112,11 +112,10 @@ def fleet(session: nox.Session) -> None:
     session.run("python", "-m", "benchmarks", "fleet", *session.posargs)
 
 
-@nox.session(name="tests-ray", venv_params=["--system-site-packages"])
+@nox.session(name="tests-ray")
 def tests_ray(session: nox.Session) -> None:
     """The tests that start local Ray clusters (marked `ray`): the fleet on stand-in GPU nodes and the real
     Ray Serve check. Ray never enters the docs or the main test environment, so CI runs this session too."""
-    _torch_in_session(session)
     session.install(*group("tests-ray"))
     session.run("pytest", "-m", "ray", *session.posargs)
 

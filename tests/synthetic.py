@@ -327,6 +327,9 @@ def hostile(doc: dict[str, Any], payload: str = PAYLOAD) -> dict[str, Any]:
     return doc
 
 
+SWEEP_OPS = 100  # operators per call of the SYNTHETIC sweep's model: its fixed cost is all dispatch
+
+
 def make_sweep(
     batches=(1, 2, 4, 8, 16, 32, 64),
     fixed_s: float = 1e-3,
@@ -336,8 +339,9 @@ def make_sweep(
     oom_from: int | None = None,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """A SYNTHETIC model-sweep document: latency = fixed + per_row·batch with seeded noise; FLOPs and
-    bytes of a made-up 4096² layer. Not a measurement: never publish it."""
+    """A SYNTHETIC model-sweep document: latency = fixed + per_row·batch with seeded noise, the fixed part being
+    SWEEP_OPS operators at the dispatch probe's cost; FLOPs and bytes of a made-up 4096² layer. Not a
+    measurement: never publish it."""
     rng = random.Random(seed)
     points = []
     for batch in batches:
@@ -352,6 +356,7 @@ def make_sweep(
             "percentile_s": ordered[min(len(ordered) - 1, -(-percentile * len(ordered) // 100) - 1)],
             "timing": timing, "throughput": batch / timing["median_s"], "peak_memory_bytes": 2**30 + batch * 2**20,
             "flops": 2.0 * batch * 4096 * 4096, "bytes_low": 2.0 * 4096 * 4096, "bytes_high": 2.0 * 4096 * 4096 * 3,
+            "ops": SWEEP_OPS,
         })  # fmt: skip
     device = make_run()["device"]
     return {
@@ -371,6 +376,10 @@ def make_sweep(
         "ceilings": {
             "copy": {"bytes_per_s": 1e12, "size_bytes": 2**30, "timing": _timing(2**31 / 1e12, rng, 0.01)},
             "matmul": {"bfloat16": {"flops_per_s": 5e14, "n": 8192, "timing": _timing(2 * 8192**3 / 5e14, rng, 0.01)}},
+        },
+        "probes": {
+            "dispatch": {"per_op_s": fixed_s / SWEEP_OPS, "ops": 24, "model": "8×64 MLP at batch 1 (fixture)"},
+            "small_matmul": {"bytes_per_s": 5e11, "weight_bytes": 2**28, "model": "8×4096 MLP at batch 1 (fixture)"},
         },
         "model": {
             "target": "fixture.py:factory",

@@ -56,7 +56,11 @@ SWEEP_RUN = object_schema(
             {"type": ["boolean", "null"]}, "Uncommitted or untracked changes to the measuring code."
         ),
         "time_limit_s": described(POSITIVE, "The sweep's --time-limit."),
+        "contended": described({"type": "boolean"}, "Another measurement was using this device at the same time."),
         "wall_s": described(POSITIVE, "Seconds from start to the last write."),
+        "search_stopped": described(
+            TEXT, "Why the doubling search stopped (out of memory, flat throughput, time limit)."
+        ),
         "synthetic": described({"type": "boolean"}, "True for test fixtures; such files are never published."),
     },
     ["id", "started_at", "complete"],
@@ -125,11 +129,68 @@ SWEEP_POINT = object_schema(
             "CUDA: the allocator's peak during one call; CPU: the process's peak resident memory so far.",
         ),
         "flops": described(_COUNT_OR_NULL, "FLOPs of one call, counted by torch.utils.flop_counter."),
-        "bytes_low": described(_COUNT_OR_NULL, "Lower bound of bytes moved: every weight read once."),
+        "bytes_low": described(
+            _COUNT_OR_NULL,
+            "Low end of bytes moved: every weight read at each use, the inputs read and the outputs written once.",
+        ),
         "bytes_high": described(_COUNT_OR_NULL, "Upper bound: every operator's inputs and outputs (nothing fused)."),
+        "ops": described(
+            {"type": "integer", "minimum": 0, "maximum": 10**9}, "Operators one call dispatches (views too)."
+        ),
+        "uncounted": described(
+            {
+                "type": "array",
+                "maxItems": 100,
+                "items": object_schema(
+                    {
+                        "op": described(NAME, "An operator doing matrix work that no FLOP count covers."),
+                        "time_share": described(
+                            {"type": "number", "minimum": 0, "maximum": 1}, "Its share of the time."
+                        ),
+                    },
+                    ["op", "time_share"],
+                    "One uncounted operator.",
+                ),
+            },
+            "Operators whose FLOPs no count saw, with their share of the call's operator time.",
+        ),
     },
     ["batch", "stage", "status", "median_s", "percentile_s"],
     "One batch size tried.",
+)
+
+PROBES = object_schema(
+    {
+        "dispatch": object_schema(
+            {
+                "per_op_s": described(
+                    POSITIVE, "Seconds per dispatched operator (an upper bound: tiny work included)."
+                ),
+                "ops": described(
+                    {"type": "integer", "minimum": 1, "maximum": 10**6}, "Operators the probe dispatches."
+                ),
+                "model": described(TEXT, "The probe, e.g. 8×64 MLP at batch 1."),
+                "timing": TIMING,
+            },
+            ["per_op_s", "ops", "model"],
+            "The cost of one dispatched operator, from a tiny MLP at batch 1.",
+        ),
+        "small_matmul": object_schema(
+            {
+                "bytes_per_s": described(
+                    {"type": "number", "exclusiveMinimum": 0, "maximum": 1e16},
+                    "Weight bytes per second a batch-1 matrix product streams.",
+                ),
+                "weight_bytes": described({"type": "integer", "minimum": 1, "maximum": 2**50}, "The probe's weights."),
+                "model": described(TEXT, "The probe, e.g. 8×1024 MLP at batch 1."),
+                "timing": TIMING,
+            },
+            ["bytes_per_s", "weight_bytes", "model"],
+            "The rate at which this device's small matrix products stream their weights.",
+        ),
+    },
+    [],
+    "Small probes measured beside the ceilings, the evidence for a sweep's diagnosis.",
 )
 
 SWEEP_SCHEMA: dict[str, Any] = {
@@ -142,6 +203,7 @@ SWEEP_SCHEMA: dict[str, Any] = {
             "run": SWEEP_RUN,
             "device": DEVICE,
             "ceilings": CEILINGS,
+            "probes": PROBES,
             "model": MODEL,
             "settings": SETTINGS,
             "points": {"type": "array", "maxItems": MAX_POINTS, "items": SWEEP_POINT},

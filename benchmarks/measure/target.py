@@ -10,6 +10,7 @@ line that says what to fix.
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import importlib
 import importlib.util
@@ -177,6 +178,19 @@ def random_inputs(shape: tuple[int, ...], dtype: torch.dtype, vocab: int | None,
     return make
 
 
+def tensors(output: Any) -> list[torch.Tensor]:
+    """Every tensor a model's output holds, in order: tensors, tuples, lists, dicts, dataclasses."""
+    if isinstance(output, torch.Tensor):
+        return [output]
+    if dataclasses.is_dataclass(output) and not isinstance(output, type):
+        output = [getattr(output, f.name) for f in dataclasses.fields(output)]
+    if isinstance(output, dict):
+        output = list(output.values())
+    if isinstance(output, (tuple, list)):
+        return [t for value in output for t in tensors(value)]
+    return []
+
+
 def has_tensor(output: Any) -> bool:
     """Whether a model's output holds a tensor anywhere: tensors, tuples, lists, dicts, dataclasses."""
     if isinstance(output, torch.Tensor):
@@ -205,6 +219,8 @@ def load_target(
     `make_input` instead of a TARGET for the Python API."""
     if model is None:
         model, make_input = call_factory(spec)
+    elif not _already(model, device, dtype):
+        model = copy.deepcopy(model)  # the caller's model stays on its device, in its dtype
     notes = []
     if model.training:
         notes.append("the model was in training mode: swept in eval mode, without gradients")
@@ -233,6 +249,17 @@ def load_target(
     target = Target(spec, model, make, words, notes)
     _check_output(target)
     return target
+
+
+def _already(model: nn.Module, device: torch.device, dtype: torch.dtype) -> bool:
+    """Whether every floating parameter and buffer is on the device in the dtype (moving it changes nothing)."""
+    for t in (*model.parameters(), *model.buffers()):
+        if not t.is_floating_point():
+            continue
+        same_device = t.device.type == device.type and (device.index is None or t.device.index == device.index)
+        if t.dtype != dtype or not same_device:
+            return False
+    return True
 
 
 def _check_output(target: Target) -> None:

@@ -33,7 +33,8 @@ torch.nn.Module torch.nn.ModuleList torch.nn.Parameter torch.nn.ReLU torch.nn.Se
 torch.nn.functional.conv2d torch.nn.functional.gelu torch.nn.functional.scaled_dot_product_attention
 torch.nn.functional.silu torch.no_grad torch.ones torch.profiler torch.profiler.ProfilerActivity
 torch.profiler.ProfilerActivity.CPU torch.profiler.ProfilerActivity.CUDA torch.profiler.profile torch.randint
-torch.randn torch.relu torch.set_num_threads torch.sum torch.uint8 torch.unique
+torch.backends.cudnn.flags torch.backends.mkldnn torch.backends.mkldnn.flags torch.equal torch.ops torch.ops.aten
+torch.inference_mode torch.randn torch.relu torch.set_num_threads torch.sum torch.uint8 torch.unique
 torch.utils._python_dispatch.TorchDispatchMode torch.zeros torch.zeros_like torch.version torch.version.cuda
 """
 SINCE: dict[str, str] = {
@@ -48,6 +49,14 @@ SINCE: dict[str, str] = {
     "torch.nn.attention.SDPBackend.MATH": "2.3",
     "torch.nn.attention.sdpa_kernel": "2.3",
     "torch.nn.attention.SDPBackend.CUDNN_ATTENTION": "2.4",
+    # the encoder-layer fast-path switch (pytorch/pytorch#112212, merged January 2024, so in 2.3)
+    "torch.backends.mha": "2.3",
+    "torch.backends.mha.get_fastpath_enabled": "2.3",
+    "torch.backends.mha.set_fastpath_enabled": "2.3",
+    # the SDPA formula came with the counter (pytorch/pytorch#95854, March 2023); the formula table by 2.3 at the
+    # latest: both dated conservatively, and `doctor` resolves them in the torch it runs on
+    "torch.utils.flop_counter.sdpa_flop_count": "2.1",
+    "torch.utils.flop_counter.flop_registry": "2.3",
     "torch.nn.RMSNorm": "2.4",
     "torch._C._cuda_endAllocateToPool": "2.8",
     "torch._C._cuda_releasePool": "2.8",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from benchmarks.analysis import recommend
-from benchmarks.analysis.roofline import run_ceilings
 
 
 def _ms(seconds: float | None) -> str:
@@ -20,11 +19,11 @@ def _bytes(count: int | None) -> str:
 
 
 def table_lines(doc: dict) -> list[str]:
-    """batch, stage, median and percentile latency, throughput, peak memory and what bounds it. On a CPU the
-    memory is the process's peak so far, the same for every batch, and the column says so."""
+    """batch, the stage that found it ("found by": its numbers come from the last pass that measured it, with
+    the samples counted), median and percentile latency, throughput, peak memory and what bounds it. On a CPU
+    the memory is the process's peak so far, the same for every batch, and the column says so."""
     p = doc["settings"]["percentile"]
-    ok, _ = recommend.sweep_points(doc["points"])
-    found = recommend.diagnose_sweep(ok, run_ceilings(doc["ceilings"], doc["model"]["dtype"]))
+    found = recommend.from_document(doc).diagnosis
     bound = {v.batch: v.regime for v in found.verdicts} if found else {}
     model = doc["model"]
     head = (
@@ -36,15 +35,19 @@ def table_lines(doc: dict) -> list[str]:
     if not doc["run"]["complete"]:
         rows.append(f"incomplete: {doc['run'].get('interrupted') or 'stopped'}")
     rows += [
-        f"{'batch':>6} {'stage':>7} {'median ms':>10} {f'p{p} ms':>9} {'samples/s':>11} {memory_head:>12}  bound",
+        f"{'batch':>6} {'found by':>8} {'samples':>7} {'median ms':>10} {f'p{p} ms':>9} {'samples/s':>11} "
+        f"{memory_head:>12}  bound",
     ]
     for point in doc["points"]:
         if point["status"] != "ok":
-            rows.append(f"{point['batch']:>6} {point['stage']:>7}  {point['status']}: {(point['message'] or '')[:80]}")
+            rows.append(
+                f"{point['batch']:>6} {point['stage']:>8} {'–':>7}  {point['status']}: {(point['message'] or '')[:80]}"
+            )
             continue
         memory = _bytes(point.get("peak_memory_bytes"))
         rows.append(
-            f"{point['batch']:>6} {point['stage']:>7} {_ms(point['median_s']):>10} {_ms(point['percentile_s']):>9} "
+            f"{point['batch']:>6} {point['stage']:>8} {len(point['timing']['samples_s']):>7} "
+            f"{_ms(point['median_s']):>10} {_ms(point['percentile_s']):>9} "
             f"{point['throughput']:>11,.0f} {memory:>12}  {bound.get(point['batch'], '–')}"
         )
     return rows

@@ -7,7 +7,9 @@
   vl-convert version) as one site file that every page shares.
 - on_page_content: drop what nbconvert inlines into each notebook page (its 600 KB stylesheet,
   MathJax and Mermaid loaders that would fetch from another host), put the CPU notice under each
-  page's title while every committed measurement is from a CPU, and resolve chart links.
+  page's title while every committed measurement is from a CPU, render as MathML the $$...$$ formulas
+  that the page's own markdown cells wrote (and no other text: formulas never come from data), and
+  resolve chart links.
 - on_page_content also gives every heading a permalink, keeps moved chart ids as anchors and fills in the
   charts' embed snippets with the site's address (benchmarks/site/charts/links.py).
 - on_post_build: write every staged chart as site/charts/<id>.{json,csv,svg,png} and copy the
@@ -43,6 +45,7 @@ _STATE: dict[str, Path] = {}
 _STYLE = re.compile(r"<style[^>]*>.*?</style>", re.S | re.I)
 _SCRIPT = re.compile(r"<script(?![^>]*application/json)[^>]*>.*?</script>", re.S | re.I)
 _MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
+_MARKDOWN_CELL = re.compile(r"^# %% \[markdown\][^\n]*\n((?:#[^\n]*(?:\n|$))*)", re.M)
 
 
 def on_config(config):
@@ -85,13 +88,33 @@ def _root_prefix(page) -> str:
     return "../" * depth
 
 
-def _math(match: re.Match) -> str:
+def _tex_key(tex: str) -> str:
+    return " ".join(tex.split())
+
+
+def authored_formulas(source: str) -> set[str]:
+    """The $$...$$ formulas that the markdown cells of a page's source (a percent-format notebook)
+    write, whitespace normalised: the only formulas its page may render."""
+    cells = ("\n".join(line[2:] if line.startswith("# ") else line[1:] for line in cell.splitlines())
+             for cell in _MARKDOWN_CELL.findall(source))  # fmt: skip
+    return {_tex_key(tex) for cell in cells for tex in _MATH.findall(cell)}
+
+
+def render_math(html_text: str, authored: set[str]) -> str:
+    """Each $$...$$ of the page's HTML that its own source wrote as a formula, as MathML; anything else
+    between two '$$' (text that came from data, which the renderer writes with '$' as &#36; anyway)
+    stays text."""
     import html
 
     from latex2mathml.converter import convert
 
-    tex = html.unescape(match.group(1)).strip()
-    return f'<div class="eq">{convert(tex, display="block")}</div>'
+    def one(match: re.Match) -> str:
+        tex = html.unescape(match.group(1)).strip()
+        if _tex_key(tex) not in authored:
+            return match.group(0).replace("$", "&#36;")
+        return f'<div class="eq">{convert(tex, display="block")}</div>'
+
+    return _MATH.sub(one, html_text)
 
 
 def _with_notice(html_text: str) -> str:
@@ -114,7 +137,8 @@ def on_page_content(html_text, page, config, files):
     if page.file.src_uri.endswith(".py"):
         html_text = _STYLE.sub("", html_text)
         html_text = _SCRIPT.sub("", html_text)
-        html_text = _MATH.sub(_math, html_text)
+        source = Path(page.file.abs_src_path).read_text(encoding="utf-8")
+        html_text = render_math(html_text, authored_formulas(source))
     html_text = _lasting_links(html_text, page, config)
     return _with_notice(html_text).replace(charts.SITE_ROOT, _root_prefix(page))
 
