@@ -144,10 +144,12 @@ def tests_all(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Ruff lint and format check."""
+    """Ruff lint and format check; actionlint and zizmor (offline audits) on every workflow in .github/workflows."""
     session.install(*group("lint"))
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("actionlint")  # every .github/workflows/*.yml; runner labels in .github/actionlint.yaml
+    session.run("zizmor", "--offline", ".github/workflows")
 
 
 def _docs_env(session: nox.Session) -> None:

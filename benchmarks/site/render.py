@@ -248,7 +248,8 @@ def device_intro(section: DeviceSection) -> Html:
 
 
 def _device_section(part: DeviceSection) -> str:
-    return f"<h3>{inline(text.device_label(part.run))}</h3>{device_intro(part)}{render(part.body)}"
+    heading = tag("h3", text.device_label(part.run), data_anchor=part.run.device["slug"])  # names its permalink
+    return f"{heading}{device_intro(part)}{render(part.body)}"
 
 
 _RENDERERS: dict[type, Callable[[Any], str]] = {

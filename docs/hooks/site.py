@@ -10,6 +10,8 @@
   page's title while every committed measurement is from a CPU, render as MathML the $$...$$ formulas
   that the page's own markdown cells wrote (and no other text: formulas never come from data), and
   resolve chart links.
+- on_page_content also gives every heading a permalink, keeps moved chart ids as anchors and fills in the
+  charts' embed snippets with the site's address (benchmarks/site/charts/links.py).
 - on_post_build: write every staged chart as site/charts/<id>.{json,csv,svg,png} and copy the
   published results files to site/results/ and the model sweeps to site/sweeps/.
 """
@@ -35,6 +37,7 @@ if str(ROOT) not in sys.path:
 from benchmarks.analysis.curves import SiteDataError, load_site_data  # noqa: E402
 from benchmarks.analysis.sweeps import load_sweeps  # noqa: E402
 from benchmarks.site import charts, notice  # noqa: E402
+from benchmarks.site.charts import links  # noqa: E402
 
 BUNDLE_PATH = "assets/javascripts/vega-bundle.js"
 _STATE: dict[str, Path] = {}
@@ -124,12 +127,19 @@ def _with_notice(html_text: str) -> str:
     return html_text[:at] + str(text) + html_text[at:]
 
 
+def _lasting_links(html_text: str, page, config) -> str:
+    """Permalinks on every heading, old chart ids kept as anchors, embed snippets' absolute addresses."""
+    html_text = links.moved_here(links.permalinks(html_text), links.built_ids(html_text))
+    return links.absolute(html_text, config["site_url"] or "/", page.canonical_url or page.abs_url or "")
+
+
 def on_page_content(html_text, page, config, files):
     if page.file.src_uri.endswith(".py"):
         html_text = _STYLE.sub("", html_text)
         html_text = _SCRIPT.sub("", html_text)
         source = Path(page.file.abs_src_path).read_text(encoding="utf-8")
         html_text = render_math(html_text, authored_formulas(source))
+    html_text = _lasting_links(html_text, page, config)
     return _with_notice(html_text).replace(charts.SITE_ROOT, _root_prefix(page))
 
 
@@ -155,6 +165,7 @@ def on_post_build(config):
         list(pool.map(lambda p: _export(p, out_dir), specs))
     if stage:
         shutil.rmtree(stage, ignore_errors=True)
+    links.write_moved_exports(out_dir)
     for run in _STATE.get("runs", []):
         target = site / "results" / run.device["slug"] / f"{run.id}.json"
         target.parent.mkdir(parents=True, exist_ok=True)

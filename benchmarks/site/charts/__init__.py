@@ -24,6 +24,7 @@ import altair as alt
 
 from benchmarks.analysis.curves import Curve, predicted_at
 from benchmarks.site import text
+from benchmarks.site.charts.links import embed_html
 from benchmarks.workloads import ROWS, BatchUnit
 from snippets.costs import linear_cost
 
@@ -531,6 +532,7 @@ class Figure:
             f'<a class="bchart-anchor" href="#chart-{cid}" title="Link to this chart">#</a> '
             f"<strong>{text.h(self.caption)}</strong> {text.h(self.visible)}"
             f'<span class="bchart-links">Chart <code>{cid}</code>: {links}</span>'
+            f"{embed_html(cid, self.caption)}"
             f"</figcaption></figure>"
         )
 
