@@ -112,11 +112,10 @@ def fleet(session: nox.Session) -> None:
     session.run("python", "-m", "benchmarks", "fleet", *session.posargs)
 
 
-@nox.session(name="tests-ray", venv_params=["--system-site-packages"])
+@nox.session(name="tests-ray")
 def tests_ray(session: nox.Session) -> None:
     """The tests that start local Ray clusters (marked `ray`): the fleet on stand-in GPU nodes and the real
     Ray Serve check. Ray never enters the docs or the main test environment, so CI runs this session too."""
-    _torch_in_session(session)
     session.install(*group("tests-ray"))
     session.run("pytest", "-m", "ray", *session.posargs)
 
@@ -145,10 +144,12 @@ def tests_all(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Ruff lint and format check."""
+    """Ruff lint and format check; actionlint and zizmor (offline audits) on every workflow in .github/workflows."""
     session.install(*group("lint"))
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("actionlint")  # every .github/workflows/*.yml; runner labels in .github/actionlint.yaml
+    session.run("zizmor", "--offline", ".github/workflows")
 
 
 def _docs_env(session: nox.Session) -> None:

@@ -33,6 +33,6 @@ def sweep(model: Any, make_input: Any = None, **options: Any):
     percentile, time_limit_s, threads, input_shape, input_dtype, vocab, results_dir (default: keep no
     file) and quiet.
     """
-    from benchmarks.measure.sweep import sweep_model
+    from benchmarks.commands.sweep import sweep_model
 
     return sweep_model(model, make_input, **options)

@@ -41,8 +41,10 @@ page = methodology.build()
 # point reports the **median** of its samples with the first and third quartiles (the band on
 # every chart), and the raw samples are kept in the results file. `run --time-limit SECONDS` plans
 # a run to end in time on its own measured ceilings (fewer samples per point first, then fewer batch
-# sizes) and records the limit and what it cut; `python -m benchmarks list` gives each profile's
-# estimated time from the same cost model.
+# sizes) and records the limit and what it cut; the limit covers the ceilings too, and one too small
+# for anything is refused before any work. `python -m benchmarks list` gives each profile's estimated
+# time from the same cost model. A run that timed no point is marked incomplete and never stands in
+# for a device's newest good run; smoke runs, whose toy sizes are not measurements, are not shown.
 #
 # ## Kernel names
 #

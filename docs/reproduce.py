@@ -23,6 +23,30 @@
 # python -m benchmarks validate benchmarks/results/   # check results files
 # ```
 #
+# ## Run it on every GPU of a Ray cluster
+#
+# A team with several kinds of GPU runs the same profile on each through Ray, the cluster engine
+# many ML teams already have (on Kubernetes through KubeRay, on a cloud through `ray up`, or inside a
+# Slurm allocation with `ray start` on each node). From any machine that can reach the cluster:
+#
+# ```sh
+# nox -s fleet -- --address HEAD:6379 --dry-run    # what would run where
+# nox -s fleet -- --address HEAD:6379              # one run per GPU kind
+# nox -s fleet -- --address HEAD:6379 --per-node --accelerators H100,A100 --time-limit 600
+# ```
+#
+# `fleet` reads each node's GPU kind from the accelerator type Ray gives it, runs `python -m benchmarks
+# run` once per kind (or on every node with `--per-node`) as a task holding one GPU, with the node's
+# own Python and torch (the checkout travels as Ray's working directory; nothing is installed there),
+# and prints each node's progress. The runs go on in parallel, so the whole fleet takes about as long
+# as its slowest node's profile (the `full` profile is planned to stay within five minutes on an
+# H200). Each node sends its results file back through Ray; the driver validates it with the same
+# strict reader as `validate` and writes it under `benchmarks/results/<device>/`, never replacing a
+# file. A node that fails, disappears or overruns `--time-limit` costs only its own run: one line names
+# it and why, and the exit status counts the failures. CPU-only nodes are skipped unless
+# `--include-cpu` is given; options after a second `--` go to every node's run. Then commit the new
+# files and rebuild the site with `nox -s docs`: every device appears beside the others.
+#
 # ## Contribute a device's results
 #
 # 1. Run `nox -s bench` on the device. Let it finish: an interrupted run is kept, marked

@@ -110,7 +110,7 @@ page.show("closed_loop")
 page.show("capacity")
 
 # %% [markdown]
-# ## What the `serve` command recommends
+# ## What the serve command recommends
 #
 # `python -m benchmarks serve` runs this search for you: every max batch (powers of two up to the
 # curve's largest), every max delay shorter than the budget and, with `--instances N`, up to *N*

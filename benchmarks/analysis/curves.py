@@ -25,6 +25,7 @@ from benchmarks.workloads import ROWS, WORKLOADS, BatchUnit, Workload
 
 RESULTS_DIR_ENV = "BATCHING_RESULTS_DIR"  # read results from here instead of benchmarks/results/
 SYNTHETIC_ENV = "BATCHING_INCLUDE_SYNTHETIC"  # "1" only in tests: also show synthetic fixtures
+SMOKE_ENV = "BATCHING_INCLUDE_SMOKE"  # "1": also show smoke runs (toy sizes, not measurements to publish)
 
 DTYPE_ORDER = ("bfloat16", "float16", "float32", "tfloat32", "float64")
 MODE_ORDER = ("graph", "eager")
@@ -46,6 +47,11 @@ def results_dir() -> Path:
 def include_synthetic() -> bool:
     """Synthetic fixtures appear only when a test asks for them explicitly."""
     return os.environ.get(SYNTHETIC_ENV) == "1"
+
+
+def include_smoke() -> bool:
+    """Smoke runs appear only when asked for (BATCHING_INCLUDE_SMOKE=1)."""
+    return os.environ.get(SMOKE_ENV) == "1"
 
 
 @dataclass
@@ -73,10 +79,11 @@ class SiteData:
 
     def source(self, slug: str, workload: str) -> Run | None:
         """The run a page charts `workload` of this device from: the newest that finished it, else (none
-        did) the newest that measured some of it. A run of a few workloads never hides another's."""
-        mine = [r for r in self.runs if r.device["slug"] == slug]
+        did) the newest that measured some of it; a run that timed no point of it is never the source. A run
+        of a few workloads never hides another's."""
+        mine = [r for r in self.runs if r.device["slug"] == slug and workload in r.workloads_ok]  # timed some of it
         done = [r for r in mine if workload in r.workloads_done]
-        some = done or [r for r in mine if workload in r.workloads_measured]
+        some = done or mine
         return max(some, key=lambda r: (r.started_at, r.id), default=None)
 
     def shown_for(self, *workloads: str) -> list[Run]:
@@ -112,8 +119,9 @@ def load_site_data(directory: Path | str | None = None, synthetic: bool | None =
     report = load_results(directory)
     if report.errors:  # one line per bad file, naming the file and the field
         raise SiteDataError("\n".join(str(error) for error in report.errors))
-    runs = [r for r in report.runs if synthetic or not r.synthetic]
-    newest = newest_complete_runs(runs, include_synthetic=synthetic)
+    smoke = include_smoke()
+    runs = [r for r in report.runs if (synthetic or not r.synthetic) and (smoke or not r.smoke)]
+    newest = newest_complete_runs(runs, include_synthetic=synthetic, include_smoke=smoke)
     shown = sorted(newest.values(), key=lambda r: (r.device["kind"] != "cuda", r.device["name"], r.device["slug"]))
     return SiteData(runs=runs, shown=shown)
 

@@ -97,14 +97,17 @@ class Measurement:
     not_compared: str | None
 
 
-class _Reader:
-    """Checks one document, raising PublishedDataError at the first problem, with its field."""
+class FieldReader:
+    """The checks every published-figures file shares: one document, raising `error` at the first problem,
+    with the file and the field."""
+
+    error: type[Exception] = Exception
 
     def __init__(self, path: Path):
         self.path = path
 
     def fail(self, where: str, message: str):
-        raise PublishedDataError(f"{self.path}: {where}: {message}")
+        raise self.error(f"{self.path}: {where}: {message}")
 
     def mapping(self, value: Any, where: str, allowed: set[str], required: set[str]) -> dict[str, Any]:
         if not isinstance(value, dict):
@@ -126,14 +129,20 @@ class _Reader:
             self.fail(where, f"must be {words}")
         return value
 
-    def choice(self, value: Any, where: str, choices) -> str:
-        if value not in choices:
-            self.fail(where, f"must be one of {', '.join(choices)}")
-        return value
-
     def count(self, value: Any, where: str, low: int = 1, high: int = 2**24) -> int:
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
             self.fail(where, f"must be a whole number from {low} to {high:,}")
+        return value
+
+
+class _Reader(FieldReader):
+    """Checks one measurements document, raising PublishedDataError at the first problem, with its field."""
+
+    error = PublishedDataError
+
+    def choice(self, value: Any, where: str, choices) -> str:
+        if value not in choices:
+            self.fail(where, f"must be one of {', '.join(choices)}")
         return value
 
     def number(self, value: Any, where: str) -> float:

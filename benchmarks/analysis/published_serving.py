@@ -34,11 +34,11 @@ from benchmarks.analysis.continuous_batching import (
     simulate,
 )
 from benchmarks.analysis.datasheet import find_gpu
+from benchmarks.analysis.published_file import FieldReader
 from benchmarks.analysis.serving import PublishedModel, find_model
 
 SERVING_FILE = Path(__file__).resolve().parents[1] / "published" / "serving.json"
 MAX_FILE_BYTES = 1_000_000
-MAX_TEXT = 1_000
 STATUSES = ("verified", "as reported")
 UNITS = ("ms", "tokens/s")
 FIGURES = {  # figure -> (unit, what of the run)
@@ -102,37 +102,8 @@ class ServingRow:
     setup: Setup
 
 
-class _Reader:
-    def __init__(self, path: Path):
-        self.path = path
-
-    def fail(self, where: str, message: str):
-        raise ServingDataError(f"{self.path}: {where}: {message}")
-
-    def mapping(self, value: Any, where: str, allowed: set[str], required: set[str]) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            self.fail(where, "must be an object")
-        for key in value:
-            if key not in allowed:
-                self.fail(f"{where}.{key}", f"is not a field here (fields: {', '.join(sorted(allowed))})")
-        for key in sorted(required):
-            if key not in value:
-                self.fail(f"{where}.{key}", "is required but missing")
-        return value
-
-    def text(self, value: Any, where: str, pattern: re.Pattern | None = None, words: str = "") -> str:
-        if not isinstance(value, str) or not value.strip():
-            self.fail(where, "must be non-empty text")
-        if len(value) > MAX_TEXT:
-            self.fail(where, f"must be at most {MAX_TEXT} characters")
-        if pattern is not None and not pattern.match(value):
-            self.fail(where, f"must be {words}")
-        return value
-
-    def count(self, value: Any, where: str, low: int = 1, high: int = 2**24) -> int:
-        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-            self.fail(where, f"must be a whole number from {low} to {high:,}")
-        return value
+class _Reader(FieldReader):
+    error = ServingDataError
 
     def number(self, value: Any, where: str, high: float = math.inf) -> float:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

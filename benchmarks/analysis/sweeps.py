@@ -18,7 +18,8 @@ def sweeps_dir() -> Path:
 
 
 def load_sweeps(directory: Path | str | None = None, synthetic: bool | None = None) -> list[ModelSweep]:
-    """Every sweep to publish, newest first; a bad file stops the build with one line per file."""
+    """Every sweep to publish (one that timed at least one batch size), newest first; a bad file stops the
+    build with one line per file."""
     directory = Path(directory) if directory is not None else sweeps_dir()
     if not directory.exists():
         return []
@@ -29,5 +30,6 @@ def load_sweeps(directory: Path | str | None = None, synthetic: bool | None = No
         names = ", ".join(str(r.path) for r in report.runs)
         raise SiteDataError(f"{names}: run.kind: is a profile run; it belongs under benchmarks/results/")
     wanted = include_synthetic() if synthetic is None else synthetic
-    found = [s for s in report.sweeps if wanted or not s.synthetic]
+    # a sweep that timed no batch size has nothing to chart or recommend: it is never published
+    found = [s for s in report.sweeps if (wanted or not s.synthetic) and any(p["status"] == "ok" for p in s.points)]
     return sorted(found, key=lambda s: s.doc["run"]["started_at"], reverse=True)

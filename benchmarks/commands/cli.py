@@ -62,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--results-dir",
-        type=Path,
+        type=sweep_cli.directory,
         metavar="DIR",
         help="where to write <device-slug>/<run-id>.json (default: benchmarks/results/; for the smoke profile a "
         "temporary directory, removed afterwards)",
@@ -184,6 +184,11 @@ def _run(args: argparse.Namespace) -> int:
                 traceback.print_exc()
             hint = "" if args.debug else " (run with --debug for the traceback)"
             return _stopped(run, f"{type(exc).__name__}: {str(exc)[:300]}", 1, f"crashed{hint}: ")
+    timed = [r for r in run.doc["records"] if r["status"] == "ok"]
+    if not timed:  # a run that measured nothing is not complete, so it never replaces a device's good run
+        reasons = list(dict.fromkeys(r["message"] for r in run.doc["records"] if r["message"]))
+        why = f"first: {reasons[0]}" if reasons else "no point was planned"
+        return _stopped(run, f"measured nothing: none of {len(run.doc['records'])} points was timed ({why})", 1)
     error = run.finish(complete=True)
     if error is not None:
         return _stopped(run, f"writing the results failed: {error.strerror or error}", 1)
@@ -326,7 +331,11 @@ def _summary(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     if given and given[0] == "serve":  # its own parser: every refusal one line
-        from benchmarks.commands import serve
+        try:
+            from benchmarks.commands import serve
+        except ImportError as exc:  # numpy, which the serving simulators use; the measuring verbs need none
+            print(f"error: serve needs {exc.name or 'a package'}: pip install {exc.name or 'numpy'}", file=sys.stderr)
+            return 2
 
         return serve.main(given[1:])
     args = _parser().parse_args(argv)

@@ -36,9 +36,10 @@ CPU_KIND = "CPU"
 GRACE_S = 120.0  # beyond --time-limit: the node's own run ends itself; this covers start-up and the return
 POLL_S = 2.0
 FAILED_BASE = 10  # exit status 10 + the number of runs that failed
-# What the working directory shipped to each node leaves out: results, site, caches, virtual environments.
-SHIP_EXCLUDES = [".git", ".nox", ".cache", "site", "benchmarks/results", "benchmarks/sweeps", "benchmarks/serving",
-                 "**/__pycache__", "*.egg-info", ".venv", "venv", "node_modules"]  # fmt: skip
+# What the working directory shipped to each node leaves out: results, site, caches, virtual environments
+# (gitignore syntax: a leading / anchors a pattern at the checkout's root, so benchmarks/site/ still travels).
+SHIP_EXCLUDES = ["/.git", "/.nox", "/.cache", "/site", "/benchmarks/results", "/benchmarks/sweeps",
+                 "/benchmarks/serving", "__pycache__", "*.egg-info", "/.venv", "/venv", "node_modules"]  # fmt: skip
 
 
 class FleetError(Exception):
@@ -277,7 +278,7 @@ def drive(args: argparse.Namespace, say: Callable[[str], None] | None = None) ->
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     say = say or (lambda line: print(line, file=sys.stderr, flush=True))
-    local = {"_node_ip_address": "127.0.0.1"} if _on_loopback(args.address) else {}
+    local = {"_node_ip_address": _host(args.address)} if _on_loopback(args.address) else {}
     try:
         ray.init(
             address=args.address,
@@ -309,10 +310,15 @@ def drive(args: argparse.Namespace, say: Callable[[str], None] | None = None) ->
         ray.shutdown()
 
 
+def _host(address: str) -> str:
+    return address.removeprefix("ray://").rsplit(":", 1)[0].strip("[]")
+
+
 def _on_loopback(address: str) -> bool:
-    """A cluster on this machine's loopback: the driver joins it as 127.0.0.1, not as the machine's own address."""
-    host = address.removeprefix("ray://").rsplit(":", 1)[0].strip("[]")
-    return host in ("localhost", "::1") or host.startswith("127.")
+    """A cluster on this machine's loopback range (e.g. 127.0.0.2, which Ray does not rewrite to the machine's
+    own address as it does 127.0.0.1): the driver joins it from the same loopback address."""
+    host = _host(address)
+    return host.startswith("127.") and not address.startswith("ray://")
 
 
 def _collect(args, chosen, say, ray, Queue, NodeAffinity) -> int:

@@ -43,7 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     if path is None:
         from benchmarks.measure import serving_check as check
 
-        curve = args.curve or check.DEFAULT_CURVE
+        curve = args.curve or check.default_curve()
+        if curve is None:
+            print(f"--curve: no committed sweep of {check.MODEL_TARGET} to follow; give one", file=sys.stderr)
+            return 2
         if not curve.is_file():
             print(f"--curve: no such file: {curve}", file=sys.stderr)
             return 2

@@ -10,10 +10,19 @@ import os
 import sys
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.analysis import recommend
 from benchmarks.contract.results import DEFAULT_SWEEPS_DIR
 from benchmarks.contract.sweep_options import DTYPES, options_problem, report_problem
+
+
+def directory(text: str) -> Path:
+    """A directory named on the command line; an empty name (which would mean the working directory) is refused."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("give a directory (an empty name would write into the current one)")
+    return Path(text)
 
 
 def _positive_int(text: str) -> int:
@@ -105,12 +114,24 @@ def add_parser(commands) -> None:
     sweep.add_argument("--vocab", type=_positive_int, metavar="N", help="integer token inputs below N")
     sweep.add_argument(
         "--results-dir",
-        type=Path,
+        type=directory,
         default=DEFAULT_SWEEPS_DIR,
         metavar="DIR",
         help="where to write <device-slug>/<sweep-id>.json (default: benchmarks/sweeps/)",
     )
-    sweep.add_argument("--report", type=Path, metavar="PATH.html", help="also write a single-file HTML report")
+    sweep.add_argument(
+        "--report",
+        type=Path,
+        metavar="PATH.html",
+        help="also write a single-file HTML report (a new file; see --force)",
+    )
+    sweep.add_argument("--force", action="store_true", help="replace the --report file if it exists")
+    sweep.add_argument(
+        "--allow-contended",
+        action="store_true",
+        help="measure even while another run or sweep measures this device (refused by default: two at once slow "
+        "each other down); both files are then marked contended",
+    )
     sweep.add_argument(
         "--time-limit",
         type=_positive_float,
@@ -138,11 +159,12 @@ def _options(args: argparse.Namespace) -> dict:
         "input_dtype": args.input_dtype,
         "vocab": args.vocab,
         "results_dir": args.results_dir,
+        "allow_contended": args.allow_contended,
     }
 
 
 def _problem(args: argparse.Namespace) -> str | None:
-    problem = options_problem(_options(args)) or report_problem(args.report)
+    problem = options_problem(_options(args)) or report_problem(args.report, force=args.force)
     if problem or args.report is None:
         return problem
     from benchmarks.site.report import report_available
@@ -177,6 +199,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     from benchmarks.measure.backends import DeviceUnavailable
+    from benchmarks.measure.session import RunRefused
     from benchmarks.measure.sweep import SweepSettings, SweepStopped, run_sweep
     from benchmarks.measure.target import TargetError
 
@@ -184,8 +207,8 @@ def run(args: argparse.Namespace) -> int:
     options["input_dtype"] = None if args.input_dtype == "int64" else args.input_dtype  # tokens: the vocabulary's
     settings = SweepSettings(**options, command=["python", "-m", "benchmarks", *sys.argv[1:]])  # not this machine's
     try:
-        sweep, rec = run_sweep(args.target, settings, started=started)
-    except (TargetError, DeviceUnavailable) as exc:
+        sweep, rec = run_sweep(args.target, settings, recommend, started=started)
+    except (TargetError, DeviceUnavailable, RunRefused) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except SweepStopped as stopped:
@@ -202,6 +225,10 @@ def run(args: argparse.Namespace) -> int:
             traceback.print_exc()
         hint = "" if args.debug else " (run with --debug for the traceback)"
         print(f"error: the sweep crashed{hint}: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr)
+        return 1
+    if not any(p["status"] == "ok" for p in sweep.doc["points"]):  # nothing to show, recommend or report
+        print(f"error: {sweep.doc['run']['interrupted']}; the file is marked incomplete", file=sys.stderr)
+        print(sweep.path)
         return 1
     report_written = _show(sweep.doc, rec, args.report)
     print(sweep.path)
@@ -227,3 +254,73 @@ def _show(doc: dict, rec, report: Path | None) -> bool:
         return False
     print(f"report: {report}", file=sys.stderr)
     return True
+
+
+# ---------------------------------------------------------------------------------------------- notebook API
+
+
+@dataclass
+class SweepResult:
+    """What `benchmarks.sweep` returns: the document, its recommendation, where it was written."""
+
+    doc: dict
+    recommendation: recommend.Recommendation
+    path: Path | None
+
+    @property
+    def table(self) -> list[dict]:
+        """One row per batch size: its stage, status and numbers."""
+        return [{k: v for k, v in p.items() if k != "timing"} for p in self.doc["points"]]
+
+    def charts(self) -> dict:
+        """The sweep's Altair charts by name (latency, throughput, memory); needs altair."""
+        from benchmarks.site.charts.sweep import sweep_charts
+
+        return dict(sweep_charts(self.doc))
+
+    def report(self, path: Path | str) -> Path:
+        """Write the single-file HTML report; needs altair and vl-convert-python."""
+        from benchmarks.site.report import write_report
+
+        return write_report(self.doc, path)
+
+    def __str__(self) -> str:
+        from benchmarks.site.sweep_table import table_lines
+
+        return "\n".join([*table_lines(self.doc), "", *self.recommendation.lines])
+
+
+def sweep_model(model, make_input=None, *, quiet: bool = False, **options) -> SweepResult:
+    """The Python API behind `benchmarks.sweep`: a model object instead of a TARGET. Options are checked
+    as the command line checks them (ValueError, before any work); torch's thread count is restored.
+    The caller's model is left as it was: a model not already on the sweep's device in its dtype is swept as
+    a copy, and the train/eval mode of every submodule is restored afterwards."""
+    import dataclasses
+
+    import torch
+
+    from benchmarks.measure.sweep import SweepSettings, run_sweep
+
+    started = time.perf_counter()
+    if "results_dir" in options and options["results_dir"] is not None:
+        options["results_dir"] = Path(options["results_dir"])
+    unknown = set(options) - {f.name for f in dataclasses.fields(SweepSettings)} - {"command"}
+    if unknown:
+        raise TypeError(f"unknown option(s) {', '.join(sorted(unknown))}")
+    settings = SweepSettings(command=["benchmarks.sweep()"], **options)
+    problem = options_problem(dataclasses.asdict(settings), name=str)
+    if problem:
+        raise ValueError(problem)
+    if settings.input_dtype == "int64":
+        settings.input_dtype = None  # token ids below the vocabulary
+    say = (lambda text: None) if quiet else (lambda text: print(text, file=sys.stderr, flush=True))
+    spec = "a model object"
+    threads = torch.get_num_threads()
+    modes = [(module, module.training) for module in model.modules()]
+    try:
+        done, rec = run_sweep(spec, settings, recommend, say, model=model, make_input=make_input, started=started)
+    finally:
+        torch.set_num_threads(threads)
+        for module, training in modes:
+            module.training = training
+    return SweepResult(done.doc, rec, done.path)

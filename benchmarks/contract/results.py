@@ -91,6 +91,16 @@ class Run(Document):
         """The workloads the run holds records of, finished or not."""
         return {r["workload"] for r in self.records}
 
+    @property
+    def workloads_ok(self) -> set[str]:
+        """The workloads of which the run timed at least one point (status ok)."""
+        return {r["workload"] for r in self.records if r["status"] == "ok"}
+
+    @property
+    def smoke(self) -> bool:
+        """A smoke run: every code path at toy sizes, not a measurement to publish."""
+        return self.doc["run"].get("profile") == "smoke"
+
     def only(self, workloads: Iterable[str]) -> Run:
         """This run with only the records of `workloads` (the rest of the document is shared)."""
         wanted = set(workloads)
@@ -208,15 +218,23 @@ def load_results(*paths: Path | str) -> LoadReport:
     return report
 
 
-def newest_complete_runs(runs: Iterable[Run], include_synthetic: bool = False) -> dict[str, Run]:
-    """Per device slug, the newest complete run (or the newest run if none is complete)."""
+def newest_complete_runs(
+    runs: Iterable[Run], include_synthetic: bool = False, include_smoke: bool = False
+) -> dict[str, Run]:
+    """Per device slug, the newest complete run that timed something (or, failing that, the newest run
+    that timed something, then the newest run). A run that measured nothing never replaces one that did;
+    smoke runs (toy sizes, not measurements) are left out unless `include_smoke`."""
     chosen: dict[str, Run] = {}
+
+    def rank(run: Run) -> tuple:
+        return (bool(run.workloads_ok), run.complete, run.started_at)
+
     for run in runs:
-        if run.synthetic and not include_synthetic:
+        if (run.synthetic and not include_synthetic) or (run.smoke and not include_smoke):
             continue
         slug = run.device["slug"]
         best = chosen.get(slug)
-        if best is None or (run.complete, run.started_at) > (best.complete, best.started_at):
+        if best is None or rank(run) > rank(best):
             chosen[slug] = run
     return chosen
 

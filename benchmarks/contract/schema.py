@@ -41,7 +41,14 @@ MAX_RECORDS = 200_000
 
 _NUMBER = {"type": "number", "minimum": 0, "maximum": MAX_COUNT}
 POSITIVE = {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_SECONDS}
-_RATE = {"type": "number", "exclusiveMinimum": 0, "maximum": 1e21}  # bytes/s or FLOP/s
+# Ceilings a single device can physically have, with wide margins: memory bandwidth from 1 MB/s to 1 PB/s
+# (an H200's HBM is 4.8 TB/s; a GPU's aggregate L1, which the read curve reaches at small working sets, some
+# tens of TB/s), matmul rate from 1 MFLOP/s to 100 PFLOP/s (the fastest datasheet rate, sparse fp8/fp4, is a
+# few PFLOP/s). Outside these a value is not a measurement, and a ratio of two of them would not be finite.
+MIN_BANDWIDTH, MAX_BANDWIDTH = 1e6, 1e15
+MIN_FLOP_RATE, MAX_FLOP_RATE = 1e6, 1e17
+_BANDWIDTH = {"type": "number", "minimum": MIN_BANDWIDTH, "maximum": MAX_BANDWIDTH}  # bytes/s
+_FLOP_RATE = {"type": "number", "minimum": MIN_FLOP_RATE, "maximum": MAX_FLOP_RATE}  # FLOP/s
 POSITIVE_OR_NULL = {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": MAX_SECONDS}
 NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME}
 TEXT = {"type": "string", "maxLength": MAX_TEXT}
@@ -163,7 +170,7 @@ CEILINGS = object_schema(
     {
         "copy": object_schema(
             {
-                "bytes_per_s": described(_RATE, "Bytes read plus bytes written per second."),
+                "bytes_per_s": described(_BANDWIDTH, "Bytes read plus bytes written per second."),
                 "size_bytes": described(_SIZE, "Bytes in the copied buffer."),
                 "timing": TIMING,
             },
@@ -176,7 +183,7 @@ CEILINGS = object_schema(
             "propertyNames": DTYPE,
             "additionalProperties": object_schema(
                 {
-                    "flops_per_s": described(_RATE, "2·n³ over the median time."),
+                    "flops_per_s": described(_FLOP_RATE, "2·n³ over the median time."),
                     "n": described({"type": "integer", "minimum": 1, "maximum": 2**20}, "Matrix size n (n×n by n×n)."),
                     "fast_accum": described(
                         {"type": "boolean"},
@@ -202,7 +209,7 @@ CEILINGS = object_schema(
                                 "that reads one buffer many times in one kernel.",
                             ),
                             "working_set_bytes": described(_SIZE, "Bytes touched per pass."),
-                            "bytes_per_s": _RATE,
+                            "bytes_per_s": _BANDWIDTH,
                             "timing": TIMING,
                             "status": {"type": "string", "enum": list(STATUSES)},
                             "message": TEXT_OR_NULL,
@@ -222,7 +229,7 @@ CEILINGS = object_schema(
                                 "float32 (TF32 off), tfloat32, bfloat16, float16 or float8 (e4m3, scaled matmul).",
                             ),
                             "n": {"type": "integer", "minimum": 1, "maximum": 2**20},
-                            "flops_per_s": _RATE,
+                            "flops_per_s": _FLOP_RATE,
                             "timing": TIMING,
                             "status": {"type": "string", "enum": list(STATUSES)},
                             "message": TEXT_OR_NULL,

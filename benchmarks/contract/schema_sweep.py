@@ -56,6 +56,7 @@ SWEEP_RUN = object_schema(
             {"type": ["boolean", "null"]}, "Uncommitted or untracked changes to the measuring code."
         ),
         "time_limit_s": described(POSITIVE, "The sweep's --time-limit."),
+        "contended": described({"type": "boolean"}, "Another measurement was using this device at the same time."),
         "wall_s": described(POSITIVE, "Seconds from start to the last write."),
         "search_stopped": described(
             TEXT, "Why the doubling search stopped (out of memory, flat throughput, time limit)."

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,18 +40,28 @@ def _whole_list(value: Any) -> bool:
 
 
 def unwritable(folder: Path) -> str | None:
-    """Why a folder cannot be made or written to at this path, or None when it can."""
+    """Why a folder cannot be made or written to at this path, or None when it can: the nearest folder
+    that exists is tried with a file created and removed at once (permissions alone say nothing for root,
+    or for /proc)."""
     folder = Path(folder)
+    if not str(folder).strip():
+        return "give a folder (an empty name would write into the current one)"
     existing = next(p for p in [folder, *folder.absolute().parents] if p.exists())
     if not existing.is_dir():
         return f"{existing} is a file, not a folder"
     if not os.access(existing, os.W_OK | os.X_OK):
         return f"{existing} is not writable"
+    try:
+        with tempfile.NamedTemporaryFile(dir=existing, prefix=".write-check-", suffix=".tmp"):
+            pass
+    except OSError as exc:
+        return f"{existing} is not writable ({exc.strerror or exc})"
     return None
 
 
-def report_problem(report: Path | None, name: Callable[[str], str] = flag) -> str | None:
-    """Why the HTML report cannot be written at this path, or None."""
+def report_problem(report: Path | None, name: Callable[[str], str] = flag, force: bool = False) -> str | None:
+    """Why the HTML report cannot be written at this path, or None; an existing file is replaced only
+    with `force`."""
     if report is None:
         return None
     report = Path(report)
@@ -58,6 +69,8 @@ def report_problem(report: Path | None, name: Callable[[str], str] = flag) -> st
         return f"{name('report')} {report}: give a path ending in .html"
     if report.is_dir():
         return f"{name('report')} {report}: is a folder"
+    if report.exists() and not force:
+        return f"{name('report')} {report}: the file exists; pass {name('force')} to replace it"
     why = unwritable(report.parent)
     return f"{name('report')} {report}: {why}" if why else None
 

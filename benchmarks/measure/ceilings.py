@@ -103,10 +103,11 @@ def measure_ceilings(
     progress=None,
     small: bool = False,
     ceilings_only: bool = False,
+    deadline: float | None = None,
 ) -> dict:
     """The bandwidth and matmul curves, and from them the ceilings that predictions use: copy
     bandwidth (bytes read + written per second) at the largest buffer and matmul FLOP/s at
-    MATMUL_N for each dtype."""
+    MATMUL_N for each dtype. With a `deadline` (a time.perf_counter() value) sampling stops by then."""
     kind = backend.kind
     free = backend.free_memory() if kind == "cuda" else None
     measured_dtypes = dtypes if ceilings_only else matmul_dtypes(backend, dtypes)
@@ -143,7 +144,13 @@ def measure_ceilings(
             points.append(Point(("matmul", name), n, build, **settings(n == plan.matmul_ceilings[name])))
 
     outcomes = measure_points(
-        backend, points, rounds=rounds, min_sample_s=min_sample_s, warmup_s=ceiling_plan.WARMUP_S, progress=progress
+        backend,
+        points,
+        rounds=rounds,
+        min_sample_s=min_sample_s,
+        warmup_s=ceiling_plan.WARMUP_S,
+        progress=progress,
+        deadline=deadline,
     )
 
     def timing(curve, size):

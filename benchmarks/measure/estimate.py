@@ -199,11 +199,17 @@ class Estimate:
         self.parts[part] = self.parts.get(part, 0.0) + seconds
 
 
-def estimate_ceilings(machine: Machine, profile: Profile, dtypes: list[str]) -> float:
-    kind, rounds, min_sample_s = machine.kind, profile.rounds, profile.min_sample_s
+def estimate_ceilings(
+    machine: Machine, profile: Profile, dtypes: list[str], ceilings_only: bool = False, rounds: int | None = None
+) -> float:
+    """The ceilings' time: their curves and the points predictions use, or (`ceilings_only`) those points
+    alone in the run's own dtypes; `rounds` samples each (default: the profile's)."""
+    kind, rounds, min_sample_s = machine.kind, rounds or profile.rounds, profile.min_sample_s
     matmul_dtypes = list(ceiling_plan.CUDA_MATMUL_DTYPES) if kind == "cuda" else sorted({"float32", *dtypes})
+    if ceilings_only:
+        matmul_dtypes = sorted(set(dtypes))
     free = machine.memory_bytes if kind == "cuda" else None
-    plan = ceiling_plan.plan_ceilings(kind, matmul_dtypes, free, profile.small_ceilings)
+    plan = ceiling_plan.plan_ceilings(kind, matmul_dtypes, free, profile.small_ceilings, ceilings_only)
     total = 0.0
     for curve, size, is_ceiling in plan.points():
         if curve == "copy":
@@ -423,3 +429,61 @@ def fit_to_time(
     if left > seconds:
         note += f"; still estimated at {left:.0f} s, so sampling stops when the time is up"
     return current, note
+
+
+def least_sweeps(sweeps: list[CurvePlan]) -> list[CurvePlan]:
+    """The least a run can measure of these sweeps: MIN_SAMPLES per point, at most 3 batch sizes per curve."""
+    least = []
+    for sweep in sweeps:
+        batches = sweep.batches
+        while len(batches) > 3:
+            batches = _thinned(batches)
+        least.append(replace(sweep, rounds=MIN_SAMPLES, batches=batches))
+    return least
+
+
+@dataclass(frozen=True)
+class TimeBudget:
+    """How a time limit is spent, planned before any work by the cost model of the device's kind."""
+
+    least_s: float  # the smallest useful limit: the ceilings' own points and the least of the cheapest curve
+    every_s: float  # the least of every curve: below it, sampling stops when the time is up and later points wait
+    least_ceilings_s: float  # the ceilings' own points, MIN_SAMPLES each
+    full_ceilings_s: float  # the ceilings with their curves, as the profile takes them
+    machine: Machine
+
+    def curves_fit(self, limit_s: float) -> bool:
+        """Whether the ceilings' curves fit: they may take at most CEILING_CURVES_SHARE of the limit."""
+        return self.full_ceilings_s <= CEILING_CURVES_SHARE * limit_s
+
+
+CEILING_CURVES_SHARE = 0.5  # of a time limit, the most the ceilings with their curves may take
+LEAST_MARGIN = 1.25  # the smallest useful limit: the cost model's least run, with this much to spare
+
+
+def time_budget(profile: Profile, sweeps: list[CurvePlan], kind: str, cache: str = "rotated") -> TimeBudget:
+    """The least time a run of these sweeps on a device of this kind can usefully have, by the cost model
+    of the machine that kind is written for (the reference CPU, or the H200's datasheet)."""
+    machine = REFERENCE_CPU if kind == "cpu" else H200
+    dtypes = sorted({d for s in sweeps for d in s.dtypes})
+    least_ceilings = estimate_ceilings(machine, profile, dtypes, ceilings_only=True, rounds=MIN_SAMPLES)
+    each = [estimate(profile, machine, [sweep], cache, ceilings=False).total_s for sweep in least_sweeps(sweeps)]
+    every = estimate(profile, machine, least_sweeps(sweeps), cache, ceilings=False).total_s
+    return TimeBudget(
+        LEAST_MARGIN * (least_ceilings + min(each, default=0.0)),
+        LEAST_MARGIN * (least_ceilings + every),
+        least_ceilings,
+        estimate_ceilings(machine, profile, dtypes),
+        machine,
+    )
+
+
+SWEEP_CEILINGS = Profile(name="sweep", description="a model sweep's ceilings", sweeps=(), rounds=5, min_sample_s=0.02)
+
+
+def least_sweep_s(kind: str, dtype: str) -> float:
+    """The smallest useful time limit of a model sweep: its ceilings (one copy, one matmul in its dtype, as
+    `sweep` measures them) by the cost model of the machine that kind is written for, with margin, and as
+    long again for the model's first batches (a model's own cost is unknown before it runs)."""
+    machine = REFERENCE_CPU if kind == "cpu" else H200
+    return 2 * LEAST_MARGIN * estimate_ceilings(machine, SWEEP_CEILINGS, [dtype], ceilings_only=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import secrets
 import sys
 import time
@@ -17,8 +18,8 @@ from benchmarks.contract.results import write_atomic
 from benchmarks.contract.schema import SCHEMA_VERSION
 from benchmarks.measure.adapters import ADAPTERS
 from benchmarks.measure.backends import select_backend
-from benchmarks.measure.ceilings import measure_ceilings
-from benchmarks.measure.estimate import fit_to_time, machine_from_ceilings
+from benchmarks.measure.ceilings import CeilingError, measure_ceilings
+from benchmarks.measure.estimate import fit_to_time, machine_from_ceilings, time_budget
 from benchmarks.measure.fingerprint import device_state, fingerprint
 from benchmarks.measure.planning import (
     FALLBACK_CACHE_BYTES,
@@ -32,7 +33,7 @@ from benchmarks.measure.planning import (
     unrotatable,
 )
 from benchmarks.measure.sampler import Outcome, Point, measure_points
-from benchmarks.measure.session import DeviceLock, check_writable, provenance, remove_temporaries
+from benchmarks.measure.session import DeviceLock, RunRefused, check_writable, provenance, remove_temporaries
 from benchmarks.profiles import PROFILES, CurvePlan, Profile, select_sweeps
 
 SEED = 0
@@ -85,6 +86,8 @@ class RunFile:
         the previous atomic write stays valid."""
         self.doc["run"]["complete"] = complete
         self.doc["run"]["interrupted"] = interrupted[:1000] if interrupted else None
+        if self.lock is not None and self.lock.joined():
+            self.doc["run"]["contended"] = True  # another measurement started beside this one
         self.doc["run"]["finished_at"] = _now() if complete else None
         try:
             self.save()
@@ -440,34 +443,53 @@ def start_run(
     options = RunOptions(profile, select_sweeps(profile, only), results_dir, cache, command, time_limit_s)
     check_writable(results_dir)
     backend = select_backend(device, threads)
+    budget = None if time_limit_s is None else time_budget(profile, options.sweeps, backend.kind, cache)
+    if budget is not None and time_limit_s < budget.least_s:
+        raise RunRefused(
+            f"--time-limit {time_limit_s:g}: too short to measure anything; the smallest useful limit is "
+            f"{math.ceil(budget.least_s)} s (the ceilings and the least of one curve; every curve needs about "
+            f"{math.ceil(budget.every_s)} s), by the cost model of {budget.machine.name}"
+        )
     progress = Progress(show_progress)
     started = datetime.now(timezone.utc)
     device_info = fingerprint(backend)
+    check_writable(results_dir / device_info["slug"])  # where the file goes: refused now, not after measuring
     lock = DeviceLock(device_info["slug"])
     contended = lock.acquire(allow_contended)
     if not contended:
         remove_temporaries(results_dir / device_info["slug"])
     deadline = None if time_limit_s is None else clock_started + time_limit_s
     try:
-        return _first_write(options, backend, progress, started, device_info, contended, lock, deadline)
+        return _first_write(options, backend, progress, started, device_info, contended, lock, deadline, budget)
+    except CeilingError as exc:
+        lock.release()
+        if budget is None:
+            raise
+        raise RunRefused(f"--time-limit {time_limit_s:g}: {exc} within the limit; give more time") from None
     except BaseException:
         lock.release()
         raise
 
 
-def _first_write(options: RunOptions, backend, progress, started, device_info, contended, lock, deadline):
-    """Measure the ceilings, write the first version of the file, and return it with the rest of the run."""
+def _first_write(options: RunOptions, backend, progress, started, device_info, contended, lock, deadline, budget):
+    """Measure the ceilings, write the first version of the file, and return it with the rest of the run.
+    Under a time limit the ceilings are inside it: with their curves when those take at most half the limit
+    by the cost model, else only the points predictions use; their sampling leaves the workloads the least
+    time the cost model gives them."""
     profile, sweeps = options.profile, options.sweeps
     commit, dirty = provenance()
     progress.show("measuring ceilings (copy bandwidth, matmul rate)")
     dtypes = sorted({d for s in sweeps for d in s.dtypes})
+    curves = budget is None or budget.curves_fit(options.time_limit_s)
     ceilings = measure_ceilings(
         backend,
         dtypes,
         rounds=profile.rounds,
         min_sample_s=profile.min_sample_s,
-        progress=progress.curve("ceilings: bandwidth and matmul curves"),
+        progress=progress.curve("ceilings: bandwidth and matmul curves" if curves else "ceilings"),
         small=profile.small_ceilings,
+        ceilings_only=not curves,
+        deadline=None if budget is None else deadline - _workloads_reserve(budget, options.time_limit_s),
     )
     run_id = f"{started:%Y%m%dT%H%M%SZ}-{profile.name}-{secrets.token_hex(3)}"
     workloads = list(dict.fromkeys(sweep.workload for sweep in sweeps))
@@ -494,14 +516,15 @@ def _first_write(options: RunOptions, backend, progress, started, device_info, c
         "records": [],
     }
     if deadline is not None:
-        sweeps = _fit(doc, options, backend.kind, deadline, progress)
+        sweeps = _fit(doc, options, backend.kind, deadline, progress, curves)
     run = RunFile(options.results_dir / device_info["slug"] / f"{run_id}.json", doc, lock)
     run.save()
 
     def measure_all() -> None:
         label = progress.curve(" + ".join(workloads))
         run_sweeps(run, backend, sweeps, profile, options.cache, label, deadline)
-        doc["run"]["workloads_done"] = workloads
+        timed = {r["workload"] for r in doc["records"] if r["status"] == "ok"}
+        doc["run"]["workloads_done"] = [w for w in workloads if w in timed]  # a workload with no point timed is not
         doc["run"]["device_at_end"] = device_state(backend)
         run.save()
         progress.end_line()
@@ -509,10 +532,16 @@ def _first_write(options: RunOptions, backend, progress, started, device_info, c
     return run, measure_all
 
 
+def _workloads_reserve(budget, limit_s: float) -> float:
+    """Seconds of a time limit the ceilings leave to the workloads: the least of every curve by the cost
+    model, at most half the limit, and never less than the least of one curve."""
+    return max(budget.least_s - budget.least_ceilings_s, min(budget.every_s, 0.5 * limit_s))
+
+
 SAVE_MARGIN = 0.05  # share of the time limit (at most 2 s) kept free for the last writes of the file
 
 
-def _fit(doc: dict, options: RunOptions, kind: str, deadline: float, progress) -> list[CurvePlan]:
+def _fit(doc: dict, options: RunOptions, kind: str, deadline: float, progress, curves: bool = True) -> list[CurvePlan]:
     """The sweeps cut to end by the deadline by the cost model on this run's own ceilings; the
     run records its limit and what was cut."""
     machine = machine_from_ceilings(kind, doc["ceilings"], doc["device"]).at("high")  # plan on the slow end
@@ -520,6 +549,9 @@ def _fit(doc: dict, options: RunOptions, kind: str, deadline: float, progress) -
     seconds = max(0.0, deadline - time.perf_counter() - margin)
     sweeps, note = fit_to_time(options.profile, options.sweeps, machine, seconds, options.cache)
     doc["run"]["time_limit_s"] = options.time_limit_s
+    if not curves:
+        cut = "the ceilings without their bandwidth and matmul curves (they would take over half the limit)"
+        note = f"{cut}; {note}" if note else f"to fit {options.time_limit_s:g} s: {cut}"
     if note:
         doc["run"]["fitted_to_time"] = note
         progress.note(note)

@@ -18,6 +18,7 @@ Only this harness imports Ray (through `benchmarks.measure.serving_server`, load
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import secrets
@@ -33,8 +34,21 @@ from benchmarks.measure.serving_cleanup import marked_processes
 from benchmarks.measure.serving_client import Load, drive, poisson_schedule
 from benchmarks.measure.session import ROOT, provenance
 
-DEFAULT_CURVE = ROOT / "benchmarks" / "sweeps" / "cpu-amd-epyc" / "20261130T115150Z-sweep-19dee8.json"
 MODEL_TARGET = "examples/resnet50_small.py:factory"
+
+
+def default_curve() -> Path | None:
+    """The newest committed sweep of the check's model (ResNet-50 on small images), whose times the service follows."""
+    found = []
+    for path in sorted((ROOT / "benchmarks" / "sweeps").glob("*/*.json")):
+        try:
+            if json.loads(path.read_text(encoding="utf-8"))["model"].get("target") == MODEL_TARGET:
+                found.append(path)
+        except (OSError, ValueError, KeyError, AttributeError):
+            continue
+    return max(found, key=lambda p: p.name, default=None)
+
+
 ECHO_RATE = 20.0  # requests/s to the replica that does nothing
 ROUND = 6  # decimals kept of every time (microseconds)
 SCALE = 2.0  # the curve's times are doubled: its capacity falls within what the server's own CPU cost allows here

@@ -48,8 +48,13 @@ def remove_temporaries(directory: Path) -> list[Path]:
     return removed
 
 
+JOINED = "joined by another measurement:"
+
+
 class DeviceLock:
-    """One run per device at a time: two runs on one device slow each other down (2–3× here).
+    """One measurement per device at a time (a profile run or a model sweep): two on one device slow each
+    other down (2–3× here). One started anyway (--allow-contended) is marked contended, and it leaves a line
+    in the lock file so that the one holding the lock is marked contended too.
 
     The lock file lives in the system's temporary directory, or in BATCHING_LOCK_DIR when set (the
     tests give each test session its own, so that they never wait on a real run).
@@ -69,19 +74,28 @@ class DeviceLock:
             fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self._file.seek(0)
-            holder = self._file.read().strip() or "another process"
+            holder = self._file.read().split(JOINED)[0].strip() or "another process"
             if not allow_contended:
                 self.release()
                 raise RunRefused(
-                    f"another run is measuring this device ({holder}); two at once slow each other down. Wait "
-                    "for it, or pass --allow-contended to measure anyway (the run is then marked contended)"
+                    f"another measurement is using this device ({holder}); two at once slow each other down. Wait "
+                    "for it, or pass --allow-contended to measure anyway (both are then marked contended)"
                 ) from None
+            self._file.write(f"{JOINED} pid {os.getpid()}\n")  # the holder reads this when it finishes
+            self._file.flush()
             return True
         self._file.seek(0)
         self._file.truncate()
         self._file.write(f"pid {os.getpid()}, since {time.strftime('%Y-%m-%d %H:%M:%S')}")
         self._file.flush()
         return False
+
+    def joined(self) -> bool:
+        """Whether another measurement started on this device (with --allow-contended) while this one held it."""
+        if self._file is None:
+            return False
+        self._file.seek(0)
+        return JOINED in self._file.read()
 
     def release(self) -> None:
         """Let the next run start (closing the file drops the lock; so does the process ending)."""

@@ -24,7 +24,6 @@ saying how many samples each point got.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import secrets
 import sys
@@ -33,22 +32,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import torch
 
-from benchmarks.analysis import recommend
 from benchmarks.contract.results import write_atomic
 from benchmarks.contract.schema import SCHEMA_VERSION
-from benchmarks.contract.sweep_options import options_problem
 from benchmarks.measure.adapters import DTYPES
 from benchmarks.measure.backends import is_out_of_memory, select_backend
-from benchmarks.measure.ceilings import measure_ceilings
+from benchmarks.measure.ceilings import CeilingError, measure_ceilings
+from benchmarks.measure.estimate import least_sweep_s
 from benchmarks.measure.fingerprint import fingerprint
 from benchmarks.measure.model_cost import call_cost, peak_memory
 from benchmarks.measure.sampler import Outcome, Point, measure_points
-from benchmarks.measure.session import provenance
+from benchmarks.measure.session import DeviceLock, RunRefused, check_writable, provenance
 from benchmarks.measure.sweep_probe import measure_probes
-from benchmarks.measure.target import Target, load_target
+from benchmarks.measure.target import Target, TargetError, load_target, tensors
 
 SEARCH_SAMPLES = 5  # per batch while searching
 FINAL_SAMPLES = {50: 15, 90: 30, 99: 100}  # per batch in the final pass, by percentile
@@ -76,6 +75,7 @@ class SweepSettings:
     input_dtype: str | None = None  # of inputs made from input_shape (default: the model's)
     vocab: int | None = None
     results_dir: Path | None = None  # None: keep nothing on disk
+    allow_contended: bool = False  # measure even while another measurement holds the device's lock
     command: list[str] = field(default_factory=list)
 
 
@@ -90,9 +90,9 @@ class Sweep:
 
     def __init__(
         self, target: Target, backend, settings: SweepSettings, dtype: str, mode: str, say: Callable,
-        started: float | None = None,
+        started: float | None = None, advice: Any = None,
     ):  # fmt: skip
-        self.target, self.backend, self.settings = target, backend, settings
+        self.target, self.backend, self.settings, self.advice = target, backend, settings, advice
         self.dtype, self.mode, self.say = dtype, mode, say
         self.points: dict[int, dict] = {}
         self.samples: dict[int, list[float]] = {}
@@ -286,14 +286,14 @@ class Sweep:
 
     def _centre(self, measured: list[int]) -> int:
         points = [self._sweep_point(b) for b in measured]
-        rec = recommend.recommend(points, [], self.settings.budget_ms, self.settings.percentile, None)
+        rec = self.advice.recommend(points, [], self.settings.budget_ms, self.settings.percentile, None)
         chosen = rec.within_budget or rec.near_best
         return chosen.batch if chosen else measured[-1]
 
-    def _sweep_point(self, batch: int) -> recommend.SweepPoint:
+    def _sweep_point(self, batch: int) -> Any:
         p = self.points[batch]
         timing = p["timing"]
-        return recommend.SweepPoint(batch, p["median_s"], p["percentile_s"], tuple(timing["samples_s"]),
+        return self.advice.SweepPoint(batch, p["median_s"], p["percentile_s"], tuple(timing["samples_s"]),
                                     timing["q1_s"], timing["q3_s"])  # fmt: skip
 
     def final(self) -> str | None:
@@ -360,7 +360,7 @@ class Sweep:
         settings = self.settings
         started = datetime.now(timezone.utc)
         commit, dirty = provenance()
-        device = fingerprint(self.backend)
+        device = fingerprint(self.backend)  # as run_sweep took it to lock the device
         sweep_id = f"{started:%Y%m%dT%H%M%SZ}-sweep-{secrets.token_hex(3)}"
         self.doc = {
             "schema_version": SCHEMA_VERSION,
@@ -415,8 +415,8 @@ class Sweep:
         if self.path is not None:
             write_atomic(self.path, self.doc)
 
-    def finish(self, interrupted: str | None = None) -> recommend.Recommendation:
-        rec = recommend.from_document(self.doc | {"points": [self.points[b] for b in sorted(self.points)]})
+    def finish(self, interrupted: str | None = None) -> Any:
+        rec = self.advice.from_document(self.doc | {"points": [self.points[b] for b in sorted(self.points)]})
         self.doc["recommendation"] = rec.as_dict()
         self.doc["run"]["complete"] = interrupted is None
         self.doc["run"]["interrupted"] = interrupted
@@ -430,16 +430,27 @@ def _say(text: str) -> None:
 
 
 def run_sweep(
-    spec: str, settings: SweepSettings, say: Callable[[str], None] = _say, model=None, make_input=None,
+    spec: str, settings: SweepSettings, advice: Any, say: Callable[[str], None] = _say, model=None, make_input=None,
     started: float | None = None,
 ):  # fmt: skip
-    """Load the target, search, measure, recommend; return the Sweep and its Recommendation. `started` (a
-    time.perf_counter() value) is when the command began: the time limit counts from it.
+    """Load the target, search, measure, recommend; return the Sweep and its Recommendation. `advice` is the
+    analysis that reads measured points (benchmarks.analysis.recommend, given by the command: measuring never
+    imports analysis); the search asks it where the budget crossing lies. `started` (a time.perf_counter()
+    value) is when the command began: the time limit counts from it.
     On KeyboardInterrupt the file is kept, marked incomplete, and the interrupt goes on up."""
-    started = time.perf_counter() if started is None else started
+    started = time.perf_counter() if started is None else started  # the limit covers the ceilings too
     backend = select_backend(settings.device, settings.threads)
     dtype = settings.dtype or ("bfloat16" if backend.kind == "cuda" else "float32")
     mode = settings.mode
+    limit = settings.time_limit_s
+    if limit is not None and limit < least_sweep_s(backend.kind, dtype):
+        raise RunRefused(
+            f"--time-limit {limit:g}: too short to measure anything; the smallest useful limit is "
+            f"{math.ceil(least_sweep_s(backend.kind, dtype))} s (the ceilings and the first batches)"
+        )
+    device = fingerprint(backend)
+    if settings.results_dir is not None:
+        check_writable(settings.results_dir / device["slug"])  # refused now, not after the sweep
     notes = []
     if mode not in backend.modes:
         notes.append(f"mode {mode} needs CUDA: measured eager instead")
@@ -449,16 +460,42 @@ def run_sweep(
         input_dtype=DTYPES.get(settings.input_dtype or dtype), model=model, make_input=make_input,
     )  # fmt: skip
     target.notes.extend(notes)
+    check_contract(target, spec, first_batches(settings))
     if mode == "compile":
         mode = _compiles(target, notes_to=target.notes)
     for note in target.notes:
         say(f"note: {note}")
+    lock = DeviceLock(device["slug"])
+    contended = lock.acquire(settings.allow_contended)
+    try:
+        return _locked_sweep(target, backend, settings, dtype, mode, say, started, contended, lock, advice)
+    finally:
+        lock.release()
+
+
+def _locked_sweep(target, backend, settings, dtype, mode, say, started, contended, lock, advice):
+    """The sweep itself, once the device is locked; its time limit counts from the command's start."""
+    limit = settings.time_limit_s
+    spent = time.perf_counter() - started
+    if limit is not None and spent > limit / 2:
+        raise RunRefused(
+            f"--time-limit {limit:g}: loading the model and checking its first batches took {spent:.1f} s, over "
+            "half the limit, which leaves too little for the ceilings and any batch; give more time"
+        )
     say("measuring the ceilings (one large copy, one large matmul)")
-    ceilings = measure_ceilings(backend, [dtype], rounds=5, min_sample_s=0.02, ceilings_only=True)
-    sweep = Sweep(target, backend, settings, dtype, mode, say, started)
+    try:
+        ceilings = measure_ceilings(backend, [dtype], rounds=5, min_sample_s=0.02, ceilings_only=True,
+                                    deadline=None if limit is None else started + limit / 2)  # fmt: skip
+    except CeilingError as exc:
+        if limit is None:
+            raise
+        raise RunRefused(f"--time-limit {limit:g}: {exc} within the limit; give more time") from None
+    sweep = Sweep(target, backend, settings, dtype, mode, say, started, advice)
     say("measuring two probes (one operator's dispatch; small matrix products' streaming rate)")
     probes = measure_probes(backend, dtype, mode, deadline=sweep.deadline)
     sweep.start_document(ceilings, probes)
+    if contended:
+        sweep.doc["run"]["contended"] = True
     try:
         if sweep.deadline is not None:
             sweep.stage_deadline = sweep.started + SEARCH_SHARE * settings.time_limit_s
@@ -473,7 +510,48 @@ def run_sweep(
         shortfall = sweep.final()
     except KeyboardInterrupt:
         raise SweepStopped(sweep, sweep.finish("KeyboardInterrupt: stopped")) from None
+    if lock.joined():
+        sweep.doc["run"]["contended"] = True  # another measurement started beside this one
+    if not any(sweep.ok(b) for b in sweep.points):  # measured nothing: not complete, and says why
+        reasons = [p["message"] for p in sweep.points.values() if p.get("message")]
+        shortfall = "measured nothing: no batch size was timed" + (f" (first: {reasons[0]})" if reasons else "")
     return sweep, sweep.finish(shortfall)
+
+
+def first_batches(settings: SweepSettings) -> list[int]:
+    """The batches the model's contract is checked at: the first the sweep measures, and 2 after a first of 1
+    (at batch 1 an output that drops or sums the batch still has a first dimension of 1)."""
+    first = min(settings.batches) if settings.batches else 1
+    limit = settings.max_batch or 2
+    return [first, 2] if first == 1 and limit >= 2 else [first]
+
+
+def check_contract(target: Target, spec: str, batches: list[int]) -> None:
+    """The model's contract, checked once before any timing: its output holds a tensor, the first one's first
+    dimension is the batch (inputs and outputs carry the batch first), and every floating output is finite.
+    A broken contract is refused in one line (TargetError) naming what is wrong."""
+    for batch in batches:
+        args, kwargs = target.make_inputs(batch)
+        try:
+            with torch.no_grad():
+                out = target.model(*args, **kwargs)
+        except Exception as exc:
+            if is_out_of_memory(exc) and batch != batches[0]:
+                return  # the first batch ran; a larger one that does not fit is the search's to find
+            raise TargetError(f"{spec}: the model fails at batch {batch}: {type(exc).__name__}: {exc}"[:300]) from None
+        found = tensors(out)
+        if not found:
+            raise TargetError(f"{spec}: at batch {batch} the model returns {type(out).__name__}, not a tensor")
+        first = found[0]
+        if first.dim() == 0 or first.shape[0] != batch:
+            size = "a scalar" if first.dim() == 0 else f"first dimension {first.shape[0]}"
+            raise TargetError(
+                f"{spec}: at batch {batch} the output has {size}, not the batch {batch}: the sweep needs the "
+                "batch as the first dimension of the output, as of the input"
+            )
+        bad = [t for t in found if t.is_floating_point() and not bool(torch.isfinite(t).all())]
+        if bad:
+            raise TargetError(f"{spec}: at batch {batch} the output holds NaN or infinite values")
 
 
 def _samples(outcome: Outcome) -> int:
@@ -501,7 +579,7 @@ def cut_short(asked: int, taken: list[int], kept: list[int]) -> str | None:
 class SweepStopped(Exception):
     """Ctrl-C during a sweep: its file is kept, marked incomplete, with what its points support."""
 
-    def __init__(self, sweep: Sweep, recommendation: recommend.Recommendation):
+    def __init__(self, sweep: Sweep, recommendation: Any):
         super().__init__("KeyboardInterrupt: stopped")
         self.sweep, self.recommendation = sweep, recommendation
 
@@ -517,64 +595,3 @@ def _compiles(target: Target, notes_to: list[str]) -> str:
         notes_to.append(f"torch.compile failed ({type(exc).__name__}: {str(exc)[:120]}): measured eager instead")
         return "eager"
     return "compile"
-
-
-@dataclass
-class SweepResult:
-    """What `benchmarks.sweep` returns: the document, its recommendation, where it was written."""
-
-    doc: dict
-    recommendation: recommend.Recommendation
-    path: Path | None
-
-    @property
-    def table(self) -> list[dict]:
-        """One row per batch size: its stage, status and numbers."""
-        return [{k: v for k, v in p.items() if k != "timing"} for p in self.doc["points"]]
-
-    def charts(self) -> dict:
-        """The sweep's Altair charts by name (latency, throughput, memory); needs altair."""
-        from benchmarks.site.charts.sweep import sweep_charts
-
-        return dict(sweep_charts(self.doc))
-
-    def report(self, path: Path | str) -> Path:
-        """Write the single-file HTML report; needs altair and vl-convert-python."""
-        from benchmarks.site.report import write_report
-
-        return write_report(self.doc, path)
-
-    def __str__(self) -> str:
-        from benchmarks.site.sweep_table import table_lines
-
-        return "\n".join([*table_lines(self.doc), "", *self.recommendation.lines])
-
-
-def sweep_model(model, make_input=None, *, quiet: bool = False, **options) -> SweepResult:
-    """The Python API behind `benchmarks.sweep`: a model object instead of a TARGET. Options are checked
-    as the command line checks them (ValueError, before any work); torch's thread count is restored.
-    The caller's model is left as it was: a model not already on the sweep's device in its dtype is swept as
-    a copy, and the train/eval mode of every submodule is restored afterwards."""
-    started = time.perf_counter()
-    if "results_dir" in options and options["results_dir"] is not None:
-        options["results_dir"] = Path(options["results_dir"])
-    unknown = set(options) - {f.name for f in dataclasses.fields(SweepSettings)} - {"command"}
-    if unknown:
-        raise TypeError(f"unknown option(s) {', '.join(sorted(unknown))}")
-    settings = SweepSettings(command=["benchmarks.sweep()"], **options)
-    problem = options_problem(dataclasses.asdict(settings), name=str)
-    if problem:
-        raise ValueError(problem)
-    if settings.input_dtype == "int64":
-        settings.input_dtype = None  # token ids below the vocabulary
-    say = (lambda text: None) if quiet else _say
-    spec = "a model object"
-    threads = torch.get_num_threads()
-    modes = [(module, module.training) for module in model.modules()]
-    try:
-        done, rec = run_sweep(spec, settings, say, model=model, make_input=make_input, started=started)
-    finally:
-        torch.set_num_threads(threads)
-        for module, training in modes:
-            module.training = training
-    return SweepResult(done.doc, rec, done.path)

@@ -178,6 +178,19 @@ def random_inputs(shape: tuple[int, ...], dtype: torch.dtype, vocab: int | None,
     return make
 
 
+def tensors(output: Any) -> list[torch.Tensor]:
+    """Every tensor a model's output holds, in order: tensors, tuples, lists, dicts, dataclasses."""
+    if isinstance(output, torch.Tensor):
+        return [output]
+    if dataclasses.is_dataclass(output) and not isinstance(output, type):
+        output = [getattr(output, f.name) for f in dataclasses.fields(output)]
+    if isinstance(output, dict):
+        output = list(output.values())
+    if isinstance(output, (tuple, list)):
+        return [t for value in output for t in tensors(value)]
+    return []
+
+
 def has_tensor(output: Any) -> bool:
     """Whether a model's output holds a tensor anywhere: tensors, tuples, lists, dicts, dataclasses."""
     if isinstance(output, torch.Tensor):

@@ -12,7 +12,6 @@ Pure Python (no torch); IPython is imported only when a notebook shows a section
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,15 +45,13 @@ def inline(content: Any) -> str:
         return str(content)
     if isinstance(content, (list, tuple)):
         return "".join(inline(item) for item in content)
-    return html.escape(str(content), quote=True)
+    return text.h(content)
 
 
 def tag(name: str, content: Any, **attributes: str) -> Html:
     """<name attributes>content</name>, the content escaped unless it is Html; `class_` and `data_x`
     name the attributes class and data-x."""
-    attrs = "".join(
-        f' {key.rstrip("_").replace("_", "-")}="{html.escape(value, quote=True)}"' for key, value in attributes.items()
-    )
+    attrs = "".join(f' {key.rstrip("_").replace("_", "-")}="{text.h(value)}"' for key, value in attributes.items())
     return Html(f"<{name}{attrs}>{inline(content)}</{name}>")
 
 
@@ -219,13 +216,13 @@ def _table(part: Table) -> str:
 
 def _admonition(part: Admonition) -> str:
     return (
-        f'<div class="admonition {html.escape(part.kind)}"><p class="admonition-title">{inline(part.title)}</p>'
+        f'<div class="admonition {text.h(part.kind)}"><p class="admonition-title">{inline(part.title)}</p>'
         f"{render(part.body)}</div>"
     )
 
 
 def _details(part: Details) -> str:
-    kind = f' class="{html.escape(part.kind)}"' if part.kind else ""
+    kind = f' class="{text.h(part.kind)}"' if part.kind else ""
     return f"<details{kind}><summary>{inline(part.summary)}</summary>{render(part.body)}</details>"
 
 
@@ -233,7 +230,7 @@ def _source(part: Source) -> str:
     source = (ROOT / part.path).read_text(encoding="utf-8")
     highlighted = highlight(source, PythonLexer(), HtmlFormatter(cssclass="highlight"))
     opened = " open" if part.open else ""
-    return f'<details class="example"{opened}><summary>{html.escape(part.path)}</summary>{highlighted}</details>'
+    return f'<details class="example"{opened}><summary>{text.h(part.path)}</summary>{highlighted}</details>'
 
 
 def device_intro(section: DeviceSection) -> Html:
@@ -251,7 +248,8 @@ def device_intro(section: DeviceSection) -> Html:
 
 
 def _device_section(part: DeviceSection) -> str:
-    return f"<h3>{inline(text.device_label(part.run))}</h3>{device_intro(part)}{render(part.body)}"
+    heading = tag("h3", text.device_label(part.run), data_anchor=part.run.device["slug"])  # names its permalink
+    return f"{heading}{device_intro(part)}{render(part.body)}"
 
 
 _RENDERERS: dict[type, Callable[[Any], str]] = {

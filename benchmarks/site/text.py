@@ -6,8 +6,10 @@ Pure Python (no plotting, no torch).
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from benchmarks.analysis.curves import Curve
 from benchmarks.contract.results import Run
@@ -21,6 +23,13 @@ MODE_WORDS = {
     "graph": "CUDA-graph replay (the hardware's curve)",
     "eager": "eager calls back to back (what user code sees in a busy loop)",
 }
+
+
+def h(value: Any) -> str:
+    """Text made safe for HTML (no Markdown escaping): markup escaped, and every '$' written as the
+    character reference &#36;, so that text from a results file never opens or closes a formula (the
+    site renders $$...$$ only where an authored page wrote it, and a '$$' from data would pair with it)."""
+    return html.escape(str(value), quote=True).replace("$", "&#36;")
 
 
 def kind_word(run: Run) -> str:

@@ -8,8 +8,11 @@
   opened from disk (file://) draws its charts too.
 - on_page_content: drop what nbconvert inlines into each notebook page (its 600 KB stylesheet,
   MathJax and Mermaid loaders that would fetch from another host), put the CPU notice under each
-  page's title while every committed measurement is from a CPU (in full on Reproduce, one line linking
-  there on every other page), and resolve chart links.
+  page's title while every committed measurement is from a CPU, render as MathML the $$...$$ formulas
+  that the page's own markdown cells wrote (and no other text: formulas never come from data), and
+  resolve chart links.
+- on_page_content also gives every heading a permalink, keeps moved chart ids as anchors and fills in the
+  charts' embed snippets with the site's address (benchmarks/site/charts/links.py).
 - on_post_build: write every staged chart as site/charts/<id>.{json,csv,svg,png} and copy the
   published results files to site/results/ and the model sweeps to site/sweeps/.
 """
@@ -35,6 +38,7 @@ if str(ROOT) not in sys.path:
 from benchmarks.analysis.curves import SiteDataError, load_site_data  # noqa: E402
 from benchmarks.analysis.sweeps import load_sweeps  # noqa: E402
 from benchmarks.site import charts, notice  # noqa: E402
+from benchmarks.site.charts import links  # noqa: E402
 
 BUNDLE_PATH = "assets/javascripts/vega-bundle.js"
 _STATE: dict[str, Path] = {}
@@ -42,6 +46,7 @@ _STATE: dict[str, Path] = {}
 _STYLE = re.compile(r"<style[^>]*>.*?</style>", re.S | re.I)
 _SCRIPT = re.compile(r"<script(?![^>]*application/json)[^>]*>.*?</script>", re.S | re.I)
 _MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
+_MARKDOWN_CELL = re.compile(r"^# %% \[markdown\][^\n]*\n((?:#[^\n]*(?:\n|$))*)", re.M)
 
 
 def on_config(config):
@@ -92,13 +97,33 @@ def _root_prefix(page) -> str:
     return "../" * depth
 
 
-def _math(match: re.Match) -> str:
+def _tex_key(tex: str) -> str:
+    return " ".join(tex.split())
+
+
+def authored_formulas(source: str) -> set[str]:
+    """The $$...$$ formulas that the markdown cells of a page's source (a percent-format notebook)
+    write, whitespace normalised: the only formulas its page may render."""
+    cells = ("\n".join(line[2:] if line.startswith("# ") else line[1:] for line in cell.splitlines())
+             for cell in _MARKDOWN_CELL.findall(source))  # fmt: skip
+    return {_tex_key(tex) for cell in cells for tex in _MATH.findall(cell)}
+
+
+def render_math(html_text: str, authored: set[str]) -> str:
+    """Each $$...$$ of the page's HTML that its own source wrote as a formula, as MathML; anything else
+    between two '$$' (text that came from data, which the renderer writes with '$' as &#36; anyway)
+    stays text."""
     import html
 
     from latex2mathml.converter import convert
 
-    tex = html.unescape(match.group(1)).strip()
-    return f'<div class="eq">{convert(tex, display="block")}</div>'
+    def one(match: re.Match) -> str:
+        tex = html.unescape(match.group(1)).strip()
+        if _tex_key(tex) not in authored:
+            return match.group(0).replace("$", "&#36;")
+        return f'<div class="eq">{convert(tex, display="block")}</div>'
+
+    return _MATH.sub(one, html_text)
 
 
 def _with_notice(html_text: str, page) -> str:
@@ -113,11 +138,19 @@ def _with_notice(html_text: str, page) -> str:
     return html_text[:at] + str(text) + html_text[at:]
 
 
+def _lasting_links(html_text: str, page, config) -> str:
+    """Permalinks on every heading, old chart ids kept as anchors, embed snippets' absolute addresses."""
+    html_text = links.moved_here(links.permalinks(html_text), links.built_ids(html_text))
+    return links.absolute(html_text, config["site_url"] or "/", page.canonical_url or page.abs_url or "")
+
+
 def on_page_content(html_text, page, config, files):
     if page.file.src_uri.endswith(".py"):
         html_text = _STYLE.sub("", html_text)
         html_text = _SCRIPT.sub("", html_text)
-        html_text = _MATH.sub(_math, html_text)
+        source = Path(page.file.abs_src_path).read_text(encoding="utf-8")
+        html_text = render_math(html_text, authored_formulas(source))
+    html_text = _lasting_links(html_text, page, config)
     return _with_notice(html_text, page).replace(charts.SITE_ROOT, _root_prefix(page))
 
 
@@ -143,6 +176,7 @@ def on_post_build(config):
         list(pool.map(lambda p: _export(p, out_dir), specs))
     if stage:
         shutil.rmtree(stage, ignore_errors=True)
+    links.write_moved_exports(out_dir)
     for run in _STATE.get("runs", []):
         target = site / "results" / run.device["slug"] / f"{run.id}.json"
         target.parent.mkdir(parents=True, exist_ok=True)

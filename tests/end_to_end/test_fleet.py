@@ -1,5 +1,6 @@
 """The fleet on a local multi-node Ray cluster, no GPU needed: each node gets a stand-in accelerator type
-(Ray's accelerator-type resource and a GPU count), runs the smoke profile on this CPU, and returns its file.
+(Ray's accelerator-type resource and a GPU count), runs the quick profile's MLP on this CPU under a time
+limit, and returns its file.
 
 Needs Ray (`nox -s tests-ray`); skipped where Ray is not installed.
 """
@@ -25,13 +26,16 @@ from benchmarks.commands.cli import main  # noqa: E402
 from benchmarks.contract.results import read_run  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
+# Ray rewrites 127.0.0.1 to the machine's own address; any other loopback address it keeps, so every node,
+# port and the driver stay on the loopback range.
+LOOPBACK = "127.0.0.2"
 NODES = {"a1": "FAKE-A", "a2": "FAKE-A", "b1": "FAKE-B"}
 RUN_ARGS = ["--", "--device", "cpu", "--only", "mlp", "--allow-contended", "--threads", "1"]
 
 
 def _free_port() -> int:
     with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
+        probe.bind((LOOPBACK, 0))
         return probe.getsockname()[1]
 
 
@@ -42,23 +46,23 @@ class LocalCluster:
     def __init__(self, temp: Path, env: dict[str, str]):
         self.temp, self.env, self.nodes = temp, env, {}
         self.port = _free_port()
-        self.address = f"127.0.0.1:{self.port}"
+        self.address = f"{LOOPBACK}:{self.port}"
         self.ray = str(Path(sys.executable).parent / "ray")
 
     def start(self, name: str, *args: str) -> None:
         where = ["--head", "--port", str(self.port), "--temp-dir", str(self.temp / "ray"), "--include-dashboard",
                  "false"] if not self.nodes else ["--address", self.address]  # fmt: skip
-        command = [self.ray, "start", "--block", "--node-ip-address", "127.0.0.1", "--disable-usage-stats", *where]
+        command = [self.ray, "start", "--block", "--node-ip-address", LOOPBACK, "--disable-usage-stats", *where]
         log = open(self.temp / f"{name}.log", "w")  # noqa: SIM115 - closed with the node
         self.nodes[name] = (subprocess.Popen([*command, *args], env=self.env, stdout=log, stderr=log,
                                              start_new_session=True), log)  # fmt: skip
 
-    def wait_for(self, count: int, timeout: float = 120) -> list[dict]:
+    def wait_for(self, count: int, timeout: float = 300) -> list[dict]:
         """The alive nodes, once there are `count` (ray.nodes() entries), asked from a short-lived driver."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
-                ray.init(address=self.address, _node_ip_address="127.0.0.1", logging_level="ERROR")
+                ray.init(address=self.address, _node_ip_address=LOOPBACK, logging_level="ERROR")
                 alive = [n for n in ray.nodes() if n.get("Alive")]
             except ConnectionError:
                 alive = []
@@ -67,7 +71,8 @@ class LocalCluster:
             if len(alive) >= count:
                 return alive
             time.sleep(2)
-        raise TimeoutError(f"{count} Ray nodes did not come up in {timeout:g} s")
+        logs = "; ".join(f"{p.name}: {p.read_text()[-300:]!r}" for p in sorted(self.temp.glob("*.log")))
+        raise TimeoutError(f"{count} Ray nodes did not come up in {timeout:g} s ({len(alive)} did); {logs}")
 
     def kill(self, name: str) -> None:
         process, log = self.nodes.pop(name)
@@ -99,10 +104,11 @@ def cluster(monkeypatch):
     try:
         local.start("head", "--num-cpus", "1", "--num-gpus", "0")
         local.wait_for(1)
-        for name, kind in NODES.items():  # a resource naming each node lets the test find its node id
+        for count, (name, kind) in enumerate(NODES.items(), start=2):  # one at a time: a loaded GCS times out
+            # a resource naming each node lets the test find its node id
             resources = json.dumps({f"{fleet.ACCELERATOR_RESOURCE}{kind}": 1, f"name-{name}": 1})
             local.start(name, "--num-cpus", "1", "--num-gpus", "1", "--resources", resources)
-        local.wait_for(4)
+            local.wait_for(count)
         yield local
     finally:
         ray.shutdown()
@@ -113,7 +119,17 @@ def cluster(monkeypatch):
 def test_one_run_per_kind_lands_validated_and_a_lost_node_costs_only_its_own_run(cluster, tmp_path, capsys):
     local = cluster
     results = tmp_path / "results"
-    argv = ["fleet", "--address", local.address, "--profile", "smoke", "--results-dir", str(results)]
+    argv = [
+        "fleet",
+        "--address",
+        local.address,
+        "--profile",
+        "quick",
+        "--time-limit",
+        "45",
+        "--results-dir",
+        str(results),
+    ]
 
     assert main([*argv, "--dry-run", *RUN_ARGS]) == 0
     plan = capsys.readouterr().err
@@ -145,7 +161,7 @@ def test_one_run_per_kind_lands_validated_and_a_lost_node_costs_only_its_own_run
     assert len(failed) == 1 and ids["a2"][:8] in failed[0], said
     landed = sorted(results.glob("*/*.json"))
     assert len(landed) == 2, said  # a1 (FAKE-A) and b1 (FAKE-B), each validated
-    assert all(read_run(path).doc["run"]["profile"] == "smoke" for path in landed)
+    assert all(read_run(path).doc["run"]["profile"] == "quick" for path in landed)
     for name in ("a1", "b1"):
         assert any(ids[name][:8] in line and "finished, validated" in line for line in lines), said
     assert "fleet: 2 of 3 run(s) landed, 1 failed" in said

@@ -92,7 +92,7 @@ def test_one_run_per_device_at_a_time(tiny, capsys, tmp_path):
     assert lock.acquire(allow_contended=False) is False
     try:
         assert tiny() == 2
-        assert _one_line(capsys).startswith("error: another run is measuring this device (pid ")
+        assert _one_line(capsys).startswith("error: another measurement is using this device (pid ")
         assert tiny("--allow-contended") == 0
         assert read_run(written(capsys)).doc["run"]["contended"] is True
     finally:

@@ -22,7 +22,7 @@ def test_every_chart_of_a_run_with_ceiling_curves_and_cache_twins():
 
 def test_the_device_is_introduced_once_and_headed_in_later_sections():
     page = regimes.build(site_data())
-    assert page.html("ceilings").count("<h3>GPU: Synthetic GPU") == 1
+    assert page.html("ceilings").count(">GPU: Synthetic GPU (test fixture, not a measurement)</h3>") == 1
     assert "<h3>GPU: Synthetic GPU (test fixture, not a measurement) (GPU run)</h3>" in page.html("overhead")
     assert "<h3>GPU: Synthetic GPU (test fixture, not a measurement) (GPU run)</h3>" in page.html("cache")
 

@@ -12,7 +12,6 @@ Pure Python (Altair builds JSON only): nothing here imports torch.
 from __future__ import annotations
 
 import csv
-import html
 import json
 import math
 import os
@@ -25,6 +24,7 @@ import altair as alt
 
 from benchmarks.analysis.curves import Curve, predicted_at
 from benchmarks.site import text
+from benchmarks.site.charts.links import embed_html
 from benchmarks.workloads import ROWS, BatchUnit
 from snippets.costs import linear_cost
 
@@ -475,13 +475,14 @@ def load_chart(rows: list[dict[str, Any]], title: str, subtitle: Sequence[str]) 
 
 
 def _inert_json(spec: dict[str, Any]) -> str:
-    """JSON text that HTML parses as plain text: no '<', '>' or '&' (they become \\u escapes).
+    """JSON text that HTML parses as plain text: no '<', '>', '&' or '$' (they become \\u escapes; no '$' can
+    open or close a formula on the page).
 
     It sits in a <template>, not a <script>: Material's instant navigation re-creates script
     elements as executable ones, while a template's content is inert.
     """
     text = json.dumps(spec, separators=(",", ":"), ensure_ascii=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("$", "\\u0024")
 
 
 def _chart_rows(spec: dict[str, Any]) -> list[dict[str, Any]]:
@@ -547,8 +548,9 @@ class Figure:
             f'<template class="bchart-spec" data-search-exclude>{_inert_json(self.spec)}</template>'
             f"<figcaption>"
             f'<a class="bchart-anchor" href="#chart-{cid}" title="Link to this chart">#</a> '
-            f"<strong>{html.escape(self.caption)}</strong> {html.escape(self.visible)}"
+            f"<strong>{text.h(self.caption)}</strong> {text.h(self.visible)}"
             f'<span class="bchart-links">Chart <code>{cid}</code>: {links}</span>'
+            f"{embed_html(cid, self.caption)}"
             f"</figcaption></figure>"
         )
 

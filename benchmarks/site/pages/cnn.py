@@ -233,10 +233,14 @@ def intensity_figures(run: Run, found: list[Curve]) -> list:
     parts = []
     for (dtype,), group in c.group_by(found, "dtype").items():
         unique = list({curve.label: curve for curve in group[::-1]}.values())[::-1]  # one line per layer, first mode
+        drawn = {curve.workload for curve in unique}
+        # one id per device and dtype while one run holds both workloads; when a device's conv and resnet50 come
+        # from different runs, each run's chart names its workload, so the two ids differ
+        which = "" if drawn == set(WORKLOADS) else "".join(f"{w}-" for w in WORKLOADS if w in drawn)
         parts.append(
             measured_figure(
                 cm.intensity_chart(unique, f"Arithmetic intensity against batch ({dtype})", "batch size (images)"),
-                f"cnn-{run.device['slug']}-{dtype}-intensity",
+                f"cnn-{run.device['slug']}-{which}{dtype}-intensity",
                 f"CNN arithmetic intensity against batch ({dtype})",
                 "Log-log chart of FLOPs per byte moved against the number of images, for each measured Conv2d layer "
                 "and ResNet-50, with the run's ridge intensity (measured matmul FLOP/s ÷ copy bytes/s) dashed",

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import html
 import re
 
 from benchmarks.analysis import recommend
 from benchmarks.analysis.sweeps import load_sweeps
 from benchmarks.contract.results import ModelSweep
+from benchmarks.site import text
 from benchmarks.site.charts import figure
 from benchmarks.site.charts.sweep import memory_note, sweep_charts, where
 from benchmarks.site.render import Bullets, Details, Heading, Html, Page, Paragraph, Source, code, tag, takeaway
@@ -80,7 +80,7 @@ def section(sweep: ModelSweep) -> list:
         parts.append(figure(chart, _chart_id(sweep, name), CAPTIONS[name], summary))
     if memory_note(doc):
         parts.append(Paragraph(memory_note(doc)))
-    table = html.escape("\n".join(table_lines(doc)))
+    table = text.h("\n".join(table_lines(doc)))
     parts.append(Details("Every batch size measured", [Html(f"<pre>{table}</pre>")]))
     return parts
 
