@@ -34,7 +34,7 @@ torch.nn.functional.conv2d torch.nn.functional.gelu torch.nn.functional.scaled_d
 torch.nn.functional.silu torch.no_grad torch.ones torch.profiler torch.profiler.ProfilerActivity
 torch.profiler.ProfilerActivity.CPU torch.profiler.ProfilerActivity.CUDA torch.profiler.profile torch.randint
 torch.backends.cudnn.flags torch.backends.mkldnn torch.backends.mkldnn.flags torch.equal torch.ops torch.ops.aten
-torch.inference_mode torch.randn torch.relu torch.set_num_threads torch.sum torch.uint8 torch.unique
+torch.inference_mode torch.isfinite torch.randn torch.relu torch.set_num_threads torch.sum torch.uint8 torch.unique
 torch.utils._python_dispatch.TorchDispatchMode torch.zeros torch.zeros_like torch.version torch.version.cuda
 """
 SINCE: dict[str, str] = {

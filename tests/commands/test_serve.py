@@ -30,7 +30,7 @@ def resnet_sweep() -> str:
 
 
 def test_a_sweep_gives_a_policy_and_its_reasons(capsys, resnet_sweep):
-    code, out, err = serve(capsys, resnet_sweep, "--rate", "20", "--budget-ms", "100", *FAST)
+    code, out, err = serve(capsys, resnet_sweep, "--rate", "20", "--budget-ms", "300", *FAST)
     assert code == 0, err
     assert "Recommended: Triton, max batch" in out
     assert "p99" in out and "Without batching, 1 instance would sustain" in out

@@ -18,6 +18,8 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
+from benchmarks.site import text
+
 # Replaced by the docs hook with absolute addresses built from the site's URL (SITE_URL): a wiki
 # needs the address the site is published at, not a path relative to a page.
 SITE_URL = "__SITE_URL__/"  # the site's root, e.g. https://example.org/batching/
@@ -54,13 +56,12 @@ def embed_html(chart_id: str, caption: str) -> str:
     """The "Link or embed" control under a chart (the snippets shown as text, with placeholders)."""
     found = snippets(chart_id, caption)
     rows = "".join(
-        f'<p>{label}</p><pre class="bchart-snippet" id="embed-{chart_id}-{key}">'
-        f"<code>{html.escape(found[key])}</code></pre>"
+        f'<p>{label}</p><pre class="bchart-snippet" id="embed-{chart_id}-{key}"><code>{text.h(found[key])}</code></pre>'
         for key, label in (("markdown", "Markdown"), ("html", "HTML"))
     )  # each <pre> has its own id: Material's copy button names the code block after the closest id
     return (
         f'<details class="bchart-embed" data-search-exclude><summary>Link or embed</summary>'
-        f'<p>Link: <a class="bchart-permalink" href="#chart-{chart_id}">{html.escape(found["link"])}</a></p>'
+        f'<p>Link: <a class="bchart-permalink" href="#chart-{chart_id}">{text.h(found["link"])}</a></p>'
         f"{rows}</details>"
     )
 

@@ -193,7 +193,7 @@ def beside_datasheets(data: SiteData) -> list:
     figure = charts.figure(
         chart,
         "devices-beside-datasheets",
-        f"The {curve.shape} measured on {label(curve.run)} beside datasheet GPUs, predicted",
+        f"The {curve.shape} measured beside datasheet GPUs, predicted",  # the device is named below: a new run keeps it
         f"Log-log chart of latency per call against batch for the {curve.shape} in {curve.dtype}: measured on "
         f"{label(curve.run)} as a solid line with points, and the roofline of each datasheet GPU ({', '.join(shown)}) "
         "as a dashed line, a prediction and not a measurement",

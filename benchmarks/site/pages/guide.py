@@ -71,7 +71,7 @@ def pick_example(data: SiteData) -> list:
             [f"measured on {where} · ringed: the batch the rule picks"],
         ),
         "guide-pick",
-        f"Step 4 on the {curve.shape} measured on {text.device_label(curve.run)}",
+        f"Step 4 on a measured {curve.shape}",  # the device is named in the chart: a new run keeps the caption
         f"Two log panels against batch size for the {curve.shape} measured on {where}: latency per call with the "
         f"{budget} budget as a dashed rule, and rows per second with {FLAT_SHARE * 100:.0f} % of the best throughput "
         f"as a dashed rule; batch {picked}, the rule's pick, ringed in both",
