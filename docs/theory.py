@@ -138,7 +138,7 @@ page.show("corrections")
 # The article says a CPU scales linearly with the batch. Measured, it does not quite: a CPU has a
 # memory bandwidth and an arithmetic rate like a GPU, only a lower ridge batch: several times
 # lower than a datacenter GPU's in float32, and tens of times lower than that of its bfloat16
-# tensor cores ([the CPU notice](../reproduce/#cpu-results) gives the three figures).
+# tensor cores.
 
 # %% tags=["hide-input"]
 page.show("cpu")
