@@ -134,15 +134,7 @@ def read_document(path: Path | str, *, layout: bool = True) -> Run | ModelSweep:
     ResultsError naming the file and field. With `layout`, the file must also sit where a results
     directory keeps it: `<device slug>/<id>.json`."""
     path = Path(path)
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise ResultsError(path, "(file)", f"is larger than {MAX_FILE_BYTES // 2**20} MiB")
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ResultsError(path, "(file)", f"cannot be read: {exc}") from None
-    if not text.strip():
-        raise ResultsError(path, "(file)", "is empty")
-    doc = _parse(path, text)
+    doc = load_json(path)
     problems = validate_document(doc)
     if problems:
         where, message = problems[0]
@@ -170,6 +162,20 @@ def read_sweep(path: Path | str, *, layout: bool = True) -> ModelSweep:
     if not isinstance(found, ModelSweep):
         raise ResultsError(path, "kind", "is a profile run, not a model sweep (read it with read_run)")
     return found
+
+
+def load_json(path: Path) -> Any:
+    """The parsed JSON of one file of any kind this contract reads (results, sweeps, serving checks), or
+    ResultsError naming the file: too large, unreadable, empty or not JSON. Validation is the caller's."""
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ResultsError(path, "(file)", f"is larger than {MAX_FILE_BYTES // 2**20} MiB")
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultsError(path, "(file)", f"cannot be read: {exc}") from None
+    if not text.strip():
+        raise ResultsError(path, "(file)", "is empty")
+    return _parse(path, text)
 
 
 def _parse(path: Path, text: str) -> Any:

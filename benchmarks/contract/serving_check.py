@@ -16,12 +16,11 @@ Pure Python: nothing on this module's import path may import torch.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.contract.results import MAX_FILE_BYTES, ResultsError
+from benchmarks.contract.results import ResultsError, load_json
 from benchmarks.contract.schema import (
     DATE_TIME,
     NAME,
@@ -338,28 +337,11 @@ class ServingCheck:
         return self.doc["runs"]
 
 
-def _parse(path: Path, text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ResultsError(path, "(json)", f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
-    except (RecursionError, ValueError) as exc:  # nested too deeply; an integer of thousands of digits
-        raise ResultsError(path, "(json)", f"holds what no results file holds: {str(exc)[:120]}") from None
-
-
 def read_serving_check(path: Path | str, *, layout: bool = True) -> ServingCheck:
     """Parse and validate one serving-check file, or raise ResultsError naming the file and the field. With
     `layout`, the file must also sit where a serving directory keeps it: `<host slug>/<id>.json`."""
     path = Path(path)
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise ResultsError(path, "(file)", f"is larger than {MAX_FILE_BYTES // 2**20} MiB")
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ResultsError(path, "(file)", f"cannot be read: {exc}") from None
-    if not text.strip():
-        raise ResultsError(path, "(file)", "is empty")
-    doc = _parse(path, text)
+    doc = load_json(path)
     problems = validate_serving_check(doc)
     if problems:
         where, message = problems[0]

@@ -192,9 +192,12 @@ def host_info() -> dict[str, Any]:
         torch_version = torch.__version__
     except ImportError:
         torch_version = None
-    from benchmarks.measure.fingerprint import slugify
+    from benchmarks.measure.fingerprint import (
+        cpu_model,  # imports torch: only when the check runs
+        slugify,
+    )
 
-    cpu = _cpu_model()
+    cpu = cpu_model()
     return {
         "name": cpu or platform.machine(),
         "slug": "cpu-" + slugify(cpu or platform.machine()),
@@ -206,16 +209,6 @@ def host_info() -> dict[str, Any]:
         "torch": torch_version,
         "load_average_start": [round(x, 2) for x in os.getloadavg()],
     }
-
-
-def _cpu_model() -> str | None:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or None
 
 
 def say(text: str) -> None:
