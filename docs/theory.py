@@ -2,7 +2,7 @@
 # # Theory: the roofline of a Linear layer
 #
 # Every number on this page that is not a measurement comes from the datasheet table in
-# `benchmarks/analysis/datasheet.py`, computed when the site is built; the sources are listed at the end.
+# `benchmarks/gpus.py`, computed when the site is built; the sources are listed at the end.
 
 # %% tags=["hide-input"]
 from benchmarks.site.pages import theory

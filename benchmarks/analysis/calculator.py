@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchmarks.analysis.curves import Curve
-from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPU, find_gpu
 from benchmarks.analysis.regimes import mlp_curves
 from benchmarks.contract.results import Run
+from benchmarks.gpus import BYTES_PER_ELEMENT, GPU, find_gpu
 from snippets.costs import mlp_cost
 
 DEFAULT_GPU = "NVIDIA H100 SXM"

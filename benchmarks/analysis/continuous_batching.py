@@ -40,10 +40,10 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPU
 from benchmarks.analysis.decode import DecodeTerms, decode_terms
 from benchmarks.analysis.published import KERNEL_LAUNCH_S
 from benchmarks.analysis.serving import PublishedModel, model_weight_bytes
+from benchmarks.gpus import BYTES_PER_ELEMENT, GPU
 
 BLOCK_TOKENS = 16  # vLLM's default block size
 MEMORY_FRACTION = 0.9  # vLLM's default gpu_memory_utilization

@@ -2,7 +2,7 @@
 
 The docs pages call this module to choose runs and curves and to phrase the numbers they
 state; `benchmarks.site.charts` draws them. Everything here is computed from results files (or,
-for the theory page, from `benchmarks.analysis.datasheet`), never typed in.
+for the theory page, from `benchmarks.gpus`), never typed in.
 
 Pure Python: nothing on this module's import path may import torch.
 """
@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT
 from benchmarks.analysis.roofline import Ceilings, Knee, crossing_batch, detect_knee, predicted_time, run_ceilings
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR, Run, load_results, newest_complete_runs
+from benchmarks.gpus import BYTES_PER_ELEMENT
 from benchmarks.workloads import ROWS, WORKLOADS, BatchUnit, Workload
 
 RESULTS_DIR_ENV = "BATCHING_RESULTS_DIR"  # read results from here instead of benchmarks/results/

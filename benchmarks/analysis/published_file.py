@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.analysis.datasheet import find_gpu
+from benchmarks.gpus import find_gpu
 from benchmarks.workloads import WORKLOADS
 
 PUBLISHED_FILE = Path(__file__).resolve().parents[1] / "published" / "measurements.json"
@@ -166,7 +166,7 @@ class _Reader(FieldReader):
         name = self.choice(value["workload"], f"{where}.workload", tuple(WORKLOADS))
         gpu = find_gpu(self.text(value["gpu"], f"{where}.gpu"))
         if gpu is None:
-            self.fail(f"{where}.gpu", f"{value['gpu']!r} is not in the datasheet (benchmarks/analysis/datasheet.py)")
+            self.fail(f"{where}.gpu", f"{value['gpu']!r} is not in the datasheet (benchmarks/gpus.py)")
         dtype = self.choice(value["dtype"], f"{where}.dtype", tuple(gpu.peak_flops))
         params = self.params(value["params"], f"{where}.params", name, kind)
         lengths = {}

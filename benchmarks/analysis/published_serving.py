@@ -33,9 +33,9 @@ from benchmarks.analysis.continuous_batching import (
     largest_rate,
     simulate,
 )
-from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.analysis.published_file import FieldReader
 from benchmarks.analysis.serving import PublishedModel, find_model
+from benchmarks.gpus import find_gpu
 
 SERVING_FILE = Path(__file__).resolve().parents[1] / "published" / "serving.json"
 MAX_FILE_BYTES = 1_000_000
@@ -131,7 +131,7 @@ class _Reader(FieldReader):
             )
         gpu = find_gpu(self.text(value["gpu"], f"{where}.gpu"))
         if gpu is None:
-            self.fail(f"{where}.gpu", f"{value['gpu']!r} is not in the datasheet (benchmarks/analysis/datasheet.py)")
+            self.fail(f"{where}.gpu", f"{value['gpu']!r} is not in the datasheet (benchmarks/gpus.py)")
         if value["dtype"] not in gpu.peak_flops:
             self.fail(f"{where}.dtype", f"must be one of {', '.join(gpu.peak_flops)}")
         figure = value["figure"]

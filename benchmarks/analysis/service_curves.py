@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.analysis.datasheet import GPU
 from benchmarks.analysis.dynamic_batching import ServiceCurve
 from benchmarks.analysis.predict import predict
 from benchmarks.contract.results import ModelSweep, Run
+from benchmarks.gpus import GPU
 from benchmarks.workloads import WORKLOADS
 
 MAX_PREDICTED_BATCH = 4096

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchmarks.analysis.datasheet import GPU
+from benchmarks.gpus import GPU
 from snippets.costs import DecoderConfig, kv_cache_bytes, weight_elements
 
 

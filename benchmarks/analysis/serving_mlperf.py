@@ -25,11 +25,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve
 from benchmarks.analysis.predict import predict
 from benchmarks.analysis.published_file import Measurement, read_published
 from benchmarks.analysis.serving_policy import Capacity, Outcome, capacity, outcome
+from benchmarks.gpus import find_gpu
 
 SERVER_ID = "mlperf30-dgxh100-resnet50-server"
 OFFLINE_ID = "mlperf30-dgxh100-resnet50-offline"

@@ -19,8 +19,8 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPU
 from benchmarks.analysis.steps import tiles_and_waves
+from benchmarks.gpus import BYTES_PER_ELEMENT, GPU
 from snippets.costs import linear_cost
 
 TILE = (128, 256)  # batch rows × output columns: a common tile of bf16 GEMM kernels on Hopper-class GPUs

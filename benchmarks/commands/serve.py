@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.analysis.arrivals import TraceError, trace_arrivals
-from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, gpus_matching
 from benchmarks.analysis.dynamic_batching import HANDLERS, SERVERS
 from benchmarks.analysis.service_curves import ServiceSource, SourceError, from_prediction, from_run, from_sweep
 from benchmarks.analysis.serving_policy import (
@@ -41,6 +40,7 @@ from benchmarks.analysis.serving_policy import (
     summary,
 )
 from benchmarks.contract.results import ResultsError, Run, read_document
+from benchmarks.gpus import BYTES_PER_ELEMENT, GPUS, gpus_matching
 from benchmarks.workloads import WORKLOADS
 
 PERCENTILES = (50, 90, 95, 99, 99.9)

@@ -39,10 +39,10 @@ from benchmarks.analysis.continuous_batching import (
     plan,
     simulate,
 )
-from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, gpus_matching
 from benchmarks.analysis.measured_step import CONFIG_KEYS, MeasuredStep, NoMeasurement
 from benchmarks.analysis.serving import MODELS, PublishedModel, find_model
 from benchmarks.contract.results import ResultsError, read_run
+from benchmarks.gpus import BYTES_PER_ELEMENT, GPUS, gpus_matching
 from snippets.costs import DecoderConfig
 
 DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32", "fp8": "float8"}

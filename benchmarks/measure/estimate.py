@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, find_gpu
+from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.measure import ceiling_plan, planning
 from benchmarks.measure.planning import SAVE_EVERY_S
 from benchmarks.profiles import CurvePlan, Profile

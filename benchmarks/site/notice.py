@@ -8,8 +8,8 @@ Pure Python (no torch).
 from __future__ import annotations
 
 from benchmarks.analysis.curves import SiteData
-from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.analysis.roofline import large_layer_ridge_batch, run_ceilings
+from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.site import text
 from benchmarks.site.render import Admonition, Paragraph, code, link, render, tag
 

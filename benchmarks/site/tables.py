@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from benchmarks.analysis.datasheet import GPU, GPUS
+from benchmarks.gpus import GPU, GPUS
 from benchmarks.site.render import Table
 
 RIDGE_COLUMNS = (

@@ -5,8 +5,8 @@ Llama-3-8B on an H100 datasheet), at several loads. A measurement to print, not 
 import time
 
 from benchmarks.analysis.continuous_batching import Engine, Lengths, RooflineStep, simulate
-from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.analysis.serving import LLAMA_3_8B
+from benchmarks.gpus import find_gpu
 
 
 def main() -> None:

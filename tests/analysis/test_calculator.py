@@ -6,7 +6,7 @@ import re
 import pytest
 
 from benchmarks.analysis import calculator
-from benchmarks.analysis.datasheet import GPUS, find_gpu
+from benchmarks.gpus import GPUS, find_gpu
 
 H100 = find_gpu("NVIDIA H100 SXM")
 T4 = find_gpu("NVIDIA T4")

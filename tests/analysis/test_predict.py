@@ -6,7 +6,6 @@ import math
 
 import pytest
 
-from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.analysis.predict import (
     COMPUTE,
     MEMORY,
@@ -19,6 +18,7 @@ from benchmarks.analysis.predict import (
     ridge_batch,
     spans,
 )
+from benchmarks.gpus import find_gpu
 from benchmarks.workloads import workload
 from snippets.costs import mlp_cost
 

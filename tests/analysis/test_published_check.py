@@ -7,7 +7,6 @@ import statistics
 
 import pytest
 
-from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.analysis.predict import knee, predict
 from benchmarks.analysis.published_check import (
     BREAKS,
@@ -20,6 +19,7 @@ from benchmarks.analysis.published_check import (
     unfused_per_second,
 )
 from benchmarks.analysis.published_file import Model, read_published
+from benchmarks.gpus import find_gpu
 
 SMALL = {"layers": 2, "d_model": 512, "heads": 8, "kv_heads": 8, "d_ff": 2048, "ffn": "gelu"}
 A100 = find_gpu("NVIDIA A100 SXM4 40GB")

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from benchmarks.analysis import serving_mlperf
-from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve
 from benchmarks.analysis.predict import predict
 from benchmarks.analysis.published_file import read_published
 from benchmarks.analysis.serving_policy import Arrivals, candidates, capacity, explain, outcome, search, summary
+from benchmarks.gpus import find_gpu
 
 # A made-up curve: 10 ms + 2 ms per request, ±10 % spread (a fixture, not a measurement)
 CURVE = ServiceCurve.from_samples(

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from benchmarks.analysis import tile_model as tm
-from benchmarks.analysis.datasheet import GPU, find_gpu
+from benchmarks.gpus import GPU, find_gpu
 
 H200 = find_gpu("NVIDIA H200")
 SMALL = GPU("Toy GPU (test fixture)", {"bfloat16": 4e12}, 1e12, "synthetic", sm_count=4)

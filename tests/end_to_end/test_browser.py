@@ -14,7 +14,7 @@ import shutil
 import pytest
 
 from benchmarks.analysis import calculator
-from benchmarks.analysis.datasheet import find_gpu
+from benchmarks.gpus import find_gpu
 from tests.end_to_end.test_site_build import BUNDLE, MAX_PAGE_BYTES, PAGES, built_site, served_site
 
 pytestmark = [pytest.mark.browser, pytest.mark.build]

@@ -19,11 +19,11 @@ import pytest
 from benchmarks.analysis import bands, decode, recommend
 from benchmarks.analysis.calculator import gpu_ridge_batch
 from benchmarks.analysis.curves import curves, group_by, load_site_data
-from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.analysis.decode import decode_terms
 from benchmarks.analysis.diagnosis import diagnose
 from benchmarks.analysis.published_check import BREAKS, checks
 from benchmarks.contract.results import load_results
+from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.site import text
 from snippets.costs import resnet50_cost
 from tests.end_to_end.test_site_build import ROOT, _tmp, built_site, write_synthetic_results, write_synthetic_sweeps

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from benchmarks.analysis.datasheet import find_gpu
+from benchmarks.gpus import find_gpu
 from benchmarks.site import charts
 
 

@@ -3,7 +3,7 @@
 import html
 import re
 
-from benchmarks.analysis.datasheet import GPUS
+from benchmarks.gpus import GPUS
 from benchmarks.site.pages import calculator
 from tests.synthetic import make_run, site_data
 

@@ -1,7 +1,7 @@
 """Charts of the hardware itself: ceiling curves, the cache trap, and the batch-size calculator.
 
 Built like every chart in `benchmarks.site.charts` (same palette, titles and `figure` export); the
-data comes from `benchmarks.analysis.regimes` (measured) and `benchmarks.analysis.datasheet` (cited).
+data comes from `benchmarks.analysis.regimes` (measured) and `benchmarks.gpus` (cited).
 
 Pure Python (Altair builds JSON only): nothing here imports torch.
 """
@@ -15,9 +15,9 @@ import altair as alt
 
 from benchmarks.analysis import calculator
 from benchmarks.analysis.curves import Curve
-from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPU
 from benchmarks.analysis.regimes import WeightBandwidth, bandwidth_points, cache_levels, matmul_points
 from benchmarks.contract.results import Run
+from benchmarks.gpus import BYTES_PER_ELEMENT, GPU
 from benchmarks.site import text
 from benchmarks.site.charts import (
     HEIGHT,

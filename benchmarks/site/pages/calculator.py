@@ -8,9 +8,9 @@ from typing import Any
 from benchmarks.analysis import bands, calculator
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import SiteData
-from benchmarks.analysis.datasheet import GPU, GPUS, find_gpu
 from benchmarks.analysis.predict import knee, predict
 from benchmarks.contract.results import Run
+from benchmarks.gpus import GPU, GPUS, find_gpu
 from benchmarks.site import charts, text
 from benchmarks.site.bands import band_words, no_band_words
 from benchmarks.site.charts import hardware as charts_hardware
@@ -188,7 +188,7 @@ def datasheet_row(gpu: GPU) -> list[str]:
 
 
 def datasheet_table() -> Table:
-    caption = "Datasheet figures (benchmarks/analysis/datasheet.py); ridge b* = (F/BW)·(s/2)"
+    caption = "Datasheet figures (benchmarks/gpus.py); ridge b* = (F/BW)·(s/2)"
     return Table(DATASHEET_HEADERS, [datasheet_row(gpu) for gpu in GPUS], caption)
 
 

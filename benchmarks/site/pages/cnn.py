@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from benchmarks.analysis import cnn
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import Curve, SiteData
-from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.analysis.diagnosis import diagnose
 from benchmarks.contract.results import Run
+from benchmarks.gpus import find_gpu
 from benchmarks.profiles import FULL
 from benchmarks.site import charts, diagnosis_words, text
 from benchmarks.site.charts import models as cm

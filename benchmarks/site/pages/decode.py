@@ -11,8 +11,8 @@ from typing import Any
 from benchmarks.analysis import curves as c
 from benchmarks.analysis import decode as d
 from benchmarks.analysis.curves import Curve, SiteData
-from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.contract.results import Run
+from benchmarks.gpus import find_gpu
 from benchmarks.profiles import FULL
 from benchmarks.site import charts, text
 from benchmarks.site.charts import models as cm

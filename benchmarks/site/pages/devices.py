@@ -7,9 +7,9 @@ from __future__ import annotations
 from benchmarks.analysis import curves as c
 from benchmarks.analysis import devices as dv
 from benchmarks.analysis.curves import SiteData
-from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.analysis.predict import predict
 from benchmarks.contract.results import Run
+from benchmarks.gpus import find_gpu
 from benchmarks.site import charts, text
 from benchmarks.site.charts.devices import DATASHEET, MEASURED, ROOFLINE, beside_datasheets_chart, normalised_chart
 from benchmarks.site.render import NO_RESULTS, Html, Page, Paragraph, Table, tag, takeaway

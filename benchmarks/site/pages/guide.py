@@ -8,10 +8,10 @@ from dataclasses import asdict
 from benchmarks.analysis import bands
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import SiteData
-from benchmarks.analysis.datasheet import GPU, find_gpu
 from benchmarks.analysis.predict import predict
 from benchmarks.analysis.serving import LLAMA_3_8B, kv_budget, model_weight_bytes, weight_only_ridge_batch
 from benchmarks.analysis.steps import tiles_and_waves
+from benchmarks.gpus import GPU, find_gpu
 from benchmarks.site import charts, text
 from benchmarks.site.bands import band_words, expected_words, no_band_words
 from benchmarks.site.charts.guide import pick_chart

@@ -6,11 +6,11 @@ from __future__ import annotations
 from benchmarks.analysis import bands
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import Curve, SiteData
-from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.analysis.diagnosis import OPS_PER_LAYER, diagnose
 from benchmarks.analysis.predict import overhead_ends, predict, regions, ridge_batch, ridge_counts
 from benchmarks.analysis.published import KERNEL_LAUNCH_S
 from benchmarks.contract.results import Run
+from benchmarks.gpus import find_gpu
 from benchmarks.site import charts, diagnosis_words, text
 from benchmarks.site.bands import band_words, chart_line, no_band_words
 from benchmarks.site.charts import SITE_ROOT

@@ -22,9 +22,9 @@ from benchmarks.analysis.continuous_batching import (
     kv_limit,
     plan,
 )
-from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.analysis.published_serving import ServingCheck, serving_checks
 from benchmarks.analysis.serving import LLAMA_3_8B
+from benchmarks.gpus import find_gpu
 from benchmarks.site import text
 from benchmarks.site.charts import figure
 from benchmarks.site.charts.llm_serving import front_chart, latency_chart

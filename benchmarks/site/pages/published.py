@@ -7,10 +7,10 @@ from collections.abc import Sequence
 
 from benchmarks.analysis import bands
 from benchmarks.analysis import published_check as pc
-from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.analysis.predict import RidgeCount
 from benchmarks.analysis.published_check import Check, KneeComparison
 from benchmarks.analysis.published_file import Measurement, Model, read_published
+from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.site import charts, text
 from benchmarks.site.charts.published import published_chart
 from benchmarks.site.render import Bullets, Details, Html, Page, Paragraph, Table, code, strong, tag, takeaway

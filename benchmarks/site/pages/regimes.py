@@ -9,9 +9,9 @@ from benchmarks.analysis import curves as c
 from benchmarks.analysis import regimes
 from benchmarks.analysis.calculator import datasheet_of
 from benchmarks.analysis.curves import Curve, SiteData
-from benchmarks.analysis.datasheet import GPU
 from benchmarks.analysis.diagnosis import diagnose
 from benchmarks.contract.results import Run
+from benchmarks.gpus import GPU
 from benchmarks.site import charts, diagnosis_words, notice, text
 from benchmarks.site.charts import hardware as charts_hardware
 from benchmarks.site.render import (

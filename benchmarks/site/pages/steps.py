@@ -6,9 +6,9 @@ from __future__ import annotations
 from benchmarks.analysis import curves as c
 from benchmarks.analysis import tile_model as tm
 from benchmarks.analysis.curves import SiteData
-from benchmarks.analysis.datasheet import find_gpu
 from benchmarks.analysis.steps import FineSweep, sweeps
 from benchmarks.contract.results import Run
+from benchmarks.gpus import find_gpu
 from benchmarks.site import charts, notice, text
 from benchmarks.site.charts.predicted import sawtooth_chart
 from benchmarks.site.render import (

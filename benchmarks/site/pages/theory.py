@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import SiteData
-from benchmarks.analysis.datasheet import BYTES_PER_ELEMENT, GPUS, find_gpu
 from benchmarks.analysis.diagnosis import diagnose
+from benchmarks.gpus import BYTES_PER_ELEMENT, GPUS, find_gpu
 from benchmarks.site import charts, diagnosis_words, text
 from benchmarks.site.render import (
     Bullets,
