@@ -11,7 +11,7 @@ import torch
 
 from benchmarks.measure import ceiling_plan
 from benchmarks.measure.adapters import torch_dtype
-from benchmarks.measure.ceiling_plan import copy_repeats, plan_ceilings, read_repeats
+from benchmarks.measure.ceiling_plan import CeilingPlan, copy_repeats, plan_ceilings, read_repeats
 from benchmarks.measure.sampler import Point, measure_points
 
 FP8_FAST_ACCUM = True  # recorded with the float8 ceiling
@@ -107,42 +107,14 @@ def measure_ceilings(
 ) -> dict:
     """The bandwidth and matmul curves, and from them the ceilings that predictions use: copy
     bandwidth (bytes read + written per second) at the largest buffer and matmul FLOP/s at
-    MATMUL_N for each dtype. With a `deadline` (a time.perf_counter() value) sampling stops by then."""
+    MATMUL_N for each dtype. With a `deadline` (a time.perf_counter() value) sampling stops by then.
+    Raises CeilingError when the copy ceiling, or the matmul ceiling of one of `dtypes`, has no timing."""
     kind = backend.kind
     free = backend.free_memory() if kind == "cuda" else None
     measured_dtypes = dtypes if ceilings_only else matmul_dtypes(backend, dtypes)
     plan = plan_ceilings(kind, measured_dtypes, free, small, ceilings_only)
-    copy_sizes, working_sets, ceiling_copy = plan.copy_sizes, plan.working_sets, plan.ceiling_copy
-    moved: dict[tuple, int] = {}
-    alive = []  # a captured graph does not keep its tensors alive; these references do
-    points = []
-
-    def settings(is_ceiling: bool) -> dict:  # curve points take fewer, shorter samples than the ceilings
-        return {} if is_ceiling else {"rounds": max(5, rounds // 2), "min_sample_s": min_sample_s / 2}
-
-    def add(curve, size, build):
-        def make(build=build, key=(curve, size)):
-            fn, bytes_per_call = build()
-            moved[key] = bytes_per_call
-            alive.append(fn)
-            return fn
-
-        points.append(Point(curve, size, _in_mode(backend, make), **settings(curve == "copy" and size == ceiling_copy)))
-
-    def matmul(name, n):
-        fn = _matmul_call(name, n, backend.device)
-        alive.append(fn)
-        return fn
-
-    for size in copy_sizes:
-        add("copy", size, lambda size=size: _copy_call(size, kind, backend.device))
-    for size in working_sets:
-        add("read", size, lambda size=size: _read_call(size, kind, backend.device))
-    for name, sizes in plan.matmul_sizes.items():
-        for n in sizes:
-            build = _in_mode(backend, lambda name=name, n=n: matmul(name, n))
-            points.append(Point(("matmul", name), n, build, **settings(n == plan.matmul_ceilings[name])))
-
+    calls = _Calls(backend)
+    points = _points(plan, calls, rounds, min_sample_s)
     outcomes = measure_points(
         backend,
         points,
@@ -152,13 +124,56 @@ def measure_ceilings(
         progress=progress,
         deadline=deadline,
     )
+    ceilings = {
+        "copy": _copy_ceiling(plan, outcomes, calls.moved),
+        "matmul": _matmul_ceilings(plan, outcomes, measured_dtypes, dtypes),
+        "curves": {"bandwidth": _bandwidth_curve(plan, outcomes, calls.moved), "matmul": _matmul_curve(plan, outcomes)},
+    }
+    calls.alive.clear()  # free every buffer before the workloads allocate theirs
+    points.clear()
+    backend.release()
+    return ceilings
 
-    def timing(curve, size):
-        outcome = outcomes[(curve, size)]
-        return outcome.timing if outcome.status == "ok" else None
 
+class _Calls:
+    """Builds the timed call of each ceiling point, and keeps what the results need of it: the bytes a
+    copy or read call moves, and a reference to every call (a captured graph does not keep its tensors
+    alive; these references do)."""
+
+    def __init__(self, backend) -> None:
+        self.backend = backend
+        self.moved: dict[tuple, int] = {}  # (curve, size) -> bytes one call moves
+        self.alive: list = []
+
+    def prepare(self, curve, size: int):
+        """Point.prepare for one point of the plan."""
+        return _in_mode(self.backend, lambda: self.build(curve, size))
+
+    def build(self, curve, size: int):
+        kind, device = self.backend.kind, self.backend.device
+        if curve == "copy":
+            fn, self.moved[(curve, size)] = _copy_call(size, kind, device)
+        elif curve == "read":
+            fn, self.moved[(curve, size)] = _read_call(size, kind, device)
+        else:
+            fn = _matmul_call(curve[1], size, device)
+        self.alive.append(fn)
+        return fn
+
+
+def _points(plan: CeilingPlan, calls: _Calls, rounds: int, min_sample_s: float) -> list[Point]:
+    """Every point of the plan, in the order the time estimate counts them; the curves' points take fewer,
+    shorter samples than the ceilings."""
+    curve_settings = {"rounds": max(5, rounds // 2), "min_sample_s": min_sample_s / 2}
+    return [
+        Point(curve, size, calls.prepare(curve, size), **({} if is_ceiling else curve_settings))
+        for curve, size, is_ceiling in plan.points()
+    ]
+
+
+def _bandwidth_curve(plan: CeilingPlan, outcomes: dict, moved: dict[tuple, int]) -> list[dict]:
     bandwidth = []
-    for curve, sizes in (("copy", copy_sizes), ("read", working_sets)):
+    for curve, sizes in (("copy", plan.copy_sizes), ("read", plan.working_sets)):
         for size in sizes:
             outcome = outcomes[(curve, size)]
             entry = {"kind": curve, "working_set_bytes": 2 * size if curve == "copy" else size}
@@ -167,43 +182,45 @@ def measure_ceilings(
             else:
                 entry.update(status=outcome.status, message=outcome.message)
             bandwidth.append(entry)
-    matmul_curve = []
-    for point in points:
-        if not (isinstance(point.curve, tuple) and point.curve[0] == "matmul"):
-            continue
-        name, n = point.curve[1], point.batch
-        outcome = outcomes[(point.curve, n)]
-        entry = {"dtype": name, "n": n}
-        if outcome.status == "ok":
-            entry.update(flops_per_s=2 * n**3 / outcome.timing["median_s"], timing=outcome.timing)
-        else:
-            entry.update(status=outcome.status, message=outcome.message)
-        matmul_curve.append(entry)
+    return bandwidth
 
-    copy_timing = timing("copy", ceiling_copy)
-    if copy_timing is None:
-        raise CeilingError(f"could not measure the copy ceiling: {outcomes[('copy', ceiling_copy)].message}")
-    ceilings = {
-        "copy": {
-            "bytes_per_s": moved[("copy", ceiling_copy)] / copy_timing["median_s"],
-            "size_bytes": ceiling_copy,
-            "timing": copy_timing,
-        },
-        "matmul": {},
-        "curves": {"bandwidth": bandwidth, "matmul": matmul_curve},
+
+def _matmul_curve(plan: CeilingPlan, outcomes: dict) -> list[dict]:
+    matmul = []
+    for name, sizes in plan.matmul_sizes.items():
+        for n in sizes:
+            outcome = outcomes[(("matmul", name), n)]
+            entry = {"dtype": name, "n": n}
+            if outcome.status == "ok":
+                entry.update(flops_per_s=2 * n**3 / outcome.timing["median_s"], timing=outcome.timing)
+            else:
+                entry.update(status=outcome.status, message=outcome.message)
+            matmul.append(entry)
+    return matmul
+
+
+def _copy_ceiling(plan: CeilingPlan, outcomes: dict, moved: dict[tuple, int]) -> dict:
+    outcome = outcomes[("copy", plan.ceiling_copy)]
+    if outcome.status != "ok":
+        raise CeilingError(f"could not measure the copy ceiling: {outcome.message}")
+    return {
+        "bytes_per_s": moved[("copy", plan.ceiling_copy)] / outcome.timing["median_s"],
+        "size_bytes": plan.ceiling_copy,
+        "timing": outcome.timing,
     }
+
+
+def _matmul_ceilings(plan: CeilingPlan, outcomes: dict, measured_dtypes: list[str], dtypes: list[str]) -> dict:
+    """The matmul ceiling of every measured dtype; one the run asked for must have been measured."""
+    found = {}
     for name in measured_dtypes:
         n = plan.matmul_ceilings[name]
-        found = timing(("matmul", name), n)
-        if found is None:
+        outcome = outcomes[(("matmul", name), n)]
+        if outcome.status != "ok":
             if name in dtypes:
-                message = outcomes[(("matmul", name), n)].message
-                raise CeilingError(f"could not measure the {name} matmul ceiling: {message}")
+                raise CeilingError(f"could not measure the {name} matmul ceiling: {outcome.message}")
             continue  # a dtype only the curve wanted (e.g. float8 without a working kernel)
-        ceilings["matmul"][name] = {"flops_per_s": 2 * n**3 / found["median_s"], "n": n, "timing": found}
+        found[name] = {"flops_per_s": 2 * n**3 / outcome.timing["median_s"], "n": n, "timing": outcome.timing}
         if name == "float8":
-            ceilings["matmul"][name]["fast_accum"] = FP8_FAST_ACCUM
-    alive.clear()  # free every buffer before the workloads allocate theirs
-    points.clear()
-    backend.release()
-    return ceilings
+            found[name]["fast_accum"] = FP8_FAST_ACCUM
+    return found

@@ -139,95 +139,141 @@ def measure_points(
     the last round's length: the measurement ends with fewer samples per point, and a point that got
     none is recorded as skipped, saying why.
     """
-    outcomes: dict[tuple[Hashable, int], Outcome] = {}
-    ready: dict[tuple[Hashable, int], tuple[Point, Callable[[], Any], int]] = {}
-    stopped: dict[tuple[Hashable, int], int] = {}  # points an out-of-memory stopped while sampling: their inner
-    points = preparation_order(points)
-    rounds = max([rounds, *(p.rounds for p in points if p.rounds)])
-    total = len(points) + sum(p.rounds or rounds for p in points)
-    done = 0
-    samples: dict[tuple[Hashable, int], list[float]] = {}
+    measurement = _Measurement(backend, preparation_order(points), rounds, min_sample_s, warmup_s, progress, deadline)
+    measurement.prepare_all()
+    measurement.sample_rounds(seed, after_round)
+    return measurement.outcomes(final=True)
 
-    def fail(point: Point, exc: BaseException) -> None:
+
+_Key = tuple[Hashable, int]  # (curve, batch)
+_LATE = "not sampled: the run's time limit came before this point's first sample"
+
+
+class _Measurement:
+    """One measure_points call's state: which points are ready to sample, their samples, and every
+    point that ended without them (failed, skipped, too late)."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        points: list[Point],
+        rounds: int,
+        min_sample_s: float,
+        warmup_s: float,
+        progress: Callable[[int, int], None] | None,
+        deadline: float | None,
+    ) -> None:
+        self.backend = backend
+        self.points = points
+        self.rounds = max([rounds, *(p.rounds for p in points if p.rounds)])
+        self.min_sample_s = min_sample_s
+        self.warmup_s = warmup_s
+        self.progress = progress
+        self.deadline = deadline
+        self.total = len(points) + sum(p.rounds or self.rounds for p in points)  # progress steps
+        self.done = 0
+        self.ended: dict[_Key, Outcome] = {}  # points that will take no more samples and have none to keep
+        self.ready: dict[_Key, tuple[Point, Callable[[], Any], int]] = {}  # point, timed call, calls per sample
+        self.stopped: dict[_Key, int] = {}  # points an out-of-memory stopped while sampling: their calls per sample
+        self.samples: dict[_Key, list[float]] = {}
+        self.late = Outcome("skipped", message=_LATE)
+
+    def out_of_time(self, needed: float = 0.0) -> bool:
+        return self.deadline is not None and time.perf_counter() + needed > self.deadline
+
+    def step_done(self) -> None:
+        self.done += 1
+        if self.progress:
+            self.progress(min(self.done, self.total), self.total)
+
+    def prepare_all(self) -> None:
+        """Prepare and calibrate the points in order, until their estimated sampling time reaches the deadline."""
+        planned_s = 0.0  # the estimated sampling time of the points prepared so far
+        for point in self.points:
+            key = (point.curve, point.batch)
+            if key not in self.ended and self.out_of_time(planned_s):
+                self.ended[key] = self.late
+            elif key not in self.ended:
+                planned_s += self.prepare(point)
+            self.step_done()
+
+    def prepare(self, point: Point) -> float:
+        """Build one point's timed call and calibrate it; return its estimated sampling time (0 if it failed)."""
+        try:
+            fn = point.prepare()
+            sample_s = self.min_sample_s if point.min_sample_s is None else point.min_sample_s
+            warmup_s = self.warmup_s if point.warmup_s is None else point.warmup_s
+            inner, per_call = _calibrate(self.backend, fn, sample_s, warmup_s)
+        except Exception as exc:
+            self.fail(point, exc)
+            return 0.0
         key = (point.curve, point.batch)
-        ready.pop(key, None)
-        if samples.get(key) and backend.is_oom(exc):
-            stopped[key] = inner_of.pop(key)
-            backend.release()
+        self.ready[key] = (point, fn, inner)
+        self.samples[key] = []
+        return (point.rounds or self.rounds) * max(sample_s, per_call)
+
+    def sample_rounds(self, seed: int, after_round: Callable[[dict[_Key, Outcome]], None] | None) -> None:
+        """Sample in rounds, starting none that the last round's length says would end after the deadline."""
+        rng = random.Random(seed)
+        round_s = 0.0
+        for round_index in range(self.rounds):
+            if self.out_of_time(round_s):
+                break
+            round_started = time.perf_counter()
+            self.sample_round(round_index, rng)
+            round_s = time.perf_counter() - round_started
+            if after_round:
+                after_round(self.outcomes())
+
+    def sample_round(self, round_index: int, rng: random.Random) -> None:
+        """One sample of every ready point due in this round, in a fresh random order."""
+        order = list(self.ready)
+        rng.shuffle(order)
+        for key in order:
+            if key not in self.ready:
+                continue  # dropped earlier in this round
+            point, fn, inner = self.ready[key]
+            if not takes_sample(round_index, point.rounds or self.rounds, self.rounds):
+                continue
+            try:
+                self.samples[key].append(self.backend.time(fn, inner) / point.calls_per_unit)
+            except Exception as exc:
+                self.fail(point, exc)
+            self.step_done()
+
+    def fail(self, point: Point, exc: BaseException) -> None:
+        """Drop a point that raised. An out-of-memory after some samples stops it and keeps them; else it
+        ends as `oom` or `error`, and an out-of-memory also skips its curve's larger batches not yet ready."""
+        key = (point.curve, point.batch)
+        entry = self.ready.pop(key, None)
+        if self.samples.get(key) and self.backend.is_oom(exc):
+            self.stopped[key] = entry[2]
+            self.backend.release()
             return
-        outcomes[key] = _failure(backend, exc, point.batch)
-        if outcomes[key].status != "oom":
-            return
-        backend.release()
-        for other in points:
+        self.ended[key] = _failure(self.backend, exc, point.batch)
+        if self.ended[key].status == "oom":
+            self.backend.release()
+            self.skip_larger(point)
+
+    def skip_larger(self, point: Point) -> None:
+        """Skip the batches of `point`'s curve larger than it that are neither ready to sample nor ended."""
+        for other in self.points:
             other_key = (other.curve, other.batch)
             if (
                 other.curve == point.curve
                 and other.batch > point.batch
-                and other_key not in outcomes
-                and other_key not in ready
+                and other_key not in self.ended
+                and other_key not in self.ready
             ):
-                outcomes[other_key] = Outcome("skipped", message=f"not run: batch {point.batch} ran out of memory")
+                self.ended[other_key] = Outcome("skipped", message=f"not run: batch {point.batch} ran out of memory")
 
-    late = Outcome("skipped", message="not sampled: the run's time limit came before this point's first sample")
-
-    def out_of_time(needed: float = 0.0) -> bool:
-        return deadline is not None and time.perf_counter() + needed > deadline
-
-    planned_s = 0.0  # the estimated sampling time of the points prepared so far
-    inner_of: dict[tuple[Hashable, int], int] = {}
-    for point in points:
-        key = (point.curve, point.batch)
-        if key not in outcomes and out_of_time(planned_s):
-            outcomes[key] = late
-        elif key not in outcomes:
-            try:
-                fn = point.prepare()
-                sample_s = min_sample_s if point.min_sample_s is None else point.min_sample_s
-                inner, per_call = _calibrate(
-                    backend, fn, sample_s, warmup_s if point.warmup_s is None else point.warmup_s
-                )
-                ready[key] = (point, fn, inner)
-                inner_of[key] = inner
-                samples[key] = []
-                planned_s += (point.rounds or rounds) * max(sample_s, per_call)
-            except Exception as exc:
-                fail(point, exc)
-        done += 1
-        if progress:
-            progress(done, total)
-
-    def current(final: bool = False) -> dict[tuple[Hashable, int], Outcome]:
-        result = dict(outcomes)
-        for key, inner in [*((k, v[2]) for k, v in ready.items()), *stopped.items()]:
-            if samples[key]:
-                result[key] = Outcome("ok", timing=summarize(samples[key], inner))
+    def outcomes(self, final: bool = False) -> dict[_Key, Outcome]:
+        """Every point's outcome so far, sampled points summarised from their samples; when `final`, a
+        prepared point that got no sample is skipped as too late."""
+        result = dict(self.ended)
+        for key, inner in [*((k, v[2]) for k, v in self.ready.items()), *self.stopped.items()]:
+            if self.samples[key]:
+                result[key] = Outcome("ok", timing=summarize(self.samples[key], inner))
             elif final:
-                result[key] = late
+                result[key] = self.late
         return result
-
-    rng = random.Random(seed)
-    round_s = 0.0
-    for round_index in range(rounds):
-        if out_of_time(round_s):
-            break
-        round_started = time.perf_counter()
-        order = list(ready)
-        rng.shuffle(order)
-        for key in order:
-            if key not in ready:
-                continue  # dropped earlier in this round
-            point, fn, inner = ready[key]
-            if not takes_sample(round_index, point.rounds or rounds, rounds):
-                continue
-            try:
-                samples[key].append(backend.time(fn, inner) / point.calls_per_unit)
-            except Exception as exc:
-                fail(point, exc)
-            done += 1
-            if progress:
-                progress(min(done, total), total)
-        round_s = time.perf_counter() - round_started
-        if after_round:
-            after_round(current())
-    return current(final=True)
