@@ -1,8 +1,8 @@
 """Measure how latency grows with batch size, and explain it with the roofline model.
 
-The top level holds the workload registry (`workloads`), the profiles (`profiles`) and the notebook
-API `sweep` below. The packages, with dependencies pointing one way (commands → measure, analysis,
-site → contract → the registry):
+The top level holds the registry: the workloads (`workloads`), the profiles (`profiles`), the GPU datasheets
+(`gpus`), and the notebook API `sweep` below. The packages, with dependencies pointing one way (commands →
+measure, analysis, site → contract → the registry):
 
 - `contract/`: the results and sweep schemas, their rules, the strict reader and the atomic writer;
 - `measure/`: the only package that imports torch: timers, ceilings, the run, the model sweep;

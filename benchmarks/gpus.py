@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from benchmarks.analysis.roofline import Ceilings, large_layer_ridge_batch
-
 TERA = 1e12
 GIGA = 1e9
 MB = 1_000_000
@@ -35,6 +33,24 @@ BYTES_PER_ELEMENT = {
     "float16": 2,
     "float8": 1,
 }
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """A device's peak arithmetic rate (FLOP/s) and memory bandwidth (bytes/s) for one dtype: a run's measured
+    ceilings or a datasheet's."""
+
+    flops_per_s: float
+    bytes_per_s: float
+
+    @property
+    def ridge_intensity(self) -> float:
+        """FLOP per byte where compute time equals memory time."""
+        return self.flops_per_s / self.bytes_per_s
+
+    def large_layer_ridge_batch(self, bytes_per_element: int) -> float:
+        """b* = (F / BW) · (s / 2): the critical batch once the weight term dominates the bytes."""
+        return self.ridge_intensity * bytes_per_element / 2
 
 
 @dataclass(frozen=True)
@@ -63,7 +79,7 @@ class GPU:
 
     def ridge_batch(self, dtype: str) -> float:
         """Critical batch of a large Linear layer: b* = (F / BW) · (s / 2)."""
-        return large_layer_ridge_batch(self.ceilings(dtype), BYTES_PER_ELEMENT[dtype])
+        return self.ceilings(dtype).large_layer_ridge_batch(BYTES_PER_ELEMENT[dtype])
 
 
 GPUS: tuple[GPU, ...] = (

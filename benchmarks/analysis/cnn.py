@@ -10,7 +10,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from benchmarks.analysis.curves import Curve, Point, bytes_per_element
-from benchmarks.analysis.roofline import Ceilings, affine_fit, critical_batch
+from benchmarks.analysis.roofline import affine_fit, critical_batch
+from benchmarks.gpus import Ceilings
 from snippets import costs
 
 ON_RIDGE = 0.95  # a per-image intensity within 5 % of the ridge: the formula cannot say which side it falls

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.analysis.roofline import Ceilings, Knee, crossing_batch, detect_knee, predicted_time, run_ceilings
+from benchmarks.analysis.roofline import Knee, crossing_batch, detect_knee, predicted_time, run_ceilings
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR, Run, load_results, newest_complete_runs
-from benchmarks.gpus import BYTES_PER_ELEMENT
+from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings
 from benchmarks.workloads import ROWS, WORKLOADS, BatchUnit, Workload
 
 RESULTS_DIR_ENV = "BATCHING_RESULTS_DIR"  # read results from here instead of benchmarks/results/

@@ -27,8 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchmarks.analysis.curves import Curve, Point, curves
-from benchmarks.analysis.roofline import Ceilings, crossing_batch
+from benchmarks.analysis.roofline import crossing_batch
 from benchmarks.contract.results import Run
+from benchmarks.gpus import Ceilings
 
 OVERHEAD = "overhead"
 MEMORY = "memory"

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.analysis.cnn import ON_RIDGE
-from benchmarks.analysis.roofline import Ceilings, crossing_batch
-from benchmarks.gpus import BYTES_PER_ELEMENT
+from benchmarks.analysis.roofline import crossing_batch
+from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings
 from benchmarks.workloads import decoder_config, workload
 from snippets.costs import kv_cache_bytes, mlp_cost, resnet50_cost
 

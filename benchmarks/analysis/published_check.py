@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 from benchmarks.analysis.predict import COMPUTE, MEMORY, PredictedPoint, RidgeCount, predict, ridge_counts
 from benchmarks.analysis.published_file import Measurement, Model, read_published
-from benchmarks.analysis.roofline import Ceilings, predicted_time
-from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
+from benchmarks.analysis.roofline import predicted_time
+from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings, find_gpu
 from benchmarks.workloads import workload
 from snippets.costs import resnet50_cost
 

@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 
 from benchmarks.analysis import diagnosis
 from benchmarks.analysis.curves import Point
-from benchmarks.analysis.roofline import Ceilings, Knee, crossing_batch, detect_knee, run_ceilings
+from benchmarks.analysis.roofline import Knee, crossing_batch, detect_knee, run_ceilings
 from benchmarks.analysis.steps import CurvePoint, Step, find_steps, median_stderr, tile_boundary
+from benchmarks.gpus import Ceilings
 from snippets.choose import FLAT_SHARE
 
 NEAR_BEST = 1 - FLAT_SHARE  # "within 5 % of the highest throughput": the guide's rule

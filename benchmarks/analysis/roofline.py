@@ -14,18 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-
-@dataclass(frozen=True)
-class Ceilings:
-    """Peak arithmetic rate (FLOP/s) and memory bandwidth (bytes/s) for one dtype."""
-
-    flops_per_s: float
-    bytes_per_s: float
-
-    @property
-    def ridge_intensity(self) -> float:
-        """FLOP per byte where compute time equals memory time."""
-        return self.flops_per_s / self.bytes_per_s
+from benchmarks.gpus import Ceilings
 
 
 def run_ceilings(ceilings: dict[str, Any], dtype: str) -> Ceilings | None:
@@ -108,11 +97,6 @@ def crossing_batch(points: Iterable[tuple[int, float, float]], ceilings: Ceiling
     if g1 < 0 and g1 > g0:  # still memory-bound but closing in: the last segment's line crosses later
         return b1 + (b1 - b0) * (-g1) / (g1 - g0)
     return None
-
-
-def large_layer_ridge_batch(ceilings: Ceilings, bytes_per_element: int) -> float:
-    """b* = (F / BW) · (s / 2): the critical batch once the weight term dominates the bytes."""
-    return ceilings.ridge_intensity * bytes_per_element / 2
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ from typing import Any
 
 from benchmarks.analysis import bands
 from benchmarks.analysis.predict import PredictedPoint, RidgeCount, footprint_bytes, predict, ridge_counts
-from benchmarks.analysis.roofline import Ceilings, run_ceilings
+from benchmarks.analysis.roofline import run_ceilings
 from benchmarks.contract.results import ResultsError, read_run
-from benchmarks.gpus import BYTES_PER_ELEMENT, GPUS, gpus_matching
+from benchmarks.gpus import BYTES_PER_ELEMENT, GPUS, Ceilings, gpus_matching
 from benchmarks.site import text
 from benchmarks.site.bands import band_json, band_words, expected_words
 from benchmarks.workloads import WORKLOADS, Param, Workload

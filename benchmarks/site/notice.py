@@ -8,7 +8,7 @@ Pure Python (no torch).
 from __future__ import annotations
 
 from benchmarks.analysis.curves import SiteData
-from benchmarks.analysis.roofline import large_layer_ridge_batch, run_ceilings
+from benchmarks.analysis.roofline import run_ceilings
 from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.site import text
 from benchmarks.site.render import Admonition, Paragraph, code, link, render, tag
@@ -29,8 +29,8 @@ def ridge_words(data: SiteData) -> str:
     gpu = find_gpu(COMPARED_GPU)
     if ceilings is None or gpu is None:
         return ""
-    cpu = large_layer_ridge_batch(ceilings, BYTES_PER_ELEMENT["float32"])
-    fp32, bf16 = (large_layer_ridge_batch(gpu.ceilings(d), BYTES_PER_ELEMENT[d]) for d in ("float32", "bfloat16"))
+    cpu = ceilings.large_layer_ridge_batch(BYTES_PER_ELEMENT["float32"])
+    fp32, bf16 = (gpu.ridge_batch(d) for d in ("float32", "bfloat16"))
     return (
         f" (≈ {text.fmt_batch(cpu)} rows in float32 from its measured ceilings, against ≈ {text.fmt_batch(fp32)} in "
         f"float32 and ≈ {text.fmt_batch(bf16)} in bfloat16 on an {gpu.name}'s datasheet)"

@@ -15,8 +15,9 @@ import pytest
 from benchmarks.analysis import cnn
 from benchmarks.analysis import decode as d
 from benchmarks.analysis.curves import curves as curves_of
-from benchmarks.analysis.roofline import Ceilings, critical_batch
+from benchmarks.analysis.roofline import critical_batch
 from benchmarks.contract.results import Run
+from benchmarks.gpus import Ceilings
 from benchmarks.workloads import attention_name
 from snippets import costs
 from tests.synthetic import make_run

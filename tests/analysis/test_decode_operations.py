@@ -4,7 +4,7 @@ import pytest
 
 from benchmarks.analysis import decode as d
 from benchmarks.analysis.curves import curves
-from benchmarks.analysis.roofline import Ceilings
+from benchmarks.gpus import Ceilings
 from benchmarks.workloads import decoder_config
 from snippets import costs
 from tests.analysis.test_cnn_decode import decode_records, synthetic_run

@@ -9,7 +9,6 @@ from benchmarks.analysis.roofline import (
     critical_batch,
     crossing_batch,
     detect_knee,
-    large_layer_ridge_batch,
     predicted_time,
     run_ceilings,
 )
@@ -34,7 +33,7 @@ def test_critical_batch_matches_the_closed_form():
     r = ceilings.flops_per_s / ceilings.bytes_per_s
     expected = size * (width * width + width) * r / (2 * width * width - 2 * size * width * r)
     assert b == pytest.approx(expected)
-    assert b == pytest.approx(large_layer_ridge_batch(ceilings, size), rel=0.1)
+    assert b == pytest.approx(ceilings.large_layer_ridge_batch(size), rel=0.1)
 
 
 def test_critical_batch_is_none_when_never_compute_bound():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.analysis.roofline import Ceilings
+from benchmarks.gpus import Ceilings
 from benchmarks.site.pages import cnn
 from tests.analysis.test_cnn_decode import conv_records, synthetic_doc
 from tests.synthetic import make_run, site_data

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.analysis.curves import curves
-from benchmarks.analysis.roofline import Ceilings
+from benchmarks.gpus import Ceilings
 from benchmarks.site import model_words as words
 from benchmarks.site.pages import decode
 from tests.analysis.test_cnn_decode import decode_records, synthetic_doc, synthetic_run
