@@ -280,23 +280,36 @@ NO_RESULTS = Paragraph(
 
 @dataclass
 class Page:
-    """Named sections of parts; a notebook shows one with `page.show(name)`."""
+    """Named sections of parts; a notebook shows one with `page.show(name)`, and ends with
+    `page.show_takeaway(lesson)`: the lesson is the notebook's words, the items under it the page module's."""
 
     sections: Mapping[str, Sequence[Part]]
     data: SiteData | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # objects a visible cell may use
+    takeaway_items: Sequence[Text] = ()  # what the page measured, as bullets under the notebook's lesson
 
     def html(self, name: str) -> str:
         return render(self.sections[name])
 
     def text(self) -> str:
-        """Every section's HTML, in order (for tests)."""
-        return "".join(self.html(name) for name in self.sections)
+        """Every section's HTML, in order, and the takeaway's items (for tests)."""
+        items = render([Bullets(self.takeaway_items)]) if self.takeaway_items else ""
+        return "".join(self.html(name) for name in self.sections) + items
+
+    def takeaway_html(self, lesson: str, *, title: str = "") -> str:
+        """The box that ends the page. `lesson` is written in the notebook, so its inline HTML (a subscript, a link)
+        is kept as it is; nothing read from a results file reaches it."""
+        return render([takeaway(Html(lesson), self.takeaway_items, title=title)])
 
     def show(self, name: str) -> None:
         from IPython.display import HTML, display
 
         display(HTML(self.html(name)))
+
+    def show_takeaway(self, lesson: str, *, title: str = "") -> None:
+        from IPython.display import HTML, display
+
+        display(HTML(self.takeaway_html(lesson, title=title)))
 
 
 def device_sections(

@@ -51,6 +51,15 @@ def test_takeaway_holds_the_lesson_then_the_facts():
     assert out.index("lesson") < out.index("<li>fact</li>") and "Takeaways" in out
 
 
+def test_a_notebook_lesson_keeps_its_markup_and_the_page_items_are_escaped():
+    page = render.Page({"body": [Paragraph("text")]}, takeaway_items=[PAYLOAD])
+    out = page.takeaway_html("divide by H/H<sub>kv</sub>")
+    assert "H/H<sub>kv</sub>" in out and "<img" not in out and "&lt;img" in out
+    assert out.index("divide") < out.index("&lt;img") and "Takeaways" in out
+    assert "&lt;img" in page.text()  # the items are part of the page's text for its tests
+    assert "Takeaway<" in render.Page({}).takeaway_html("a lesson alone")
+
+
 def test_autolink_links_addresses_and_escapes_the_rest():
     out = render.autolink("see (https://example.com/a_b.pdf), not javascript:alert(1) <b>")
     assert out == (
