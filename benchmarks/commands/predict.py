@@ -18,24 +18,19 @@ from typing import Any
 from benchmarks.analysis import bands
 from benchmarks.analysis.predict import PredictedPoint, RidgeCount, footprint_bytes, predict, ridge_counts
 from benchmarks.analysis.roofline import run_ceilings
+from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_named
 from benchmarks.contract.results import ResultsError, read_run
-from benchmarks.gpus import BYTES_PER_ELEMENT, GPUS, Ceilings, gpus_matching
+from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings
 from benchmarks.site import text
 from benchmarks.site.bands import band_json, band_words, expected_words
 from benchmarks.workloads import WORKLOADS, Param, Workload
 
-DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32", "float": "float32",
-               "tf32": "tfloat32", "fp8": "float8", "fp64": "float64", "double": "float64"}  # fmt: skip
 MAX_BATCH = 2**24
 MODEL = "time per call = max(FLOPs / peak FLOP/s, bytes / bandwidth): no fixed cost per call, perfect overlap"
 MODEL_PER_OPERATION = (
     "time per call = the matmuls' max(FLOPs / peak FLOP/s, bytes / bandwidth) plus the attention's, run one after "
     "the other: no fixed cost per call, perfect overlap within each"
 )
-
-
-class Refused(Exception):
-    """A request that cannot be predicted; the message is the one line the reader sees."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         spec = find_workload(args.workload)
         params = parse_params(spec, args.param)
-        dtype = parse_dtype(args.dtype)
+        dtype = dtype_named(args.dtype)
         batches = parse_batches(args.batch)
         device = gpu_device(args.gpu, dtype) if args.gpu is not None else run_device(args.run, dtype)
     except Refused as exc:
@@ -143,14 +138,6 @@ def parse_value(pair: str, param: Param, value: str) -> Any:
     return number
 
 
-def parse_dtype(name: str) -> str:
-    wanted = name.strip().lower()
-    dtype = DTYPE_NAMES.get(wanted, wanted)
-    if dtype not in BYTES_PER_ELEMENT:
-        raise Refused(f"unknown dtype {name!r}; choose from {', '.join(BYTES_PER_ELEMENT)}")
-    return dtype
-
-
 def parse_batches(listed: str) -> list[int]:
     parts = [part.strip() for part in listed.split(",")]
     if not all(part.isascii() and part.isdigit() for part in parts):
@@ -162,14 +149,8 @@ def parse_batches(listed: str) -> list[int]:
 
 
 def gpu_device(name: str, dtype: str) -> Device:
-    found = gpus_matching(name)
-    if len(found) != 1:
-        which = "ambiguous" if found else "unknown"
-        choices = ", ".join(gpu.name for gpu in (found or GPUS))
-        raise Refused(f"{which} GPU {name!r}; choose from {choices}")
-    gpu = found[0]
-    if dtype not in gpu.peak_flops:
-        raise Refused(f"the {gpu.name} datasheet gives no {dtype} rate; it gives {', '.join(gpu.peak_flops)}")
+    gpu, _ = gpu_named(name)
+    check_rate(gpu, dtype)
     return Device(gpu.name, gpu.ceilings(dtype), gpu.memory_bytes, "datasheet", gpu.source, True, gpu.memory_from)
 
 

@@ -39,15 +39,13 @@ from benchmarks.analysis.serving_policy import (
     search,
     summary,
 )
+from benchmarks.commands.choices import Refused, dtype_named, gpu_named
 from benchmarks.contract.results import ResultsError, Run, read_document
-from benchmarks.gpus import BYTES_PER_ELEMENT, GPUS, gpus_matching
 from benchmarks.workloads import WORKLOADS
 
 PERCENTILES = (50, 90, 95, 99, 99.9)
 MAX_RATES = 20
 MAX_INSTANCES = 64
-DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32", "tf32": "tfloat32",
-               "fp8": "float8", "fp64": "float64"}  # fmt: skip
 EPILOG = """examples:
   python -m benchmarks serve benchmarks/sweeps/DEVICE/SWEEP.json --rate 20,60 --budget-ms 100
   python -m benchmarks serve benchmarks/results/cpu-amd-epyc/RUN.json:mlp --param width=1024 --rate 100 --budget-ms 50
@@ -62,10 +60,6 @@ servers and their batching rules:
               --handler blocking (a synchronous forward pass) lets the next batch fill while one runs;
               --handler awaiting (an async handler) closes each batch max delay after its first request
   none        no batching"""
-
-
-class Refused(Exception):
-    """Bad input: the message is the one line the reader sees."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -179,14 +173,6 @@ def parse_params(workload: str, pairs: list[str], *, complete: bool) -> dict[str
     return params
 
 
-def parse_dtype(text: str) -> str:
-    wanted = text.strip().lower()
-    dtype = DTYPE_NAMES.get(wanted, wanted)
-    if dtype not in BYTES_PER_ELEMENT:
-        raise Refused(f"--dtype {text!r}: choose from {', '.join(BYTES_PER_ELEMENT)}")
-    return dtype
-
-
 def load_source(args: argparse.Namespace) -> ServiceSource:
     source = args.source.strip()
     try:
@@ -194,15 +180,12 @@ def load_source(args: argparse.Namespace) -> ServiceSource:
             workload = source.lower()
             if workload not in WORKLOADS:
                 raise Refused(f"with --gpu, SOURCE is a workload: one of {', '.join(WORKLOADS)}, not {source!r}")
-            found = gpus_matching(args.gpu)
-            if len(found) != 1:
-                which = "ambiguous" if found else "unknown"
-                raise Refused(f"{which} GPU {args.gpu!r}; choose from {', '.join(g.name for g in (found or GPUS))}")
+            gpu, _ = gpu_named(args.gpu)
             if args.dtype is None:
                 raise Refused("with --gpu, give --dtype (e.g. fp16)")
             params = parse_params(workload, args.param, complete=True)
             top = int(_number("--max-batch", args.max_batch or "256", 1, 4096, whole=True))
-            return from_prediction(workload, params, found[0], parse_dtype(args.dtype), top)
+            return from_prediction(workload, params, gpu, dtype_named(args.dtype), top)
         path_text, colon, workload = source.rpartition(":")
         if colon and path_text.lower().endswith(".json"):
             document = read_document(Path(path_text), layout=False)
@@ -210,7 +193,7 @@ def load_source(args: argparse.Namespace) -> ServiceSource:
                 raise Refused(f"{path_text}: is a model sweep; give it without :{workload}")
             if workload not in WORKLOADS:
                 raise Refused(f"{source}: unknown workload {workload!r}; choose from {', '.join(WORKLOADS)}")
-            dtype = parse_dtype(args.dtype) if args.dtype else None
+            dtype = dtype_named(args.dtype) if args.dtype else None
             params = parse_params(workload, args.param, complete=False)
             return from_run(document, workload, params, dtype, args.mode, args.cache)
         if source.lower().endswith(".json"):

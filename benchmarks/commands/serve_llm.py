@@ -41,21 +41,16 @@ from benchmarks.analysis.continuous_batching import (
 )
 from benchmarks.analysis.measured_step import CONFIG_KEYS, MeasuredStep, NoMeasurement
 from benchmarks.analysis.serving import MODELS, PublishedModel, find_model
+from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_named
 from benchmarks.contract.results import ResultsError, read_run
-from benchmarks.gpus import BYTES_PER_ELEMENT, GPUS, gpus_matching
 from snippets.costs import DecoderConfig
 
-DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32", "fp8": "float8"}
 DEFAULT_CONCURRENCY = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 CUSTOM_PARAMS = {"layers": int, "d_model": int, "heads": int, "kv_heads": int, "d_ff": int, "ffn": str, "vocab": int,
                  "context": int}  # fmt: skip
 CUSTOM_DEFAULTS = {"ffn": "swiglu", "vocab": 32000, "context": 8192}
 MAX_CLIENTS = 8192
 MAX_REQUESTS = 20_000
-
-
-class Refused(Exception):
-    """A request that cannot be served; the message is the one line the reader sees."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -243,18 +238,6 @@ def parse_model(source: str, params: list[str]) -> PublishedModel:
                           max_context=values["context"])  # fmt: skip
 
 
-def parse_gpu(name: str):
-    found = gpus_matching(name)
-    if len(found) > 1:
-        sxm = [gpu for gpu in found if "sxm" in gpu.name.lower().split()]
-        if len(sxm) == 1:
-            return sxm[0], f"{name!r} taken as the {sxm[0].name} (name another part to choose it)"
-    if len(found) != 1:
-        which = "ambiguous" if found else "unknown"
-        raise Refused(f"{which} GPU {name!r}; choose from {', '.join(g.name for g in (found or GPUS))}")
-    return found[0], None
-
-
 @dataclass(frozen=True)
 class Request:
     model: PublishedModel
@@ -303,13 +286,9 @@ def read_request(args: argparse.Namespace) -> Request:
         model, dtype, tp, where = step.model, step.dtype, 1, "the run's device"
     else:
         model = parse_model(args.source, args.param)
-        gpu, gpu_note = parse_gpu(args.gpu)
-        wanted = (args.dtype or "bfloat16").strip().lower()
-        dtype = DTYPE_NAMES.get(wanted, wanted)
-        if dtype not in BYTES_PER_ELEMENT:
-            raise Refused(f"unknown dtype {args.dtype!r}; choose from {', '.join(BYTES_PER_ELEMENT)}")
-        if dtype not in gpu.peak_flops:
-            raise Refused(f"the {gpu.name} datasheet gives no {dtype} rate; it gives {', '.join(gpu.peak_flops)}")
+        gpu, gpu_note = gpu_named(args.gpu, prefer_sxm=True)
+        dtype = dtype_named(args.dtype or "bfloat16")
+        check_rate(gpu, dtype)
         tp = _count(args.tp or "1", "--tp", 1, 64)
         fixed = _number(args.step_overhead_ms, "--step-overhead-ms", 10_000) / 1e3 if args.step_overhead_ms else None
         efficiency = _number(args.efficiency or "1", "--efficiency", 1.0)

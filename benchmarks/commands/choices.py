@@ -1,0 +1,42 @@
+"""The reader's names for a dtype and a datasheet GPU turned into the registry's, or one line saying what to choose
+instead: one set of names and one wording for `predict`, `serve` and `serve llm:`."""
+
+from __future__ import annotations
+
+from benchmarks.gpus import BYTES_PER_ELEMENT, GPU, GPUS, gpus_matching
+
+DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32", "float": "float32",
+               "tf32": "tfloat32", "fp8": "float8", "fp64": "float64", "double": "float64"}  # fmt: skip
+
+
+class Refused(Exception):
+    """Bad input: the message is the one line the reader sees (the command prints it and exits with 2)."""
+
+
+def dtype_named(name: str) -> str:
+    """'bf16', 'BFloat16 ' → 'bfloat16'."""
+    wanted = name.strip().lower()
+    dtype = DTYPE_NAMES.get(wanted, wanted)
+    if dtype not in BYTES_PER_ELEMENT:
+        raise Refused(f"unknown dtype {name!r}; choose from {', '.join(BYTES_PER_ELEMENT)}")
+    return dtype
+
+
+def gpu_named(name: str, *, prefer_sxm: bool = False) -> tuple[GPU, str | None]:
+    """The one datasheet GPU a name means, and a note when it was chosen among several (`prefer_sxm`: 'H100' taken as
+    the SXM part, the one engines are usually benchmarked on)."""
+    found = gpus_matching(name)
+    if prefer_sxm and len(found) > 1:
+        sxm = [gpu for gpu in found if "sxm" in gpu.name.lower().split()]
+        if len(sxm) == 1:
+            return sxm[0], f"{name!r} taken as the {sxm[0].name} (name another part to choose it)"
+    if len(found) != 1:
+        which = "ambiguous" if found else "unknown"
+        raise Refused(f"{which} GPU {name!r}; choose from {', '.join(gpu.name for gpu in (found or GPUS))}")
+    return found[0], None
+
+
+def check_rate(gpu: GPU, dtype: str) -> None:
+    """Refuse a dtype the GPU's datasheet gives no rate for."""
+    if dtype not in gpu.peak_flops:
+        raise Refused(f"the {gpu.name} datasheet gives no {dtype} rate; it gives {', '.join(gpu.peak_flops)}")
