@@ -129,6 +129,30 @@ class FieldReader:
             self.fail(where, f"must be {words}")
         return value
 
+    def rows(self) -> list:
+        """Every row of the file's `measurements` list, each checked by the subclass's `row`, their ids unique."""
+        try:
+            if self.path.stat().st_size > MAX_FILE_BYTES:
+                self.fail("(file)", f"is larger than {MAX_FILE_BYTES:,} bytes")
+            doc = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            self.fail("(file)", f"cannot be read: {exc}")
+        except (ValueError, RecursionError) as exc:  # ValueError: bad JSON, or a number of thousands of digits
+            self.fail("(json)", f"is not JSON: {str(exc)[:120]}")
+        doc = self.mapping(doc, "(document)", {"about", "measurements"}, {"about", "measurements"})
+        if not isinstance(doc["measurements"], list) or not doc["measurements"]:
+            self.fail("measurements", "must be a non-empty list")
+        rows = [self.row(item, f"measurements[{index}]") for index, item in enumerate(doc["measurements"])]
+        seen: set[str] = set()
+        for index, row in enumerate(rows):
+            if row.id in seen:
+                self.fail(f"measurements[{index}].id", f"{row.id!r} is the id of an earlier row")
+            seen.add(row.id)
+        return rows
+
+    def row(self, value: Any, where: str) -> Any:
+        raise NotImplementedError
+
     def count(self, value: Any, where: str, low: int = 1, high: int = 2**24) -> int:
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
             self.fail(where, f"must be a whole number from {low} to {high:,}")
@@ -231,23 +255,4 @@ class _Reader(FieldReader):
 
 def read_published(path: Path | str = PUBLISHED_FILE) -> list[Measurement]:
     """Every row of the data file, checked; PublishedDataError (one line: file, field, problem) otherwise."""
-    path = Path(path)
-    reader = _Reader(path)
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            reader.fail("(file)", f"is larger than {MAX_FILE_BYTES:,} bytes")
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        reader.fail("(file)", f"cannot be read: {exc}")
-    except (ValueError, RecursionError) as exc:  # ValueError: bad JSON, or a number of thousands of digits
-        reader.fail("(json)", f"is not JSON: {str(exc)[:120]}")
-    doc = reader.mapping(doc, "(document)", {"about", "measurements"}, {"about", "measurements"})
-    if not isinstance(doc["measurements"], list) or not doc["measurements"]:
-        reader.fail("measurements", "must be a non-empty list")
-    rows = [reader.row(item, f"measurements[{index}]") for index, item in enumerate(doc["measurements"])]
-    seen: set[str] = set()
-    for index, row in enumerate(rows):
-        if row.id in seen:
-            reader.fail(f"measurements[{index}].id", f"{row.id!r} is the id of an earlier row")
-        seen.add(row.id)
-    return rows
+    return _Reader(Path(path)).rows()

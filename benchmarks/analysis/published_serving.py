@@ -17,7 +17,6 @@ Pure Python: nothing on this module's import path may import torch.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -38,7 +37,6 @@ from benchmarks.analysis.serving import PublishedModel, find_model
 from benchmarks.gpus import find_gpu
 
 SERVING_FILE = Path(__file__).resolve().parents[1] / "published" / "serving.json"
-MAX_FILE_BYTES = 1_000_000
 STATUSES = ("verified", "as reported")
 UNITS = ("ms", "tokens/s")
 FIGURES = {  # figure -> (unit, what of the run)
@@ -209,26 +207,7 @@ class _Reader(FieldReader):
 
 def read_serving(path: Path | str = SERVING_FILE) -> list[ServingRow]:
     """Every row of the data file, checked; ServingDataError (one line: file, field, problem) otherwise."""
-    path = Path(path)
-    reader = _Reader(path)
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            reader.fail("(file)", f"is larger than {MAX_FILE_BYTES:,} bytes")
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        reader.fail("(file)", f"cannot be read: {exc}")
-    except (ValueError, RecursionError) as exc:
-        reader.fail("(json)", f"is not JSON: {str(exc)[:120]}")
-    doc = reader.mapping(doc, "(document)", {"about", "measurements"}, {"about", "measurements"})
-    if not isinstance(doc["measurements"], list) or not doc["measurements"]:
-        reader.fail("measurements", "must be a non-empty list")
-    rows = [reader.row(item, f"measurements[{index}]") for index, item in enumerate(doc["measurements"])]
-    seen: set[str] = set()
-    for index, row in enumerate(rows):
-        if row.id in seen:
-            reader.fail(f"measurements[{index}].id", f"{row.id!r} is the id of an earlier row")
-        seen.add(row.id)
-    return rows
+    return _Reader(Path(path)).rows()
 
 
 # --------------------------------------------------------------------------- predictions
