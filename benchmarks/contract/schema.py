@@ -75,6 +75,25 @@ def described(schema: dict, description: str) -> dict:
     return {**schema, "description": description}
 
 
+def provenance(noun: str, complete: str, interrupted: str, *, code: str = "measuring") -> dict[str, dict]:
+    """The fields every kind of file's `run` block opens with (its id, times, whether it finished, its command
+    line and commit), worded for its `noun` (run, sweep, check)."""
+    return {
+        "id": described({"type": "string", "pattern": RUN_ID}, f"{noun.capitalize()} id; also the file name."),
+        "started_at": described(DATE_TIME, "UTC start time, ISO 8601 with its offset."),
+        "finished_at": described(
+            {**DATE_TIME, "type": ["string", "null"]}, f"UTC end time; null if the {noun} did not finish."
+        ),
+        "complete": described({"type": "boolean"}, complete),
+        "interrupted": described(TEXT_OR_NULL, interrupted),
+        "command": described({"type": "array", "maxItems": 200, "items": TEXT}, f"Command line of the {noun}."),
+        "git_commit": described(
+            {"type": ["string", "null"], "pattern": "^[0-9a-f]{7,64}$"}, f"Commit of the {code} code."
+        ),
+        "git_dirty": described({"type": ["boolean", "null"]}, f"Uncommitted or untracked changes to the {code} code."),
+    }
+
+
 TIMING = object_schema(
     {
         "median_s": described(POSITIVE, "Median of the samples, in seconds per call."),
@@ -318,19 +337,16 @@ RECORD = object_schema(
 
 RUN = object_schema(
     {
-        "id": described({"type": "string", "pattern": RUN_ID}, "Run id; also the file name."),
-        "started_at": described(DATE_TIME, "UTC start time, ISO 8601 with its offset."),
-        "finished_at": described(
-            {**DATE_TIME, "type": ["string", "null"]}, "UTC end time; null if the run did not finish."
+        **provenance(
+            "run",
+            "True only when every planned workload finished.",
+            "Why an incomplete run stopped (e.g. KeyboardInterrupt).",
+            code="measured",
         ),
-        "complete": described({"type": "boolean"}, "True only when every planned workload finished."),
-        "interrupted": described(TEXT_OR_NULL, "Why an incomplete run stopped (e.g. KeyboardInterrupt)."),
         "git_commit": described(
             {"type": ["string", "null"], "pattern": "^[0-9a-f]{7,64}$"},
             "Commit of the measured code, where the code belongs to that repository's commit.",
         ),
-        "git_dirty": described({"type": ["boolean", "null"]}, "Uncommitted or untracked changes to the measured code."),
-        "command": described({"type": "array", "maxItems": 200, "items": TEXT}, "Command line of the run."),
         "profile": described(
             {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,39}$"}, "Profile name: quick or full."
         ),

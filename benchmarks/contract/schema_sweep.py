@@ -14,7 +14,6 @@ from typing import Any
 from benchmarks.contract.rules import date_problems, timing_problems
 from benchmarks.contract.schema import (
     CEILINGS,
-    DATE_TIME,
     DEVICE,
     DTYPE,
     MAX_BATCH,
@@ -22,7 +21,6 @@ from benchmarks.contract.schema import (
     NAME,
     POSITIVE,
     POSITIVE_OR_NULL,
-    RUN_ID,
     SCHEMA_VERSION,
     STATUSES,
     TEXT,
@@ -30,6 +28,7 @@ from benchmarks.contract.schema import (
     TIMING,
     described,
     object_schema,
+    provenance,
 )
 
 STAGES = ("search", "refine", "probe")
@@ -41,19 +40,8 @@ _COUNT_OR_NULL = {"type": ["number", "null"], "minimum": 0, "maximum": 1e24}
 
 SWEEP_RUN = object_schema(
     {
-        "id": described({"type": "string", "pattern": RUN_ID}, "Sweep id; also the file name."),
-        "started_at": described(DATE_TIME, "UTC start time, ISO 8601 with its offset."),
-        "finished_at": described(
-            {**DATE_TIME, "type": ["string", "null"]}, "UTC end time; null if the sweep did not finish."
-        ),
-        "complete": described({"type": "boolean"}, "True when the search ran to its end."),
-        "interrupted": described(TEXT_OR_NULL, "Why an incomplete sweep stopped (e.g. KeyboardInterrupt)."),
-        "command": described({"type": "array", "maxItems": 200, "items": TEXT}, "Command line of the sweep."),
-        "git_commit": described(
-            {"type": ["string", "null"], "pattern": "^[0-9a-f]{7,64}$"}, "Commit of the measuring code."
-        ),
-        "git_dirty": described(
-            {"type": ["boolean", "null"]}, "Uncommitted or untracked changes to the measuring code."
+        **provenance(
+            "sweep", "True when the search ran to its end.", "Why an incomplete sweep stopped (e.g. KeyboardInterrupt)."
         ),
         "time_limit_s": described(POSITIVE, "The sweep's --time-limit."),
         "contended": described({"type": "boolean"}, "Another measurement was using this device at the same time."),

@@ -27,9 +27,9 @@ from benchmarks.contract.schema import (
     RUN_ID,
     SLUG,
     TEXT,
-    TEXT_OR_NULL,
     described,
     object_schema,
+    provenance,
     schema_problems,
 )
 
@@ -64,20 +64,7 @@ def _array(items: dict, description: str, most: int = MAX_REQUESTS) -> dict:
 
 RUN = object_schema(
     {
-        "id": described({"type": "string", "pattern": RUN_ID}, "Check id; also the file name."),
-        "started_at": described(DATE_TIME, "UTC start time, ISO 8601 with its offset."),
-        "finished_at": described(
-            {**DATE_TIME, "type": ["string", "null"]}, "UTC end time; null if the check did not finish."
-        ),
-        "complete": described({"type": "boolean"}, "True when every planned run finished."),
-        "interrupted": described(TEXT_OR_NULL, "Why an incomplete check stopped."),
-        "command": described({"type": "array", "maxItems": 200, "items": TEXT}, "Command line of the check."),
-        "git_commit": described(
-            {"type": ["string", "null"], "pattern": "^[0-9a-f]{7,64}$"}, "Commit of the measuring code."
-        ),
-        "git_dirty": described(
-            {"type": ["boolean", "null"]}, "Uncommitted or untracked changes to the measuring code."
-        ),
+        **provenance("check", "True when every planned run finished.", "Why an incomplete check stopped."),
         "wall_s": described(_SECONDS, "Seconds from start to the last write."),
         "synthetic": described({"type": "boolean"}, "True for test fixtures; such files are never published."),
     },
