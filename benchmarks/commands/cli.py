@@ -30,7 +30,20 @@ def _parser() -> argparse.ArgumentParser:
         description="Measure latency against batch size and write versioned JSON results.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_run(commands)
+    _add_validate(commands)
+    _add_list(commands)
+    _add_summary(commands)
+    sweep_cli.add_parser(commands)
+    doctor_cli.add_parser(commands)
+    predict_cli.add_parser(commands)
+    _add_serve(commands)
+    fleet.add_parser(commands)
+    _add_schema(commands)
+    return parser
 
+
+def _add_run(commands) -> None:
     run = commands.add_parser(
         "run",
         help="measure and write one results file",
@@ -105,6 +118,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     progress.add_argument("--quiet", dest="progress", action="store_false", help="never show progress")
 
+
+def _add_validate(commands) -> None:
     validate = commands.add_parser(
         "validate",
         help="check results files (profile runs and model sweeps) against the schema",
@@ -113,6 +128,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("paths", nargs="+", type=Path, metavar="PATH")
 
+
+def _add_list(commands) -> None:
     commands.add_parser(
         "list",
         help="show workloads, what each profile runs, and how long it should take",
@@ -120,6 +137,9 @@ def _parser() -> argparse.ArgumentParser:
         "estimated time on the machine it is written for, by part, from a stated cost model "
         "(benchmarks/measure/estimate.py).",
     )
+
+
+def _add_summary(commands) -> None:
     summary = commands.add_parser(
         "summary",
         help="print a short table of results files",
@@ -127,16 +147,19 @@ def _parser() -> argparse.ArgumentParser:
         "points, the time at the smallest and largest batch, and the predicted and measured knee.",
     )
     summary.add_argument("paths", nargs="+", type=Path, metavar="PATH")
-    sweep_cli.add_parser(commands)
-    doctor_cli.add_parser(commands)
-    predict_cli.add_parser(commands)
+
+
+def _add_serve(commands) -> None:
+    """`serve` parses its own arguments (benchmarks/commands/serve.py); this entry lists it in the help."""
     commands.add_parser(
         "serve",
         help="plan a dynamic-batching server (max batch, max delay, instances) from a batch curve",
         description="See `python -m benchmarks serve --help`.",
         add_help=False,
     )
-    fleet.add_parser(commands)
+
+
+def _add_schema(commands) -> None:
     schema = commands.add_parser(
         "schema",
         help="print the results-file JSON Schema",
@@ -146,7 +169,6 @@ def _parser() -> argparse.ArgumentParser:
     schema.add_argument(
         "--kind", choices=["profile", "sweep"], default="profile", help="a profile run (default) or a model sweep"
     )
-    return parser
 
 
 def _run(args: argparse.Namespace) -> int:
