@@ -216,23 +216,60 @@ def say(text: str) -> None:
 
 
 def run_check(plan: Plan, curve_path: Path, out_dir: Path, command: list[str]) -> Path:
+    """Start a local Ray cluster, deploy one route per case, drive each with its Poisson schedule and record what
+    the server did; the file is rewritten after every case and on any stop."""
     from benchmarks.measure import serving_server as server
 
     wall = time.perf_counter()
-    started = datetime.now(timezone.utc)
     max_batch = max([b for b, _ in plan.policies] + [plan.model_policy[0] if plan.model_policy else 1])
     table, label = curve_table(curve_path, max_batch)
+    doc = _new_document(curve_path, table, label, max_batch, command)
+    path = out_dir / doc["host"]["slug"] / f"{doc['run']['id']}.json"
+    cases = plan.cases()
+    say(f"serving check: {len(cases)} runs of up to {plan.duration_s:g} s, writing {path}")
+    marker = "(not started)"
+    try:
+        with server.local_cluster() as url:
+            marker = os.environ[server.MARKER]
+            routes = len({case.route for case in cases})
+            say(f"  cluster {marker} up ({time.perf_counter() - wall:.0f} s); deploying {routes + 1} replicas")
+            _deploy(cases, table)
+            say(f"  deployed ({time.perf_counter() - wall:.0f} s)")
+            for index, case in enumerate(cases, 1):
+                if index == 1 or case.repeat != cases[index - 2].repeat:
+                    _echo(doc, url, plan, seed=case.repeat)  # once per round of repeats: the load drifts
+                failed = _drive_case(doc, url, plan, case, index, len(cases), wall)
+                write_atomic(path, doc)
+                if failed:
+                    settle(url + case.route)
+            _echo(doc, url, plan, seed=plan.repeats + 1)
+        doc["run"]["complete"] = True
+    except BaseException as exc:
+        doc["run"]["interrupted"] = f"{type(exc).__name__}: {exc}"[:500]
+        raise
+    finally:
+        doc["run"]["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        doc["run"]["wall_s"] = round(time.perf_counter() - wall, 3)
+        doc["host"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+        if doc["runs"] or doc["overhead"]:
+            write_atomic(path, doc)
+    say(f"  cluster {marker} stopped; {len(marked_processes(marker))} of its processes left")
+    say(f"serving check done in {doc['run']['wall_s']:.0f} s: {path}")
+    return path
+
+
+def _new_document(curve_path: Path, table: dict, label: str, max_batch: int, command: list[str]) -> dict[str, Any]:
+    """The file before any case: its provenance, the host, the server's settings and the curve the sleepers follow."""
+    from benchmarks.measure import serving_server as server
+
+    started = datetime.now(timezone.utc)
     commit, dirty = provenance()
     host = host_info()
-    check_id = f"{started:%Y%m%dT%H%M%SZ}-serving-{secrets.token_hex(3)}"
-    path = out_dir / host["slug"] / f"{check_id}.json"
-    cases = plan.cases()
-    routes = {c.route: c for c in cases}
-    doc: dict[str, Any] = {
+    return {
         "schema_version": 1,
         "kind": "serving-check",
         "run": {
-            "id": check_id,
+            "id": f"{started:%Y%m%dT%H%M%SZ}-serving-{secrets.token_hex(3)}",
             "started_at": started.isoformat(timespec="seconds"),
             "finished_at": None,
             "complete": False,
@@ -260,74 +297,55 @@ def run_check(plan: Plan, curve_path: Path, out_dir: Path, command: list[str]) -
         "overhead": [],
         "runs": [],
     }
-    say(f"serving check: {len(cases)} runs of up to {plan.duration_s:g} s, writing {path}")
-    marker = "(not started)"
-    try:
-        with server.local_cluster() as url:
-            marker = os.environ[server.MARKER]
-            say(f"  cluster {marker} up ({time.perf_counter() - wall:.0f} s); deploying {len(routes) + 1} replicas")
-            server.deploy(server.echo_deployment("echo"), "/echo")
-            for route, case in routes.items():
-                if case.service == "model":
-                    app = server.model_deployment(route.strip("/"), case.max_batch, case.max_delay_s, MODEL_TARGET, 1)
-                else:
-                    app = server.sleeper_deployment(
-                        route.strip("/"), case.max_batch, case.max_delay_s, case.handler, table
-                    )
-                server.deploy(app, route)
-            say(f"  deployed ({time.perf_counter() - wall:.0f} s)")
-            for index, case in enumerate(cases, 1):
-                if index == 1 or case.repeat != cases[index - 2].repeat:
-                    _echo(doc, url, plan, seed=case.repeat)  # once per round of repeats: the load drifts
-                drive(url + case.route, [0.02 * i for i in range(3)])  # warm the route; not recorded
-                time.sleep(0.3)
-                seed = 1000 + index
-                schedule = poisson_schedule(case.rate_per_s, plan.max_requests, plan.duration_s, seed)
-                load = drive(url + case.route, schedule)
-                requests, batches, failed, errors = record_load(load)
-                doc["runs"].append(
-                    {
-                        "name": case.name,
-                        "service": case.service,
-                        "model": MODEL_TARGET if case.service == "model" else None,
-                        "handler": case.handler,
-                        "max_batch": case.max_batch,
-                        "max_delay_s": case.max_delay_s,
-                        "rate_per_s": case.rate_per_s,
-                        "repeat": case.repeat,
-                        "seed": seed,
-                        "started_at": datetime.fromtimestamp(load.started, timezone.utc).isoformat(
-                            timespec="milliseconds"
-                        ),
-                        "failed": failed,
-                        "errors": errors,
-                        "requests": requests,
-                        "batches": batches,
-                    }
-                )
-                sizes = batches["size"]
-                mean = sum(sizes) / len(sizes) if sizes else float("nan")
-                say(
-                    f"  [{index}/{len(cases)}] {case.name}: {len(schedule)} requests, {failed} failed, "
-                    f"{len(sizes)} batches (mean {mean:.2f}), {time.perf_counter() - wall:.0f} s"
-                )
-                write_atomic(path, doc)
-                if failed:
-                    settle(url + case.route)
-            _echo(doc, url, plan, seed=plan.repeats + 1)
-        doc["run"]["complete"] = True
-    except BaseException as exc:
-        doc["run"]["interrupted"] = f"{type(exc).__name__}: {exc}"[:500]
-        raise
-    finally:
-        doc["run"]["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        doc["run"]["wall_s"] = round(time.perf_counter() - wall, 3)
-        doc["host"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
-        if doc["runs"] or doc["overhead"]:
-            write_atomic(path, doc)
-    say(f"  cluster {marker} stopped; {len(marked_processes(marker))} of its processes left")
-    say(f"serving check done in {doc['run']['wall_s']:.0f} s: {path}")
-    return path
+
+
+def _deploy(cases: list[Case], table: dict) -> None:
+    """The echo route, then one route per distinct case: the real model's or a sleeper following the curve."""
+    from benchmarks.measure import serving_server as server
+
+    server.deploy(server.echo_deployment("echo"), "/echo")
+    for route, case in {c.route: c for c in cases}.items():
+        if case.service == "model":
+            app = server.model_deployment(route.strip("/"), case.max_batch, case.max_delay_s, MODEL_TARGET, 1)
+        else:
+            app = server.sleeper_deployment(route.strip("/"), case.max_batch, case.max_delay_s, case.handler, table)
+        server.deploy(app, route)
+
+
+def _drive_case(doc: dict[str, Any], url: str, plan: Plan, case: Case, index: int, total: int, wall: float) -> int:
+    """Warm the case's route, drive it with its Poisson schedule and add what the server did to the file; the
+    number of requests that failed."""
+    drive(url + case.route, [0.02 * i for i in range(3)])  # warm the route; not recorded
+    time.sleep(0.3)
+    seed = 1000 + index
+    schedule = poisson_schedule(case.rate_per_s, plan.max_requests, plan.duration_s, seed)
+    load = drive(url + case.route, schedule)
+    requests, batches, failed, errors = record_load(load)
+    doc["runs"].append(
+        {
+            "name": case.name,
+            "service": case.service,
+            "model": MODEL_TARGET if case.service == "model" else None,
+            "handler": case.handler,
+            "max_batch": case.max_batch,
+            "max_delay_s": case.max_delay_s,
+            "rate_per_s": case.rate_per_s,
+            "repeat": case.repeat,
+            "seed": seed,
+            "started_at": datetime.fromtimestamp(load.started, timezone.utc).isoformat(timespec="milliseconds"),
+            "failed": failed,
+            "errors": errors,
+            "requests": requests,
+            "batches": batches,
+        }
+    )
+    sizes = batches["size"]
+    mean = sum(sizes) / len(sizes) if sizes else float("nan")
+    say(
+        f"  [{index}/{total}] {case.name}: {len(schedule)} requests, {failed} failed, "
+        f"{len(sizes)} batches (mean {mean:.2f}), {time.perf_counter() - wall:.0f} s"
+    )
+    return failed
 
 
 def settle(url: str) -> None:
