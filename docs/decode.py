@@ -69,7 +69,7 @@ for context in (128, 8192):  # 8 sequences in bf16
 from benchmarks.site.pages import decode
 
 page = decode.build()
-page.show("curves")
+page.show("decode_steps_and_prefill_by_device")
 
 # %% [markdown]
 # ## Read per operation
@@ -81,7 +81,7 @@ page.show("curves")
 # the batch from the first sequence and never catches up with the bytes.
 
 # %% tags=["hide-input"]
-page.show("operations")
+page.show("step_time_per_operation_by_device")
 
 # %% [markdown]
 # ## Tokens per sequence
@@ -90,12 +90,18 @@ page.show("operations")
 # with the batch, but each user's own rate is one token per step, and falls as the step grows.
 
 # %% tags=["hide-input"]
-page.show("tokens")
+page.show("tokens_per_second_by_device")
 
 # %% [markdown]
 # The folded reference tables' columns are explained in
 # [Methodology](../methodology/#reading-the-decode-tables).
 
 # %% tags=["hide-input"]
-page.show("preview")
-page.show("takeaway")
+page.show("h200_formulas_until_a_gpu_run")
+page.show_takeaway(
+    "A decoder batches like an MLP only while the batch is well below W/(κ·n), the batch at which the KV cache read "
+    "equals the weight read. Past it every extra sequence costs its own cache read, and at long context the step "
+    "never becomes compute-bound at all. Grouped-query attention divides the cache read by H/H<sub>kv</sub> and "
+    "brings the knee back (a little less than H/H<sub>kv</sub>, since the weights shrink too); a prefill, many "
+    "tokens per sequence per call, batches like an MLP."
+)

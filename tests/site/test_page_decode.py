@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from benchmarks.analysis.curves import curves
@@ -13,6 +16,7 @@ from tests.analysis.test_cnn_decode import decode_records, synthetic_doc, synthe
 from tests.synthetic import make_run, site_data
 
 GPU = Ceilings(flops_per_s=400e12 / 8, bytes_per_s=2e12)  # made up: the synthetic GPU's float32 ceilings
+NOTEBOOK = Path(__file__).resolve().parents[2] / "docs" / "decode.py"
 HOSTILE = "<img src=x onerror=alert(1)> (test fixture)"
 
 
@@ -50,12 +54,13 @@ def test_a_gpu_run_has_every_figure_and_table():
     assert "A prefill of 128-token prompts processes" in out
     assert "batch 32 skipped (not run: KV cache over budget)" in out  # the skipped points are listed
     assert "disagree with this page" not in out
-    assert page.sections["preview"] == []  # a GPU measured decode steps: no formula preview
+    assert page.sections["h200_formulas_until_a_gpu_run"] == []  # a GPU measured decode steps: no formula preview
 
 
 def test_each_step_is_read_per_operation_and_per_sequence():
     page = gpu_page()
-    operations, tokens = page.html("operations"), page.html("tokens")
+    operations = page.html("step_time_per_operation_by_device")
+    tokens = page.html("tokens_per_second_by_device")
     assert (
         "the matmuls turn compute-bound at batch ≈" in operations and "the attention stays memory-bound" in operations
     )
@@ -64,20 +69,31 @@ def test_each_step_is_read_per_operation_and_per_sequence():
 
 
 def test_takeaways_state_the_measured_facts():
-    box = gpu_page().html("takeaway")
-    assert "the KV cache read equals the weight read at" in box
-    assert "moves the ridge batch" in box or "gives no ridge batch" in box
-    assert "the tokens per second of the fastest measured decode step" in box
-    assert "H/H<sub>kv</sub>" in box  # our own markup passes through
+    page = gpu_page()
+    items = " ".join(page.takeaway_items)
+    assert "the KV cache read equals the weight read at" in items
+    assert "moves the ridge batch" in items or "gives no ridge batch" in items
+    assert "the tokens per second of the fastest measured decode step" in items
+    box = page.takeaway_html("A lesson divided by H/H<sub>kv</sub> (test fixture).")
+    assert "Takeaways" in box and "the KV cache read equals the weight read at" in box  # under the lesson
+    assert "H/H<sub>kv</sub>" in box  # the notebook's own markup passes through
+
+
+def test_the_notebook_shows_every_section_in_order_and_ends_with_its_lesson():
+    source = NOTEBOOK.read_text(encoding="utf-8")
+    shown = re.findall(r'page\.show\("(\w+)"\)', source)
+    assert shown == list(gpu_page().sections)
+    assert source.rstrip().endswith(")") and source.count("page.show_takeaway(") == 1
+    assert source.index("page.show_takeaway(") > source.index(f'page.show("{shown[-1]}")')
 
 
 def test_a_run_without_decode_curves_says_so_and_the_formulas_stand_in():
     page = decode.build(site_data(make_run(widths=(512,), linear_batches=())))
     assert "This run has no Transformer decode measurement (no decode workload)." in page.text()
-    preview = page.html("preview")
+    preview = page.html("h200_formulas_until_a_gpu_run")
     assert "What a GPU run will show" in preview and "NVIDIA H200, bf16" in preview
     assert "4-layer decoder (d_model 4096, 32 query heads of 128, SwiGLU FFN 14336) in bf16" in preview
-    assert "No decode measurement is committed yet." in page.html("takeaway")
+    assert list(page.takeaway_items) == ["No decode measurement is committed yet."]
 
 
 def test_a_cpu_run_says_what_it_cannot_show():

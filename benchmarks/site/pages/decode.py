@@ -27,14 +27,11 @@ from benchmarks.site.render import (
     Details,
     DeviceSection,
     Heading,
-    Html,
     Page,
     Paragraph,
     Table,
     device_sections,
     measured_figure,
-    tag,
-    takeaway,
 )
 from benchmarks.workloads import SEQUENCES, attention_name
 
@@ -65,7 +62,7 @@ FORMULA_CAPTION = "Formula with datasheet ceilings (NVIDIA H200, bf16): no measu
 PREVIEW_FOLD = "The formulas on an H200's datasheet, context by context (no measurement)"
 
 
-def folded(parts: list, what: str) -> list:
+def fold_under_headings(parts: list, what: str) -> list:
     """Each heading and the parts under it, folded into one <details> named by the heading (and `what` it holds):
     the page reads through to its lesson, and the reader opens what they want to see."""
     found: list = []
@@ -79,53 +76,40 @@ def folded(parts: list, what: str) -> list:
     return found
 
 
-def folded_chart(part: Any) -> Any:
+def chart_folded_under_caption(part: Any) -> Any:
     """A figure folded under its caption (its numbers are in the words beside it); any other part as it is."""
     return Details(f"Chart: {part.caption}", [part]) if isinstance(part, charts.Figure) else part
 
 
-def _groups() -> Html:
-    """H/H_kv, the query heads per K/V head (our own markup)."""
-    return Html(f"H/H{tag('sub', 'kv')}")
-
-
-def lesson() -> list[Any]:
-    return [
-        "A decoder batches like an MLP only while the batch is well below W/(κ·n), the batch at which the KV cache "
-        "read equals the weight read. Past it every extra sequence costs its own cache read, and at long context the "
-        "step never becomes compute-bound at all. Grouped-query attention divides the cache read by ",
-        _groups(),
-        " and brings the knee back (a little less than ",
-        _groups(),
-        ", since the weights shrink too); a prefill, many tokens per sequence per call, batches like an MLP.",
-    ]
-
-
 def build(data: SiteData | None = None) -> Page:
+    """The page's sections, in the order the notebook shows them, and the measured items under its takeaway."""
     data = data or c.load_site_data()
-    items = [item for run in data.shown_for("decode") for item in takeaway_items(run)]
-    ahead = preview(data)  # its heading, then its body folded
+    items = [item for run in data.shown_for("decode") for item in measured_takeaway_items(run)]
+    formulas = h200_formula_preview(data)  # its heading, then its body folded
     return Page(
         {
-            "curves": device_sections(data, lambda run: device_section(data, run), workloads=("decode",)),
-            "operations": per_device(data, operations_parts),
-            "tokens": [folded_chart(part) for part in per_device(data, tokens_parts)],
-            "preview": ahead[:1] + folded([Heading(PREVIEW_FOLD), *ahead[1:]], "a table") if ahead else [],
-            "takeaway": [
-                takeaway(
-                    lesson(),
-                    items or ["No decode measurement is committed yet."],
-                )
+            "decode_steps_and_prefill_by_device": device_sections(
+                data, lambda run: decode_device_section(data, run), workloads=("decode",)
+            ),
+            "step_time_per_operation_by_device": per_device_parts(data, per_operation_parts),
+            "tokens_per_second_by_device": [
+                chart_folded_under_caption(part) for part in per_device_parts(data, tokens_per_second_parts)
             ],
+            "h200_formulas_until_a_gpu_run": (
+                formulas[:1] + fold_under_headings([Heading(PREVIEW_FOLD), *formulas[1:]], "a table")
+                if formulas
+                else []
+            ),
         },
         data,
+        takeaway_items=items or ["No decode measurement is committed yet."],
     )
 
 
 # --------------------------------------------------------------------------- one device
 
 
-def measured(run: Run) -> tuple[list[Curve], list[Curve], list[Curve]]:
+def measured_curves(run: Run) -> tuple[list[Curve], list[Curve], list[Curve]]:
     """Every decode curve with a point, and the decode steps and prefills with at least two."""
     found = [curve for curve in c.curves(run, "decode") if curve.points]
     steps = [curve for curve in found if d.is_decode(curve) and len(curve.points) >= 2]
@@ -133,8 +117,8 @@ def measured(run: Run) -> tuple[list[Curve], list[Curve], list[Curve]]:
     return found, steps, prefills
 
 
-def device_section(data: SiteData, run: Run) -> DeviceSection:
-    found, steps, prefills = measured(run)
+def decode_device_section(data: SiteData, run: Run) -> DeviceSection:
+    found, steps, prefills = measured_curves(run)
     dtypes = sorted({curve.dtype for curve in steps + prefills})
     ridges = d.run_ridges(run, dtypes)
     note = ridge_words(ridges)
@@ -142,19 +126,19 @@ def device_section(data: SiteData, run: Run) -> DeviceSection:
         body = [Paragraph("This run has no Transformer decode measurement (no decode workload).")]
     else:
         body = [
-            *decoder_words(run, steps),
-            *latency_figures(run, steps),
-            *folded(bytes_figures(run, steps), "two charts"),
-            *knee_table(run, steps),
-            *[part for dtype, ridge in ridges.items() for part in condition_parts(run, steps, dtype, ridge)],
-            *[Paragraph(long) for long, _ in attention_sentences(steps)],
-            *folded(prefill_parts(run, steps, prefills), "a chart"),
+            *decoder_paragraph(run, steps),
+            *step_latency_figures(run, steps),
+            *fold_under_headings(intensity_and_bytes_figures(run, steps), "two charts"),
+            *knee_and_kv_share_table(run, steps),
+            *[part for dtype, ridge in ridges.items() for part in mlp_condition_parts(run, steps, dtype, ridge)],
+            *[Paragraph(long) for long, _ in mha_against_gqa_sentences(steps)],
+            *fold_under_headings(prefill_against_decode_parts(run, steps, prefills), "a chart"),
             *not_measured_parts(found),
         ]
     return DeviceSection(run, body, note, dtypes=dtypes, older=len(data.others(run)))
 
 
-def config_words(params: dict[str, Any], dtype: str) -> str:
+def decoder_config_words(params: dict[str, Any], dtype: str) -> str:
     return (
         f"{params['layers']}-layer decoder (d_model {params['d_model']}, {params['heads']} query heads of "
         f"{params['d_model'] // params['heads']}, {'SwiGLU' if params.get('ffn') == 'swiglu' else 'GELU'} FFN "
@@ -162,12 +146,13 @@ def config_words(params: dict[str, Any], dtype: str) -> str:
     )
 
 
-def decoder_words(run: Run, steps: list[Curve]) -> list:
+def decoder_paragraph(run: Run, steps: list[Curve]) -> list:
     if not steps:
         return []
     words = (
-        f"The decoder: {config_words(steps[0].params, steps[0].dtype)}. Each chart's subtitle gives the cache state "
-        "of the weights. Only the weights are rotated through copies; every sequence's KV cache is read where it lies."
+        f"The decoder: {decoder_config_words(steps[0].params, steps[0].dtype)}. Each chart's subtitle gives the cache "
+        "state of the weights. Only the weights are rotated through copies; every sequence's KV cache is read where it "
+        "lies."
     )
     cache_bytes = run.device.get("l2_bytes")
     if cache_bytes:
@@ -190,7 +175,7 @@ def attention_groups(curves: Sequence[Curve]) -> dict[str, list[Curve]]:
     return grouped
 
 
-def latency_figures(run: Run, steps: list[Curve]) -> list:
+def step_latency_figures(run: Run, steps: list[Curve]) -> list:
     parts = []
     for (dtype, mode, cache), group in c.group_by(steps, "dtype", "mode", "cache").items():
         for attn, shaped in attention_groups(group).items():
@@ -202,8 +187,8 @@ def latency_figures(run: Run, steps: list[Curve]) -> list:
                     f"decode-{run.device['slug']}-{attn}-{dtype}-{mode}-{cache}-latency",
                     f"Decode-step latency against batch, {shaped_name} ({dtype}, {mode})",
                     "Log-log chart of the median time of one decode step against the number of sequences, one line "
-                    f"per context length, {shaped_name}, for a {config_words(shaped[0].params, dtype)}, with the "
-                    "roofline prediction dashed",
+                    f"per context length, {shaped_name}, for a {decoder_config_words(shaped[0].params, dtype)}, with "
+                    "the roofline prediction dashed",
                     shaped,
                     where=f"{text.device_label(run)}, {mode}, cache {cache}",
                     findings=knee_findings(shaped),
@@ -212,7 +197,7 @@ def latency_figures(run: Run, steps: list[Curve]) -> list:
     return parts
 
 
-def bytes_figures(run: Run, steps: list[Curve]) -> list:
+def intensity_and_bytes_figures(run: Run, steps: list[Curve]) -> list:
     parts = []
     for (dtype,), group in c.group_by(steps, "dtype").items():
         unique = d.by_attention(list({curve.label: curve for curve in group[::-1]}.values())[::-1])
@@ -229,12 +214,12 @@ def bytes_figures(run: Run, steps: list[Curve]) -> list:
                 "dashed: a line that stays below it never turns compute-bound",
                 unique,
             ),
-            *split_figure(run, dtype, unique),
+            *bytes_split_figure(run, dtype, unique),
         ]
     return parts
 
 
-def split_figure(run: Run, dtype: str, unique: list[Curve]) -> list:
+def bytes_split_figure(run: Run, dtype: str, unique: list[Curve]) -> list:
     """The weight, KV and activation bytes at the shortest and longest measured context."""
     contexts = sorted({curve.params["context"] for curve in unique})
     ends = {contexts[0], contexts[-1]}
@@ -257,11 +242,11 @@ def split_figure(run: Run, dtype: str, unique: list[Curve]) -> list:
 # --------------------------------------------------------------------------- tables
 
 
-def share_words(pair: tuple[int, float] | None) -> str:
+def kv_share_words(pair: tuple[int, float] | None) -> str:
     return f"{text.sig(100 * pair[1], 2)} % at batch {pair[0]}" if pair else "–"
 
 
-def decode_cells(row: d.DecodeRow) -> list[str]:
+def knee_table_cells(row: d.DecodeRow) -> list[str]:
     curve = row.curve
     overhead = curve.overhead_ratio()
     return [
@@ -270,13 +255,13 @@ def decode_cells(row: d.DecodeRow) -> list[str]:
         f"{curve.dtype}, {curve.mode}",
         predicted_knee_text(curve),
         measured_knee_text(curve.knee),
-        share_words(row.first),
-        share_words(row.last),
+        kv_share_words(row.first),
+        kv_share_words(row.last),
         f"{text.sig(overhead, 2)}×" if overhead else "–",
     ]
 
 
-def knee_table(run: Run, steps: list[Curve]) -> list:
+def knee_and_kv_share_table(run: Run, steps: list[Curve]) -> list:
     rows = d.decode_rows(steps)
     if not rows:
         return []
@@ -291,16 +276,16 @@ def knee_table(run: Run, steps: list[Curve]) -> list:
     return [  # a reference table: folded, so that the page reads through to its figures and words
         Details(
             f"Reference table: knees and KV share ({text.kind_word(run)})",
-            [Table(DECODE_HEADERS, [decode_cells(r) for r in rows]), *notes],
+            [Table(DECODE_HEADERS, [knee_table_cells(r) for r in rows]), *notes],
         )
     ]
 
 
-def knee_words(knee: float | None, none: str) -> str:
+def ridge_batch_words(knee: float | None, none: str) -> str:
     return f"≈ {text.fmt_batch(knee)}" if knee is not None else none
 
 
-def condition_cells(row: d.ConditionRow) -> list[str]:
+def mlp_condition_cells(row: d.ConditionRow) -> list[str]:
     return [
         str(row.context),
         attention_name(row.params),
@@ -309,11 +294,11 @@ def condition_cells(row: d.ConditionRow) -> list[str]:
         f"≈ {text.fmt_batch(row.crossover)}",
         str(row.largest_batch),
         text.sig(row.limit, 3),
-        knee_words(row.knee, "none: below the ridge at every batch"),
+        ridge_batch_words(row.knee, "none: below the ridge at every batch"),
     ]
 
 
-def longest_words(terms: d.DecodeTerms, ridge: float) -> str:
+def contexts_with_knee_words(terms: d.DecodeTerms, ridge: float) -> str:
     longest = terms.longest_context_with_knee(ridge)
     if longest is None:
         return "no context at all"
@@ -330,13 +315,13 @@ def terms_by_attention(rows: Sequence[d.ConditionRow]) -> dict[str, d.DecodeTerm
     return found
 
 
-def condition_parts(run: Run, steps: list[Curve], dtype: str, ridge: float) -> list:
+def mlp_condition_parts(run: Run, steps: list[Curve], dtype: str, ridge: float) -> list:
     rows = d.condition_rows([curve for curve in steps if curve.dtype == dtype], ridge)
     if not rows:
         return []
     sentences = [
         f"With {name}, κ = {text.fmt_bytes(terms.kv_bytes_per_position)} per cached position and sequence, and the "
-        f"step turns compute-bound at some batch only for {longest_words(terms, ridge)} (I∞ tends to "
+        f"step turns compute-bound at some batch only for {contexts_with_knee_words(terms, ridge)} (I∞ tends to "
         f"{text.sig(terms.attention_floor, 3)} FLOP/byte at endless context)."
         for name, terms in terms_by_attention(rows).items()
     ]
@@ -348,7 +333,7 @@ def condition_parts(run: Run, steps: list[Curve], dtype: str, ridge: float) -> l
             [
                 Table(
                     CONDITION_HEADERS,
-                    [condition_cells(r) for r in rows],
+                    [mlp_condition_cells(r) for r in rows],
                     f"From the workload's config and the run's measured ridge; {text.device_label(run)}",
                 )
             ],
@@ -356,7 +341,7 @@ def condition_parts(run: Run, steps: list[Curve], dtype: str, ridge: float) -> l
     ]
 
 
-def crossings_item(run: Run, steps: list[Curve], dtype: str, ridge: float) -> list[str]:
+def crossover_items(run: Run, steps: list[Curve], dtype: str, ridge: float) -> list[str]:
     """The takeaway: where the KV read equals the weight read, per attention type and context."""
     rows = d.condition_rows([curve for curve in steps if curve.dtype == dtype], ridge)
     if not rows:
@@ -376,19 +361,19 @@ def crossings_item(run: Run, steps: list[Curve], dtype: str, ridge: float) -> li
 # --------------------------------------------------------------------------- MHA against GQA
 
 
-def attention_sentences(steps: list[Curve]) -> list[tuple[str, str]]:
+def mha_against_gqa_sentences(steps: list[Curve]) -> list[tuple[str, str]]:
     """(paragraph, takeaway) for each context measured with MHA and GQA, in the first mode of each
     dtype and cache state."""
     said = []
     for group in c.group_by(steps, "dtype", "cache").values():
         mode = d.first_mode(group)
         for pair in d.attention_pairs([curve for curve in group if curve.mode == mode]):
-            timed = step_times(pair)
-            said.append((long_words(pair) + timed + ".", short_words(pair) + timed + "."))
+            timed = gqa_step_time_words(pair)
+            said.append((gqa_paragraph_words(pair) + timed + ".", gqa_takeaway_words(pair) + timed + "."))
     return said
 
 
-def step_times(pair: d.AttentionPair) -> str:
+def gqa_step_time_words(pair: d.AttentionPair) -> str:
     """The two step times at the largest common batch, the speed-up beside the one the roofline predicts on the
     run's ceilings (never a ratio of bytes alone: a compute-bound step does not speed up with fewer bytes), and the
     attention backend that ran (the claim that a K/V head is read once holds only
@@ -417,7 +402,7 @@ def predicted_speedup_words(pair: d.AttentionPair, batch: int, byte_ratio: float
     return said
 
 
-def long_words(pair: d.AttentionPair) -> str:
+def gqa_paragraph_words(pair: d.AttentionPair) -> str:
     mha, gqa = pair.mha, pair.gqa
     before, after = pair.crossovers
     if mha.predicted_knee is None and gqa.predicted_knee is None:
@@ -434,7 +419,7 @@ def long_words(pair: d.AttentionPair) -> str:
     return words
 
 
-def short_words(pair: d.AttentionPair) -> str:
+def gqa_takeaway_words(pair: d.AttentionPair) -> str:
     mha, gqa = pair.mha, pair.gqa
     name = attention_name(gqa.params)
     if mha.predicted_knee is None and gqa.predicted_knee is None:
@@ -468,7 +453,7 @@ def prefill_groups(steps: list[Curve], prefills: list[Curve]):
         yield dtype, mode, cache, group, twins
 
 
-def prefill_parts(run: Run, steps: list[Curve], prefills: list[Curve]) -> list:
+def prefill_against_decode_parts(run: Run, steps: list[Curve], prefills: list[Curve]) -> list:
     parts = []
     for dtype, mode, cache, group, twins in prefill_groups(steps, prefills):
         caches = ", ".join(sorted({f"{s.label}: cache {s.cache}" for s in twins} | {f"prefill: cache {cache}"}))
@@ -485,12 +470,12 @@ def prefill_parts(run: Run, steps: list[Curve], prefills: list[Curve]) -> list:
                 shown,
                 where=f"{text.device_label(run)}, {dtype}, {mode}; cache states differ ({caches})",
             ),
-            *[Paragraph(prefill_words(p, twins)) for p in group],
+            *[Paragraph(prefill_rate_words(p, twins)) for p in group],
         ]
     return parts
 
 
-def prefill_words(prefill: Curve, twins: list[Curve]) -> str:
+def prefill_rate_words(prefill: Curve, twins: list[Curve]) -> str:
     top, rate = d.prefill_tokens_per_s(prefill)
     words = (
         f"A prefill of {prefill.params['context']}-token prompts processes {text.fmt_rate(rate, 'tokens/s')} at "
@@ -510,7 +495,7 @@ def prefill_words(prefill: Curve, twins: list[Curve]) -> str:
     )
 
 
-def prefill_items(run: Run, steps: list[Curve], prefills: list[Curve]) -> list[str]:
+def prefill_speedup_items(run: Run, steps: list[Curve], prefills: list[Curve]) -> list[str]:
     items = []
     for _, _, _, group, twins in prefill_groups(steps, prefills):
         best = d.fastest_step(twins)
@@ -525,39 +510,41 @@ def prefill_items(run: Run, steps: list[Curve], prefills: list[Curve]) -> list[s
     return items
 
 
-def takeaway_items(run: Run) -> list[str]:
-    _, steps, prefills = measured(run)
+def measured_takeaway_items(run: Run) -> list[str]:
+    _, steps, prefills = measured_curves(run)
     ridges = d.run_ridges(run, sorted({curve.dtype for curve in steps + prefills}))
-    items = [item for dtype, ridge in ridges.items() for item in crossings_item(run, steps, dtype, ridge)]
+    items = [item for dtype, ridge in ridges.items() for item in crossover_items(run, steps, dtype, ridge)]
     for (dtype, _), group in c.group_by(steps, "dtype", "cache").items():
         mode = d.first_mode(group)
-        items += [f"{text.device_label(run)} ({dtype}, {mode}): {short}" for _, short in attention_sentences(group)]
-    return items + prefill_items(run, steps, prefills)
+        items += [
+            f"{text.device_label(run)} ({dtype}, {mode}): {short}" for _, short in mha_against_gqa_sentences(group)
+        ]
+    return items + prefill_speedup_items(run, steps, prefills)
 
 
 # --------------------------------------------------------------------------- per operation, per sequence
 
 
-def per_device(data: SiteData, parts) -> list:
+def per_device_parts(data: SiteData, parts) -> list:
     """A device's heading and what `parts(run, steps)` gives, for each device with decode steps."""
     found = []
     for run in data.shown_for("decode"):
-        _, steps, _ = measured(run)
+        _, steps, _ = measured_curves(run)
         body = parts(run, steps) if steps else []
         if body:
             found += [Heading(text.device_label(run), 3), *body]
     return found
 
 
-def first_group(steps: list[Curve]) -> list[Curve]:
+def first_compared_group(steps: list[Curve]) -> list[Curve]:
     """The decode steps of the first dtype and cache state, in the first mode: what a section compares."""
     group = next(iter(c.group_by(steps, "dtype", "cache").values()))
     mode = d.first_mode(group)
     return [curve for curve in group if curve.mode == mode]
 
 
-def operations_parts(run: Run, steps: list[Curve]) -> list:
-    group = [curve for curve in first_group(steps) if curve.ceilings is not None]
+def per_operation_parts(run: Run, steps: list[Curve]) -> list:
+    group = [curve for curve in first_compared_group(steps) if curve.ceilings is not None]
     contexts = sorted({curve.params["context"] for curve in group})
     shown = d.by_attention([curve for curve in group if curve.params["context"] in {contexts[0], contexts[-1]}])
     if not shown:
@@ -573,11 +560,13 @@ def operations_parts(run: Run, steps: list[Curve]) -> list:
             "of its attention, and their sum",
             shown,
         ),
-        Paragraph(operations_words(max(shown, key=lambda curve: (curve.params["context"], curve.params["kv_heads"])))),
+        Paragraph(
+            per_operation_words(max(shown, key=lambda curve: (curve.params["context"], curve.params["kv_heads"])))
+        ),
     ]
 
 
-def operations_words(curve: Curve) -> str:
+def per_operation_words(curve: Curve) -> str:
     """What the split shows for one curve: where the matmuls turn compute-bound, that the attention never
     does, and what batching still saves per token (measured)."""
     terms, ridge = d.curve_terms(curve), curve.ceilings.ridge_intensity
@@ -606,8 +595,8 @@ def operations_words(curve: Curve) -> str:
     )
 
 
-def tokens_parts(run: Run, steps: list[Curve]) -> list:
-    group = d.by_attention(first_group(steps))
+def tokens_per_second_parts(run: Run, steps: list[Curve]) -> list:
+    group = d.by_attention(first_compared_group(steps))
     first = group[0]
     widest = max(group, key=lambda curve: (curve.params["context"], curve.params["kv_heads"]))
     low, high = widest.points[0], widest.points[-1]
@@ -633,7 +622,7 @@ def tokens_parts(run: Run, steps: list[Curve]) -> list:
 # --------------------------------------------------------------------------- formulas until a GPU run exists
 
 
-def preview(data: SiteData) -> list:
+def h200_formula_preview(data: SiteData) -> list:
     """What the formulas give on an H200 for the GPU profile's decoder, while no GPU measured a decode step."""
     gpus = [run for run in data.shown_for("decode") if run.device["kind"] == "cuda"]
     if any(any(d.is_decode(curve) for curve in c.curves(run, "decode")) for run in gpus):
@@ -647,19 +636,21 @@ def preview(data: SiteData) -> list:
     terms = terms_by_attention(rows)
     weights = " and ".join(f"{text.fmt_bytes(t.weight_bytes)} with {name}" for name, t in terms.items())
     summary = " ".join(
-        f"With {name}, a decode step of this config reaches the ridge at some batch only for {longest_words(t, ridge)}."
+        f"With {name}, a decode step of this config reaches the ridge at some batch only for "
+        f"{contexts_with_knee_words(t, ridge)}."
         for name, t in terms.items()
     )
+    decoder = decoder_config_words(sweeps[0].params, "bf16")
     return [
         Heading("What a GPU run will show", 2),
         Paragraph(
             "No GPU decode measurement is committed yet. Until one is, here is what the formulas above give for the "
-            f"decoder the GPU profile measures ({config_words(sweeps[0].params, 'bf16')}; weights {weights}) with the "
-            f"H200's datasheet ceilings ({text.fmt_rate(h200.peak_flops['bfloat16'], 'FLOP/s')} dense bf16, "
+            f"decoder the GPU profile measures ({decoder}; weights {weights}) with the H200's datasheet ceilings "
+            f"({text.fmt_rate(h200.peak_flops['bfloat16'], 'FLOP/s')} dense bf16, "
             f"{text.fmt_rate(h200.bandwidth, 'B/s')}, ridge {text.sig(ridge, 3)} FLOP/byte). These are formulas, "
             "not measurements."
         ),
-        Table(FORMULA_HEADERS, [formula_cells(r) for r in rows], FORMULA_CAPTION),
+        Table(FORMULA_HEADERS, [h200_formula_cells(r) for r in rows], FORMULA_CAPTION),
         Paragraph(
             f"{summary} At longer contexts the step is memory-bound at every batch: its time is flat only while the "
             "weights dominate the bytes (a batch well below b×) and grows with every sequence after that. Throughput "
@@ -669,12 +660,12 @@ def preview(data: SiteData) -> list:
     ]
 
 
-def formula_cells(row: d.ConditionRow) -> list[str]:
+def h200_formula_cells(row: d.ConditionRow) -> list[str]:
     return [
         str(row.context),
         attention_name(row.params),
         text.fmt_bytes(row.terms.kv_bytes_per_sequence(row.context)),
         f"≈ {text.fmt_batch(row.crossover)}",
         text.sig(row.limit, 3),
-        knee_words(row.knee, "none"),
+        ridge_batch_words(row.knee, "none"),
     ]
