@@ -37,18 +37,22 @@ def test_a_gpu_run_has_every_figure_and_table():
     assert "What batching buys." in out and "1 → 32" in out
     assert "Ridge: float32 25.0 FLOP/byte." in out  # 50 TFLOP/s over 2 TB/s, in the device's introduction
     assert "At batch 1 the single layers do" in out
-    assert page.sections["preview"] == []  # a GPU measured the layers: no formula preview
+    assert (
+        page.sections["h200_formula_preview_while_no_gpu_measured"] == []
+    )  # a GPU measured the layers: no formula preview
     assert "SYNTHETIC test fixture" in out
 
 
 def test_takeaways_state_the_measured_facts():
     page = cnn.build(site_data(synthetic_doc(conv_records(GPU), GPU)))
-    box = page.html("takeaway")
+    box = page.takeaway_html("the notebook's lesson")
+    assert "Takeaways" in box and "the notebook's lesson" in box
     assert "single Conv2d layers: " in box and "ResNet-50 @64²" in box
+    assert "takeaway" not in " ".join(page.sections)  # the lesson is the notebook's; the module gives the items
 
 
 def test_the_article_bullets_are_the_formula():
-    out = cnn.build(site_data(empty=True)).html("article")
+    out = cnn.build(site_data(empty=True)).html("article_counts_corrected_by_the_formulas")
     assert "<strong>36,864</strong>" in out and "<strong>50,176</strong>" in out
     assert "100,352 FLOPs per image" in out and "286 FLOP per byte at batch 1" in out
 
@@ -57,10 +61,10 @@ def test_a_run_without_cnn_curves_says_so_and_the_formulas_stand_in():
     page = cnn.build(site_data(make_run(widths=(512,), linear_batches=())))
     out = page.text()
     assert "This run has no CNN measurement (no conv or resnet50 workload)." in out
-    preview = page.html("preview")
+    preview = page.html("h200_formula_preview_while_no_gpu_measured")
     assert "What a GPU run will show" in preview and "NVIDIA H200, bf16" in preview
     assert "3×3, 64→64 @56²" in preview and "These are formulas, not measurements." in preview
-    assert "No CNN measurement is committed yet." in page.html("takeaway")
+    assert list(page.takeaway_items) == ["No CNN measurement is committed yet."]
 
 
 def test_a_cpu_run_says_what_it_cannot_show():
@@ -68,7 +72,7 @@ def test_a_cpu_run_says_what_it_cannot_show():
     page = cnn.build(site_data(doc))
     out = page.text()
     assert "CPU: Synthetic CPU (test fixture)" in out  # introduced once; the site-wide notice says the rest
-    assert "What a GPU run will show" in page.html("preview")
+    assert "What a GPU run will show" in page.html("h200_formula_preview_while_no_gpu_measured")
 
 
 def test_no_runs_says_how_to_measure():
@@ -91,3 +95,15 @@ def test_a_1x1_convolution_above_the_ceiling_shows_the_ceiling_is_not_the_peak()
     said = " ".join(str(part) for part in cnn.faster_than_roofline(c.curves(fast, "conv"))[0].content)
     assert "Winograd or FFT for 3×3 filters" in said
     assert "That cannot explain 1×1, 2048→512 @7²: a 1×1 convolution is a plain matrix multiply" in said
+
+
+def test_the_notebook_shows_every_section_once_and_ends_with_its_lesson():
+    """docs/cnn.py names each section it shows, shows each once in the module's order, and writes the lesson."""
+    import re
+    from pathlib import Path
+
+    notebook = (Path(__file__).resolve().parents[2] / "docs" / "cnn.py").read_text(encoding="utf-8")
+    shown = re.findall(r'page\.show\("([a-z0-9_]+)"\)', notebook)
+    assert shown == list(cnn.build(site_data(empty=True)).sections)
+    assert notebook.rstrip().endswith(")") and notebook.count("page.show_takeaway(") == 1
+    assert notebook.index("page.show_takeaway(") > notebook.index(f'page.show("{shown[-1]}")')

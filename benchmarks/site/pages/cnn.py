@@ -1,5 +1,7 @@
-"""The CNN page: single Conv2d layers and ResNet-50 against batch, their intensity at batch 1 against
-the ridge, what batching buys, and (until a GPU run exists) what the formulas give on a GPU."""
+"""The CNN page's computed parts: the article's counts corrected by the formulas; per device, single Conv2d
+layers and ResNet-50 against batch, their intensity at batch 1 against the ridge and what batching buys; (until a
+GPU run exists) what the formulas give on a GPU; and the measured takeaway items. The page's fixed prose and its
+lesson are written in docs/cnn.py."""
 
 from __future__ import annotations
 
@@ -32,7 +34,6 @@ from benchmarks.site.render import (
     device_sections,
     measured_figure,
     strong,
-    takeaway,
 )
 from benchmarks.workloads import IMAGES
 from snippets import costs
@@ -66,36 +67,27 @@ FORMULA_CONV_HEADERS = [
     "FLOP/byte of each extra image",
     "ridge batch",
 ]
-LESSON = (
-    "A convolution reuses each weight at every output position, so its arithmetic intensity at batch 1 is already "
-    "high. Early layers move mostly activations, which grow with the batch; deep layers move mostly weights, but "
-    "reuse them so often that a few images reach the ridge. Either way the flat region that makes MLP batching "
-    "nearly free is short or absent: batch a CNN only as far as the measured images per second keep rising, and "
-    "expect latency to grow from the first few extra images."
-)
 
 
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
-    items = [item for run in data.shown_for(*WORKLOADS) for item in takeaway_items(run)]
+    items = [item for run in data.shown_for(*WORKLOADS) for item in measured_takeaway_items(run)]
     return Page(
         {
-            "article": article(),
-            "curves": device_sections(data, lambda run: device_section(data, run), workloads=WORKLOADS),
-            "preview": preview(data),
-            "takeaway": [
-                takeaway(
-                    LESSON,
-                    items or ["No CNN measurement is committed yet."],
-                )
-            ],
+            "article_counts_corrected_by_the_formulas": article_counts_corrected_by_the_formulas(),
+            "measured_layers_and_resnet50_by_device": device_sections(
+                data, lambda run: measured_device_section(data, run), workloads=WORKLOADS
+            ),
+            "h200_formula_preview_while_no_gpu_measured": h200_formula_preview_while_no_gpu_measured(data),
         },
         data,
+        takeaway_items=items or ["No CNN measurement is committed yet."],
     )
 
 
-def article() -> list:
-    """The seed article's weight count and reuse, corrected by the formulas (no measurement)."""
+def article_counts_corrected_by_the_formulas() -> list:
+    """The article's weight count and reuse of a 3×3, 64→64 layer on a 224×224 image, as the formulas count them,
+    and that layer's intensity at batch 1 in bf16 (no measurement)."""
     reuse = cnn.conv_reuse(64, 64, 3, 224)
     flops, moved = costs.conv_cost(1, 64, 64, 3, 224, 2)
     return [
@@ -115,9 +107,6 @@ def article() -> list:
                 f"In 2-byte bf16 that layer does {text.sig(flops / moved, 3)} FLOP per byte at batch 1, by the "
                 "formulas above: a Linear layer in bf16 does about 1 FLOP per byte per row, so it would need a batch "
                 f"of about {text.fmt_batch(flops / moved)} rows to match.",
-                "The article's conclusion, that batching helps a convolution less, is right, but the reason is "
-                "arithmetic intensity: the reuse across positions means there is little weight read left to share, "
-                "and the per-image activations make the bytes grow with the batch anyway.",
             ]
         )
     ]
@@ -126,15 +115,15 @@ def article() -> list:
 # --------------------------------------------------------------------------- one device
 
 
-def measured(run: Run) -> tuple[list[Curve], list[Curve]]:
+def measured_conv_and_resnet50_curves(run: Run) -> tuple[list[Curve], list[Curve]]:
     """The run's single-layer and ResNet-50 curves with at least two points."""
     convs = [curve for curve in c.curves(run, "conv") if len(curve.points) >= 2]
     nets = [curve for curve in c.curves(run, "resnet50") if len(curve.points) >= 2]
     return convs, nets
 
 
-def device_section(data: SiteData, run: Run) -> DeviceSection:
-    convs, nets = measured(run)
+def measured_device_section(data: SiteData, run: Run) -> DeviceSection:
+    convs, nets = measured_conv_and_resnet50_curves(run)
     found = convs + nets
     ridges = {curve.dtype: curve.ceilings.ridge_intensity for curve in found if curve.ceilings}
     note = ridge_words(dict(sorted(ridges.items())))
@@ -143,11 +132,11 @@ def device_section(data: SiteData, run: Run) -> DeviceSection:
     else:
         rows = cnn.intensity_rows(found)
         body = [
-            *conv_figures(run, convs),
-            *resnet_figures(run, nets),
-            *intensity_figures(run, found),
+            *single_layer_figures(run, convs),
+            *resnet50_figures(run, nets),
+            *intensity_charts_by_dtype(run, found),
             *intensity_table(run, rows),
-            *gains_table(run, found),
+            *throughput_gain_table(run, found),
             *faster_than_roofline(found),
             *not_measured_parts(found),
         ]
@@ -155,11 +144,11 @@ def device_section(data: SiteData, run: Run) -> DeviceSection:
     return DeviceSection(run, body, note, dtypes=dtypes, older=len(data.others(run)))
 
 
-def where(run: Run, curve: Curve) -> str:
+def measured_where(run: Run, curve: Curve) -> str:
     return f"{text.device_label(run)}, {curve.dtype}, {curve.mode}, cache {curve.cache} ({text.cache_words(curve)})"
 
 
-def conv_figures(run: Run, convs: list[Curve]) -> list:
+def single_layer_figures(run: Run, convs: list[Curve]) -> list:
     parts = []
     for (dtype, mode, cache), group in c.group_by(convs, "dtype", "mode", "cache").items():
         key = f"cnn-{run.device['slug']}-conv-{dtype}-{mode}-{cache}"
@@ -172,7 +161,7 @@ def conv_figures(run: Run, convs: list[Curve]) -> list:
                 "Log-log chart of median latency per call against the number of images for each Conv2d layer "
                 "(kernel, input and output channels, feature-map side), with the roofline prediction dashed",
                 group,
-                where=where(run, group[0]),
+                where=measured_where(run, group[0]),
                 findings=knee_findings(group),
             ),
             measured_figure(
@@ -182,14 +171,14 @@ def conv_figures(run: Run, convs: list[Curve]) -> list:
                 "Log-log chart of images per second (batch ÷ median latency) against the number of images for each "
                 "Conv2d layer, measured against the roofline prediction",
                 group,
-                where=where(run, group[0]),
+                where=measured_where(run, group[0]),
                 findings="A flat line means batching buys nothing",
             ),
         ]
     return parts
 
 
-def resnet_figures(run: Run, nets: list[Curve]) -> list:
+def resnet50_figures(run: Run, nets: list[Curve]) -> list:
     parts = []
     for curve in nets:
         res = curve.params.get("resolution")
@@ -204,15 +193,15 @@ def resnet_figures(run: Run, nets: list[Curve]) -> list:
                 "the roofline of the run's ceilings, counting the 53 convolutions, the fc layer and the passes between "
                 "them",
                 [curve],
-                where=where(run, curve),
+                where=measured_where(run, curve),
                 findings=f"Ridge batch {predicted_knee_text(curve)}, measured knee {measured_knee_text(curve.knee)}",
             ),
-            resnet_bytes(curve),
+            resnet50_bytes_timed_against_fused(curve),
         ]
     return parts
 
 
-def resnet_bytes(curve: Curve) -> Paragraph:
+def resnet50_bytes_timed_against_fused(curve: Curve) -> Paragraph:
     """What the byte count of the timed ResNet-50 holds, beside what a fused engine would move."""
     s, res = c.bytes_per_element(curve.dtype) or 4, curve.params["resolution"]
     shares = []
@@ -229,7 +218,7 @@ def resnet_bytes(curve: Curve) -> Paragraph:
     )
 
 
-def intensity_figures(run: Run, found: list[Curve]) -> list:
+def intensity_charts_by_dtype(run: Run, found: list[Curve]) -> list:
     parts = []
     for (dtype,), group in c.group_by(found, "dtype").items():
         unique = list({curve.label: curve for curve in group[::-1]}.values())[::-1]  # one line per layer, first mode
@@ -271,11 +260,11 @@ def intensity_table(run: Run, rows: list[cnn.IntensityRow]) -> list:
     return [
         Heading(f"Intensity at batch 1 against the ridge ({text.kind_word(run)})"),
         Table(INTENSITY_HEADERS, [intensity_cells(r) for r in rows]),
-        *[Paragraph(sentence) for sentence in conv_sentences(run, rows)],
+        *[Paragraph(sentence) for sentence in single_layers_against_the_ridge(run, rows)],
     ]
 
 
-def conv_sentences(run: Run, rows: Sequence[cnn.IntensityRow]) -> list[str]:
+def single_layers_against_the_ridge(run: Run, rows: Sequence[cnn.IntensityRow]) -> list[str]:
     """What the intensity table says about the single layers, in words."""
     unique = cnn.single_layers(rows)
     if not unique:
@@ -322,7 +311,7 @@ def gain_cells(curve: Curve) -> list[str]:
     ]
 
 
-def gains_table(run: Run, found: list[Curve]) -> list:
+def throughput_gain_table(run: Run, found: list[Curve]) -> list:
     return [
         Paragraph(
             [
@@ -362,10 +351,14 @@ def faster_than_roofline(found: list[Curve]) -> list:
 # --------------------------------------------------------------------------- takeaways
 
 
-def takeaway_items(run: Run) -> list[str]:
-    convs, nets = measured(run)
+def measured_takeaway_items(run: Run) -> list[str]:
+    convs, nets = measured_conv_and_resnet50_curves(run)
     rows = cnn.intensity_rows(convs + nets)
-    items = [resnet_item(run, row) for row in rows if row.curve.workload == "resnet50" and row.intensity is not None]
+    items = [
+        resnet50_takeaway_item(run, row)
+        for row in rows
+        if row.curve.workload == "resnet50" and row.intensity is not None
+    ]
     single = [r for r in rows if r.curve.workload == "conv" and r.intensity is not None]
     if single:
         gains = [cnn.throughput_gain(r.curve)[0] for r in single]
@@ -378,7 +371,7 @@ def takeaway_items(run: Run) -> list[str]:
     return items
 
 
-def resnet_item(run: Run, row: cnn.IntensityRow) -> list:
+def resnet50_takeaway_item(run: Run, row: cnn.IntensityRow) -> list:
     curve = row.curve
     gain, predicted = cnn.throughput_gain(curve)
     side = "above" if row.above_ridge else "below"
@@ -400,7 +393,7 @@ def resnet_item(run: Run, row: cnn.IntensityRow) -> list:
 # --------------------------------------------------------------------------- formulas until a GPU run exists
 
 
-def preview(data: SiteData) -> list:
+def h200_formula_preview_while_no_gpu_measured(data: SiteData) -> list:
     """What the formulas give on an H200 for the GPU profile's layers, while no GPU measured them."""
     gpus = [run for run in data.shown_for(*WORKLOADS) if run.device["kind"] == "cuda"]
     if any(c.curves(run, "conv") or c.curves(run, "resnet50") for run in gpus):
@@ -416,7 +409,7 @@ def preview(data: SiteData) -> list:
     ridge = h200.ridge_intensity("bfloat16")
     found = cnn.formula_convs(shapes, "bfloat16", h200.ceilings("bfloat16"))
     found_verdicts = cnn.formula_verdicts(found)
-    said = formula_sentences(found_verdicts, ridge)
+    said = formula_verdict_sentences(found_verdicts, ridge)
     longest = found_verdicts.longest
     if longest is not None:
         said.append(
@@ -460,7 +453,7 @@ def formula_cells(f: cnn.FormulaConv) -> list[str]:
     ]
 
 
-def formula_sentences(verdicts: cnn.FormulaVerdicts, ridge: float) -> list[str]:
+def formula_verdict_sentences(verdicts: cnn.FormulaVerdicts, ridge: float) -> list[str]:
     said = []
     if verdicts.from_start:
         labels = " and ".join(f.label for f in verdicts.from_start)
