@@ -24,9 +24,12 @@ page = home.build()
 # boundary pays for a nearly empty extra tile.
 
 # %% tags=["hide-input"]
-page.show("answer")
+page.show("gpu_curve_measured_or_predicted")
 
 # %% [markdown]
+# **Tuning a batch size?** [Choosing your batch size](guide/) walks through it: look up the ridge batch, find your
+# regime, measure your own model, and round to what the hardware likes.
+#
 # The site started from Finbarr Timbers' article
 # [“How does batching work on modern GPUs?”](https://www.artfintel.com/p/how-does-batching-work-on-modern)
 # (called *the article* on every other page). Its intuition holds; several of its figures do not
@@ -41,7 +44,12 @@ page.show("answer")
 # instead: a prediction from a datasheet or a model, or figures others published.
 
 # %% tags=["hide-input"]
-page.show("runs")
+page.show("committed_runs_by_device")
 
 # %% tags=["hide-input"]
-page.show("takeaway")
+page.show_takeaway(
+    "Batching is free only while something other than arithmetic sets the time: reading the weights, or fixed "
+    'per-call overhead. The <a href="guide/">guide</a> turns that into a batch size; the '
+    '<a href="theory/">Theory</a> page derives the ridge batch, the <a href="calculator/">Calculator</a> predicts '
+    'it for your layer sizes, and the <a href="mlp/">MLP</a> page compares every measured knee with its prediction.'
+)

@@ -22,7 +22,7 @@ def test_a_partial_run_never_hides_a_fuller_one():
     (resnet,) = data.shown_for("resnet50", "conv")  # no run of the device measured conv
     assert resnet.id == "20260301T000000Z-only" and {r["workload"] for r in resnet.records} == {"resnet50"}
     assert data.charted(data.runs[0]) == ["mlp", "linear"] and data.charted(data.runs[1]) == ["resnet50"]
-    assert "measured on a GPU" in home.build(data).html("answer")
+    assert "measured on a GPU" in home.build(data).html("gpu_curve_measured_or_predicted")
     assert 'id="chart-mlp-synthetic-gpu-bfloat16-graph-rotated-latency"' in mlp.build(data).text()
     assert "ResNet-50 @64²" in cnn.build(data).text()
 
@@ -39,6 +39,6 @@ def test_an_unfinished_workload_is_charted_only_when_no_run_finished_it():
 
 def test_the_runs_table_says_what_each_run_covers():
     data = site_data(make_run(), _partial("20260301T000000Z-only", "2026-03-01T00:00:00+00:00"))
-    table = home.build(data).html("runs")
+    table = home.build(data).html("committed_runs_by_device")
     assert "<td>resnet50</td><td>resnet50</td>" in table  # covers, charted here
     assert "<td>linear, mlp</td><td>mlp, linear</td>" in table

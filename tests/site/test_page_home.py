@@ -1,9 +1,13 @@
 """The home, theory, methodology and reproduce page modules on SYNTHETIC runs (never published)."""
 
+import re
+from pathlib import Path
+
 from benchmarks.site.pages import home, methodology, reproduce, theory
 from tests.synthetic import make_run, site_data
 
 EVIL = "<img src=x onerror=alert(1)>"
+HOME_NOTEBOOK = Path(__file__).resolve().parents[2] / "docs" / "index.py"
 
 
 def test_a_committed_gpu_run_replaces_the_prediction_with_its_measured_curve():
@@ -15,13 +19,14 @@ def test_a_committed_gpu_run_replaces_the_prediction_with_its_measured_curve():
     assert out.count("<tr>") == 3 and 'href="__SITE_ROOT__/results/synthetic-cpu/r2.json"' in out
     assert EVIL not in out and "&lt;img src=x onerror=alert(1)&gt;" in out
     assert page.extra["curve"].run.device["kind"] == "cuda"
-    assert 'href="__SITE_ROOT__/guide/"' in page.html("answer")
+    answer = page.html("gpu_curve_measured_or_predicted")
+    assert "Chart data: run 20260101T000000Z-synthetic" in answer and "× the rows for" in answer
 
 
 def test_until_a_gpu_run_is_committed_home_answers_with_a_labelled_h100_prediction():
     for data in (site_data(make_run(kind="cpu")), site_data(empty=True)):
         page = home.build(data)
-        answer = page.html("answer")
+        answer = page.html("gpu_curve_measured_or_predicted")
         assert 'id="chart-home-predicted"' in answer and "home-headline" not in answer
         assert "Predicted from the datasheet, not measured: NVIDIA H100 SXM, bf16" in answer
         assert "A prediction, not a measurement" in answer and "ridge batch ≈ 345" in answer
@@ -73,8 +78,22 @@ def test_reproduce_lists_schema_fields_and_committed_runs():
 def test_runs_of_one_device_fold_into_one_line():
     older = make_run(kind="cpu", slug="synthetic-cpu", run_id="r1", started_at="2026-01-01T00:00:00+00:00")
     newer = make_run(kind="cpu", slug="synthetic-cpu", run_id="r2", started_at="2026-01-03T00:00:00+00:00")
-    runs = home.build(site_data(older, newer)).html("runs")
+    runs = home.build(site_data(older, newer)).html("committed_runs_by_device")
     line = runs[runs.index("<li>") : runs.index("</li>")]
     assert "2 runs, 2026-01-01 to 2026-01-03; charted from" in line
     assert 'href="__SITE_ROOT__/results/synthetic-cpu/r2.json">r2</a> (' in line and ">r1<" not in line
     assert "Every committed run (2)" in runs  # each run still listed, folded
+
+
+def test_the_home_notebook_shows_every_section_once_in_order_and_writes_the_fixed_words():
+    """docs/index.py holds the page's fixed prose (the guide's pointer, the takeaway's lesson): the page module
+    builds only measured and computed parts, and each is shown once, where the module builds it."""
+    notebook = HOME_NOTEBOOK.read_text(encoding="utf-8")
+    page = home.build(site_data(empty=True))
+    assert re.findall(r'page\.show\("(\w+)"\)', notebook) == list(page.sections)
+    assert "[Choosing your batch size](guide/)" in notebook
+    assert "Choosing your batch size" not in page.text() and "Batching is free only while" not in page.text()
+    last_cell = notebook.split("# %%")[-1]
+    assert 'tags=["hide-input"]\npage.show_takeaway(' in last_cell and "Batching is free only while" in last_cell
+    box = page.takeaway_html("the lesson")
+    assert page.takeaway_items == () and ">Takeaway<" in box and "the lesson" in box

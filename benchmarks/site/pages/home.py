@@ -1,5 +1,6 @@
-"""The home page: the answer on a GPU first (a committed GPU run's measured curve, or until there is one
-the datasheet's prediction for an H100), then where every result comes from."""
+"""The home page's measured and computed parts: the answer on a GPU (a committed GPU run's measured curve and
+what it measured, or until there is one the datasheet's prediction for an H100 and its figures), and the committed
+runs each device's charts come from. Its fixed prose, the takeaway's lesson included, is written in docs/index.py."""
 
 from __future__ import annotations
 
@@ -24,11 +25,9 @@ from benchmarks.site.render import (
     Table,
     autolink,
     code,
-    link,
     measured_figure,
     strong,
     tag,
-    takeaway,
 )
 from benchmarks.workloads import MLP
 from snippets.costs import mlp_cost
@@ -43,19 +42,18 @@ SMALL = {"width": 1024, "depth": 8}  # the article's MLP
 
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
-    curve = gpu_curve(data)
+    curve = committed_gpu_curve(data)
     return Page(
         {
-            "answer": measured_answer(curve) if curve else predicted_answer(),
-            "runs": runs_parts(data),
-            "takeaway": [closing()],
+            "gpu_curve_measured_or_predicted": measured_answer_parts(curve) if curve else predicted_answer_parts(),
+            "committed_runs_by_device": committed_runs_parts(data),
         },
         data,
         {"curve": curve},
     )
 
 
-def gpu_curve(data: SiteData) -> Curve | None:
+def committed_gpu_curve(data: SiteData) -> Curve | None:
     """The headline curve of a committed GPU run, if there is one."""
     curve = c.headline_curve(data)
     return curve if curve is not None and curve.run.device["kind"] == "cuda" else None
@@ -64,7 +62,7 @@ def gpu_curve(data: SiteData) -> Curve | None:
 # --------------------------------------------------------------------------- until a GPU run is committed
 
 
-def prediction():
+def predicted_h100_curves():
     """The two predicted curves of the answer: a large MLP on the roofline alone, and the article's MLP called
     eagerly, each kernel paying the launch cost others measured."""
     ceilings = ANSWER_GPU.ceilings(ANSWER_DTYPE)
@@ -74,8 +72,9 @@ def prediction():
     return ceilings, launches, large, small
 
 
-def predicted_answer() -> list:
-    ceilings, launches, large, small = prediction()
+def predicted_answer_parts() -> list:
+    """The H100 prediction's chart and the paragraphs that state its figures and cite their sources."""
+    ceilings, launches, large, small = predicted_h100_curves()
     ridge, free_until = ridge_batch(large, ceilings), overhead_ends(small)
     ridge_marks = [(ridge, mark_label("ridge batch", ridge))] if ridge else []
     eager_marks = [(free_until, mark_label("launches overtaken", free_until))] if free_until else []
@@ -84,7 +83,7 @@ def predicted_answer() -> list:
         PredictedPanel(f"{MLP.shape(SMALL)}, eager ({launches} launches)", small, regions(small), eager_marks),
     ]
     rates = f"{text.fmt_rate(ceilings.flops_per_s, 'FLOP/s')} dense bf16, {text.fmt_rate(ceilings.bytes_per_s, 'B/s')}"
-    launch = launch_words()
+    launch = launch_cost_words()
     chart = predicted_chart(
         panels,
         f"Predicted from the datasheet, not measured: {ANSWER_GPU.name}, bf16",
@@ -105,20 +104,21 @@ def predicted_answer() -> list:
         "Predicted latency per call against batch, shaded by what bounds it: a large MLP on the roofline alone (left) "
         "and the article's MLP called eagerly (right).",
     )
-    return [figure, *predicted_words(ceilings, launches, large, small), guide_link()]
+    return [figure, *prediction_paragraphs(ceilings, launches, large, small)]
 
 
-def launch_words() -> str:
+def launch_cost_words() -> str:
+    """The launch cost of an empty kernel that others measured, in µs."""
     return f"{KERNEL_LAUNCH_S.value * 1e6:g} µs"
 
 
-def band_line(name: str, params: dict | None = None) -> str:
+def published_band_words(name: str, params: dict | None = None) -> str:
     """The band of published systems beside a prediction of workload `name`, or why there is none."""
     found = bands.band_for(kind := bands.kind_of(name, params or {}))
     return band_words(found) if found else no_band_words(kind)
 
 
-def overhead_crossing(fixed_s: float, cost, ceilings) -> float:
+def launches_overtaken_at(fixed_s: float, cost, ceilings) -> float:
     """The batch where a call's roofline, max(FLOPs/F, bytes/BW) with (FLOPs, bytes) = cost(batch) affine in the
     batch, reaches a fixed cost per call: where the launches stop setting the time."""
     (f1, m1), (f2, m2) = cost(1), cost(2)
@@ -126,7 +126,7 @@ def overhead_crossing(fixed_s: float, cost, ceilings) -> float:
     return min((fixed_s * rate - start) / slope for start, slope, rate in terms if slope > 0)
 
 
-def eager_range(ceilings, launches: int) -> tuple[float, float]:
+def eager_flat_range(ceilings, launches: int) -> tuple[float, float]:
     """Where the eager MLP's launches stop setting its time, under the two counts of its ReLUs' bytes: each ReLU
     a pass of its own through memory (it reads and writes the layer's output: the earlier crossing) or fused
     into the matmul (no bytes of its own: the later one), at the launch cost others measured for an empty kernel."""
@@ -138,12 +138,14 @@ def eager_range(ceilings, launches: int) -> tuple[float, float]:
         return flops, moved + depth * 2 * batch * w * size
 
     return (
-        overhead_crossing(fixed, unfused, ceilings),
-        overhead_crossing(fixed, lambda b: mlp_cost(b, w, depth, size), ceilings),
+        launches_overtaken_at(fixed, unfused, ceilings),
+        launches_overtaken_at(fixed, lambda b: mlp_cost(b, w, depth, size), ceilings),
     )
 
 
-def predicted_words(ceilings, launches: int, large, small) -> list:
+def prediction_paragraphs(ceilings, launches: int, large, small) -> list:
+    """The prediction's figures: the large MLP's weight read and ridge batch, the eager MLP's launches and where
+    they stop setting its time, and the sources of both."""
     stated, cached = ridge_counts("mlp", LARGE, ceilings, ANSWER_DTYPE)
     free_until = overhead_ends(small)
     flat, last = large[0].seconds, large[-1]
@@ -161,17 +163,17 @@ def predicted_words(ceilings, launches: int, large, small) -> list:
                 f"{cached.count}, the other bound; F/BW = {text.fmt_batch(ANSWER_GPU.ridge_batch(ANSWER_DTYPE))} for "
                 "the weights alone: each row's activations add bytes and push it out), and from there the time grows "
                 f"in proportion to the batch ({text.fmt_time(last.seconds)} at {last.batch:,} rows). Beside it, what "
-                f"real systems reach: {band_line('mlp')}.",
+                f"real systems reach: {published_band_words('mlp')}.",
             ]
         )
     ]
     if free_until:
-        early, late = eager_range(ceilings, launches)
+        early, late = eager_flat_range(ceilings, launches)
         said.append(
             Paragraph(
                 f"Called eagerly, the article's {MLP.shape(SMALL)} launches {launches} kernels: a matmul and a ReLU "
-                f"for each of its {SMALL['depth']} layers. At {launch_words()} each, the floor of an empty kernel's "
-                f"launch as measured by others (PyTorch's own cost per operation is higher), that is at least "
+                f"for each of its {SMALL['depth']} layers. At {launch_cost_words()} each, the floor of an empty "
+                f"kernel's launch as measured by others (PyTorch's own cost per operation is higher), that is at least "
                 f"{text.fmt_time(small[0].fixed_s)}, against {text.fmt_time(small[0].memory_s)} to read its weights, "
                 f"so its curve stays flat until somewhere from about {text.fmt_batch(early)} rows (each ReLU reading "
                 f"and writing its layer's output as a kernel of its own) to {text.fmt_batch(late)} (the ReLUs' bytes "
@@ -187,7 +189,8 @@ def predicted_words(ceilings, launches: int, large, small) -> list:
 # --------------------------------------------------------------------------- once a GPU run is committed
 
 
-def measured_answer(curve: Curve) -> list:
+def measured_answer_parts(curve: Curve) -> list:
+    """The measured curve's chart and the paragraphs that state what it measured and why."""
     figure = measured_figure(
         charts.headline_chart(curve, f"Latency and throughput against batch: {curve.shape}, measured on a GPU"),
         "home-headline",
@@ -197,10 +200,12 @@ def measured_answer(curve: Curve) -> list:
         [curve],
         findings=text.knee_verdict(curve).capitalize(),
     )
-    return [figure, *headline_words(curve), guide_link()]
+    return [figure, *measured_curve_paragraphs(curve)]
 
 
-def headline_words(curve: Curve) -> list:
+def measured_curve_paragraphs(curve: Curve) -> list:
+    """What the curve measured at its two ends, the roofline of the run's own ceilings, the diagnosis's reasons,
+    and the run the chart comes from."""
     first, last = curve.points[0], curve.points[-1]
     run = curve.run
     said = [
@@ -231,21 +236,12 @@ def headline_words(curve: Curve) -> list:
     return said
 
 
-def guide_link() -> Paragraph:
-    return Paragraph(
-        [
-            strong("Tuning a batch size? "),
-            link("Choosing your batch size", "guide/"),
-            " walks through it: look up the ridge batch, find your regime, measure your own model, and round to what "
-            "the hardware likes.",
-        ]
-    )
-
-
 # --------------------------------------------------------------------------- the runs
 
 
-def runs_parts(data: SiteData) -> list:
+def committed_runs_parts(data: SiteData) -> list:
+    """One line per device saying which runs its charts come from, and every committed run in a folded table; or,
+    with no results committed, how to get them."""
     if not data.shown:
         return [
             Admonition(
@@ -264,14 +260,14 @@ def runs_parts(data: SiteData) -> list:
                 ],
             )
         ]
-    rows = runs_table(data)
+    rows = every_run_table(data)
     return [
-        Bullets([device_line(data, run) for run in data.shown]),
+        Bullets([device_runs_line(data, run) for run in data.shown]),
         Details(f"Every committed run ({len(rows.rows)})", [rows]),
     ]
 
 
-def device_line(data: SiteData, shown: Run) -> list:
+def device_runs_line(data: SiteData, shown: Run) -> list:
     """One device's runs in one line: how many, over which dates, and which of them the site charts."""
     runs = sorted([shown, *data.others(shown)], key=lambda r: r.started_at)
     dates = sorted({text.run_date(r) for r in runs})
@@ -288,7 +284,8 @@ def device_line(data: SiteData, shown: Run) -> list:
     return [*said, "charted from ", *joined, "."]
 
 
-def runs_table(data: SiteData) -> Table:
+def every_run_table(data: SiteData) -> Table:
+    """Every committed run, device by device, with what it covers and what the site charts from it."""
     rows = []
     for run in data.shown:
         for each in [run, *data.others(run)]:
@@ -297,6 +294,7 @@ def runs_table(data: SiteData) -> Table:
 
 
 def run_row(data: SiteData, run: Run) -> list:
+    """One row of the table of every committed run."""
     device = run.device
     if device["kind"] == "cuda" and device.get("l2_bytes"):
         detail = f"{device.get('sm_count') or '?'} SMs, {text.fmt_bytes(device['l2_bytes'])} L2"
@@ -318,20 +316,3 @@ def run_row(data: SiteData, run: Run) -> list:
         ", ".join(charted) if charted else "no: a newer run measured the same",
         tag("a", f"{run.id}.json", href=href),
     ]
-
-
-def closing() -> Admonition:
-    return takeaway(
-        [
-            "Batching is free only while something other than arithmetic sets the time: reading the weights, or "
-            "fixed per-call overhead. The ",
-            link("guide", "guide/"),
-            " turns that into a batch size; the ",
-            link("Theory", "theory/"),
-            " page derives the ridge batch, the ",
-            link("Calculator", "calculator/"),
-            " predicts it for your layer sizes, and the ",
-            link("MLP", "mlp/"),
-            " page compares every measured knee with its prediction.",
-        ]
-    )
