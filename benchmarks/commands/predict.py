@@ -235,16 +235,6 @@ def report(spec: Workload, params: dict[str, Any], dtype: str, device: Device, b
     }
 
 
-def ridge_words(found: RidgeCount) -> str:
-    if found.on_ridge:
-        return "undecided: each extra row within 5 % of the ridge"
-    if found.batch is None:
-        return "none: memory-bound at every batch (compute never overtakes memory)"
-    if found.batch < 1:
-        return "below 1: compute-bound from the first row"
-    return f"≈ {text.fmt_batch(found.batch)}: memory-bound below it, compute-bound above"
-
-
 def table_lines(found: dict[str, Any]) -> list[str]:
     """The assumptions stated once, then one row per batch."""
     a = found["assumptions"]
@@ -271,8 +261,8 @@ def table_lines(found: dict[str, Any]) -> list[str]:
             f"{text.fmt_bytes(p['bytes']):>10}  {p['bound']:<8} {fits}"
         )
     stated, *others = [RidgeCount(c["count"], c["batch"], c["on_ridge"]) for c in found["ridge_batch"]]
-    lines.append(f"ridge batch ({stated.count}): {ridge_words(stated)}")
-    lines += [f"  with {other.count}: {ridge_words(other)}" for other in others]
+    lines.append(f"ridge batch ({stated.count}): {text.ridge_count_words(stated, explained=True)}")
+    lines += [f"  with {other.count}: {text.ridge_count_words(other, explained=True)}" for other in others]
     banded = found["band"]
     if banded["band"] is None:
         lines.append(f"band: {banded['why']}")

@@ -39,7 +39,7 @@ def knee_findings(curves: Sequence[Curve]) -> str:
     return "; ".join(f"{c.label}: {knees_text(c)}" for c in curves)
 
 
-def ridge_words(ridges: dict[str, float]) -> str:
+def ridge_intensity_note(ridges: dict[str, float]) -> str:
     """'Ridge: float32 3.67 FLOP/byte.' for the dtypes of a device's introduction."""
     if not ridges:
         return ""

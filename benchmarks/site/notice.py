@@ -22,7 +22,7 @@ def cpu_only(data: SiteData) -> bool:
     return bool(data.shown) and not data.gpus
 
 
-def ridge_words(data: SiteData) -> str:
+def ridge_batches_compared(data: SiteData) -> str:
     """' (≈ 5.6 rows in float32 from this CPU's measured ceilings, against ≈ 40 in float32 and ≈ 295 in bfloat16 on
     an H100 SXM's datasheet)', from the newest CPU run; '' when it measured no float32 rate."""
     ceilings = run_ceilings(data.cpus[0].ceilings, "float32") if data.cpus else None
@@ -44,8 +44,8 @@ def cpu_notice(data: SiteData) -> str:
     devices = "; ".join(text.device_label(run) for run in data.cpus)
     body = [
         f"No GPU run is committed yet: every measured chart on this site shows a CPU ({devices}). A CPU has a "
-        f"roofline too, with a far lower ridge batch{ridge_words(data)} and other overheads, so do not read its "
-        "numbers as a GPU's; datasheet predictions for GPUs are labelled as such. Run ",
+        f"roofline too, with a far lower ridge batch{ridge_batches_compared(data)} and other overheads, so do not "
+        "read its numbers as a GPU's; datasheet predictions for GPUs are labelled as such. Run ",
         code("nox -s bench docs"),
         " on a machine with an NVIDIA GPU and commit the file it writes (",
         link("Reproduce", "reproduce/"),

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from benchmarks.analysis.curves import Curve
+from benchmarks.analysis.predict import RidgeCount
 from benchmarks.contract.results import Run
 
 CACHE_WORDS = {
@@ -144,6 +145,18 @@ def fmt_batch(batch: float | None) -> str:
     if batch is None:
         return "none"
     return sig(batch, 2) if batch < 10 else f"{batch:,.0f}"
+
+
+def ridge_count_words(found: RidgeCount, item: str = "row", *, explained: bool = False) -> str:
+    """A ridge batch under one count of the bytes: '≈ 345', 'none: memory-bound at every batch', …; `explained` adds
+    what each side of it means (the `predict` command's line), `item` names what a batch counts."""
+    if found.on_ridge:
+        return f"undecided: each extra {item} within 5 % of the ridge"
+    if found.batch is None:
+        return "none: memory-bound at every batch" + (" (compute never overtakes memory)" if explained else "")
+    if found.batch < 1:
+        return "below 1: compute-bound from the first row" if explained else "compute-bound from batch 1"
+    return f"≈ {fmt_batch(found.batch)}" + (": memory-bound below it, compute-bound above" if explained else "")
 
 
 def knee_verdict(curve: Curve) -> str:

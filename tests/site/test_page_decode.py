@@ -122,8 +122,8 @@ def test_knee_texts():
     assert long_mha.predicted_knee is None
     assert words.predicted_knee_text(long_mha).startswith("none")
     assert words.knees_text(long_mha).startswith("ridge batch none")
-    assert words.ridge_words({"float32": 3.666}) == "Ridge: float32 3.67 FLOP/byte."
-    assert words.ridge_words({}) == ""
+    assert words.ridge_intensity_note({"float32": 3.666}) == "Ridge: float32 3.67 FLOP/byte."
+    assert words.ridge_intensity_note({}) == ""
 
 
 def test_not_measured_lists_batches_once_per_configuration():

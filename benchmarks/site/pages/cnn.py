@@ -22,7 +22,7 @@ from benchmarks.site.model_words import (
     measured_knee_text,
     not_measured_parts,
     predicted_knee_text,
-    ridge_words,
+    ridge_intensity_note,
 )
 from benchmarks.site.render import (
     Bullets,
@@ -126,7 +126,7 @@ def measured_device_section(data: SiteData, run: Run) -> DeviceSection:
     convs, nets = measured_conv_and_resnet50_curves(run)
     found = convs + nets
     ridges = {curve.dtype: curve.ceilings.ridge_intensity for curve in found if curve.ceilings}
-    note = ridge_words(dict(sorted(ridges.items())))
+    note = ridge_intensity_note(dict(sorted(ridges.items())))
     if not found:
         body = [Paragraph("This run has no CNN measurement (no conv or resnet50 workload).")]
     else:

@@ -21,7 +21,7 @@ from benchmarks.site.model_words import (
     measured_knee_text,
     not_measured_parts,
     predicted_knee_text,
-    ridge_words,
+    ridge_intensity_note,
 )
 from benchmarks.site.render import (
     Details,
@@ -121,7 +121,7 @@ def decode_device_section(data: SiteData, run: Run) -> DeviceSection:
     found, steps, prefills = measured_curves(run)
     dtypes = sorted({curve.dtype for curve in steps + prefills})
     ridges = d.run_ridges(run, dtypes)
-    note = ridge_words(ridges)
+    note = ridge_intensity_note(ridges)
     if not steps and not prefills:
         body = [Paragraph("This run has no Transformer decode measurement (no decode workload).")]
     else:

@@ -327,23 +327,13 @@ def details(found: Sequence[Check]) -> list:
     ]
 
 
-def ridge_words(found: RidgeCount) -> str:
-    if found.on_ridge:
-        return "undecided: each extra image within 5 % of the ridge"
-    if found.batch is None:
-        return "none: memory-bound at every batch"
-    if found.batch < 1:
-        return "compute-bound from batch 1"
-    return f"≈ {text.fmt_batch(found.batch)}"
-
-
 def knee_cell(counts: Sequence[RidgeCount]) -> str:
     """The ridge batch under the stated count, and under the other bound of the bytes where it differs."""
     stated, *others = counts
-    said = f"{ridge_words(stated)} ({stated.count})"
+    said = f"{text.ridge_count_words(stated, 'image')} ({stated.count})"
     for other in others:
-        if ridge_words(other) != ridge_words(stated):
-            said += f"; {ridge_words(other)} ({other.count})"
+        if text.ridge_count_words(other, "image") != text.ridge_count_words(stated, "image"):
+            said += f"; {text.ridge_count_words(other, 'image')} ({other.count})"
     return said
 
 
