@@ -75,7 +75,7 @@ def described(schema: dict, description: str) -> dict:
     return {**schema, "description": description}
 
 
-def provenance(noun: str, complete: str, interrupted: str, *, code: str = "measuring") -> dict[str, dict]:
+def provenance_fields(noun: str, complete: str, interrupted: str, *, code: str = "measuring") -> dict[str, dict]:
     """The fields every kind of file's `run` block opens with (its id, times, whether it finished, its command
     line and commit), worded for its `noun` (run, sweep, check)."""
     return {
@@ -337,7 +337,7 @@ RECORD = object_schema(
 
 RUN = object_schema(
     {
-        **provenance(
+        **provenance_fields(
             "run",
             "True only when every planned workload finished.",
             "Why an incomplete run stopped (e.g. KeyboardInterrupt).",

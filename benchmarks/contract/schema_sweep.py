@@ -28,7 +28,7 @@ from benchmarks.contract.schema import (
     TIMING,
     described,
     object_schema,
-    provenance,
+    provenance_fields,
 )
 
 STAGES = ("search", "refine", "probe")
@@ -40,7 +40,7 @@ _COUNT_OR_NULL = {"type": ["number", "null"], "minimum": 0, "maximum": 1e24}
 
 SWEEP_RUN = object_schema(
     {
-        **provenance(
+        **provenance_fields(
             "sweep", "True when the search ran to its end.", "Why an incomplete sweep stopped (e.g. KeyboardInterrupt)."
         ),
         "time_limit_s": described(POSITIVE, "The sweep's --time-limit."),

@@ -29,7 +29,7 @@ from benchmarks.contract.schema import (
     TEXT,
     described,
     object_schema,
-    provenance,
+    provenance_fields,
     schema_problems,
 )
 
@@ -64,7 +64,7 @@ def _array(items: dict, description: str, most: int = MAX_REQUESTS) -> dict:
 
 RUN = object_schema(
     {
-        **provenance("check", "True when every planned run finished.", "Why an incomplete check stopped."),
+        **provenance_fields("check", "True when every planned run finished.", "Why an incomplete check stopped."),
         "wall_s": described(_SECONDS, "Seconds from start to the last write."),
         "synthetic": described({"type": "boolean"}, "True for test fixtures; such files are never published."),
     },

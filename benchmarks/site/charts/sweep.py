@@ -23,7 +23,7 @@ def where(doc: dict) -> str:
     return f"{doc['device']['name']}, {model['dtype']}, {model['mode']}"
 
 
-def chart_rows(doc: dict) -> list[dict]:
+def sweep_rows(doc: dict) -> list[dict]:
     ok, _ = recommend.sweep_points(doc["points"])
     return [
         {
@@ -38,7 +38,7 @@ def chart_rows(doc: dict) -> list[dict]:
     ]
 
 
-def chart_title(text: str, doc: dict, *more: str) -> alt.TitleParams:
+def sweep_title(text: str, doc: dict, *more: str) -> alt.TitleParams:
     subtitle = [f"{doc['model']['name']}, measured on {where(doc)}", *(line for line in more if line)]
     return alt.TitleParams(text, subtitle=subtitle, anchor="start")
 
@@ -83,7 +83,7 @@ def _mark(rows: list[dict], batch: int | None, x: str, y: str) -> list[alt.Chart
 def sweep_latency_chart(doc: dict) -> alt.LayerChart:
     p = doc["settings"]["percentile"]
     rows = []
-    for row in chart_rows(doc):
+    for row in sweep_rows(doc):
         rows.append({"batch": row["batch"], "latency_ms": row["median_ms"], "statistic": "median"})
         if p != 50:
             rows.append({"batch": row["batch"], "latency_ms": row["percentile_ms"], "statistic": f"p{p}"})
@@ -115,7 +115,7 @@ def sweep_latency_chart(doc: dict) -> alt.LayerChart:
     batch, label = _recommended(doc)
     stat = f"p{p}" if p != 50 else "median"
     layers += _mark([r for r in rows if r["statistic"] == stat], batch, "batch:Q", "latency_ms:Q")
-    title = chart_title("Latency against batch size", doc, label)
+    title = sweep_title("Latency against batch size", doc, label)
     return alt.layer(*layers).properties(width=WIDTH, height=280, title=title)
 
 
@@ -133,7 +133,7 @@ def frontier(rows: list[dict]) -> list[dict]:
 
 def sweep_throughput_chart(doc: dict) -> alt.LayerChart:
     p = doc["settings"]["percentile"]
-    rows = chart_rows(doc)
+    rows = sweep_rows(doc)
     budget = doc["settings"].get("budget_ms")
     x = alt.X(
         "percentile_ms:Q",
@@ -157,7 +157,7 @@ def sweep_throughput_chart(doc: dict) -> alt.LayerChart:
         layers.append(rule.mark_rule(color=GREY, strokeDash=[4, 3]).encode(x="budget:Q"))  # named in the subtitle
     batch, label = _recommended(doc)
     layers += _mark(rows, batch, "percentile_ms:Q", "throughput:Q")
-    title = chart_title(
+    title = sweep_title(
         "Throughput against latency", doc, "dots: every batch measured (labels: the search's sizes)",
         "line: the best throughput at or under each latency",
         f"dashed: the {budget:g} ms budget" if budget else "", label,
@@ -178,7 +178,7 @@ def memory_note(doc: dict) -> str | None:
 
 def memory_chart(doc: dict) -> alt.LayerChart | None:
     """The allocator's peak during one call against batch (CUDA only: see NO_MEMORY_CHART)."""
-    rows = [r for r in chart_rows(doc) if r["memory_mib"] is not None]
+    rows = [r for r in sweep_rows(doc) if r["memory_mib"] is not None]
     if not rows or memory_note(doc):
         return None
     base = alt.Chart(alt.Data(values=rows)).encode(
@@ -200,7 +200,7 @@ def memory_chart(doc: dict) -> alt.LayerChart | None:
             )  # at the foot of the rule: memory's axis starts at zero, so the points sit high above it
         )
     chart = alt.layer(*layers)
-    return chart.properties(width=WIDTH, height=220, title=chart_title("Peak memory against batch size", doc, label))
+    return chart.properties(width=WIDTH, height=220, title=sweep_title("Peak memory against batch size", doc, label))
 
 
 def sweep_charts(doc: dict) -> list[tuple[str, alt.TopLevelMixin]]:
