@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 
-def slugify(text: str) -> str:
+def device_slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "device"
 
 
@@ -146,7 +146,7 @@ def fingerprint(backend) -> dict:
         return {
             "kind": "cpu",
             "name": name,
-            "slug": "cpu-" + slugify(name),
+            "slug": "cpu-" + device_slug(name),
             "sm_count": None,
             "l2_bytes": cpu_last_level_cache_bytes(),
             "cache_levels": cpu_cache_levels(),
@@ -163,7 +163,7 @@ def fingerprint(backend) -> dict:
     return {
         "kind": "cuda",
         "name": props.name,
-        "slug": slugify(props.name),
+        "slug": device_slug(props.name),
         "sm_count": props.multi_processor_count,
         "l2_bytes": getattr(props, "L2_cache_size", None),
         "cache_levels": [{"level": 2, "type": "Unified", "bytes": props.L2_cache_size}]

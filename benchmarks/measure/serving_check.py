@@ -194,13 +194,13 @@ def host_info() -> dict[str, Any]:
         torch_version = None
     from benchmarks.measure.fingerprint import (
         cpu_model,  # imports torch: only when the check runs
-        slugify,
+        device_slug,
     )
 
     cpu = cpu_model()
     return {
         "name": cpu or platform.machine(),
-        "slug": "cpu-" + slugify(cpu or platform.machine()),
+        "slug": "cpu-" + device_slug(cpu or platform.machine()),
         "cpu_model": cpu,
         "cpus": os.cpu_count() or 1,
         "platform": platform.platform(),

@@ -80,7 +80,7 @@ _ANCHOR = re.compile(r'\sdata-anchor="([^"]*)"')
 _TAGS = re.compile(r"<[^>]+>")
 
 
-def slugify(text: str) -> str:
+def anchor_slug(text: str) -> str:
     words = re.sub(r"[^\w\s-]", "", html.unescape(_TAGS.sub("", text)).lower().replace("¶", ""))
     return re.sub(r"[\s_-]+", "-", words).strip("-") or "section"
 
@@ -102,7 +102,7 @@ def permalinks(html_text: str) -> str:
         else:
             parent = next((parents[k] for k in range(level - 1, 1, -1) if k in parents), "")
             named = _ANCHOR.search(attrs)
-            own = slugify(named.group(1)) if named else slugify(inner)
+            own = anchor_slug(named.group(1)) if named else anchor_slug(inner)
             base = f"{parent}--{own}" if parent and level > 2 else own
             ident, n = base, 2
             while ident in seen:
