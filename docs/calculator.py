@@ -51,9 +51,10 @@ page.show("examples")
 # compute-bound. The first row, by hand:
 
 # %%
-from benchmarks.analysis import calculator, datasheet
+from benchmarks import gpus
+from benchmarks.analysis import calculator
 
-gpu, dtype = datasheet.find_gpu("NVIDIA H100 SXM"), "bfloat16"
+gpu, dtype = gpus.find_gpu("NVIDIA H100 SXM"), "bfloat16"
 one = calculator.predict_mlp(gpu, dtype, width=4096, depth=8, batch=1)
 print(f"batch 1: {one.seconds * 1e6:.1f} µs, {one.bound}-bound")
 print(f"ridge: {calculator.gpu_ridge_batch(gpu, dtype, 4096):.0f}")
