@@ -88,26 +88,24 @@ page.show("published_results_against_predictions")
 #
 # <div class="md-typeset__scrollwrap"><div class="md-typeset__table"><table>
 # <caption>The engines' names for what the model varies</caption>
-# <thead><tr><th>in this model (serve llm)</th><th>vLLM</th><th>TensorRT-LLM</th><th>SGLang</th><th>what it sets</th>
-# </tr></thead><tbody>
-# <tr><td>--max-num-seqs</td><td>--max-num-seqs</td><td>max_batch_size</td><td>--max-running-requests</td>
-# <td>the most sequences in one step: the running-sequence cap</td></tr>
-# <tr><td>--max-batched-tokens</td><td>--max-num-batched-tokens</td>
-# <td>max_num_tokens</td><td>--chunked-prefill-size</td>
-# <td>the most new tokens in one step (prompt pieces plus one per decoding sequence)</td></tr>
-# <tr><td>--chunked-prefill</td><td>--enable-chunked-prefill</td>
-# <td>enable_chunked_context</td><td>on unless the size is -1</td>
-# <td>prompts cut into pieces that share steps with decoding, instead of steps of their own</td></tr>
-# <tr><td>--memory-fraction</td><td>--gpu-memory-utilization</td>
-# <td>kv_cache_free_gpu_mem_fraction (of the memory left after the weights)</td><td>--mem-fraction-static</td>
-# <td>the memory the weights and the KV blocks may take</td></tr>
-# <tr><td>--block-size</td><td>--block-size</td><td>tokens_per_block</td><td>--page-size</td>
-# <td>the tokens in one KV block</td></tr>
-# <tr><td>--reserve-kv</td><td>(none: it preempts)</td>
-# <td>capacity_scheduler_policy GUARANTEED_NO_EVICT (its default)</td><td>–</td>
-# <td>admit a request only when its whole answer's blocks are free, instead of preempting when the cache fills</td></tr>
-# <tr><td>--tp</td><td>--tensor-parallel-size</td><td>tp_size</td><td>--tp-size</td>
-# <td>GPUs sharing each layer (no communication here)</td></tr>
+# <thead><tr><th>in this model (serve llm)</th><th>vLLM</th><th>TensorRT-LLM</th><th>SGLang</th><th>what it
+# sets</th></tr></thead><tbody>
+# <tr><td>--max-num-seqs</td><td>--max-num-seqs</td><td>max_batch_size</td><td>--max-running-requests</td><td>the most
+# sequences in one step: the running-sequence cap</td></tr>
+# <tr><td>--max-batched-tokens</td><td>--max-num-batched-tokens</td><td>max_num_tokens</td><td
+# >--chunked-prefill-size</td><td>the most new tokens in one step (prompt pieces plus one per decoding
+# sequence)</td></tr>
+# <tr><td>--chunked-prefill</td><td>--enable-chunked-prefill</td><td>enable_chunked_context</td><td>on unless the size
+# is -1</td><td>prompts cut into pieces that share steps with decoding, instead of steps of their own</td></tr>
+# <tr><td>--memory-fraction</td><td>--gpu-memory-utilization</td><td>kv_cache_free_gpu_mem_fraction (of the memory left
+# after the weights)</td><td>--mem-fraction-static</td><td>the memory the weights and the KV blocks may take</td></tr>
+# <tr><td>--block-size</td><td>--block-size</td><td>tokens_per_block</td><td>--page-size</td><td>the tokens in one KV
+# block</td></tr>
+# <tr><td>--reserve-kv</td><td>(none: it preempts)</td><td>capacity_scheduler_policy GUARANTEED_NO_EVICT (its
+# default)</td><td>–</td><td>admit a request only when its whole answer's blocks are free, instead of preempting when
+# the cache fills</td></tr>
+# <tr><td>--tp</td><td>--tensor-parallel-size</td><td>tp_size</td><td>--tp-size</td><td>GPUs sharing each layer (no
+# communication here)</td></tr>
 # </tbody></table></div></div>
 
 # %% tags=["hide-input"]
