@@ -46,7 +46,7 @@
 from benchmarks.site.pages import llm_serving
 
 page = llm_serving.build()
-page.show("setup")
+page.show("predicted_memory_and_step_time_by_gpu")
 
 # %% [markdown]
 # ## The front: tokens per second in all against per user
@@ -56,13 +56,13 @@ page.show("setup")
 # total stops climbing where the KV cache is full: beyond it, new requests wait for blocks.
 
 # %% tags=["hide-input"]
-page.show("front")
+page.show("predicted_front_by_gpu")
 
 # %% [markdown]
 # ## Time to first token and per output token against concurrency
 
 # %% tags=["hide-input"]
-page.show("latency")
+page.show("predicted_latencies_and_chunked_prefill")
 
 # %% [markdown]
 # ## A budget on the time per output token
@@ -73,21 +73,54 @@ page.show("latency")
 # and says what stops more: the KV memory, the step time, or the prefills.
 
 # %% tags=["hide-input"]
-page.show("budget")
+page.show("largest_concurrency_within_budget")
 
 # %% [markdown]
 # ## Against published serving results
 
 # %% tags=["hide-input"]
-page.show("published")
+page.show("published_results_against_predictions")
 
 # %% [markdown]
 # ## How the engines' settings map onto the model
 #
 # The command takes each engine's main settings under one name:
+#
+# <div class="md-typeset__scrollwrap"><div class="md-typeset__table"><table>
+# <caption>The engines' names for what the model varies</caption>
+# <thead><tr><th>in this model (serve llm)</th><th>vLLM</th><th>TensorRT-LLM</th><th>SGLang</th><th>what it
+# sets</th></tr></thead><tbody>
+# <tr><td>--max-num-seqs</td><td>--max-num-seqs</td><td>max_batch_size</td><td>--max-running-requests</td><td>the most
+# sequences in one step: the running-sequence cap</td></tr>
+# <tr><td>--max-batched-tokens</td><td>--max-num-batched-tokens</td><td>max_num_tokens</td><td
+# >--chunked-prefill-size</td><td>the most new tokens in one step (prompt pieces plus one per decoding
+# sequence)</td></tr>
+# <tr><td>--chunked-prefill</td><td>--enable-chunked-prefill</td><td>enable_chunked_context</td><td>on unless the size
+# is -1</td><td>prompts cut into pieces that share steps with decoding, instead of steps of their own</td></tr>
+# <tr><td>--memory-fraction</td><td>--gpu-memory-utilization</td><td>kv_cache_free_gpu_mem_fraction (of the memory left
+# after the weights)</td><td>--mem-fraction-static</td><td>the memory the weights and the KV blocks may take</td></tr>
+# <tr><td>--block-size</td><td>--block-size</td><td>tokens_per_block</td><td>--page-size</td><td>the tokens in one KV
+# block</td></tr>
+# <tr><td>--reserve-kv</td><td>(none: it preempts)</td><td>capacity_scheduler_policy GUARANTEED_NO_EVICT (its
+# default)</td><td>–</td><td>admit a request only when its whole answer's blocks are free, instead of preempting when
+# the cache fills</td></tr>
+# <tr><td>--tp</td><td>--tensor-parallel-size</td><td>tp_size</td><td>--tp-size</td><td>GPUs sharing each layer (no
+# communication here)</td></tr>
+# </tbody></table></div></div>
 
 # %% tags=["hide-input"]
-page.show("settings")
-
-# %% tags=["hide-input"]
-page.show("takeaway")
+lesson = (
+    "An LLM engine's batch is however many sequences it holds: each step reads the weights once for all of them and "
+    "each one's own cache, so total tokens per second rises with concurrency while each user's falls, until the KV "
+    "cache is full. "
+)
+if budget := page.extra["budget_answer"]:  # None when no concurrency meets the budget
+    lesson += (
+        f"For {budget['model']} on an {budget['gpu']} with {budget['lengths']}-token requests and a "
+        f"{budget['budget']} per-token budget, the model allows about {budget['concurrency']} concurrent requests "
+        f"({budget['what binds']}). "
+    )
+page.show_takeaway(
+    lesson + "Predictions here are upper bounds from the datasheet; the published engines checked here reach "
+    f"{page.extra['published_share_of_roofline']} of them."
+)

@@ -103,4 +103,13 @@ page.show("knees")
 page.show("not_compared")
 
 # %% tags=["hide-input"]
-page.show("takeaway")
+share = page.extra["share_of_roofline_reached"]  # from the comparisons above
+page.show_takeaway(
+    f"The roofline is a bound, not a forecast: the {share['figures kept']} published figures that keep to its "
+    f"assumptions reached <strong>{share['lowest %']}–{share['highest %']} % of it (median {share['median %']} %)"
+    "</strong>. Use it to find the knee and what bounds a configuration, then expect real kernels to fall short of it "
+    f"by about that much (by kind of work, the band above; the median over all {share['figures']} figures, "
+    f"{share['median ratio, all figures']}, includes those that break an assumption); a figure above it is a "
+    "configuration the model does not describe (fewer bytes a weight, split over more GPUs than counted). Run "
+    "<code>python -m benchmarks predict</code> for your own configuration, with the band of its kind beside it."
+)

@@ -79,4 +79,6 @@ page.show("schema")
 
 # %% tags=["hide-input"]
 page.show("runs")
-page.show("takeaway")
+page.show_takeaway(
+    "One command measures a device and rebuilds this site; one committed JSON file per run adds the device to it."
+)

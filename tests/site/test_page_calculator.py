@@ -23,8 +23,12 @@ def test_without_runs_the_page_is_the_datasheet_alone():
     assert page.html("examples").count("<tr>") == 1 + len(calculator.EXAMPLES)
     assert page.html("datasheet").count("<tr>") == 1 + len(GPUS)
     assert "Sources and notes for every entry" in out and "<strong>NVIDIA T4</strong>" in out
-    box = page.html("takeaway")
-    assert "The ridge batch of a wide layer is (F/BW)·(s/2)" in box
+    ridge = page.extra["ridge_batches"]  # the figures the notebook's lesson states
+    assert (
+        "rows on the NVIDIA T4" in ridge["fp32, examples"] and "rows on the NVIDIA H100 SXM" in ridge["fp32, examples"]
+    )
+    lowest, highest = (float(ridge[key].split()[0].replace(",", "")) for key in ("bf16, lowest", "bf16, highest"))
+    assert 0 < lowest < highest
 
 
 def test_the_controls_the_browser_test_reads():

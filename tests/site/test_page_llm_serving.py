@@ -1,10 +1,14 @@
 """The LLM-serving page: every section built from predictions and cited published figures, each labelled."""
 
 import re
+from pathlib import Path
 
 import pytest
 
+from benchmarks.commands import serve_llm
 from benchmarks.site.pages import llm_serving
+
+NOTEBOOK = Path(__file__).resolve().parents[2] / "docs" / "llm_serving.py"
 
 
 @pytest.fixture(scope="module")
@@ -19,10 +23,10 @@ def _plain(html: str) -> str:
 def test_the_charts_say_they_are_predictions_and_name_model_dtype_and_gpus(page):
     out = page.text()
     assert 'id="chart-llm-serving-front"' in out and 'id="chart-llm-serving-latency"' in out
-    for name in ("front", "latency"):
+    for name in ("predicted_front_by_gpu", "predicted_latencies_and_chunked_prefill"):
         words = _plain(page.html(name))
         assert "nothing measured" in words and "Llama-3-8B" in words and "bfloat16" in words
-    assert all(gpu in page.html("front") for gpu in llm_serving.GPUS)
+    assert all(gpu in page.html("predicted_front_by_gpu") for gpu in llm_serving.GPUS)
 
 
 def test_the_front_rises_in_total_and_falls_per_user_on_every_gpu():
@@ -35,13 +39,13 @@ def test_the_front_rises_in_total_and_falls_per_user_on_every_gpu():
 
 def test_the_budget_paragraph_gives_the_concurrency_and_what_binds(page):
     found = llm_serving.budget_plan()
-    words = _plain(page.html("budget"))
+    words = _plain(page.html("largest_concurrency_within_budget"))
     assert f"Up to {found.concurrency} concurrent requests meet p99 time per output token ≤ 50 ms" in words
     assert "What binds is" in words and "--tpot-budget-ms 50" in words
 
 
 def test_the_published_table_has_every_check_with_its_ratio(page):
-    html = page.html("published")
+    html = page.html("published_results_against_predictions")
     checks = llm_serving.checks()
     assert html.count("<tr>") == 1 + len(checks)
     for check in checks:
@@ -49,6 +53,18 @@ def test_the_published_table_has_every_check_with_its_ratio(page):
     assert "mlperf_log_summary.txt" in html and "in-flight batching" in html
 
 
-def test_the_settings_table_names_each_engines_setting(page):
-    html = page.html("settings")
-    assert "--max-num-seqs" in html and "max_num_tokens" in html and "--mem-fraction-static" in html
+def test_the_lesson_states_the_budgets_answer_and_the_published_share(page):
+    found, said = llm_serving.budget_plan(), page.extra["budget_answer"]
+    assert said["concurrency"] == str(found.concurrency) and said["what binds"] == llm_serving.BINDS[found.binds]
+    assert said["budget"] == "50 ms p99" and said["lengths"] == "1,000/200"
+    ratios = llm_serving.throughput_ratios()
+    assert page.extra["published_share_of_roofline"].startswith(f"{min(ratios):.2f}")
+
+
+def test_the_notebooks_settings_table_names_options_the_command_takes():
+    """The notebook writes the engines' settings table; its first column must be options of `serve llm`."""
+    notebook = NOTEBOOK.read_text(encoding="utf-8")
+    rows = re.findall(r"^# <tr><td>(--[a-z-]+)</td>", notebook, re.MULTILINE)
+    options = {option for action in serve_llm.parser()._actions for option in action.option_strings}
+    assert len(rows) == 7 and set(rows) <= options, set(rows) - options
+    assert "--max-num-seqs" in notebook and "max_num_tokens" in notebook and "--mem-fraction-static" in notebook

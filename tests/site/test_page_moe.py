@@ -19,8 +19,9 @@ def test_every_part_of_a_run_with_moe_records():
     assert "<strong>What expert choice drops.</strong>" in out and "64 of 4096" in out
 
 
-def test_the_summary_states_the_knee_and_the_cost_of_skew():
-    summary = moe.build(site_data(synthetic_moe_run(hardware=False))).html("summary")
+def test_the_takeaway_items_state_the_knee_and_the_cost_of_skew():
+    page = moe.build(site_data(synthetic_moe_run(hardware=False)))
+    summary = page.takeaway_html("the lesson")  # the notebook writes the lesson; the items are the page's
     assert "Takeaways" in summary and "for an expected E/k = 4×." in summary
     assert "(uniform token choice) against" in summary
     assert "at batch 4096, skew 2 takes" in summary
@@ -29,7 +30,7 @@ def test_the_summary_states_the_knee_and_the_cost_of_skew():
 def test_a_run_without_moe_records_says_so():
     page = moe.build(site_data(make_run(hardware=False)))
     assert "This run has no MoE measurement." in page.text()
-    assert "No MoE measurement is committed yet." in page.html("summary")
+    assert "No MoE measurement is committed yet." in page.html("no_moe_measurement") and not page.takeaway_items
 
 
 def test_a_cpu_run_is_introduced_as_one():

@@ -50,6 +50,11 @@ def test_the_median_and_range_are_computed(page):
     databricks = [c.ratio for c in clean if c.row.source.short == "Databricks"]
     assert len(databricks) == 6
     assert f"Databricks: {text.sig(min(databricks), 2)}–{text.sig(max(databricks), 2)} (6 figures)" in said
+    # the figures the notebook's lesson states: the share of the roofline that the clean ones reached
+    share = page.extra["share_of_roofline_reached"]
+    assert (share["figures kept"], share["figures"]) == (str(len(clean)), str(len(found)))
+    assert (share["lowest %"], share["highest %"]) == (f"{lo * 100:.0f}", f"{hi * 100:.0f}")
+    assert share["median %"] == f"{m * 100:.0f}" and share["median ratio, all figures"] == text.sig(median, 2)
 
 
 def test_an_unstated_variant_is_predicted_on_the_faster_one(page):

@@ -1,5 +1,6 @@
 """The three-regimes page module on SYNTHETIC runs (labelled so; never published)."""
 
+from benchmarks.site import render
 from benchmarks.site.pages import regimes
 from tests.synthetic import make_run, site_data
 
@@ -32,11 +33,11 @@ def test_the_three_question_table_and_the_takeaways():
     signals = page.html("signals")
     assert "The three-question test on measured curves" in signals
     assert "8×64 bfloat16, resident" in signals and "<td>overhead</td>" in signals
-    box = page.html("takeaway")
+    box = render.render([render.Bullets(page.takeaway_items)])
     assert "read bandwidth by where the data sits" in box
     assert "a CUDA graph saves" in box and "the cache trap is largest at width" in box
     assert "GPU: Synthetic GPU (test fixture, not a measurement): torch.compile (default mode)" in box
-    assert "On a CPU there are no CUDA graphs" not in box
+    assert page.html("no_ceiling_curves") == "" and not page.extra["cpu_only"]
 
 
 def test_a_datasheet_gpu_compares_its_matmul_with_the_datasheet():
@@ -51,15 +52,15 @@ def test_a_run_without_hardware_curves_says_what_it_lacks():
     out = page.text()
     assert "This run predates the ceiling curves" in out
     assert "This run has no MLP with resident weights in several modes." in out
-    assert "No measurement with ceiling curves is committed yet." in page.html("takeaway")
+    assert "No measurement with ceiling curves is committed yet." in page.html("no_ceiling_curves")
     assert "8×1024 bfloat16, rotated" in page.html("signals")  # the rotated curves still answer the test
     assert page.extra["tiny"] is None
 
 
 def test_a_cpu_only_site_says_so():
-    out = regimes.build(site_data(make_run(kind="cpu", slug="synthetic-cpu"))).text()
-    assert "time per op bounds the framework dispatch cost" in out
-    assert "On a CPU there are no CUDA graphs" in out  # the site-wide notice says the rest
+    page = regimes.build(site_data(make_run(kind="cpu", slug="synthetic-cpu")))
+    assert "time per op bounds the framework dispatch cost" in page.text()
+    assert page.extra["cpu_only"]  # the notebook's lesson adds that a CPU has no CUDA graphs; the notice the rest
 
 
 def test_no_runs_says_how_to_measure():
@@ -67,7 +68,7 @@ def test_no_runs_says_how_to_measure():
     assert "No results are committed yet" in page.html("ceilings")
     assert page.html("overhead") == "" and page.html("cache") == ""
     assert "No MLP measurement is committed yet." in page.html("signals")
-    assert "No measurement with ceiling curves is committed yet." in page.html("takeaway")
+    assert "No measurement with ceiling curves is committed yet." in page.html("no_ceiling_curves")
     assert page.extra["tiny"] is None
 
 

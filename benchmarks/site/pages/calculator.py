@@ -14,7 +14,7 @@ from benchmarks.gpus import GPU, GPUS, find_gpu
 from benchmarks.site import charts, text
 from benchmarks.site.bands import band_words, no_band_words
 from benchmarks.site.charts import hardware as charts_hardware
-from benchmarks.site.render import Bullets, Details, Page, Paragraph, Table, code, strong, tag, takeaway
+from benchmarks.site.render import Bullets, Details, Page, Paragraph, Table, code, strong, tag
 from benchmarks.workloads import workload
 
 EXAMPLES = (
@@ -62,10 +62,9 @@ def build(data: SiteData | None = None) -> Page:
             "examples": [examples_table()],
             "presets": [part for preset in PRESETS for part in preset_parts(*preset)],
             "datasheet": [datasheet_table(), sources()],
-            "takeaway": [takeaway(lesson())],
         },
         data,
-        {"default": default},
+        {"default": default, "ridge_batches": ridge_batches()},
     )
 
 
@@ -197,15 +196,13 @@ def sources() -> Details:
     return Details("Sources and notes for every entry", [Bullets(items)])
 
 
-def lesson() -> str:
+def ridge_batches() -> dict[str, str]:
+    """The wide-layer ridge batches the lesson states, from the datasheet table (escaped, for the notebook's inline
+    HTML): the lowest and the highest in bf16, each with its GPU, and those of FP32_EXAMPLES in plain fp32."""
     bf16 = calculator.ridge_range(GPUS, "bfloat16")
     fp32 = [(name, find_gpu(name).ridge_batch("float32")) for name in FP32_EXAMPLES]
-    return (
-        "The ridge batch of a wide layer is (F/BW)·(s/2). In bf16 it is "
-        f"{bf16[0][0]:,.0f} ({bf16[0][1]}) to {bf16[-1][0]:,.0f} ({bf16[-1][1]}) rows across the datasheet table; "
-        "in plain fp32, with 4-byte weights and a far lower rate, it is 2·F/BW: "
-        + ", ".join(f"{b:,.0f} rows on the {n}" for n, b in fp32)
-        + ". Below it, a batch costs about the same as a single row; above it, time grows with the batch. Use the "
-        "prediction to choose where to measure, then measure: the measured pages of this site show how far real "
-        "kernels fall short of the datasheet."
-    )
+    return {
+        "bf16, lowest": text.h(f"{bf16[0][0]:,.0f} ({bf16[0][1]})"),
+        "bf16, highest": text.h(f"{bf16[-1][0]:,.0f} ({bf16[-1][1]})"),
+        "fp32, examples": text.h(", ".join(f"{b:,.0f} rows on the {n}" for n, b in fp32)),
+    }

@@ -12,7 +12,7 @@ from benchmarks.contract.results import Run
 from benchmarks.gpus import find_gpu
 from benchmarks.site import charts, text
 from benchmarks.site.charts.devices import DATASHEET, MEASURED, ROOFLINE, beside_datasheets_chart, normalised_chart
-from benchmarks.site.render import NO_RESULTS, Html, Page, Paragraph, Table, tag, takeaway
+from benchmarks.site.render import NO_RESULTS, Html, Page, Paragraph, Table, tag
 
 KNEE_HEADERS = [
     "device", "MLP (dtype · mode)", "ridge batch, predicted from the run's ceilings", "measured knee",
@@ -27,7 +27,9 @@ def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
     if not data.shown:
         return Page(
-            {name: [NO_RESULTS] for name in ("beside", "ceilings", "knees", "curves", "software", "takeaway")}, data
+            {name: [NO_RESULTS] for name in ("beside", "ceilings", "knees", "curves", "software")},
+            data,
+            {"devices_measured": 0},
         )
     return Page(
         {
@@ -36,9 +38,10 @@ def build(data: SiteData | None = None) -> Page:
             "knees": [knee_table(data)],
             "curves": curves_parts(data),
             "software": [software_table(data)],
-            "takeaway": [takeaway(*lesson(data))],
         },
         data,
+        {"devices_measured": len(data.shown)},
+        takeaway_items=knees_against_ridges(data),
     )
 
 
@@ -221,10 +224,12 @@ def run_cell(run: Run) -> str:
     return words if run.complete else words + " · incomplete"
 
 
-# --------------------------------------------------------------------------- takeaway
+# --------------------------------------------------------------------------- takeaway items
 
 
-def lesson(data: SiteData) -> tuple[str, list[str]]:
+def knees_against_ridges(data: SiteData) -> list[str]:
+    """Per device: its measured knees against the ridge batch of its ceilings and of the rates its kernels reached, and
+    its ceilings as a share of the datasheet."""
     said = []
     for run in data.shown:
         rows = dv.knee_rows(run)
@@ -242,15 +247,4 @@ def lesson(data: SiteData) -> tuple[str, list[str]]:
         if shares:
             words += f"; ceilings {text.sig(100 * min(shares), 2)}–{text.sig(100 * max(shares), 2)} % of the datasheet"
         said.append(words + ".")
-    many = len(data.shown) > 1
-    return (
-        "Read every machine the same way: measure its ceilings, predict its ridge batch from them, then look where "
-        "its curves bend; where they bend later, the rates its kernels reach at small batches are below its "
-        "ceilings. "
-        + (
-            "Normalised by their own roofline, curves from different machines share one pair of axes."
-            if many
-            else "Only one device has a committed run so far; each new device adds a row and a panel here."
-        ),
-        said,
-    )
+    return said

@@ -15,7 +15,7 @@ from benchmarks.gpus import GPU, find_gpu
 from benchmarks.site import charts, text
 from benchmarks.site.bands import band_words, expected_words, no_band_words
 from benchmarks.site.charts.guide import pick_chart
-from benchmarks.site.render import Page, Paragraph, Source, Table, autolink, link, strong, takeaway
+from benchmarks.site.render import Page, Paragraph, Source, Table, autolink, strong
 from benchmarks.site.tables import ridge_table
 from snippets.choose import FLAT_SHARE, choose, largest_within, throughput_flattens
 
@@ -38,7 +38,6 @@ def build(data: SiteData | None = None) -> Page:
             "waves": [waves_example()],
             "kv": kv_example(),
             "quantization": [quantization_table()],
-            "takeaway": [closing()],
         },
         data,
     )
@@ -183,16 +182,4 @@ def quantization_table() -> Table:
         ["weight bits (bf16 arithmetic)", "fewer weight bytes", f"ridge batch on an {H100.name} (rows)"],
         rows,
         "From the datasheet: b* = (F/BW)·(bits/8)/2.",
-    )
-
-
-def closing():
-    return takeaway(
-        [
-            "Start from the ridge batch, find your regime, then measure: the batch to run is the smaller of the "
-            "largest one within your latency budget and the one where throughput stops rising, rounded to the "
-            "hardware's tiles and to the sizes you captured. For decode, the KV cache usually runs out first. ",
-            link("Theory", "theory/"),
-            " derives every step.",
-        ]
     )

@@ -1,6 +1,6 @@
 """The page "Serving LLMs with continuous batching": the front of total against per-user tokens per second for
 Llama-3-8B on three datasheet GPUs, latencies against concurrency with the KV limit, chunked prefill's effect, a
-budget's answer, the published serving checks, and the engines' settings as the model names them.
+budget's answer and the published serving checks; the notebook writes the rest (the engines' settings, the lesson).
 
 Every number here is a simulation on a datasheet roofline (`benchmarks.analysis.continuous_batching`) or a
 figure others published (benchmarks/published/serving.json), and the page says which.
@@ -28,7 +28,7 @@ from benchmarks.gpus import find_gpu
 from benchmarks.site import text
 from benchmarks.site.charts import figure
 from benchmarks.site.charts.llm_serving import front_chart, latency_chart
-from benchmarks.site.render import Page, Paragraph, Table, autolink, code, strong, takeaway
+from benchmarks.site.render import Page, Paragraph, Table, autolink, code, strong
 
 MODEL = LLAMA_3_8B
 DTYPE = "bfloat16"
@@ -40,21 +40,6 @@ REQUESTS = 400  # per closed loop (at least four per client)
 CHUNK = 2048  # tokens a step with chunked prefill (vLLM's default for it)
 BUDGET = Budget(0.050)
 PROMPTS_FIRST, CHUNKED = "prompts first", f"chunked prefill ({CHUNK:,} tokens a step)"
-SETTINGS_HEADERS = ["in this model (serve llm)", "vLLM", "TensorRT-LLM", "SGLang", "what it sets"]
-SETTINGS = (
-    ("--max-num-seqs", "--max-num-seqs", "max_batch_size", "--max-running-requests",
-     "the most sequences in one step: the running-sequence cap"),
-    ("--max-batched-tokens", "--max-num-batched-tokens", "max_num_tokens", "--chunked-prefill-size",
-     "the most new tokens in one step (prompt pieces plus one per decoding sequence)"),
-    ("--chunked-prefill", "--enable-chunked-prefill", "enable_chunked_context", "on unless the size is -1",
-     "prompts cut into pieces that share steps with decoding, instead of steps of their own"),
-    ("--memory-fraction", "--gpu-memory-utilization", "kv_cache_free_gpu_mem_fraction (of the memory left after "
-     "the weights)", "--mem-fraction-static", "the memory the weights and the KV blocks may take"),
-    ("--block-size", "--block-size", "tokens_per_block", "--page-size", "the tokens in one KV block"),
-    ("--reserve-kv", "(none: it preempts)", "capacity_scheduler_policy GUARANTEED_NO_EVICT (its default)", "–",
-     "admit a request only when its whole answer's blocks are free, instead of preempting when the cache fills"),
-    ("--tp", "--tensor-parallel-size", "tp_size", "--tp-size", "GPUs sharing each layer (no communication here)"),
-)  # fmt: skip
 CHECK_HEADERS = ["published by", "configuration", "figure", "published", "predicted", "ratio", "what differs"]
 
 
@@ -108,14 +93,16 @@ def checks() -> list[ServingCheck]:
 def build() -> Page:
     return Page(
         {
-            "setup": setup_parts(),
-            "front": front_parts(),
-            "latency": latency_parts(),
-            "budget": budget_parts(),
-            "published": published_parts(),
-            "settings": [settings_table()],
-            "takeaway": [lesson()],
-        }
+            "predicted_memory_and_step_time_by_gpu": memory_and_step_time_by_gpu(),
+            "predicted_front_by_gpu": predicted_front(),
+            "predicted_latencies_and_chunked_prefill": predicted_latencies(),
+            "largest_concurrency_within_budget": largest_concurrency_within_budget(),
+            "published_results_against_predictions": published_against_predicted(),
+        },
+        extra={
+            "budget_answer": budget_answer(),
+            "published_share_of_roofline": text.h(text.sig_range(throughput_ratios())),
+        },
     )
 
 
@@ -130,7 +117,9 @@ BINDS = {"kv-memory": "the KV memory binds", "step-time": "the step time binds",
 # --------------------------------------------------------------------------- the setup
 
 
-def setup_parts() -> list:
+def memory_and_step_time_by_gpu() -> list:
+    """The model's weights and KV cache per token, and per GPU its memory, KV blocks, the sequences that fit and the
+    decode step's time for one sequence and for a full cache."""
     rows = []
     for gpu in GPUS:
         s = setting(gpu)
@@ -189,7 +178,8 @@ def front_rows() -> list[dict]:
     ]
 
 
-def front_words() -> str:
+def one_user_and_best_total_by_gpu() -> str:
+    """Per GPU: the rate one user gets, and the most tokens per second in all, at what concurrency."""
     said = []
     for gpu, points in fronts().items():
         best = max(points, key=lambda p: p.result.tokens_per_s)
@@ -206,7 +196,8 @@ def front_words() -> str:
     )
 
 
-def front_parts() -> list:
+def predicted_front() -> list:
+    """The chart of total against per-user tokens per second on every GPU, and what it reaches on each."""
     chart = front_chart(
         front_rows(),
         f"Tokens per second in all against per user: {MODEL.name}, {DTYPE}",
@@ -225,7 +216,7 @@ def front_parts() -> list:
             "user, one point per number of concurrent clients, crosses where the KV cache is full. Datasheet "
             "predictions from the continuous-batching simulator; nothing measured.",
         ),
-        Paragraph(front_words()),
+        Paragraph(one_user_and_best_total_by_gpu()),
     ]
 
 
@@ -243,7 +234,7 @@ def latency_rows() -> list[dict]:
     return rows
 
 
-def why_words() -> str:
+def why_time_per_token_rises() -> str:
     """Why the per-token time rises: the decode step's two parts at small and large batch."""
     s = setting(FOCUS)
     context = PROMPT + OUTPUT / 2
@@ -260,7 +251,9 @@ def why_words() -> str:
     )
 
 
-def chunked_words() -> str:
+def what_chunked_prefill_changes() -> str:
+    """The longest gap between tokens, the p99 time per output token and the p50 time to first token, prompts first
+    against chunked prefill, at the largest concurrency up to 64."""
     whole = {p.concurrency: p.result for p in fronts()[FOCUS]}
     cut = {p.concurrency: p.result for p in chunked_front()}
     c = max(k for k in cut if k in whole and k <= 64)
@@ -275,7 +268,9 @@ def chunked_words() -> str:
     )
 
 
-def latency_parts() -> list:
+def predicted_latencies() -> list:
+    """The chart of time to first token and per output token against concurrency, why the time per token rises,
+    and what chunked prefill changes."""
     s = setting(FOCUS)
     chart = latency_chart(
         latency_rows(),
@@ -296,15 +291,17 @@ def latency_parts() -> list:
             "token, at p50 and p99, for prompts first and for chunked prefill, with a rule where the KV cache is "
             "full. Datasheet predictions from the continuous-batching simulator; nothing measured.",
         ),
-        Paragraph(why_words()),
-        Paragraph(chunked_words()),
+        Paragraph(why_time_per_token_rises()),
+        Paragraph(what_chunked_prefill_changes()),
     ]
 
 
 # --------------------------------------------------------------------------- the budget
 
 
-def budget_parts() -> list:
+def largest_concurrency_within_budget() -> list:
+    """The budget's answer on the focus GPU (the concurrency, the arrival rate and what binds), and the command that
+    gives it."""
     found = budget_plan()
     if found is None:
         return [Paragraph(f"No concurrency meets {BUDGET.describe()} on the {FOCUS} in this model.")]
@@ -341,7 +338,7 @@ def throughput_ratios() -> list[float]:
     return [c.ratio for c in checks() if c.row.setup.figure in ("tokens_per_s", "itl_mean", "tokens_per_s_at_budget")]
 
 
-def differs(check: ServingCheck) -> str:
+def what_differs(check: ServingCheck) -> str:
     s, r = check.row.setup, check.result
     said = [s.assumptions]
     if s.tensor_parallel > 1:
@@ -371,11 +368,12 @@ def check_row(check: ServingCheck) -> list:
         fmt(row.value),
         fmt(check.predicted),
         f"{check.ratio:.2f}",
-        differs(check),
+        what_differs(check),
     ]
 
 
-def published_parts() -> list:
+def published_against_predicted() -> list:
+    """The published serving figures beside the simulator's predictions for the same setups, with their sources."""
     found = checks()
     sources = list(dict.fromkeys((c.row.source["short"], c.row.source["url"], c.row.source["locator"]) for c in found))
     low, high = min(throughput_ratios()), max(throughput_ratios())
@@ -405,24 +403,21 @@ def published_parts() -> list:
     ]
 
 
-# --------------------------------------------------------------------------- settings and takeaway
+# --------------------------------------------------------------------------- the takeaway's figures
 
 
-def settings_table() -> Table:
-    return Table(SETTINGS_HEADERS, [list(row) for row in SETTINGS], "The engines' names for what the model varies")
-
-
-def lesson():
+def budget_answer() -> dict[str, str] | None:
+    """What the lesson states of the budget: the model, GPU, request lengths and budget, the concurrency the model
+    allows and what binds there (escaped, for the notebook's inline HTML); None when no concurrency meets it."""
     found = budget_plan()
-    said = (
-        f"For {MODEL.name} on an {FOCUS} with {PROMPT:,}/{OUTPUT}-token requests and a 50 ms p99 per-token budget, "
-        f"the model allows about {found.concurrency} concurrent requests ({BINDS[found.binds]}). "
-        if found
-        else ""
-    )
-    return takeaway(
-        "An LLM engine's batch is however many sequences it holds: each step reads the weights once for all of "
-        "them and each one's own cache, so total tokens per second rises with concurrency while each user's falls, "
-        "until the KV cache is full. " + said + "Predictions here are upper bounds from the datasheet; the published "
-        f"engines checked here reach {text.sig_range(throughput_ratios())} of them."
-    )
+    if found is None:
+        return None
+    said = {
+        "model": MODEL.name,
+        "gpu": FOCUS,
+        "lengths": f"{PROMPT:,}/{OUTPUT}",
+        "budget": f"{BUDGET.tpot_s * 1e3:g} ms p99",
+        "concurrency": f"{found.concurrency}",
+        "what binds": BINDS[found.binds],
+    }
+    return {key: text.h(value) for key, value in said.items()}

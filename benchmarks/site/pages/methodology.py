@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from benchmarks.profiles import PROFILES
-from benchmarks.site.render import Details, Page, Paragraph, Table, takeaway
+from benchmarks.site.render import Details, Page, Paragraph, Table
 
 PROFILE_HEADERS = [
     "profile",
@@ -19,18 +19,7 @@ PROFILE_HEADERS = [
 
 
 def build() -> Page:
-    return Page(
-        {
-            "profiles": [profiles()],
-            "takeaway": [
-                takeaway(
-                    "Every point is a median of interleaved samples with its quartiles, timed with the device's own "
-                    "clock, with weights rotated out of the cache, and predicted from ceilings measured in the same "
-                    "run."
-                )
-            ],
-        }
-    )
+    return Page({"profiles": [profiles()]})
 
 
 def profiles() -> Details | Paragraph:

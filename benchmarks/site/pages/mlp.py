@@ -18,7 +18,6 @@ from benchmarks.site.render import (
     Table,
     device_sections,
     measured_figure,
-    takeaway,
 )
 
 KNEE_HEADERS = [
@@ -37,15 +36,6 @@ def build(data: SiteData | None = None) -> Page:
         {
             "curves": device_sections(data, lambda run: device_section(data, run), workloads=("mlp",)),
             "code": [Source("snippets/mlp.py")],
-            "takeaway": [
-                takeaway(
-                    "The flat part of each curve is where a call costs the same whatever the batch; the measured "
-                    "knee is where that stops. A measured knee far past the ridge batch of the device's ceilings "
-                    "means that the small-batch kernels fall short of those ceilings, or that a fixed per-call cost "
-                    "hides the flat part: the ridge batch at the rates the kernels reached, and the diagnosis under "
-                    "each table, say which, and name their evidence.",
-                )
-            ],
         },
         data,
         {"curve": c.headline_curve(data)},

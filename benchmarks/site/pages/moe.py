@@ -18,21 +18,22 @@ from benchmarks.site.render import (
     device_sections,
     measured_figure,
     strong,
-    takeaway,
 )
 
 CPU_NOTE = "A CPU runs one expert after another on the same cores."
-LESSON = (
-    "An MoE layer reads the weights of every expert its batch touches, so at small batch it costs more than its "
-    "dense twin, and it stays memory-bound to a batch about E/k times larger. Whether routing skew costs time "
-    "depends on how the experts run: measure your own dispatch, and look at the busiest expert's rows, not the "
-    "average."
-)
 
 
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
-    return Page({"curves": device_sections(data, device_section, workloads=("moe",)), "summary": summary(data)}, data)
+    found = knees_and_skew_costs(data)
+    return Page(
+        {
+            "curves": device_sections(data, device_section, workloads=("moe",)),
+            "no_moe_measurement": [] if found else [Paragraph("No MoE measurement is committed yet.")],
+        },
+        data,
+        takeaway_items=found,
+    )
 
 
 def measured_curves(run: Run) -> dict[tuple, list[Curve]]:
@@ -167,7 +168,6 @@ def run_lines(run: Run) -> list[str]:
     return [knee_line(run, s) for s in shifts if s] + [line for line in skews if line]
 
 
-def summary(data: SiteData) -> list:
-    lines = [line for run in data.shown_for("moe") for line in run_lines(run)]
-    parts = [] if lines else [Paragraph("No MoE measurement is committed yet.")]
-    return [*parts, takeaway(LESSON, lines)]
+def knees_and_skew_costs(data: SiteData) -> list[str]:
+    """The takeaway's items: every device's knee shifts against its dense twin, then the cost of skew."""
+    return [line for run in data.shown_for("moe") for line in run_lines(run)]

@@ -13,7 +13,7 @@ from benchmarks.analysis.published_file import Measurement, Model, read_publishe
 from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.site import charts, text
 from benchmarks.site.charts.published import published_chart
-from benchmarks.site.render import Bullets, Details, Html, Page, Paragraph, Table, code, strong, tag, takeaway
+from benchmarks.site.render import Bullets, Details, Html, Page, Paragraph, Table, strong, tag
 
 TABLE_HEADERS = ["published by", "configuration", "published", "predicted", "published ÷ predicted", "breaks"]
 KNEE_HEADERS = ["published by", "configuration", "published bend", "ridge batch, float32", "ridge batch, float16",
@@ -60,9 +60,8 @@ def build(rows: Sequence[Measurement] | None = None) -> Page:
             "bands": band_parts(found),
             "knees": knee_parts(pc.knee_comparisons(rows)),
             "not_compared": not_compared(rows),
-            "takeaway": [takeaway(lesson(found))],
         },
-        extra={"checks": found},
+        extra={"checks": found, "share_of_roofline_reached": share_of_roofline_reached(found)},
     )
 
 
@@ -390,18 +389,16 @@ def band_parts(found: Sequence[Check]) -> list:
     return [Table(BAND_HEADERS, rows, caption)]
 
 
-def lesson(found: Sequence[Check]) -> list:
+def share_of_roofline_reached(found: Sequence[Check]) -> dict[str, str]:
+    """What the lesson states: how many figures keep to the roofline's assumptions and the share of it they reached
+    (lowest, highest and median, in %), and the median ratio over all the figures."""
     clean = [c for c in found if not c.breaks] or list(found)
     median, low, high = pc.ratio_summary(clean)
-    return [
-        f"The roofline is a bound, not a forecast: the {len(clean)} published figures that keep to its assumptions "
-        "reached ",
-        strong(f"{low * 100:.0f}–{high * 100:.0f} % of it (median {median * 100:.0f} %)"),
-        ". Use it to find the knee and what bounds a configuration, then expect real kernels to fall short of it by "
-        "about that much (by kind of work, the band above; the median over all "
-        f"{len(found)} figures, {text.sig(pc.ratio_summary(found)[0], 2)}, includes those that break an assumption); "
-        "a figure above it is a configuration the model does not describe (fewer bytes a weight, split over more "
-        "GPUs than counted). Run ",
-        code("python -m benchmarks predict"),
-        " for your own configuration, with the band of its kind beside it.",
-    ]
+    return {
+        "figures kept": f"{len(clean)}",
+        "lowest %": f"{low * 100:.0f}",
+        "highest %": f"{high * 100:.0f}",
+        "median %": f"{median * 100:.0f}",
+        "figures": f"{len(found)}",
+        "median ratio, all figures": text.sig(pc.ratio_summary(found)[0], 2),
+    }

@@ -22,7 +22,6 @@ from benchmarks.site.render import (
     Table,
     device_sections,
     measured_figure,
-    takeaway,
 )
 
 PLATEAU_HEADERS = ["level", "read: median bandwidth (working sets)", "copy: median bandwidth (working sets)"]
@@ -52,34 +51,29 @@ COPY_NOTE = Paragraph(
     "The copy's smallest working sets measure the cost of each copy call as much as the cache: one pass is one "
     "call. The read kernel passes over its buffer many times in one call, so its plateaus are the cache levels' own."
 )
-LESSON = (
-    "A flat latency curve is either the memory regime (real: batching is nearly free) or the overhead regime (a "
-    "false knee: the host is the bottleneck). Tell them apart by changing the width and by replaying a CUDA graph. "
-    "Then time with weights that do not sit in cache, or your numbers describe the cache, not the memory your model "
-    "will be read from in production."
-)
 BANDWIDTH_SUMMARY = (
     "Log-log chart of measured bandwidth in GB/s against the bytes one pass touches, from a few KiB to far beyond "
     "the last cache, for a copy (bytes read plus written) and a read that passes over one buffer many times in one "
     "kernel; the cache sizes the device reports are marked"
 )
 MATMUL_SUMMARY = "Log-log chart of measured FLOP/s of an n×n by n×n matmul against n for each dtype measured"
-CPU_LESSON = " On a CPU there are no CUDA graphs, and the overhead is the framework's per-op cost."
 
 
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
     tiny = next(filter(None, map(regimes.tiny_eager_curve, data.shown_for("mlp"))), None)
+    taught = what_each_device_teaches(data)
     return Page(
         {
             "ceilings": device_sections(data, lambda run: ceilings_device(data, run)),
             "overhead": per_device(data, overhead_section),
             "cache": per_device(data, cache_section),
             "signals": [signals_table(data)],
-            "takeaway": takeaway_parts(data),
+            "no_ceiling_curves": [] if taught else [Paragraph("No measurement with ceiling curves is committed yet.")],
         },
         data,
-        {"tiny": tiny},
+        {"tiny": tiny, "cpu_only": notice.cpu_only(data)},
+        takeaway_items=taught,
     )
 
 
@@ -377,10 +371,7 @@ def mlp_takeaways(run: Run) -> list[str]:
     return [item for item in items if item]
 
 
-def takeaway_parts(data: SiteData) -> list:
+def what_each_device_teaches(data: SiteData) -> list[str]:
+    """The takeaway's items: each device's ceilings, then each device's MLPs."""
     items = [item for run in data.shown for item in ceilings_takeaways(run)]
-    items += [item for run in data.shown_for("mlp") for item in mlp_takeaways(run)]
-    cpu_only = notice.cpu_only(data)
-    lesson = LESSON + (CPU_LESSON if cpu_only else "")
-    empty = [] if items else [Paragraph("No measurement with ceiling curves is committed yet.")]
-    return [*empty, takeaway(lesson, items)]
+    return items + [item for run in data.shown_for("mlp") for item in mlp_takeaways(run)]

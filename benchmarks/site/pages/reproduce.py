@@ -7,7 +7,7 @@ from benchmarks.analysis.curves import SiteData
 from benchmarks.contract.schema import SCHEMA_VERSION, describe_fields
 from benchmarks.site import text
 from benchmarks.site.charts import SITE_ROOT
-from benchmarks.site.render import Bullets, Details, Page, Paragraph, Table, code, tag, takeaway
+from benchmarks.site.render import Bullets, Details, Page, Paragraph, Table, code, tag
 
 
 def build(data: SiteData | None = None) -> Page:
@@ -16,12 +16,6 @@ def build(data: SiteData | None = None) -> Page:
         {
             "schema": [Details(f"Every field of a results file ({len(schema_table().rows)} fields)", [schema_table()])],
             "runs": [committed_runs(data)],
-            "takeaway": [
-                takeaway(
-                    "One command measures a device and rebuilds this site; one committed JSON file per run adds the "
-                    "device to it."
-                )
-            ],
         },
         data,
     )

@@ -38,7 +38,7 @@ from benchmarks.site.charts.serving import (
     mlperf_chart,
 )
 from benchmarks.site.pages import serving_check
-from benchmarks.site.render import Bullets, Heading, Page, Paragraph, Table, autolink, code, takeaway
+from benchmarks.site.render import Bullets, Heading, Page, Paragraph, Table, autolink, code
 
 PERCENTILE = 99
 SHARES = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)  # of the reference policy's ceiling
@@ -69,13 +69,6 @@ def build(sweeps: list[ModelSweep] | None = None, mlperf: serving_mlperf.MLPerfC
     sections["capacity"] = [part for sweep in sweeps for part in capacity_section(sweep)] or [NO_SWEEP]
     sections["real_server"] = real_server_parts()
     sections["mlperf"] = mlperf_parts(mlperf if mlperf is not None else serving_mlperf.check())
-    sections["takeaway"] = [
-        takeaway(
-            "The batch a server forms is set by the arrivals and its batching rule, not by its max batch: at low load "
-            "it holds what arrives within one max delay, under load what arrives during one batch's run. Simulate the "
-            "policy from your measured curve before you set its knobs, and check a server's rule, not its settings."
-        )
-    ]
     return Page(sections)
 
 

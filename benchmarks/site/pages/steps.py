@@ -22,7 +22,6 @@ from benchmarks.site.render import (
     device_sections,
     measured_figure,
     strong,
-    takeaway,
 )
 
 STEP_HEADERS = ["batch", "jump", "jump ÷ std. error", "likely cause"]
@@ -43,15 +42,18 @@ MODEL_EVERY = 16  # batches between drawn points, besides the two on either side
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
     model = predicted_sawtooth()  # the staircase leads the page; its words follow the section on tiles and waves
+    found = steps_per_sweep(data)
     return Page(
         {
             "model": model[:1],
             "model_words": model[1:],
             "lead": lead(data),
             "curves": device_sections(data, device_section, workloads=("linear",)),
-            "summary": summary(data),
+            "no_linear_sweep": [] if found else [Paragraph("No Linear-layer sweep is committed yet.")],
         },
         data,
+        {"cpu_only": notice.cpu_only(data)},
+        takeaway_items=found,
     )
 
 
@@ -256,20 +258,11 @@ def lead(data: SiteData) -> list:
     return [Paragraph([strong("Measured so far: "), "; ".join(said), ". The measured sweeps are below."])]
 
 
-def summary(data: SiteData) -> list:
-    lines = [
+def steps_per_sweep(data: SiteData) -> list[str]:
+    """The takeaway's items: every sweep's steps above its noise, how many explained and how many not."""
+    return [
         f"{text.device_label(run)}, Linear {label(sweep)} ({sweep.mode}): {len(sweep.steps)} step(s) above a "
         f"typical noise of {noise_words(sweep)}, {sweep.explained} explained, {len(sweep.steps) - sweep.explained} not."
         for run in data.shown_for("linear")
         for sweep in sweeps(run)
     ]
-    lesson = (
-        "Sweep batch sizes one by one, not by doubling: the slow sizes sit just past tile and wave boundaries. "
-        "Choose a batch at the end of a free range (the last size before a step), never the first size after one, "
-        "and check the range on your own device, since tile shapes and SM counts differ."
-    )
-    cpu_only = notice.cpu_only(data)
-    if cpu_only:
-        lesson += " The tile and wave steps this page explains are a GPU's."
-    parts = [] if lines else [Paragraph("No Linear-layer sweep is committed yet.")]
-    return [*parts, takeaway(lesson, lines)]

@@ -17,7 +17,6 @@ from benchmarks.site.render import (
     link,
     measured_figure,
     strong,
-    takeaway,
 )
 from benchmarks.site.tables import ridge_table
 
@@ -40,9 +39,9 @@ def build(data: SiteData | None = None) -> Page:
             "corrections": [corrections_table()],
             "cpu": cpu_parts(data),
             "sources": sources(),
-            "takeaway": [closing()],
         },
         data,
+        {"datasheet_ridge_batches": datasheet_ridge_batches()},
     )
 
 
@@ -186,12 +185,6 @@ def sources() -> list:
     ]
 
 
-def closing():
-    return takeaway(
-        "The ridge batch of a large layer is the device's FLOP/s over its bandwidth, times half the bytes per "
-        f"element: from the datasheets, about {H100.ridge_batch('bfloat16'):.0f} rows for an H100 SXM in bf16 "
-        "(the GPU of the home page and the guide) and "
-        f"{T4.ridge_batch('float32'):.0f} for a T4 in fp32 (datasheet peaks; a T4 sustains far less than its fp16 "
-        "peak). Below it, extra rows are nearly free; measure your own device, because kernels that fall short of "
-        "the ceilings, launch overhead and caches all move the knee you actually see."
-    )
+def datasheet_ridge_batches() -> dict[str, str]:
+    """The large-layer ridge batch, in rows, of the two devices the lesson names, from the datasheet table."""
+    return {"H100 SXM, bf16": f"{H100.ridge_batch('bfloat16'):.0f}", "T4, fp32": f"{T4.ridge_batch('float32'):.0f}"}

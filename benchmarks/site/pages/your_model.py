@@ -10,7 +10,7 @@ from benchmarks.contract.results import ModelSweep
 from benchmarks.site import text
 from benchmarks.site.charts import figure
 from benchmarks.site.charts.sweep import memory_note, sweep_charts, where
-from benchmarks.site.render import Bullets, Details, Heading, Html, Page, Paragraph, Source, code, tag, takeaway
+from benchmarks.site.render import Bullets, Details, Heading, Html, Page, Paragraph, Source, code, tag
 from benchmarks.site.sweep_table import table_lines
 
 EXAMPLES = ("examples/resnet50_small.py", "examples/decode_step.py")
@@ -33,12 +33,6 @@ def build(sweeps: list[ModelSweep] | None = None) -> Page:
         {
             "examples": [Source(path) for path in EXAMPLES],
             "sweeps": committed(sweeps),
-            "takeaway": [
-                takeaway(
-                    "A sweep of your own model answers the question this site explains on its own workloads: which "
-                    "batch size to run, and what bounds it there."
-                )
-            ],
         }
     )
 
