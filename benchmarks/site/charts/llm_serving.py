@@ -57,7 +57,7 @@ def front_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[s
     return chart.configure_legend(orient="bottom", direction="horizontal", labelLimit=LEGEND_LABELS)
 
 
-def latency_chart(
+def token_latency_chart(
     rows: Sequence[dict[str, Any]], limit: float | None, title: str, subtitle: Sequence[str]
 ) -> alt.HConcatChart:
     """Two panels against concurrency (log-log): time to first token, and time per output token, each at p50

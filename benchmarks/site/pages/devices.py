@@ -122,7 +122,7 @@ def ridge_cell(batch: float | None) -> Html:
 # --------------------------------------------------------------------------- curves
 
 
-def chart_rows(run: Run) -> list[dict]:
+def normalised_rows(run: Run) -> list[dict]:
     rows = []
     for point in dv.normalised(run):
         curve = f"{point.curve.label} · {charts.DTYPE_SHORT.get(point.curve.dtype, point.curve.dtype)}"
@@ -133,7 +133,7 @@ def chart_rows(run: Run) -> list[dict]:
 
 
 def curves_parts(data: SiteData) -> list:
-    rows = [row for run in data.shown for row in chart_rows(run)]
+    rows = [row for run in data.shown for row in normalised_rows(run)]
     if not rows:
         return [Paragraph("No committed run has an MLP curve with a ridge batch to normalise by.")]
     devices = [label(run) for run in data.shown if any(row["device"] == label(run) for row in rows)]

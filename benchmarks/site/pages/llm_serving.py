@@ -27,7 +27,7 @@ from benchmarks.analysis.serving import LLAMA_3_8B
 from benchmarks.gpus import find_gpu
 from benchmarks.site import text
 from benchmarks.site.charts import figure
-from benchmarks.site.charts.llm_serving import front_chart, latency_chart
+from benchmarks.site.charts.llm_serving import front_chart, token_latency_chart
 from benchmarks.site.render import Page, Paragraph, Table, autolink, code, strong
 
 MODEL = LLAMA_3_8B
@@ -272,7 +272,7 @@ def predicted_latencies() -> list:
     """The chart of time to first token and per output token against concurrency, why the time per token rises,
     and what chunked prefill changes."""
     s = setting(FOCUS)
-    chart = latency_chart(
+    chart = token_latency_chart(
         latency_rows(),
         s.limit,
         f"Time to first token and per output token against concurrency: {MODEL.name}, {DTYPE}, {FOCUS}",

@@ -8,6 +8,7 @@ from benchmarks.analysis.curves import Curve, SiteData
 from benchmarks.analysis.diagnosis import Diagnosis, diagnose
 from benchmarks.contract.results import Run
 from benchmarks.site import charts, diagnosis_words, text
+from benchmarks.site.model_words import not_measured_parts
 from benchmarks.site.render import (
     Bullets,
     DeviceSection,
@@ -47,7 +48,7 @@ def device_section(data: SiteData, run: Run) -> DeviceSection:
     note = ""
     if run.device["kind"] != "cuda":
         note = "There is no CUDA graph on a CPU, so only eager calls are timed."
-    body = [*curve_figures(run, found), *mode_figures(run, found), *knee_table(run, found), *not_measured(found)]
+    body = [*curve_figures(run, found), *mode_figures(run, found), *knee_table(run, found), *not_measured_parts(found)]
     if not found:
         body = [Paragraph("This run has no measured MLP curve.")]
     return DeviceSection(run, body, note, older=len(data.others(run)))
@@ -194,12 +195,3 @@ def bounds(d: Diagnosis) -> list:
     if check is not None:
         said.append(diagnosis_words.serial_sentence(check))
     return [*words, *[part for sentence in said if sentence is not None for part in (sentence, " ")]]
-
-
-def not_measured(found: list[Curve]) -> list:
-    failed = [
-        f"{curve.label} {curve.dtype} {curve.mode} batch {r['batch']}: {r['status']} ({r.get('message') or ''})"
-        for curve in found
-        for r in curve.not_ok
-    ]
-    return [Paragraph(f"Points not measured: {'; '.join(failed)}.")] if failed else []

@@ -145,7 +145,7 @@ def sweep_parts(run: Run, sweep: FineSweep) -> list:
         sweep_figure(run, sweep),
         Paragraph(sweep_words(sweep)),
         *step_table(run, sweep),
-        free_ranges(sweep),
+        free_ranges_sentence(sweep),
     ]
 
 
@@ -217,7 +217,7 @@ def step_table(run: Run, sweep: FineSweep) -> list:
     return [Table(STEP_HEADERS, rows, caption)]
 
 
-def free_ranges(sweep: FineSweep) -> Paragraph:
+def free_ranges_sentence(sweep: FineSweep) -> Paragraph:
     cheap = sweep.free_ranges
     if not cheap:
         return Paragraph(
