@@ -23,3 +23,13 @@ def test_a_run_without_mlp_curves_says_so():
 def test_no_runs_says_how_to_measure():
     out = mlp.build(site_data(empty=True)).text()
     assert "No results are committed yet" in out
+
+
+def test_points_not_measured_are_listed_once_per_configuration():
+    doc = make_run(hardware=False, linear_batches=())
+    for record in doc["records"]:
+        if record["workload"] == "mlp" and record["batch"] == 2048 and record["params"]["width"] == 4096:
+            record.update(status="oom", message="out of memory (fixture)", median_s=None, timing=None)
+    out = mlp.build(site_data(doc)).text()
+    assert "Points not measured: " in out
+    assert "batch 2048 oom (out of memory (fixture))" in out and out.count("batch 2048 oom") == 2  # one per dtype
