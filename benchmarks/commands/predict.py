@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,12 +17,12 @@ from typing import Any
 from benchmarks.analysis import bands
 from benchmarks.analysis.predict import PredictedPoint, RidgeCount, footprint_bytes, predict, ridge_counts
 from benchmarks.analysis.roofline import run_ceilings
-from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_named
+from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_named, workload_named, workload_params
 from benchmarks.contract.results import ResultsError, read_run
 from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings
 from benchmarks.site import text
 from benchmarks.site.bands import band_json, band_words, expected_words
-from benchmarks.workloads import WORKLOADS, Param, Workload
+from benchmarks.workloads import WORKLOADS, Workload
 
 MAX_BATCH = 2**24
 MODEL = "time per call = max(FLOPs / peak FLOP/s, bytes / bandwidth): no fixed cost per call, perfect overlap"
@@ -80,8 +79,8 @@ def add_parser(commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        spec = find_workload(args.workload)
-        params = parse_params(spec, args.param)
+        spec = workload_named(args.workload)
+        params = workload_params(spec, args.param)
         dtype = dtype_named(args.dtype)
         batches = parse_batches(args.batch)
         device = gpu_device(args.gpu, dtype) if args.gpu is not None else run_device(args.run, dtype)
@@ -94,48 +93,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- reading the request
-
-
-def find_workload(name: str) -> Workload:
-    spec = WORKLOADS.get(name.strip().lower())
-    if spec is None:
-        raise Refused(f"unknown workload {name!r}; choose from {', '.join(WORKLOADS)}")
-    return spec
-
-
-def parse_params(spec: Workload, pairs: list[str]) -> dict[str, Any]:
-    """The workload's defaults with the given KEY=VALUE pairs applied and checked against the registry."""
-    params = spec.defaults()
-    given: set[str] = set()
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        param = spec.param(key.strip())
-        if not sep or param is None:
-            raise Refused(f"--param {pair!r}: {spec.name} takes KEY=VALUE with KEY one of {spec.parameter_words()}")
-        if param.name in given:
-            raise Refused(f"--param {pair!r}: {param.name} is given twice")
-        given.add(param.name)
-        params[param.name] = parse_value(pair, param, value.strip())
-    problems = spec.problems(params)
-    if problems:
-        field, message = problems[0]
-        raise Refused(f"{spec.name}: {field} {message}" if field != "(params)" else f"{spec.name}: {message}")
-    return params
-
-
-def parse_value(pair: str, param: Param, value: str) -> Any:
-    if param.kind is str:
-        return value.lower()
-    kind = "a whole number" if param.kind is int else "a finite number"
-    try:
-        if not value.isascii():  # int() and float() also read other scripts' digits
-            raise ValueError(value)
-        number = param.kind(value)
-    except ValueError:
-        raise Refused(f"--param {pair!r}: {param.name} must be {kind}") from None
-    if not math.isfinite(number):
-        raise Refused(f"--param {pair!r}: {param.name} must be {kind}")
-    return number
 
 
 def parse_batches(listed: str) -> list[int]:

@@ -39,7 +39,7 @@ from benchmarks.analysis.serving_policy import (
     search,
     summary,
 )
-from benchmarks.commands.choices import Refused, dtype_named, gpu_named
+from benchmarks.commands.choices import Refused, dtype_named, gpu_named, workload_params
 from benchmarks.contract.results import ResultsError, Run, read_document
 from benchmarks.workloads import WORKLOADS
 
@@ -148,31 +148,6 @@ def parse_arrivals(text: str) -> Arrivals:
     raise Refused(f"--arrivals {text!r}: give poisson, gamma:CV (e.g. gamma:2) or trace:FILE")
 
 
-def parse_params(workload: str, pairs: list[str], *, complete: bool) -> dict[str, Any]:
-    spec = WORKLOADS[workload]
-    params: dict[str, Any] = spec.defaults() if complete else {}
-    seen: set[str] = set()
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        param = spec.param(key.strip())
-        if not sep or param is None:
-            raise Refused(f"--param {pair!r}: {workload} takes KEY=VALUE with KEY one of {spec.parameter_words()}")
-        if param.name in seen:
-            raise Refused(f"--param {pair!r}: {param.name} is given twice")
-        seen.add(param.name)
-        value = value.strip()
-        if param.kind is str:
-            params[param.name] = value.lower()
-        else:
-            params[param.name] = _number(f"--param {param.name}", value, -1e18, 1e18, whole=param.kind is int)
-    if complete:
-        problems = spec.problems(params)
-        if problems:
-            field, message = problems[0]
-            raise Refused(f"{workload}: {field} {message}")
-    return params
-
-
 def load_source(args: argparse.Namespace) -> ServiceSource:
     source = args.source.strip()
     try:
@@ -183,7 +158,7 @@ def load_source(args: argparse.Namespace) -> ServiceSource:
             gpu, _ = gpu_named(args.gpu)
             if args.dtype is None:
                 raise Refused("with --gpu, give --dtype (e.g. fp16)")
-            params = parse_params(workload, args.param, complete=True)
+            params = workload_params(WORKLOADS[workload], args.param)
             top = int(_number("--max-batch", args.max_batch or "256", 1, 4096, whole=True))
             return from_prediction(workload, params, gpu, dtype_named(args.dtype), top)
         path_text, colon, workload = source.rpartition(":")
@@ -194,7 +169,7 @@ def load_source(args: argparse.Namespace) -> ServiceSource:
             if workload not in WORKLOADS:
                 raise Refused(f"{source}: unknown workload {workload!r}; choose from {', '.join(WORKLOADS)}")
             dtype = dtype_named(args.dtype) if args.dtype else None
-            params = parse_params(workload, args.param, complete=False)
+            params = workload_params(WORKLOADS[workload], args.param, complete=False)
             return from_run(document, workload, params, dtype, args.mode, args.cache)
         if source.lower().endswith(".json"):
             if args.param or args.dtype or args.mode or args.cache:

@@ -40,3 +40,15 @@ def test_a_dtype_the_datasheet_has_no_rate_for_is_refused():
 
 def test_every_command_refuses_with_the_same_class():
     assert predict.Refused is serve.Refused is serve_llm.Refused is Refused
+
+
+def test_params_complete_or_only_those_given():
+    from benchmarks.commands.choices import workload_named, workload_params
+
+    mlp = workload_named(" MLP ")
+    assert workload_params(mlp, ["width=512"], complete=False) == {"width": 512}
+    assert workload_params(mlp, ["width=512"])["width"] == 512 and "depth" in workload_params(mlp, [])
+    with pytest.raises(Refused, match=r"--param 'width=wide': width must be a whole number"):
+        workload_params(mlp, ["width=wide"], complete=False)
+    with pytest.raises(Refused, match="unknown workload 'gpt'"):
+        workload_named("gpt")
