@@ -95,15 +95,3 @@ def test_a_1x1_convolution_above_the_ceiling_shows_the_ceiling_is_not_the_peak()
     said = " ".join(str(part) for part in cnn.faster_than_roofline(c.curves(fast, "conv"))[0].content)
     assert "Winograd or FFT for 3×3 filters" in said
     assert "That cannot explain 1×1, 2048→512 @7²: a 1×1 convolution is a plain matrix multiply" in said
-
-
-def test_the_notebook_shows_every_section_once_and_ends_with_its_lesson():
-    """docs/cnn.py names each section it shows, shows each once in the module's order, and writes the lesson."""
-    import re
-    from pathlib import Path
-
-    notebook = (Path(__file__).resolve().parents[2] / "docs" / "cnn.py").read_text(encoding="utf-8")
-    shown = re.findall(r'page\.show\("([a-z0-9_]+)"\)', notebook)
-    assert shown == list(cnn.build(site_data(empty=True)).sections)
-    assert notebook.rstrip().endswith(")") and notebook.count("page.show_takeaway(") == 1
-    assert notebook.index("page.show_takeaway(") > notebook.index(f'page.show("{shown[-1]}")')

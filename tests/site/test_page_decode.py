@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -77,14 +76,6 @@ def test_takeaways_state_the_measured_facts():
     box = page.takeaway_html("A lesson divided by H/H<sub>kv</sub> (test fixture).")
     assert "Takeaways" in box and "the KV cache read equals the weight read at" in box  # under the lesson
     assert "H/H<sub>kv</sub>" in box  # the notebook's own markup passes through
-
-
-def test_the_notebook_shows_every_section_in_order_and_ends_with_its_lesson():
-    source = NOTEBOOK.read_text(encoding="utf-8")
-    shown = re.findall(r'page\.show\("(\w+)"\)', source)
-    assert shown == list(gpu_page().sections)
-    assert source.rstrip().endswith(")") and source.count("page.show_takeaway(") == 1
-    assert source.index("page.show_takeaway(") > source.index(f'page.show("{shown[-1]}")')
 
 
 def test_a_run_without_decode_curves_says_so_and_the_formulas_stand_in():
