@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from benchmarks.analysis.curves import curves
@@ -15,7 +13,6 @@ from tests.analysis.test_cnn_decode import decode_records, synthetic_doc, synthe
 from tests.synthetic import make_run, site_data
 
 GPU = Ceilings(flops_per_s=400e12 / 8, bytes_per_s=2e12)  # made up: the synthetic GPU's float32 ceilings
-NOTEBOOK = Path(__file__).resolve().parents[2] / "docs" / "decode.py"
 HOSTILE = "<img src=x onerror=alert(1)> (test fixture)"
 
 
