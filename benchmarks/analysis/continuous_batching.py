@@ -409,10 +409,25 @@ def simulate(
     if min(prompts) < 1 or min(outputs) < 1:
         raise ValueError("every prompt and output holds at least one token")
     blocks_total = step.kv_blocks(engine.memory_fraction, engine.block_tokens) if kv_blocks is None else kv_blocks
+    output_cap = max(output.high, max(outputs))
+    _check_fits(engine, prompts, outputs, output_cap, blocks_total)
+    if rate_per_s is not None:
+        if not (rate_per_s > 0 and math.isfinite(rate_per_s)):
+            raise ValueError("the rate must be a positive number of requests per second")
+        arrivals = [float(t) for t in poisson_arrivals(rate_per_s, n_requests, rng)]
+    else:
+        if clients is None or clients < 1:
+            raise ValueError("clients must be at least 1")
+        arrivals = [0.0] * min(clients, n_requests) + [math.inf] * max(0, n_requests - clients)
+    return _Loop(step, engine, prompts, outputs, arrivals, blocks_total, rate_per_s, clients, output_cap).run()
+
+
+def _check_fits(engine: Engine, prompts: list[int], outputs: list[int], output_cap: int, blocks_total: int) -> None:
+    """Infeasible when the longest request cannot fit in the cache or, without chunked prefill, in one step."""
     bt = engine.block_tokens
     longest = max(p + o for p, o in zip(prompts, outputs))
     if engine.reserve:  # a prompt with the longest answer allowed
-        longest = max(prompts) + max(output.high, max(outputs))
+        longest = max(prompts) + output_cap
     if -(-longest // bt) > blocks_total:
         raise Infeasible(
             f"the KV cache holds {blocks_total * bt:,} tokens ({blocks_total:,} blocks of {bt}), fewer than one "
@@ -423,16 +438,6 @@ def simulate(
             f"without chunked prefill a prompt (with the tokens a preempted request computes again) must fit in "
             f"max_batched_tokens ({engine.max_batched_tokens:,}); requests reach {longest:,} tokens"
         )
-    if rate_per_s is not None:
-        if not (rate_per_s > 0 and math.isfinite(rate_per_s)):
-            raise ValueError("the rate must be a positive number of requests per second")
-        arrivals = [float(t) for t in poisson_arrivals(rate_per_s, n_requests, rng)]
-    else:
-        if clients is None or clients < 1:
-            raise ValueError("clients must be at least 1")
-        arrivals = [0.0] * min(clients, n_requests) + [math.inf] * max(0, n_requests - clients)
-    output_cap = max(output.high, max(outputs))
-    return _Loop(step, engine, prompts, outputs, arrivals, blocks_total, rate_per_s, clients, output_cap).run()
 
 
 class _Loop:
