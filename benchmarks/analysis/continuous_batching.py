@@ -443,6 +443,13 @@ def _check_fits(engine: Engine, prompts: list[int], outputs: list[int], output_c
 class _Loop:
     """The step loop. Sequences are request indices; every list below is indexed by request."""
 
+    __slots__ = (  # the state every step reads: slots read a little faster than an instance's dictionary
+        "_cursor", "arrivals", "blocks", "blocks_total", "busy", "clients", "computed", "done", "emitted", "engine",
+        "finish", "first", "free", "issued", "itl", "last", "max_running", "now", "output_cap", "outputs",
+        "peak_blocks", "pending", "preemptions", "prefill_time", "prompts", "rate", "running", "running_area", "start",
+        "step", "steps", "target", "waiting", "waiting_at_last_arrival",
+    )  # fmt: skip
+
     def __init__(self, step, engine, prompts, outputs, arrivals, blocks_total, rate, clients, output_cap):
         self.step, self.engine = step, engine
         self.prompts, self.outputs, self.arrivals = prompts, outputs, arrivals
@@ -509,8 +516,8 @@ class _Loop:
         Without chunked prefill, waiting prompts come first: a step that admits any prefills whole prompts only.
         Otherwise every sequence that holds its prompt decodes (preempting while blocks run short) and, with
         chunked prefill, pieces of prompts fill the rest of the token budget."""
-        e = self.engine
-        decoders = [i for i in self.running if self.computed[i] >= self.target[i]]
+        e, computed, target = self.engine, self.computed, self.target
+        decoders = [i for i in self.running if computed[i] >= target[i]]
         chunks: list[tuple[int, int]] = []
         if not e.chunked_prefill and self.waiting:
             self._admit(e.max_batched_tokens, chunks, whole=True)
