@@ -470,7 +470,7 @@ class _Loop:
         self.issued = 0
         self.waiting: deque[int] = deque()
         self.running: list[int] = []  # in admission order
-        self.free = blocks_total
+        self.free = blocks_total  # always the total less the blocks the running sequences hold
         self._cursor = 0
         # the clock and what the result reports
         self.start = self.now = min(arrivals)
@@ -588,15 +588,14 @@ class _Loop:
         run short. Returns the decoders left."""
         bt, blocks, computed = self.engine.block_tokens, self.blocks, self.computed
         while True:
-            need = sum(1 for i in decoders if -(-(computed[i] + 1) // bt) > blocks[i])
-            if need <= self.free or not self.running:
+            growing = [i for i in decoders if -(-(computed[i] + 1) // bt) > blocks[i]]
+            if len(growing) <= self.free or not self.running:
                 break
             victim = self._preempt_newest()
             decoders = [i for i in decoders if i != victim]
-        for i in decoders:
-            if -(-(computed[i] + 1) // bt) > blocks[i]:
-                blocks[i] += 1
-        self.free = self.blocks_total - sum(blocks[i] for i in self.running)
+        for i in growing:
+            blocks[i] += 1
+        self.free -= len(growing)
         return decoders
 
     def _preempt_newest(self) -> int:
