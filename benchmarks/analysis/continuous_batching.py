@@ -409,10 +409,25 @@ def simulate(
     if min(prompts) < 1 or min(outputs) < 1:
         raise ValueError("every prompt and output holds at least one token")
     blocks_total = step.kv_blocks(engine.memory_fraction, engine.block_tokens) if kv_blocks is None else kv_blocks
+    output_cap = max(output.high, max(outputs))
+    _check_fits(engine, prompts, outputs, output_cap, blocks_total)
+    if rate_per_s is not None:
+        if not (rate_per_s > 0 and math.isfinite(rate_per_s)):
+            raise ValueError("the rate must be a positive number of requests per second")
+        arrivals = [float(t) for t in poisson_arrivals(rate_per_s, n_requests, rng)]
+    else:
+        if clients is None or clients < 1:
+            raise ValueError("clients must be at least 1")
+        arrivals = [0.0] * min(clients, n_requests) + [math.inf] * max(0, n_requests - clients)
+    return _Loop(step, engine, prompts, outputs, arrivals, blocks_total, rate_per_s, clients, output_cap).run()
+
+
+def _check_fits(engine: Engine, prompts: list[int], outputs: list[int], output_cap: int, blocks_total: int) -> None:
+    """Infeasible when the longest request cannot fit in the cache or, without chunked prefill, in one step."""
     bt = engine.block_tokens
     longest = max(p + o for p, o in zip(prompts, outputs))
     if engine.reserve:  # a prompt with the longest answer allowed
-        longest = max(prompts) + max(output.high, max(outputs))
+        longest = max(prompts) + output_cap
     if -(-longest // bt) > blocks_total:
         raise Infeasible(
             f"the KV cache holds {blocks_total * bt:,} tokens ({blocks_total:,} blocks of {bt}), fewer than one "
@@ -423,26 +438,23 @@ def simulate(
             f"without chunked prefill a prompt (with the tokens a preempted request computes again) must fit in "
             f"max_batched_tokens ({engine.max_batched_tokens:,}); requests reach {longest:,} tokens"
         )
-    if rate_per_s is not None:
-        if not (rate_per_s > 0 and math.isfinite(rate_per_s)):
-            raise ValueError("the rate must be a positive number of requests per second")
-        arrivals = [float(t) for t in poisson_arrivals(rate_per_s, n_requests, rng)]
-    else:
-        if clients is None or clients < 1:
-            raise ValueError("clients must be at least 1")
-        arrivals = [0.0] * min(clients, n_requests) + [math.inf] * max(0, n_requests - clients)
-    loop = _Loop(step, engine, prompts, outputs, arrivals, blocks_total, rate_per_s, clients)
-    loop.output_cap = max(output.high, max(outputs))
-    return loop.run()
 
 
 class _Loop:
     """The step loop. Sequences are request indices; every list below is indexed by request."""
 
-    def __init__(self, step, engine, prompts, outputs, arrivals, blocks_total, rate, clients):
+    __slots__ = (  # the state every step reads: slots read a little faster than an instance's dictionary
+        "_cursor", "arrivals", "blocks", "blocks_total", "busy", "clients", "computed", "done", "emitted", "engine",
+        "finish", "first", "free", "issued", "itl", "last", "max_running", "now", "output_cap", "outputs",
+        "peak_blocks", "pending", "preemptions", "prefill_time", "prompts", "rate", "running", "running_area", "start",
+        "step", "steps", "target", "waiting", "waiting_at_last_arrival",
+    )  # fmt: skip
+
+    def __init__(self, step, engine, prompts, outputs, arrivals, blocks_total, rate, clients, output_cap):
         self.step, self.engine = step, engine
         self.prompts, self.outputs, self.arrivals = prompts, outputs, arrivals
         self.blocks_total, self.rate, self.clients = blocks_total, rate, clients
+        self.output_cap = output_cap  # the longest answer allowed (what `reserve` holds blocks for)
         n = len(prompts)
         self.target = list(prompts)  # tokens to prefill before decoding (after a preemption, with those emitted)
         self.computed = [0] * n  # positions in the cache
@@ -453,181 +465,88 @@ class _Loop:
         self.finish = [math.nan] * n
         self.itl = array("d")
         self.waiting_at_last_arrival = 0
+        # the queues: requests released in `pending` order (arrival order; a closed loop's in index order)
+        self.pending = sorted(range(n), key=lambda i: arrivals[i]) if rate is not None else list(range(n))
+        self.issued = 0
+        self.waiting: deque[int] = deque()
+        self.running: list[int] = []  # in admission order
+        self.free = blocks_total  # always the total less the blocks the running sequences hold
+        self._cursor = 0
+        # the clock and what the result reports
+        self.start = self.now = min(arrivals)
+        self.done, self.steps, self.preemptions = 0, 0, 0
+        self.busy, self.prefill_time, self.running_area = 0.0, 0.0, 0.0
+        self.peak_blocks, self.max_running = 0, 0
 
     def run(self) -> Result:
-        e, step, bt = self.engine, self.step, self.engine.block_tokens
+        """Every step: queue the arrivals, schedule the step's tokens, run it (or several plain decode steps at
+        once), record it, then retire the sequences that finished."""
         n = len(self.prompts)
-        free = self.blocks_total
-        waiting: deque[int] = deque()
-        running: list[int] = []  # in admission order
-        issued = 0  # requests released to the waiting queue, in index order
-        pending = sorted(range(n), key=lambda i: self.arrivals[i]) if self.rate is not None else list(range(n))
-        now, done, steps, preemptions, busy = 0.0, 0, 0, 0, 0.0
-        peak_blocks, max_running, running_area = 0, 0, 0.0
-        prefill_time = 0.0
-        start = min(self.arrivals)
-        now = start
-        target, computed, emitted, blocks = self.target, self.computed, self.emitted, self.blocks
-        outputs, arrivals = self.outputs, self.arrivals
-        while done < n:
-            while issued < n and arrivals[pending[issued]] <= now:
-                waiting.append(pending[issued])
-                issued += 1
-                if issued == n:
-                    self.waiting_at_last_arrival = len(waiting)
-            if not running and not waiting:
-                now = arrivals[pending[issued]]
+        while self.done < n:
+            self._release_arrivals()
+            if not self.running and not self.waiting:
+                self.now = self.arrivals[self.pending[self.issued]]
                 continue
-            decoders = [i for i in running if computed[i] >= target[i]]
-            chunks: list[tuple[int, int]] = []  # (sequence, tokens of its prompt this step)
-            prefill_first = not e.chunked_prefill and waiting
-            if prefill_first:
-                budget = e.max_batched_tokens
-                while waiting and len(running) < e.max_num_seqs:
-                    i = waiting[0]
-                    need = -(-self._held_at_admission(i, target[i]) // bt)
-                    if target[i] > budget or need > free:
-                        break
-                    waiting.popleft()
-                    free -= need
-                    blocks[i] = need
-                    running.append(i)
-                    chunks.append((i, target[i]))
-                    budget -= target[i]
-                if chunks:
-                    decoders = []
-            if not chunks:
-                # Decode every running sequence that has its prompt; find a block for each that needs one.
-                decoders, preempted = self._grow(decoders, running, waiting, free)
-                free = self.blocks_total - sum(blocks[i] for i in running)
-                preemptions += preempted
-                if e.chunked_prefill:
-                    budget = e.max_batched_tokens - len(decoders)
-                    for i in running:  # sequences part-way through their prompts, oldest first
-                        if budget <= 0:
-                            break
-                        if computed[i] < target[i]:
-                            take, free = self._chunk(i, budget, free)
-                            if take:
-                                chunks.append((i, take))
-                                budget -= take
-                    while waiting and budget > 0 and len(running) < e.max_num_seqs:
-                        i = waiting[0]
-                        take = min(target[i], budget)
-                        need = -(-self._held_at_admission(i, take) // bt)
-                        if need > free:
-                            break
-                        waiting.popleft()
-                        running.append(i)
-                        free -= need
-                        blocks[i] = need
-                        chunks.append((i, take))
-                        budget -= take
+            decoders, chunks = self._schedule()
             if not decoders and not chunks:
-                if not running:
-                    raise Infeasible("a waiting request can never be admitted")  # the checks above rule it out
-                victim = running.pop()  # prompts part-way through hold every free block: recompute the newest
-                free += blocks[victim]
-                blocks[victim] = 0
-                self.target[victim] = self.prompts[victim] + emitted[victim]
-                computed[victim] = 0
-                waiting.appendleft(victim)
-                preemptions += 1
+                if not self.running:
+                    raise Infeasible("a waiting request can never be admitted")  # simulate's checks rule it out
+                self._preempt_newest()  # prompts part-way through hold every free block
                 continue
-            if not chunks and len(decoders) == len(running):
-                span = self._bulk(decoders, free, now, pending, issued, len(running) >= e.max_num_seqs)
-                if span is not None:
-                    spent, area, _ = span
-                    running_area += area
-                    max_running = max(max_running, len(running))
-                    free -= self._bulk_blocks
-                    peak_blocks = max(peak_blocks, self.blocks_total - free)
-                    now += spent
-                    busy += spent
-                    steps += self._bulk_steps
-                    finished = [i for i in decoders if emitted[i] >= outputs[i]]
-                    running, free, done = self._retire(finished, running, free, done, now)
-                    continue
-            positions = 0.0  # cached positions the decoding sequences attend over, the new token's included
-            for i in decoders:
-                positions += computed[i] + 1
-            logits = len(decoders)
-            pf_tokens, pf_attended, pf_positions = 0, 0.0, 0.0
-            for i, take in chunks:
-                c = computed[i]
-                pf_tokens += take
-                pf_attended += take * c + take * (take + 1) / 2
-                pf_positions += c + take
-                if c + take >= target[i]:
-                    logits += 1
-            dt = step.step_seconds(len(decoders), positions, pf_tokens, pf_attended, pf_positions, logits)
-            running_area += len(running) * dt
-            max_running = max(max_running, len(running))
-            peak_blocks = max(peak_blocks, self.blocks_total - free)
-            now += dt
-            busy += dt
-            steps += 1
+            if not chunks and len(decoders) == len(self.running) and self._decode_in_bulk(decoders):
+                continue
+            dt = self._step_seconds(decoders, chunks)
+            self._record(dt, len(self.running) * dt, 1)
             if chunks and not decoders:
-                prefill_time += dt
-            finished: list[int] = []
-            itl = self.itl
-            for i in decoders:
-                computed[i] += 1
-                emitted[i] += 1
-                itl.append(now - self.last[i])
-                self.last[i] = now
-                if emitted[i] >= outputs[i]:
-                    finished.append(i)
-            for i, take in chunks:
-                computed[i] += take
-                if computed[i] >= target[i]:
-                    emitted[i] += 1
-                    if math.isnan(self.first[i]):
-                        self.first[i] = now
-                    else:
-                        itl.append(now - self.last[i])
-                    self.last[i] = now
-                    if emitted[i] >= outputs[i]:
-                        finished.append(i)
-            running, free, done = self._retire(finished, running, free, done, now)
-        first = np.array(self.first)
-        finish = np.array(self.finish)
-        arr = np.array(arrivals)
-        outs = np.array(outputs)
-        duration = float(finish.max() - start)
-        # A closed loop's first request from each client arrives with every other client's at once: a warm-up,
-        # left out of the latencies (not of the throughput) when the run holds more than one round.
-        kept = np.ones(n, dtype=bool)
-        if self.clients is not None and n > self.clients:
-            kept[: self.clients] = False
-        many = kept & (outs > 1)
-        tpot = (finish[many] - first[many]) / (outs[many] - 1)
-        return Result(
-            ttft_s=(first - arr)[kept],
-            tpot_s=tpot,
-            e2e_s=(finish - arr)[kept],
-            itl_s=np.frombuffer(self.itl, dtype=np.float64).copy(),
-            output_tokens=int(outs.sum()),
-            requests=n,
-            duration_s=duration,
-            mean_running=running_area / duration if duration > 0 else math.nan,
-            max_running=max_running,
-            kv_blocks=self.blocks_total,
-            kv_peak_blocks=peak_blocks,
-            preemptions=preemptions,
-            steps=steps,
-            busy_s=busy,
-            offered_rate=self.rate,
-            clients=self.clients,
-            step_share={"prefill-only steps": prefill_time / busy if busy else 0.0},
-            prompt_mean=sum(self.prompts) / n,
-            waiting_at_last_arrival=self.waiting_at_last_arrival,
-        )
+                self.prefill_time += dt
+            self._retire(self._advance(decoders, chunks))
+        return self._result()
 
-    _cursor = 0
-    output_cap = 0  # the longest answer allowed (what `reserve` holds blocks for)
-    _bulk_steps = 0
-    _bulk_blocks = 0
+    def _release_arrivals(self) -> None:
+        """Queue the requests that have arrived by now."""
+        arrivals, pending, waiting, n = self.arrivals, self.pending, self.waiting, len(self.pending)
+        while self.issued < n and arrivals[pending[self.issued]] <= self.now:
+            waiting.append(pending[self.issued])
+            self.issued += 1
+            if self.issued == n:
+                self.waiting_at_last_arrival = len(waiting)
+
+    def _schedule(self) -> tuple[list[int], list[tuple[int, int]]]:
+        """The step's tokens: the sequences that decode one, and the prompt pieces (sequence, tokens) it computes.
+        Without chunked prefill, waiting prompts come first: a step that admits any prefills whole prompts only.
+        Otherwise every sequence that holds its prompt decodes (preempting while blocks run short) and, with
+        chunked prefill, pieces of prompts fill the rest of the token budget."""
+        e, computed, target = self.engine, self.computed, self.target
+        decoders = [i for i in self.running if computed[i] >= target[i]]
+        chunks: list[tuple[int, int]] = []
+        if not e.chunked_prefill and self.waiting:
+            self._admit(e.max_batched_tokens, chunks, whole=True)
+            if chunks:
+                return [], chunks
+        decoders = self._grow_caches(decoders)
+        if e.chunked_prefill:
+            budget = self._continue_prompts(e.max_batched_tokens - len(decoders), chunks)
+            self._admit(budget, chunks, whole=False)
+        return decoders, chunks
+
+    def _admit(self, budget: int, chunks: list[tuple[int, int]], *, whole: bool) -> int:
+        """Admit waiting requests, oldest first, while the running-sequence cap, the token budget and the free blocks
+        allow, each with its whole prompt (`whole`) or the piece of it the budget leaves. Returns the budget left."""
+        bt, cap, target = self.engine.block_tokens, self.engine.max_num_seqs, self.target
+        waiting, running = self.waiting, self.running
+        while waiting and budget > 0 and len(running) < cap:
+            i = waiting[0]
+            take = target[i] if whole else min(target[i], budget)
+            need = -(-self._held_at_admission(i, take) // bt)
+            if take > budget or need > self.free:
+                break
+            waiting.popleft()
+            running.append(i)
+            self.free -= need
+            self.blocks[i] = need
+            chunks.append((i, take))
+            budget -= take
+        return budget
 
     def _held_at_admission(self, i: int, tokens: int) -> int:
         """Positions to hold blocks for when sequence i is admitted with `tokens` of its prompt this step: those
@@ -637,42 +556,167 @@ class _Loop:
             return self.target[i] + self.output_cap - self.emitted[i]
         return tokens
 
-    def _retire(self, finished: list[int], running: list[int], free: int, done: int, now: float):
+    def _continue_prompts(self, budget: int, chunks: list[tuple[int, int]]) -> int:
+        """With chunked prefill: the next piece of each prompt part-way through, oldest first, while the budget
+        lasts. Returns the budget left."""
+        computed, target = self.computed, self.target
+        for i in self.running:
+            if budget <= 0:
+                break
+            if computed[i] < target[i]:
+                take = self._chunk(i, budget)
+                if take:
+                    chunks.append((i, take))
+                    budget -= take
+        return budget
+
+    def _chunk(self, i: int, budget: int) -> int:
+        """The next piece of sequence i's prompt that fits the token budget and the free blocks (taken)."""
+        bt = self.engine.block_tokens
+        take = min(self.target[i] - self.computed[i], budget)
+        while take > 0:
+            need = max(0, -(-(self.computed[i] + take) // bt) - self.blocks[i])
+            if need <= self.free:
+                self.blocks[i] += need
+                self.free -= need
+                return take
+            take = min(take - 1, (self.blocks[i] + self.free) * bt - self.computed[i])
+        return 0
+
+    def _grow_caches(self, decoders: list[int]) -> list[int]:
+        """Give each decoding sequence the block its next token needs, preempting the newest sequences while blocks
+        run short. Returns the decoders left."""
+        bt, blocks, computed = self.engine.block_tokens, self.blocks, self.computed
+        while True:
+            growing = [i for i in decoders if -(-(computed[i] + 1) // bt) > blocks[i]]
+            if len(growing) <= self.free or not self.running:
+                break
+            victim = self._preempt_newest()
+            decoders = [i for i in decoders if i != victim]
+        for i in growing:
+            blocks[i] += 1
+        self.free -= len(growing)
+        return decoders
+
+    def _preempt_newest(self) -> int:
+        """Preempt the most recently admitted sequence by recompute: its blocks are freed, and it waits at the head
+        of the queue to compute its prompt and the tokens it has emitted again. Returns it."""
+        victim = self.running.pop()
+        self.free += self.blocks[victim]
+        self.blocks[victim] = 0
+        self.target[victim] = self.prompts[victim] + self.emitted[victim]
+        self.computed[victim] = 0
+        self.waiting.appendleft(victim)
+        self.preemptions += 1
+        return victim
+
+    def _step_seconds(self, decoders: list[int], chunks: list[tuple[int, int]]) -> float:
+        """The step's time, from what it computes: each decoding sequence attends over its cache and its new token;
+        a prompt piece attends causally over the positions before it and itself; a prompt it ends samples a token."""
+        computed, target = self.computed, self.target
+        positions = 0.0
+        for i in decoders:
+            positions += computed[i] + 1
+        logits = len(decoders)
+        pf_tokens, pf_attended, pf_positions = 0, 0.0, 0.0
+        for i, take in chunks:
+            c = computed[i]
+            pf_tokens += take
+            pf_attended += take * c + take * (take + 1) / 2
+            pf_positions += c + take
+            if c + take >= target[i]:
+                logits += 1
+        return self.step.step_seconds(len(decoders), positions, pf_tokens, pf_attended, pf_positions, logits)
+
+    def _record(self, seconds: float, area: float, steps: int) -> None:
+        """Move the clock past `steps` steps that took `seconds`, and keep the run's totals and peaks (`area`: the
+        running sequences integrated over the time)."""
+        self.running_area += area
+        self.max_running = max(self.max_running, len(self.running))
+        self.peak_blocks = max(self.peak_blocks, self.blocks_total - self.free)
+        self.now += seconds
+        self.busy += seconds
+        self.steps += steps
+
+    def _advance(self, decoders: list[int], chunks: list[tuple[int, int]]) -> list[int]:
+        """After a step: each decoding sequence emits a token; each prompt piece is in the cache, and a prompt it
+        ends emits its first token (after a preemption, its next). Returns the sequences that finished."""
+        now, itl, last = self.now, self.itl, self.last
+        computed, emitted, outputs, target = self.computed, self.emitted, self.outputs, self.target
+        finished: list[int] = []
+        for i in decoders:
+            computed[i] += 1
+            emitted[i] += 1
+            itl.append(now - last[i])
+            last[i] = now
+            if emitted[i] >= outputs[i]:
+                finished.append(i)
+        for i, take in chunks:
+            computed[i] += take
+            if computed[i] >= target[i]:
+                emitted[i] += 1
+                if math.isnan(self.first[i]):
+                    self.first[i] = now
+                else:
+                    itl.append(now - last[i])
+                last[i] = now
+                if emitted[i] >= outputs[i]:
+                    finished.append(i)
+        return finished
+
+    def _retire(self, finished: list[int]) -> None:
         """Remove finished sequences, free their blocks; a closed loop's client sends its next request now."""
         if not finished:
-            return running, free, done
+            return
         gone = set(finished)
-        running = [i for i in running if i not in gone]
+        self.running = [i for i in self.running if i not in gone]
         for i in finished:
-            free += self.blocks[i]
+            self.free += self.blocks[i]
             self.blocks[i] = 0
-            self.finish[i] = now
-            done += 1
+            self.finish[i] = self.now
+            self.done += 1
             if self.clients is not None:
                 nxt = self._next_unscheduled()
                 if nxt is not None:
-                    self.arrivals[nxt] = now
-        return running, free, done
+                    self.arrivals[nxt] = self.now
 
-    def _bulk(self, decoders, free, now, pending, issued, full) -> tuple[float, float, float] | None:
+    def _next_unscheduled(self) -> int | None:
+        """For a closed loop: the lowest request index whose arrival is not yet set."""
+        while self._cursor < len(self.arrivals) and self.arrivals[self._cursor] != math.inf:
+            self._cursor += 1
+        return self._cursor if self._cursor < len(self.arrivals) else None
+
+    def _decode_in_bulk(self, decoders: list[int]) -> bool:
+        """Run and record the decode steps `_bulk` finds can be taken at once; False when it finds none."""
+        bulk = self._bulk(decoders)
+        if bulk is None:
+            return False
+        steps, seconds, area, blocks_taken = bulk
+        self.free -= blocks_taken
+        self._record(seconds, area, steps)
+        self._retire([i for i in decoders if self.emitted[i] >= self.outputs[i]])
+        return True
+
+    def _bulk(self, decoders: list[int]) -> tuple[int, float, float, int] | None:
         """Run several decode steps at once while nothing can change the batch: no sequence finishes before the
         last of them, the free blocks cover every block the batch needs meanwhile, and no request arrives that
-        could be admitted (`full`: the running-sequence cap is reached). Exactly the steps one at a time would
-        give. None when fewer than two steps qualify."""
+        could be admitted (none can while the running-sequence cap is reached). Exactly the steps one at a time
+        would give. Returns the steps taken, their seconds, the running sequences integrated over them and the
+        blocks they took; None when fewer than two steps qualify."""
         outputs, emitted, computed, blocks = self.outputs, self.emitted, self.computed, self.blocks
         bt = self.engine.block_tokens
         k = min(outputs[i] - emitted[i] for i in decoders)
         if k < 2:
             return None
         need = sum(max(0, -(-(computed[i] + k) // bt) - blocks[i]) for i in decoders)
-        if need > free:
+        if need > self.free:
             return None
         horizon = math.inf
-        if not full and issued < len(pending):
-            horizon = self.arrivals[pending[issued]]
+        if len(self.running) < self.engine.max_num_seqs and self.issued < len(self.pending):
+            horizon = self.arrivals[self.pending[self.issued]]
         d = len(decoders)
         base = sum(computed[i] + 1 for i in decoders)
-        step, itl = self.step, self.itl
+        step, itl, now = self.step, self.itl, self.now
         t, area, taken = now, 0.0, 0
         gaps = []
         for j in range(k):
@@ -697,48 +741,44 @@ class _Loop:
             want = -(-computed[i] // bt)
             used += max(0, want - blocks[i])
             blocks[i] = max(blocks[i], want)
-        self._bulk_steps, self._bulk_blocks = taken, used
-        return t - now, area, t
+        return taken, t - now, area, used
 
-    def _next_unscheduled(self) -> int | None:
-        """For a closed loop: the lowest request index whose arrival is not yet set."""
-        while self._cursor < len(self.arrivals) and self.arrivals[self._cursor] != math.inf:
-            self._cursor += 1
-        return self._cursor if self._cursor < len(self.arrivals) else None
-
-    def _grow(self, decoders: list[int], running: list[int], waiting: deque, free: int) -> tuple[list[int], int]:
-        """Give each decoding sequence the block its next token needs, preempting the newest sequences (by
-        recompute) while blocks run short. Returns the decoders left and the number preempted."""
-        bt, blocks, computed = self.engine.block_tokens, self.blocks, self.computed
-        preempted = 0
-        while True:
-            need = sum(1 for i in decoders if -(-(computed[i] + 1) // bt) > blocks[i])
-            if need <= free or not running:
-                break
-            victim = running.pop()  # the most recently admitted
-            free += blocks[victim]
-            blocks[victim] = 0
-            self.target[victim] = self.prompts[victim] + self.emitted[victim]
-            computed[victim] = 0
-            waiting.appendleft(victim)
-            preempted += 1
-            decoders = [i for i in decoders if i != victim]
-        for i in decoders:
-            if -(-(computed[i] + 1) // bt) > blocks[i]:
-                blocks[i] += 1
-        return decoders, preempted
-
-    def _chunk(self, i: int, budget: int, free: int) -> tuple[int, int]:
-        """The next piece of sequence i's prompt that fits the token budget and the free blocks."""
-        bt = self.engine.block_tokens
-        take = min(self.target[i] - self.computed[i], budget)
-        while take > 0:
-            need = max(0, -(-(self.computed[i] + take) // bt) - self.blocks[i])
-            if need <= free:
-                self.blocks[i] += need
-                return take, free - need
-            take = min(take - 1, (self.blocks[i] + free) * bt - self.computed[i])
-        return 0, free
+    def _result(self) -> Result:
+        """The run's figures, per request and in all."""
+        n, clients, busy = len(self.prompts), self.clients, self.busy
+        first = np.array(self.first)
+        finish = np.array(self.finish)
+        arr = np.array(self.arrivals)
+        outs = np.array(self.outputs)
+        duration = float(finish.max() - self.start)
+        # A closed loop's first request from each client arrives with every other client's at once: a warm-up,
+        # left out of the latencies (not of the throughput) when the run holds more than one round.
+        kept = np.ones(n, dtype=bool)
+        if clients is not None and n > clients:
+            kept[:clients] = False
+        many = kept & (outs > 1)
+        tpot = (finish[many] - first[many]) / (outs[many] - 1)
+        return Result(
+            ttft_s=(first - arr)[kept],
+            tpot_s=tpot,
+            e2e_s=(finish - arr)[kept],
+            itl_s=np.frombuffer(self.itl, dtype=np.float64).copy(),
+            output_tokens=int(outs.sum()),
+            requests=n,
+            duration_s=duration,
+            mean_running=self.running_area / duration if duration > 0 else math.nan,
+            max_running=self.max_running,
+            kv_blocks=self.blocks_total,
+            kv_peak_blocks=self.peak_blocks,
+            preemptions=self.preemptions,
+            steps=self.steps,
+            busy_s=busy,
+            offered_rate=self.rate,
+            clients=clients,
+            step_share={"prefill-only steps": self.prefill_time / busy if busy else 0.0},
+            prompt_mean=sum(self.prompts) / n,
+            waiting_at_last_arrival=self.waiting_at_last_arrival,
+        )
 
 
 # --------------------------------------------------------------------------- the front and the budget

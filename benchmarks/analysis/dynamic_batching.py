@@ -489,6 +489,27 @@ def simulate(
     """Serve `arrivals` (sorted seconds; open loop) or `n_requests` from `clients` closed-loop clients (each
     sends its next request as soon as its answer is back) under `policy`, with batch times drawn from
     `service`, and a fixed `overhead_s` per request added outside the batcher. Deterministic in `seed`."""
+    arrivals, n = _checked(policy, service, arrivals, clients, n_requests, overhead_s)
+    rng = np.random.default_rng(seed)
+    if policy.server == "ray" and policy.instances > 1:
+        a, queue, formation, serv, sizes, starts, services = _per_replica(
+            policy, service, arrivals, clients, n, overhead_s, rng
+        )
+    else:
+        a, queue, formation, serv, sizes, starts, services = _one_queue(
+            policy, service, arrivals, clients, n if clients is not None else None, overhead_s, rng
+        )
+    latency = queue + formation + serv + overhead_s
+    top = 1 if policy.server == "none" else policy.max_batch
+    bound = policy.instances * top / service.mean(top)
+    return SimulationResult(
+        policy, a, latency, queue, formation, serv, sizes, starts, services, float(overhead_s), bound, clients
+    )
+
+
+def _checked(policy, service, arrivals, clients, n_requests, overhead_s) -> tuple[np.ndarray | None, int]:
+    """The arrivals as an array (None for a closed loop) and the number of requests; TypeError or ValueError, in
+    one line, for inputs that make no sense."""
     if not isinstance(policy, Policy):
         raise TypeError("policy must be a Policy")
     if not isinstance(service, ServiceCurve):
@@ -497,51 +518,41 @@ def simulate(
         raise ValueError(f"the overhead must be from 0 to 3600 s, not {overhead_s!r}")
     if (arrivals is None) == (clients is None):
         raise ValueError("give either arrivals (open loop) or clients with n_requests (closed loop)")
-    rng = np.random.default_rng(seed)
-    k = policy.instances
     if clients is not None:
         if not isinstance(clients, (int, np.integer)) or isinstance(clients, bool) or not 1 <= clients <= 1_000_000:
             raise ValueError(f"clients must be a whole number from 1 to 1,000,000, not {clients!r}")
         if not isinstance(n_requests, (int, np.integer)) or not 1 <= n_requests <= MAX_REQUESTS:
             raise ValueError(f"a closed loop needs n_requests, a whole number from 1 to {MAX_REQUESTS:,}")
-        n = int(n_requests)
-    else:
-        arrivals = np.asarray(arrivals, dtype=float)
-        if arrivals.ndim != 1 or arrivals.size == 0 or arrivals.size > MAX_REQUESTS:
-            raise ValueError(f"arrivals must be a list of 1 to {MAX_REQUESTS:,} times in seconds")
-        if not np.all(np.isfinite(arrivals)) or np.any(np.diff(arrivals) < 0):
-            raise ValueError("arrivals must be finite times in seconds, in order")
-        n = arrivals.size
+        return None, int(n_requests)
+    arrivals = np.asarray(arrivals, dtype=float)
+    if arrivals.ndim != 1 or arrivals.size == 0 or arrivals.size > MAX_REQUESTS:
+        raise ValueError(f"arrivals must be a list of 1 to {MAX_REQUESTS:,} times in seconds")
+    if not np.all(np.isfinite(arrivals)) or np.any(np.diff(arrivals) < 0):
+        raise ValueError("arrivals must be finite times in seconds, in order")
+    return arrivals, arrivals.size
 
+
+def _per_replica(policy, service, arrivals, clients, n, overhead_s, rng):
+    """Ray Serve's replicas each have a batcher of their own: requests (or clients) go to them in turn. The
+    requests' arrays are merged back into arrival order; the batches' are kept replica by replica."""
+    k = policy.instances
+    streams = rng.spawn(k)
     parts = []
-    if policy.server == "ray" and k > 1:
-        # one batcher per replica; requests (or clients) go to the replicas in turn
-        streams = rng.spawn(k)
-        for r in range(k):
-            if clients is None:
-                index = np.arange(r, n, k)
-                if index.size == 0:
-                    continue
-                got = _one_queue(policy, service, arrivals[index], None, None, overhead_s, streams[r])
-            else:
-                mine = clients // k + (1 if r < clients % k else 0)
-                count = n // k + (1 if r < n % k else 0)
-                if mine == 0 or count == 0:
-                    continue
-                got = _one_queue(policy, service, None, mine, count, overhead_s, streams[r])
-            parts.append(got)
-        a = np.concatenate([p[0] for p in parts])
-        order = np.argsort(a, kind="stable")
-        a = a[order]
-        queue, formation, serv = (np.concatenate([p[i] for p in parts])[order] for i in (1, 2, 3))
-        sizes, starts, services = (np.concatenate([p[i] for p in parts]) for i in (4, 5, 6))
-    else:
-        a, queue, formation, serv, sizes, starts, services = _one_queue(
-            policy, service, arrivals, clients, n if clients is not None else None, overhead_s, rng
-        )
-    latency = queue + formation + serv + overhead_s
-    top = 1 if policy.server == "none" else policy.max_batch
-    bound = k * top / service.mean(top)
-    return SimulationResult(
-        policy, a, latency, queue, formation, serv, sizes, starts, services, float(overhead_s), bound, clients
-    )
+    for r in range(k):
+        if clients is None:
+            index = np.arange(r, n, k)
+            if index.size == 0:
+                continue
+            got = _one_queue(policy, service, arrivals[index], None, None, overhead_s, streams[r])
+        else:
+            mine = clients // k + (1 if r < clients % k else 0)
+            count = n // k + (1 if r < n % k else 0)
+            if mine == 0 or count == 0:
+                continue
+            got = _one_queue(policy, service, None, mine, count, overhead_s, streams[r])
+        parts.append(got)
+    a = np.concatenate([p[0] for p in parts])
+    order = np.argsort(a, kind="stable")
+    queue, formation, serv = (np.concatenate([p[i] for p in parts])[order] for i in (1, 2, 3))
+    sizes, starts, services = (np.concatenate([p[i] for p in parts]) for i in (4, 5, 6))
+    return a[order], queue, formation, serv, sizes, starts, services

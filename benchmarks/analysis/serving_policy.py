@@ -297,51 +297,78 @@ def search(
     instances (up to `max_instances`), then the most capacity within the budget; max batch at most `max_batch`
     (default: the curve's largest batch)."""
     rates = sorted(rates)
-    tried: list[Candidate] = []
-    meeting: list[Candidate] = []
-    instances = 0
-    for instances in range(1, max_instances + 1):
-        policies = candidates(curve, server, instances, budget_s, handler, max_batch)
-        for index, policy in enumerate(policies):
-            if progress:
-                progress(f"{instances} instance(s): policy {index + 1} of {len(policies)}")
-            found = [
-                outcome(policy, curve, rate, budget_s, percentile, arrivals, n=n, overhead_s=overhead_s, seed=seed)
-                for rate in rates
-            ]
-            tried.append(Candidate(policy, found))
-        meeting = [c for c in tried if c.policy.instances == instances and c.meets]
-        if meeting:
-            break
-    chosen = None
-    if meeting:
-        shortlist = sorted(meeting, key=lambda c: c.worst_s)[:SHORTLIST]
-        for candidate in shortlist:
-            if progress:
-                progress(f"capacity of {candidate.policy.describe()}")
-            candidate.capacity = capacity(
-                candidate.policy, curve, budget_s, percentile, arrivals, n=n, overhead_s=overhead_s, seed=seed
-            )
-        best = max(c.capacity.rate_per_s for c in shortlist)
-        near = [c for c in shortlist if c.capacity.rate_per_s >= 0.97 * best]
-        chosen = min(near, key=lambda c: c.worst_s)
+    trials = _Trials(curve, budget_s, percentile, arrivals, overhead_s, n, seed, progress)
+    tried, meeting, instances = _fewest_instances(trials, rates, server, max_instances, max_batch, handler)
+    chosen = _most_capacity(trials, meeting) if meeting else None
     k = chosen.policy.instances if chosen else instances
-    if progress:
-        progress("no batching, for comparison")
-    plain = Policy("none", 1, 0.0, k)
-    unbatched = capacity(plain, curve, budget_s, percentile, arrivals, n=n, overhead_s=overhead_s, seed=seed)
-    checked = []
-    if chosen:
-        checked = [
-            outcome(
-                chosen.policy, curve, r, budget_s, percentile, arrivals, n=check_n, overhead_s=overhead_s, seed=seed
-            )
-            for r in rates
-        ]
+    trials.say("no batching, for comparison")
+    unbatched = trials.capacity(Policy("none", 1, 0.0, k))
+    checked = [trials.outcome(chosen.policy, r, check_n) for r in rates] if chosen else []
     closest = None if chosen else min(tried, key=lambda c: c.worst_s, default=None)
     return Plan(
         list(rates), budget_s, percentile, server, arrivals, overhead_s, chosen, checked, unbatched, tried, closest
     )
+
+
+@dataclass(frozen=True)
+class _Trials:
+    """What every simulation of one search shares: the curve, the budget, the arrivals, the run length, the seed."""
+
+    curve: ServiceCurve
+    budget_s: float
+    percentile: float
+    arrivals: Arrivals
+    overhead_s: float
+    n: int
+    seed: int
+    progress: Callable[[str], None] | None
+
+    def say(self, text: str) -> None:
+        if self.progress:
+            self.progress(text)
+
+    def outcome(self, policy: Policy, rate: float, n: int | None = None) -> Outcome:
+        return outcome(
+            policy, self.curve, rate, self.budget_s, self.percentile, self.arrivals,
+            n=self.n if n is None else n, overhead_s=self.overhead_s, seed=self.seed,
+        )  # fmt: skip
+
+    def capacity(self, policy: Policy) -> Capacity:
+        return capacity(
+            policy, self.curve, self.budget_s, self.percentile, self.arrivals, n=self.n, overhead_s=self.overhead_s,
+            seed=self.seed,
+        )  # fmt: skip
+
+
+def _fewest_instances(
+    trials: _Trials, rates: list[float], server: str, max_instances: int, max_batch: int | None, handler: str
+) -> tuple[list[Candidate], list[Candidate], int]:
+    """Every candidate policy at every rate, one instance more at a time until some meet the budget at all of
+    them. Returns every candidate tried, those that meet it, and the instances they have (the last tried)."""
+    tried: list[Candidate] = []
+    meeting: list[Candidate] = []
+    instances = 0
+    for instances in range(1, max_instances + 1):
+        policies = candidates(trials.curve, server, instances, trials.budget_s, handler, max_batch)
+        for index, policy in enumerate(policies):
+            trials.say(f"{instances} instance(s): policy {index + 1} of {len(policies)}")
+            tried.append(Candidate(policy, [trials.outcome(policy, rate) for rate in rates]))
+        meeting = [c for c in tried if c.policy.instances == instances and c.meets]
+        if meeting:
+            break
+    return tried, meeting, instances
+
+
+def _most_capacity(trials: _Trials, meeting: list[Candidate]) -> Candidate:
+    """Of the candidates that meet the budget, the lowest-latency few get their capacity measured; of those within
+    3 % of the most capacity, the one of lowest latency."""
+    shortlist = sorted(meeting, key=lambda c: c.worst_s)[:SHORTLIST]
+    for candidate in shortlist:
+        trials.say(f"capacity of {candidate.policy.describe()}")
+        candidate.capacity = trials.capacity(candidate.policy)
+    best = max(c.capacity.rate_per_s for c in shortlist)
+    near = [c for c in shortlist if c.capacity.rate_per_s >= 0.97 * best]
+    return min(near, key=lambda c: c.worst_s)
 
 
 # ---------------------------------------------------------------------------------------------------------
