@@ -322,7 +322,9 @@ def _on_loopback(address: str) -> bool:
 
 
 def _collect(args, chosen, say, ray, Queue, NodeAffinity) -> int:
-    queue = Queue(actor_options={"num_cpus": 0})
+    # The progress queue is an actor: pinned to the driver's own node, so that losing a worker node loses only its run.
+    here = NodeAffinity(node_id=ray.get_runtime_context().get_node_id(), soft=False)
+    queue = Queue(actor_options={"num_cpus": 0, "scheduling_strategy": here})
     body = ray.remote(_task)
     assignments: dict[Any, Assignment] = {}
     for node in chosen:

@@ -108,3 +108,29 @@ def test_a_results_dir_that_is_a_file_is_refused_before_joining(tmp_path):
     args = argparse.Namespace(time_limit=None, accelerators="all", run_args=[], results_dir=blocker / "results")
     with pytest.raises(fleet.FleetError, match="not a writable directory"):
         fleet.check_options(args)
+
+
+def test_the_progress_queue_lives_on_the_driver_node_so_a_lost_worker_loses_only_its_run():
+    placed = {}
+
+    class Stop(Exception):
+        pass
+
+    class FakeContext:
+        def get_node_id(self):
+            return "driver-node"
+
+    class FakeRay:
+        def get_runtime_context(self):
+            return FakeContext()
+
+    def fake_queue(actor_options):
+        placed.update(actor_options)
+        raise Stop
+
+    def affinity(node_id, soft):
+        return ("affinity", node_id, soft)
+
+    with pytest.raises(Stop):
+        fleet._collect(argparse.Namespace(), [], print, FakeRay(), fake_queue, affinity)
+    assert placed == {"num_cpus": 0, "scheduling_strategy": ("affinity", "driver-node", False)}
