@@ -17,8 +17,17 @@ from benchmarks.commands import doctor as doctor_cli
 from benchmarks.commands import fleet
 from benchmarks.commands import predict as predict_cli
 from benchmarks.commands import sweep as sweep_cli
-from benchmarks.contract.results import DEFAULT_RESULTS_DIR, ResultsError, read_document, read_run, result_files
+from benchmarks.contract.results import (
+    DEFAULT_RESULTS_DIR,
+    ResultsError,
+    load_json,
+    read_document,
+    read_run,
+    result_files,
+)
 from benchmarks.contract.schema import SCHEMA
+from benchmarks.contract.serving_check import KIND as SERVING_CHECK
+from benchmarks.contract.serving_check import read_serving_check
 from benchmarks.measure.estimate import MACHINES, describe, estimate_range
 from benchmarks.profiles import PROFILES
 from benchmarks.workloads import WORKLOADS
@@ -122,7 +131,7 @@ def _add_run(commands) -> None:
 def _add_validate(commands) -> None:
     validate = commands.add_parser(
         "validate",
-        help="check results files (profile runs and model sweeps) against the schema",
+        help="check results files (profile runs, model sweeps and serving checks) against the schema",
         description="Exit 0 when every file is valid; otherwise print one line per bad file, naming "
         "the file and the offending field, and exit 1. Directories are searched for *.json.",
     )
@@ -303,7 +312,11 @@ def _validate(args: argparse.Namespace) -> int:
     failures = 0
     for path in files:
         try:
-            read_document(path)
+            doc = load_json(path)
+            if isinstance(doc, dict) and doc.get("kind") == SERVING_CHECK:
+                read_serving_check(path)
+            else:
+                read_document(path)
         except ResultsError as exc:
             failures += 1
             print(exc)

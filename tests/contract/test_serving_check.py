@@ -198,3 +198,16 @@ def test_mutated_files_are_read_or_refused_in_one_line_never_crash(tmp_path, goo
             assert "\n" not in str(exc)
             continue
         compare(check, seeds=1)
+
+
+def test_the_validate_command_reads_serving_checks_with_their_own_reader(tmp_path, good, capsys):
+    from benchmarks.commands.cli import main
+
+    path = write_check(tmp_path, good)
+    assert main(["validate", str(path)]) == 0
+    bad = copy.deepcopy(good)
+    bad["runs"][0]["max_batch"] = 0
+    path.write_text(json.dumps(bad), encoding="utf-8")
+    assert main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"{path}: runs[0].max_batch: ") and "device" not in out
