@@ -54,7 +54,6 @@ NAME = {"type": "string", "minLength": 1, "maxLength": MAX_NAME}
 TEXT = {"type": "string", "maxLength": MAX_TEXT}
 _NAME_OR_NULL = {"type": ["string", "null"], "maxLength": MAX_NAME}
 TEXT_OR_NULL = {"type": ["string", "null"], "maxLength": MAX_TEXT}
-_STRING_OR_NULL = TEXT_OR_NULL
 _INT_OR_NULL = {"type": ["integer", "null"], "minimum": 0, "maximum": 2**50}
 _SIZE = {"type": "integer", "minimum": 1, "maximum": 2**50}
 DTYPE = {"type": "string", "enum": list(DTYPES)}

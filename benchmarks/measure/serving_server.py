@@ -187,7 +187,3 @@ def local_cluster(num_cpus: int = 2) -> Iterator[str]:
 
 def deploy(app, route: str) -> None:
     serve.run(app.bind(), name=route.strip("/"), route_prefix=route, blocking=False)
-
-
-def undeploy(route: str) -> None:
-    serve.delete(route.strip("/"))

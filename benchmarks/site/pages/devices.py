@@ -19,7 +19,6 @@ KNEE_HEADERS = [
     "measured ÷ predicted", "ridge batch at the rates reached (fitted)", "measured ÷ fitted",
 ]  # fmt: skip
 SOFTWARE_HEADERS = ["device", "run (date · commit)", "torch", "CUDA", "driver", "Python", "CPU threads"]
-PREDICTED = "predicted from the run's measured ceilings"
 DATASHEET_GPUS = ("NVIDIA T4", "NVIDIA A100 SXM4 80GB", "NVIDIA H100 SXM", "NVIDIA H200")  # beside what was measured
 
 
