@@ -68,3 +68,12 @@ def test_text_from_the_file_is_escaped(tmp_path):
     spec = json.dumps(page.sections["figure"][0].spec)
     assert "onerror" in spec  # the spec holds the text as data; the figure embeds it as inert JSON
     assert "<script>" not in page.sections["figure"][0]._repr_html_()
+
+
+@pytest.mark.parametrize(("load", "said"), [(0.7, False), (2.0, False), (12.0, True)])
+def test_the_machine_is_called_shared_only_when_its_load_exceeded_its_cores(tmp_path, load, said):
+    doc = synthetic_check()
+    doc["host"]["load_average_start"] = [load, load, load]
+    words = serving_check.where(compare(read_serving_check(write_check(tmp_path, doc))))
+    assert f"a 1-minute load average of {text.sig(load, 2)} when the check started" in words
+    assert ("other work shared the machine" in words) is said

@@ -67,9 +67,10 @@ def where(found: Comparison) -> str:
     doc = found.check.doc
     host, server = doc["host"], doc["server"]
     load = host["load_average_start"][0]
+    busy = ", more runnable work than cores: other work shared the machine" if load > host["cpus"] else ""
     return (
         f"{server['name']} {server['version']} on {host['name']} ({host['cpus']} CPUs, a 1-minute load average of "
-        f"{text.sig(load, 2)} when the check started: the machine was shared), check {found.check.id}"
+        f"{text.sig(load, 2)} when the check started{busy}), check {found.check.id}"
     )
 
 
