@@ -77,3 +77,5 @@ def test_the_machine_is_called_shared_only_when_its_load_exceeded_its_cores(tmp_
     words = serving_check.where(compare(read_serving_check(write_check(tmp_path, doc))))
     assert f"a 1-minute load average of {text.sig(load, 2)} when the check started" in words
     assert ("other work shared the machine" in words) is said
+    page = serving_check.build(read_serving_check(write_check(tmp_path, doc)))
+    assert ("2 CPUs (shared)" in page.text()) is said and "not judged on a shared machine" not in page.text()

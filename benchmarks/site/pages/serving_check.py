@@ -63,11 +63,16 @@ def build(check: ServingCheck | None = None, directory: Path | None = None) -> P
     )
 
 
+def shared(host: dict) -> bool:
+    """Whether other work shared the machine when the check started: a 1-minute load average above its cores."""
+    return host["load_average_start"][0] > host["cpus"]
+
+
 def where(found: Comparison) -> str:
     doc = found.check.doc
     host, server = doc["host"], doc["server"]
     load = host["load_average_start"][0]
-    busy = ", more runnable work than cores: other work shared the machine" if load > host["cpus"] else ""
+    busy = ", more runnable work than cores: other work shared the machine" if shared(host) else ""
     return (
         f"{server['name']} {server['version']} on {host['name']} ({host['cpus']} CPUs, a 1-minute load average of "
         f"{text.sig(load, 2)} when the check started{busy}), check {found.check.id}"
@@ -97,7 +102,7 @@ def summary_words(found: Comparison) -> str:
         f"ms). Given that overhead, the batch times the server measured inside itself and each repeat's own "
         f"arrival times, the simulator's p50 is within {TOLERANCE:.0%} of the measured one in {p50_ok} of "
         f"{len(rows)} cases (measured ÷ simulated {_ratios(rows, 'p50_ratio')}) and its mean batch in {batch_ok} "
-        f"of {len(rows)} ({_ratios(rows, 'batch_ratio')}). p99, reported but not judged on a shared machine, is "
+        f"of {len(rows)} ({_ratios(rows, 'batch_ratio')}). p99, reported but not judged, is "
         f"{_ratios(rows, 'p99_ratio')} times the simulated one."
     )
 
@@ -135,8 +140,8 @@ def comparison_figure(found: Comparison):
         found.table(),
         "A real Ray Serve against the simulator, per case",
         [
-            f"{host['name']}, {host['cpus']} CPUs (shared) · Ray Serve {doc['server']['version']}, one replica per "
-            f"policy · check {found.check.id}",
+            f"{host['name']}, {host['cpus']} CPUs{' (shared)' if shared(host) else ''} · Ray Serve "
+            f"{doc['server']['version']}, one replica per policy · check {found.check.id}",
             *textwrap.wrap(f"service: {doc['curve']['label']}", 100)[:3],
             f"dashed: measured = simulated · band: ±{TOLERANCE:.0%}",
         ],
