@@ -106,6 +106,36 @@ class ServiceCurve:
         return cls(centers, relative, label)
 
     @classmethod
+    def from_percentiles(
+        cls,
+        medians: Mapping[int, float],
+        tails: Mapping[int, Mapping[float, float]] | None = None,
+        label: str = "",
+    ) -> ServiceCurve:
+        """A curve known only by its median per batch and, optionally, upper percentiles (`tails[batch]`:
+        {90: seconds, 99: seconds}), as perf_analyzer and most harnesses report it. The spread is the quantile
+        function through those points, linear between them: flat at the median below it (no faster call is
+        assumed, since nothing below the median is known) and flat at the highest percentile above it."""
+        if not isinstance(medians, Mapping) or not medians:
+            raise ValueError("a service curve needs a median for at least one batch size")
+        grid = (np.arange(QUANTILES) + 0.5) / QUANTILES
+        centers: dict[int, float] = {}
+        relative: dict[int, np.ndarray] = {}
+        for batch, median in medians.items():
+            _check_batch(batch, "a batch size of the curve")
+            if not isinstance(median, (int, float)) or not math.isfinite(median) or median <= 0:
+                raise ValueError(f"batch {batch}: the median must be a finite number of seconds above 0")
+            levels, values = [0.5], [1.0]
+            for p, seconds in sorted(((tails or {}).get(batch) or {}).items()):
+                if not 50 < p < 100 or not math.isfinite(seconds) or seconds < median * values[-1]:
+                    raise ValueError(f"batch {batch}: p{p:g} must be at least the median and the lower percentiles")
+                levels.append(p / 100)
+                values.append(seconds / median)
+            centers[int(batch)] = float(median)
+            relative[int(batch)] = np.interp(grid, levels, values)
+        return cls(centers, relative, label)
+
+    @classmethod
     def deterministic(cls, seconds: Mapping[int, float], label: str = "") -> ServiceCurve:
         """Exactly `seconds[batch]` per batch, no spread (M/D/1 and its kin)."""
         return cls.from_samples({b: [s] for b, s in seconds.items()}, label)

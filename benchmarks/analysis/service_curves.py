@@ -1,5 +1,6 @@
-"""Where a served model's batch times come from: a model sweep, one curve of a profile run, or a roofline
-prediction of a workload on a datasheet GPU. Each gives a `ServiceCurve` for the simulator and says what it is.
+"""Where a served model's batch times come from: a model sweep, one curve of a profile run, a roofline
+prediction of a workload on a datasheet GPU, or a table of batch times measured anywhere (a CSV file). Each gives a
+`ServiceCurve` for the simulator and says what it is.
 
 Measured curves keep every sample the file holds (the spread the simulator draws from); a prediction has no
 spread, so its batches take exactly the predicted time.
@@ -9,6 +10,9 @@ Pure Python: nothing on this module's import path may import torch.
 
 from __future__ import annotations
 
+import csv
+import io
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +39,7 @@ class ServiceSource:
     mode: str  # eager, graph, compile; 'roofline' for a prediction
     origin: str  # measured or predicted
     provenance: str  # the file and run, or the datasheet
+    suggested: tuple[int, ...] = ()  # max batches worth trying beyond powers of two: those measured, a recommendation
 
     @property
     def label(self) -> str:
@@ -70,7 +75,13 @@ def from_sweep(sweep: ModelSweep) -> ServiceSource:
         model["mode"],
         "measured",
         f"sweep {sweep.id}, {sweep.started_at[:10]} ({sweep.path})",
+        _suggested(curve, (sweep.doc.get("recommendation") or {}).get("run")),
     )
+
+
+def _suggested(curve: ServiceCurve, recommended: Any = None) -> tuple[int, ...]:
+    extra = {recommended} if isinstance(recommended, int) and not isinstance(recommended, bool) else set()
+    return tuple(sorted(set(curve.batches) | extra))
 
 
 def from_run(
@@ -131,6 +142,7 @@ def from_run(
         f"{key[2]}, {key[3]} weights",
         "measured",
         f"run {run.id}, {run.started_at[:10]} ({run.path})",
+        _suggested(curve),
     )
 
 
@@ -165,3 +177,76 @@ def from_prediction(workload: str, params: Mapping[str, Any], gpu: GPU, dtype: s
         "predicted",
         gpu.source,
     )
+
+
+CSV_TIME_COLUMNS = {"ms": 1e-3, "seconds": 1.0}  # the median (or the only) time per batch, and its unit
+CSV_TAIL_COLUMNS = {"p90_ms": 90, "p99_ms": 99}
+MAX_CSV_ROWS = 10_000
+
+
+def from_csv(text: str, name: str) -> ServiceSource:
+    """A batch curve measured anywhere: a header naming `batch` and one of `ms` or `seconds` (the median time of one
+    call of that batch), optionally `p90_ms` and `p99_ms` for its spread, then one row per batch size. Every cell is
+    checked; a bad one is refused in one line naming its row and column."""
+    rows = list(csv.reader(io.StringIO(text)))
+    rows = [row for row in rows if any(cell.strip() for cell in row)]
+    if not rows:
+        raise SourceError(f"{name}: empty; the first line names the columns, e.g. batch,ms")
+    header = [cell.strip().lower() for cell in rows[0]]
+    known = {"batch", *CSV_TIME_COLUMNS, *CSV_TAIL_COLUMNS}
+    unknown = [cell for cell in header if cell not in known]
+    if unknown or len(set(header)) != len(header):
+        what = f"unknown column {unknown[0]!r}" if unknown else "a column named twice"
+        raise SourceError(
+            f"{name}: line 1: {what}; the columns are batch, ms or seconds, and optionally p90_ms, p99_ms"
+        )
+    times = [column for column in header if column in CSV_TIME_COLUMNS]
+    if "batch" not in header or len(times) != 1:
+        raise SourceError(f"{name}: line 1: needs a batch column and one of ms or seconds")
+    if len(rows) - 1 > MAX_CSV_ROWS:
+        raise SourceError(f"{name}: {len(rows) - 1:,} rows; at most {MAX_CSV_ROWS:,} batch sizes")
+    if len(rows) == 1:
+        raise SourceError(f"{name}: no rows under the header; give one row per batch size")
+    medians: dict[int, float] = {}
+    tails: dict[int, dict[float, float]] = {}
+    for line, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            raise SourceError(f"{name}: line {line}: {len(row)} cells under {len(header)} columns")
+        cells = dict(zip(header, (cell.strip() for cell in row)))
+        batch = _csv_number(name, line, "batch", cells["batch"], whole=True)
+        if not 1 <= batch <= 65536:
+            raise SourceError(f"{name}: line {line}: batch {cells['batch']!r} must be from 1 to 65,536")
+        if batch in medians:
+            raise SourceError(f"{name}: line {line}: batch {batch} is given twice")
+        medians[batch] = _csv_number(name, line, times[0], cells[times[0]]) * CSV_TIME_COLUMNS[times[0]]
+        tails[batch] = {p: _csv_number(name, line, column, cells[column]) * 1e-3
+                        for column, p in CSV_TAIL_COLUMNS.items() if column in cells}  # fmt: skip
+    try:
+        curve = ServiceCurve.from_percentiles(medians, tails, name)
+    except ValueError as exc:
+        raise SourceError(f"{name}: {exc}") from None
+    spread = [column for column in header if column in CSV_TAIL_COLUMNS]
+    return ServiceSource(
+        curve,
+        name,
+        "device not stated (a CSV of batch times)",
+        "dtype not stated",
+        "mode not stated",
+        "measured",
+        f"{name}: {len(medians)} batch sizes, median" + (f" and {', '.join(spread)}" if spread else " only, no spread"),
+        _suggested(curve),
+    )
+
+
+def _csv_number(name: str, line: int, column: str, text: str, *, whole: bool = False) -> float:
+    try:
+        if not text.isascii():
+            raise ValueError(text)
+        value = int(text) if whole else float(text)
+    except ValueError:
+        raise SourceError(
+            f"{name}: line {line}: {column} {text!r} is not {'a whole number' if whole else 'a number'}"
+        ) from None
+    if not whole and not (math.isfinite(value) and 0 < value < 3600 * (1e3 if column.endswith("ms") else 1)):
+        raise SourceError(f"{name}: line {line}: {column} {text!r} must be a time above 0 and under an hour")
+    return value

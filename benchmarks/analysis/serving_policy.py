@@ -227,14 +227,22 @@ def load_curve(
 
 
 def candidates(
-    curve: ServiceCurve, server: str, instances: int, budget_s: float, handler: str, largest: int | None = None
+    curve: ServiceCurve,
+    server: str,
+    instances: int,
+    budget_s: float,
+    handler: str,
+    largest: int | None = None,
+    batches: Sequence[int] = (),
 ) -> list[Policy]:
     """Every policy tried: max batch at each power of two up to the largest batch of the curve (or `largest`, if
-    smaller) and that batch, each max delay shorter than the budget, with `instances` instances."""
+    smaller), that batch and each of `batches` up to it (the batch sizes measured, a sweep's recommendation), each
+    max delay shorter than the budget, with `instances` instances."""
     if server == "none":
         return [Policy("none", 1, 0.0, instances)]
     largest = min(curve.largest, largest or curve.largest)
-    batches = sorted({2**i for i in range(largest.bit_length()) if 2**i <= largest} | {largest})
+    powers = {2**i for i in range(largest.bit_length()) if 2**i <= largest}
+    batches = sorted(powers | {largest} | {int(b) for b in batches if 1 <= b <= largest})
     found = []
     for batch in batches:
         for delay in DELAYS_S:
@@ -292,13 +300,14 @@ def search(
     check_n: int = CHECK_REQUESTS,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
+    batches: Sequence[int] = (),
 ) -> Plan:
     """The policy that keeps the `percentile` of latency within `budget_s` at every rate of `rates`: the fewest
     instances (up to `max_instances`), then the most capacity within the budget; max batch at most `max_batch`
-    (default: the curve's largest batch)."""
+    (default: the curve's largest batch), tried at powers of two and at each of `batches`."""
     rates = sorted(rates)
     trials = _Trials(curve, budget_s, percentile, arrivals, overhead_s, n, seed, progress)
-    tried, meeting, instances = _fewest_instances(trials, rates, server, max_instances, max_batch, handler)
+    tried, meeting, instances = _fewest_instances(trials, rates, server, max_instances, max_batch, handler, batches)
     chosen = _most_capacity(trials, meeting) if meeting else None
     k = chosen.policy.instances if chosen else instances
     trials.say("no batching, for comparison")
@@ -341,7 +350,13 @@ class _Trials:
 
 
 def _fewest_instances(
-    trials: _Trials, rates: list[float], server: str, max_instances: int, max_batch: int | None, handler: str
+    trials: _Trials,
+    rates: list[float],
+    server: str,
+    max_instances: int,
+    max_batch: int | None,
+    handler: str,
+    batches: Sequence[int] = (),
 ) -> tuple[list[Candidate], list[Candidate], int]:
     """Every candidate policy at every rate, one instance more at a time until some meet the budget at all of
     them. Returns every candidate tried, those that meet it, and the instances they have (the last tried)."""
@@ -349,7 +364,7 @@ def _fewest_instances(
     meeting: list[Candidate] = []
     instances = 0
     for instances in range(1, max_instances + 1):
-        policies = candidates(trials.curve, server, instances, trials.budget_s, handler, max_batch)
+        policies = candidates(trials.curve, server, instances, trials.budget_s, handler, max_batch, batches)
         for index, policy in enumerate(policies):
             trials.say(f"{instances} instance(s): policy {index + 1} of {len(policies)}")
             tried.append(Candidate(policy, [trials.outcome(policy, rate) for rate in rates]))
@@ -369,6 +384,48 @@ def _most_capacity(trials: _Trials, meeting: list[Candidate]) -> Candidate:
     best = max(c.capacity.rate_per_s for c in shortlist)
     near = [c for c in shortlist if c.capacity.rate_per_s >= 0.97 * best]
     return min(near, key=lambda c: c.worst_s)
+
+
+@dataclass
+class Evaluation:
+    """One given policy (the settings a server runs now) at every rate asked, and its capacity within the budget
+    when a budget is given."""
+
+    policy: Policy
+    outcomes: list[Outcome]
+    percentile: float
+    budget_s: float | None
+    capacity: Capacity | None
+
+    @property
+    def meets(self) -> bool | None:
+        """Whether it keeps the percentile within the budget at every rate (None without a budget)."""
+        return None if self.budget_s is None else all(o.meets for o in self.outcomes)
+
+
+def evaluate(
+    policy: Policy,
+    curve: ServiceCurve,
+    rates: Sequence[float],
+    percentile: float = 99,
+    budget_s: float | None = None,
+    *,
+    arrivals: Arrivals = Arrivals(),
+    overhead_s: float = 0.0,
+    n: int = CHECK_REQUESTS,
+    seed: int = 0,
+) -> Evaluation:
+    """What `policy` does at each rate (latency percentiles, batch formed, utilisation, overload), with `n` requests
+    per rate; with a budget, also the highest rate it sustains within it."""
+    bound = math.inf if budget_s is None else budget_s
+    outcomes = [
+        outcome(policy, curve, rate, bound, percentile, arrivals, n=n, overhead_s=overhead_s, seed=seed)
+        for rate in sorted(rates)
+    ]
+    found = None
+    if budget_s is not None:
+        found = capacity(policy, curve, budget_s, percentile, arrivals, overhead_s=overhead_s, seed=seed)
+    return Evaluation(policy, outcomes, percentile, budget_s, found)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -472,6 +529,7 @@ def summary(plan: Plan) -> dict:
         "overhead_s": plan.overhead_s,
         "meets_budget": chosen is not None,
         "policy": None,
+        "closest": None if plan.closest is None else plan.closest.policy.describe(),
         "at_rates": [],
         "capacity_per_s": None,
         "ceiling_per_s": None,

@@ -5,13 +5,17 @@ SOURCE is where the batch times come from:
 - a model sweep file (`python -m benchmarks sweep` wrote it): every batch it measured, with its samples;
 - `RUN.json:WORKLOAD`: one curve of a profile run (narrowed with --param, --dtype, --mode when several match);
 - `WORKLOAD` with `--gpu NAME`: the roofline of a workload on a datasheet GPU (`predict`'s machinery), no spread;
+- `CURVE.csv`: batch times measured anywhere (perf_analyzer, Model Analyzer, your own harness): columns `batch` and
+  `ms` (or `seconds`), optionally `p90_ms` and `p99_ms` for the spread;
 - `llm:MODEL`: an LLM engine's continuous batching, planned by `benchmarks.commands.serve_llm` when this build has it.
 
 Given the rate(s) and a latency budget at a percentile, it simulates every candidate policy (max batch, max delay,
 instances) under the chosen server's batching rule and recommends the one that meets the budget with the fewest
-instances and the most headroom, then explains it in one paragraph. Nothing is measured; pure Python.
+instances and the most headroom, then explains it in one paragraph. `--policy MAX_BATCH/DELAY_MS[/INSTANCES]`
+evaluates one policy (yours) at every rate instead of searching. Nothing is measured; pure Python.
 
-Every refusal is one line on stderr and exit status 2.
+Every refusal is one line on stderr and exit status 2; when no policy meets the budget, the closest is printed and
+the exit status is 3.
 """
 
 from __future__ import annotations
@@ -25,13 +29,22 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.analysis.arrivals import TraceError, trace_arrivals
-from benchmarks.analysis.dynamic_batching import HANDLERS, SERVERS
-from benchmarks.analysis.service_curves import ServiceSource, SourceError, from_prediction, from_run, from_sweep
+from benchmarks.analysis.dynamic_batching import HANDLERS, SERVERS, Policy
+from benchmarks.analysis.service_curves import (
+    ServiceSource,
+    SourceError,
+    from_csv,
+    from_prediction,
+    from_run,
+    from_sweep,
+)
 from benchmarks.analysis.serving_policy import (
     MIN_BATCHES,
     SEARCH_REQUESTS,
     Arrivals,
+    Evaluation,
     Plan,
+    evaluate,
     explain,
     ms,
     pct,
@@ -46,11 +59,15 @@ from benchmarks.workloads import WORKLOADS
 PERCENTILES = (50, 90, 95, 99, 99.9)
 MAX_RATES = 20
 MAX_INSTANCES = 64
+MAX_CSV_BYTES = 1 << 20
+NO_POLICY_MEETS = 3  # exit status when nothing meets the budget (the closest policy is printed)
 EPILOG = """examples:
   python -m benchmarks serve benchmarks/sweeps/DEVICE/SWEEP.json --rate 20,60 --budget-ms 100
   python -m benchmarks serve benchmarks/results/cpu-amd-epyc/RUN.json:mlp --param width=1024 --rate 100 --budget-ms 50
   python -m benchmarks serve resnet50 --gpu "H100 SXM" --dtype fp16 --rate 20000 --budget-ms 15 --instances 2
   python -m benchmarks serve SWEEP.json --rate 30 --budget-ms 200 --server ray --handler awaiting --arrivals gamma:2
+  python -m benchmarks serve my_curve.csv --rate 50,100 --budget-ms 40          # batch,ms[,p90_ms,p99_ms] rows
+  python -m benchmarks serve my_curve.csv --rate 50,100,200 --policy 16/5/2     # what your current settings do
 
 servers and their batching rules:
   triton      a batch leaves when it holds max batch requests or its oldest request has waited max delay
@@ -77,9 +94,14 @@ def parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("source", metavar="SOURCE", help="SWEEP.json, RUN.json:WORKLOAD, WORKLOAD (with --gpu) or llm:MODEL")
+    p.add_argument(
+        "source", metavar="SOURCE", help="SWEEP.json, RUN.json:WORKLOAD, CURVE.csv, WORKLOAD (with --gpu) or llm:MODEL"
+    )
     p.add_argument("--rate", metavar="R[,R...]", help="requests per second (a trace's own rate when left out)")
-    p.add_argument("--budget-ms", metavar="MS", required=True, help="latency budget in milliseconds")
+    p.add_argument("--budget-ms", metavar="MS", help="latency budget in milliseconds (required unless --policy)")
+    p.add_argument("--policy", metavar="B/MS[/N]", help="evaluate these settings instead of searching: max batch, "
+                   "max delay in ms and instances (default 1), e.g. 16/5/2; every rate gets its percentiles, batch "
+                   "formed, utilisation and whether it overloads")  # fmt: skip
     p.add_argument("--percentile", metavar="P", default="99", help="which latency percentile the budget bounds "
                    f"({', '.join(f'{q:g}' for q in PERCENTILES)}; default 99)")  # fmt: skip
     p.add_argument("--server", default="triton", metavar="NAME", help=f"{', '.join(SERVERS)} (default triton)")
@@ -161,6 +183,10 @@ def load_source(args: argparse.Namespace) -> ServiceSource:
             params = workload_params(WORKLOADS[workload], args.param)
             top = int(_number("--max-batch", args.max_batch or "256", 1, 4096, whole=True))
             return from_prediction(workload, params, gpu, dtype_named(args.dtype), top)
+        if source.lower().endswith(".csv"):
+            if args.param or args.dtype or args.mode or args.cache:
+                raise Refused("--param, --dtype, --mode and --cache choose a run's curve or a prediction, not a CSV's")
+            return from_csv(_read_csv(Path(source)), source)
         path_text, colon, workload = source.rpartition(":")
         if colon and path_text.lower().endswith(".json"):
             document = read_document(Path(path_text), layout=False)
@@ -184,8 +210,28 @@ def load_source(args: argparse.Namespace) -> ServiceSource:
     except (ResultsError, SourceError) as exc:
         raise Refused(str(exc)) from None
     raise Refused(
-        f"SOURCE {source!r}: give a sweep file (.json), RUN.json:WORKLOAD, a workload with --gpu NAME, or llm:MODEL"
+        f"SOURCE {source!r}: give a sweep file (.json), RUN.json:WORKLOAD, CURVE.csv, a workload with --gpu NAME, "
+        "or llm:MODEL"
     )
+
+
+def _read_csv(path: Path) -> str:
+    """A curve's CSV text: a regular file of at most MAX_CSV_BYTES, read once."""
+    try:
+        if not path.is_file():
+            raise Refused(
+                f"{path}: is not a regular file" if path.exists() else f"{path}: cannot be read (no such file)"
+            )
+        with path.open("rb") as handle:
+            data = handle.read(MAX_CSV_BYTES + 1)
+    except OSError as exc:
+        raise Refused(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if len(data) > MAX_CSV_BYTES:
+        raise Refused(f"{path}: over {MAX_CSV_BYTES >> 20} MiB; a batch curve is one short row per batch size")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise Refused(f"{path}: is not UTF-8 text") from None
 
 
 # --------------------------------------------------------------------------- the answer
@@ -224,6 +270,10 @@ def text_lines(source: ServiceSource, plan: Plan) -> list[str]:
                 f"  capacity within the budget: {per_s(cap.rate_per_s)} (ceiling {per_s(cap.ceiling_per_s)} "
                 "in full batches)"
             )
+    elif plan.closest is not None:
+        closest = plan.closest
+        worst = "overloaded" if math.isinf(closest.worst_s) else f"{pct(plan.percentile)} {ms(closest.worst_s)}"
+        lines.append(f"No policy tried meets the budget. Closest: {closest.policy.describe()} ({worst} at worst)")
     lines.append(
         f"  without batching: {per_s(plan.unbatched.rate_per_s)} within the budget "
         f"(ceiling {per_s(plan.unbatched.ceiling_per_s)})"
@@ -238,7 +288,9 @@ def main(argv: list[str]) -> int:
         return _llm(argv)
     try:
         args = parser().parse_args(argv)
-        budget_s = _number("--budget-ms", args.budget_ms, 1e-6, 3.6e6) / 1e3
+        if args.budget_ms is None and args.policy is None:
+            raise Refused("give --budget-ms (the latency budget), or --policy B/MS[/N] to evaluate your settings")
+        budget_s = None if args.budget_ms is None else _number("--budget-ms", args.budget_ms, 1e-6, 3.6e6) / 1e3
         percentile = _number("--percentile", args.percentile, 1, 99.99)
         if percentile not in PERCENTILES:
             raise Refused(f"--percentile {args.percentile!r}: choose from {', '.join(f'{q:g}' for q in PERCENTILES)}")
@@ -262,9 +314,20 @@ def main(argv: list[str]) -> int:
                 raise Refused("give --rate (requests per second), or --arrivals trace:FILE to use the trace's own rate")
             rates = [arrivals.own_rate]
         source = load_source(args)
+        policy = None if args.policy is None else parse_policy(args.policy, server, handler, source.curve.largest)
     except Refused as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if policy is not None:
+        found = evaluate(
+            policy, source.curve, rates, percentile, budget_s, arrivals=arrivals, overhead_s=overhead_s,
+            n=5 * requests, seed=seed,
+        )  # fmt: skip
+        if args.json:
+            print(json.dumps({"source": _source_json(source), **evaluation_json(found)}, indent=1, allow_nan=False))
+        else:
+            print("\n".join(evaluation_lines(source, found, arrivals)))
+        return NO_POLICY_MEETS if found.meets is False else 0
     progress = _progress if sys.stderr.isatty() else None
     plan = search(
         source.curve,
@@ -281,6 +344,7 @@ def main(argv: list[str]) -> int:
         check_n=5 * requests,
         seed=seed,
         progress=progress,
+        batches=source.suggested,
     )
     if progress:
         print("\r\033[K", end="", file=sys.stderr, flush=True)
@@ -289,7 +353,78 @@ def main(argv: list[str]) -> int:
         print(json.dumps(found, indent=1, ensure_ascii=False, allow_nan=False))
     else:
         print("\n".join(text_lines(source, plan)))
-    return 0
+    return 0 if plan.chosen is not None else NO_POLICY_MEETS
+
+
+def parse_policy(text: str, server: str, handler: str, largest: int) -> Policy:
+    """'16/5' or '16/5/2': max batch, max delay in milliseconds, instances."""
+    parts = text.strip().split("/")
+    if len(parts) not in (2, 3):
+        raise Refused(f"--policy {text!r}: give MAX_BATCH/DELAY_MS or MAX_BATCH/DELAY_MS/INSTANCES, e.g. 16/5/2")
+    batch = int(_number("--policy max batch", parts[0].strip(), 1, 65536, whole=True))
+    delay_s = _number("--policy max delay (ms)", parts[1].strip(), 0, 3.6e6) / 1e3
+    instances = int(_number("--policy instances", parts[2].strip(), 1, MAX_INSTANCES, whole=True)) if parts[2:] else 1
+    if server == "none" and (batch != 1 or delay_s != 0):
+        raise Refused(f"--policy {text!r}: --server none does not batch; its policy is 1/0[/N]")
+    if batch > largest:
+        print(
+            f"note: --policy's max batch {batch} is above the curve's largest batch {largest}; its times there "
+            "are extrapolated along the curve's last slope",
+            file=sys.stderr,
+        )
+    return Policy(server, batch, delay_s, instances, handler if server == "ray" else "blocking")
+
+
+def evaluation_lines(source: ServiceSource, found: Evaluation, arrivals: Arrivals) -> list[str]:
+    policy = found.policy
+    budget = "" if found.budget_s is None else f"; {pct(found.percentile)} budget {ms(found.budget_s)}"
+    lines = [
+        f"Serving {source.label}",
+        f"  batch times from {source.provenance}",
+        f"  {arrivals.describe()}{budget}",
+        "",
+        f"Your policy: {policy.describe()}",
+        f"  {'rate':>10}  {'p50':>9}  {'p90':>9}  {'p99':>9}  {'p99.9':>9}  {'batch':>6}  {'busy':>5}  verdict",
+    ]
+    for o in found.outcomes:
+        r = o.result
+        if r.overloaded:
+            cells = [f"{'—':>9}"] * 4
+            verdict = f"overloaded: serves {per_s(r.throughput_per_s)} of {per_s(o.rate)}, the backlog grows"
+        else:
+            cells = [f"{ms(r.percentile(q)):>9}" for q in (50, 90, 99, 99.9)]
+            verdict = "" if found.budget_s is None else ("within budget" if o.meets else "over budget")
+        lines.append(
+            f"  {per_s(o.rate):>10}  {'  '.join(cells)}  {r.mean_batch:>6.1f}  {r.utilisation:>5.0%}  {verdict}"
+        )
+    if found.capacity is not None:
+        cap = found.capacity
+        lines.append(
+            f"  capacity within the budget: {per_s(cap.rate_per_s)} (ceiling {per_s(cap.ceiling_per_s)} in full "
+            "batches)"
+        )
+    if found.meets is False:
+        lines += ["", "It does not meet the budget at every rate: `serve` without --policy searches for one that does."]
+    return lines
+
+
+def evaluation_json(found: Evaluation) -> dict[str, Any]:
+    policy = found.policy
+    return {
+        "policy": {
+            "server": policy.server,
+            "max_batch": policy.max_batch,
+            "max_delay_s": policy.max_delay_s,
+            "instances": policy.instances,
+            "handler": policy.handler,
+            "description": policy.describe(),
+        },
+        "percentile": found.percentile,
+        "budget_s": found.budget_s,
+        "meets_budget": found.meets,
+        "capacity_per_s": found.capacity.rate_per_s if found.capacity else None,
+        "at_rates": [{"rate_per_s": o.rate, **o.result.summary()} for o in found.outcomes],
+    }
 
 
 def _source_json(source: ServiceSource) -> dict[str, Any]:

@@ -132,3 +132,103 @@ def test_llm_sources_go_to_the_llm_planner(capsys, monkeypatch):
     assert main(["serve", "llm:Llama-3-8B", "--rate", "2"]) == 0
     assert main(["serve", "--rate", "2", "llm:Llama-3-8B"]) == 0
     assert seen == [["llm:Llama-3-8B", "--rate", "2"], ["--rate", "2", "llm:Llama-3-8B"]]
+
+
+CURVE_CSV = "batch,ms,p90_ms,p99_ms\n1,2.0,2.2,3.0\n2,2.1,2.3,3.1\n4,2.3,2.6,3.5\n8,3.0,3.4,4.4\n16,5.2,5.8,7.0\n"
+
+
+@pytest.fixture
+def curve_csv(tmp_path):
+    path = tmp_path / "curve.csv"  # synthetic: a made-up curve, for the reader and the planner only
+    path.write_text(CURVE_CSV)
+    return str(path)
+
+
+def test_a_csv_curve_is_served_with_its_spread(capsys, curve_csv):
+    code, out, err = serve(capsys, curve_csv, "--rate", "200", "--budget-ms", "20", "--json", *FAST)
+    assert code == 0, err
+    found = json.loads(out)
+    assert found["source"]["origin"] == "measured" and found["source"]["batches_measured"] == [1, 2, 4, 8, 16]
+    assert "p90_ms, p99_ms" in found["source"]["provenance"]
+    assert found["meets_budget"] and found["policy"]["max_batch"] in {1, 2, 4, 8, 16}
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "empty"),
+        ("batch,msec\n1,2\n", "unknown column 'msec'"),
+        ("batch,ms,seconds\n1,2,0.002\n", "one of ms or seconds"),
+        ("batch,ms\n", "no rows"),
+        ("batch,ms\n1,2\n1,3\n", "line 3: batch 1 is given twice"),
+        ("batch,ms\n0,2\n", "line 2: batch '0'"),
+        ("batch,ms\nx,2\n", "line 2: batch 'x' is not a whole number"),
+        ("batch,ms\n1,nan\n", "line 2: ms 'nan' must be a time"),
+        ("batch,ms\n1,2,3\n", "line 2: 3 cells under 2 columns"),
+        ("batch,ms,p99_ms\n1,2,1\n", "p99 must be at least the median"),
+    ],
+)
+def test_a_bad_csv_is_one_line_naming_its_line(capsys, tmp_path, text, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    code, out, err = serve(capsys, str(path), "--rate", "5", "--budget-ms", "50")
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert message in err
+
+
+def test_a_csv_that_is_not_a_regular_file_is_refused(capsys, tmp_path):
+    (tmp_path / "dir.csv").mkdir()
+    code, _, err = serve(capsys, str(tmp_path / "dir.csv"), "--rate", "5", "--budget-ms", "50")
+    assert code == 2 and "is not a regular file" in err
+
+
+def test_a_csv_spread_sets_the_tail_not_the_median():
+    from benchmarks.analysis.dynamic_batching import ServiceCurve
+
+    curve = ServiceCurve.from_percentiles({4: 0.002}, {4: {90: 0.003, 99: 0.006}})
+    assert curve.median(4) == pytest.approx(0.002, rel=0.01)
+    assert curve.mean(4) > 0.002  # the tail above the median lifts the mean
+    no_tail = ServiceCurve.from_percentiles({4: 0.002})
+    assert no_tail.mean(4) == pytest.approx(0.002)
+
+
+def test_your_policy_is_evaluated_at_every_rate(capsys, curve_csv):
+    code, out, err = serve(capsys, curve_csv, "--rate", "200,800,4000", "--policy", "16/5/1", "--json", *FAST)
+    assert code == 0, err  # no budget: nothing to miss
+    found = json.loads(out)
+    assert found["policy"]["max_batch"] == 16 and found["policy"]["max_delay_s"] == pytest.approx(0.005)
+    assert [r["rate_per_s"] for r in found["at_rates"]] == [200, 800, 4000]
+    assert [r["overloaded"] for r in found["at_rates"]] == [False, False, True]  # 16 in 5.2 ms: ~3,000/s at most
+    assert found["meets_budget"] is None and found["capacity_per_s"] is None
+
+
+def test_your_policy_over_its_budget_exits_3(capsys, curve_csv):
+    code, out, _ = serve(capsys, curve_csv, "--rate", "200,4000", "--policy", "16/5", "--budget-ms", "20", *FAST)
+    assert code == 3
+    assert "Your policy: Triton, max batch 16, max delay 5 ms, 1 instance" in out
+    assert "overloaded" in out and "capacity within the budget" in out
+
+
+def test_no_policy_meeting_the_budget_exits_3_with_the_closest(capsys, curve_csv):
+    code, out, _ = serve(capsys, curve_csv, "--rate", "200", "--budget-ms", "1.5", *FAST)
+    assert code == 3
+    assert "No policy tried meets the budget. Closest: Triton, max batch" in out
+
+
+@pytest.mark.parametrize(
+    "policy, message",
+    [("16", "give MAX_BATCH/DELAY_MS"), ("0/5", "--policy max batch '0'"), ("8/x", "max delay (ms) 'x'"),
+     ("8/1/0", "--policy instances '0'")],
+)  # fmt: skip
+def test_a_bad_policy_is_one_line(capsys, curve_csv, policy, message):
+    code, out, err = serve(capsys, curve_csv, "--rate", "5", "--policy", policy)
+    assert code == 2 and out == "" and message in err, err
+
+
+def test_the_batches_tried_include_every_measured_batch_and_the_sweeps_answer():
+    from benchmarks.analysis.dynamic_batching import ServiceCurve
+    from benchmarks.analysis.serving_policy import candidates
+
+    curve = ServiceCurve.deterministic({1: 0.001, 6: 0.002, 19: 0.004, 40: 0.008})
+    tried = {p.max_batch for p in candidates(curve, "triton", 1, 0.1, "blocking", batches=(1, 6, 19, 40, 23))}
+    assert tried == {1, 2, 4, 8, 16, 32, 40, 6, 19, 23}
