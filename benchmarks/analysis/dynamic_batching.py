@@ -48,6 +48,7 @@ __all__ = [
     "ServiceCurve",
     "SimulationResult",
     "TraceError",
+    "full_batch_ceiling",
     "gamma_arrivals",
     "poisson_arrivals",
     "simulate",
@@ -254,6 +255,12 @@ class Policy:
     max_delay_s: float
     instances: int = 1
     handler: str = "blocking"
+    per_device: int = 1  # instances that share one device (Triton's instance_group count); the rest on others
+
+    @property
+    def devices(self) -> int:
+        """The devices (GPUs) the instances run on: each holds `per_device` of them."""
+        return self.instances // self.per_device
 
     def __post_init__(self):
         if self.server not in SERVERS:
@@ -273,10 +280,22 @@ class Policy:
             raise ValueError("an awaiting batch handler is Ray Serve's; other servers' handlers block")
         if self.server == "none" and (self.max_batch != 1 or self.max_delay_s != 0):
             raise ValueError("without batching, max batch is 1 and max delay 0")
+        share = self.per_device
+        if not isinstance(share, (int, np.integer)) or isinstance(share, bool) or not 1 <= share <= inst:
+            raise ValueError(f"instances per device must be a whole number from 1 to the instances, not {share!r}")
+        if inst % share:
+            raise ValueError(f"{inst} instances do not divide into devices of {share} each")
+        if share > 1 and self.server == "ray":
+            raise ValueError(
+                "Ray Serve replicas that share a GPU (fractional num_gpus) are not modelled; use one per GPU"
+            )
 
     def describe(self) -> str:
-        """e.g. 'Triton, max batch 16, max delay 5 ms, 1 instance'."""
+        """e.g. 'Triton, max batch 16, max delay 5 ms, 1 instance' or '…, 4 instances, 2 per device on 2 devices'."""
         many = f"{self.instances} instance{'s' if self.instances != 1 else ''}"
+        if self.instances > 1:
+            on = f"{self.devices} device{'s' * (self.devices != 1)}"
+            many += f" on {on}" if self.per_device in (1, self.instances) else f", {self.per_device} per device on {on}"
         if self.server == "none":
             return f"no batching, {many}"
         text = f"{SERVER_NAMES[self.server]}, max batch {self.max_batch}, max delay {_ms(self.max_delay_s)}, {many}"
@@ -428,16 +447,30 @@ class SimulationResult:
 # The simulator
 
 
-def _engine(arr, n_total, policy, delay, draw, closed_overhead):
+def _shared(s, m, slot, start, share, free, running, center):
+    """A batch's seconds on a device other instances share: at least the time the device needs for this batch and
+    the ones its neighbours are running when it starts, as if they were one batch (the curve at their summed size):
+    copies overlap as far as the curve is flat, and not at all where it grows in proportion."""
+    first = slot - slot % share
+    others = sum(running[i] for i in range(first, first + share) if i != slot and free[i] > start)
+    if not others:
+        return s
+    return s * max(center(m + others) / center(m), 1.0)
+
+
+def _engine(arr, n_total, policy, delay, draw, closed_overhead, center=None):
     """One shared queue in arrival order; returns per batch: size, open, close, start, service seconds.
 
     `arr` is a sorted list of arrival times: all of them (open loop) or the clients' first ones (closed
-    loop: each answer adds its client's next arrival, `closed_overhead` after the batch's end)."""
+    loop: each answer adds its client's next arrival, `closed_overhead` after the batch's end). With instances
+    sharing a device, `center(batch)` is the curve's typical seconds (see `_shared`)."""
     max_batch = 1 if policy.server == "none" else policy.max_batch
     anchor_oldest = policy.server in ("triton", "none")
     gate_by_instance = not (policy.server == "ray" and policy.handler == "awaiting")
     k = policy.instances if policy.server != "ray" else 1
+    share = policy.per_device
     free = [0.0] * k
+    running = [0] * k  # with shared devices: the size of the batch each instance runs (or last ran)
     inf = math.inf
     sizes, opens, closes, starts, services = [], [], [], [], []
     p = 0
@@ -446,7 +479,8 @@ def _engine(arr, n_total, policy, delay, draw, closed_overhead):
     j = 0
     while p < n_total:
         a_first = arr[p]
-        t_free = free[0]
+        slot = 0 if share == 1 else min(range(k), key=free.__getitem__)
+        t_free = free[slot]
         opened = a_first if a_first > close_prev else close_prev
         if gate_by_instance and t_free > opened:
             opened = t_free
@@ -462,8 +496,13 @@ def _engine(arr, n_total, policy, delay, draw, closed_overhead):
         m = hi - p if arr[hi - 1] <= close else bisect_right(arr, close, p, hi) - p
         start = close if close >= t_free else t_free
         s = draw(m, j)
+        if share > 1:
+            s = _shared(s, m, slot, start, share, free, running, center)
+            running[slot] = m
         finish = start + s
-        if k == 1:
+        if share > 1:
+            free[slot] = finish
+        elif k == 1:
             free[0] = finish
         else:
             heapq.heapreplace(free, finish)
@@ -495,7 +534,9 @@ def _one_queue(policy, service, arrivals, clients, n_requests, overhead_s, rng):
         closed = overhead_s
     max_batch = 1 if policy.server == "none" else policy.max_batch
     draw = service._drawer(rng, n, max_batch)
-    sizes, opens, closes, starts, services = _engine(arr, n, policy, policy.max_delay_s, draw, closed)
+    sizes, opens, closes, starts, services = _engine(
+        arr, n, policy, policy.max_delay_s, draw, closed, service._center if policy.per_device > 1 else None
+    )
     sizes = np.array(sizes, dtype=np.int64)
     batch_of = np.repeat(np.arange(sizes.size), sizes)
     a = np.array(arr[:n])
@@ -530,11 +571,19 @@ def simulate(
             policy, service, arrivals, clients, n if clients is not None else None, overhead_s, rng
         )
     latency = queue + formation + serv + overhead_s
-    top = 1 if policy.server == "none" else policy.max_batch
-    bound = policy.instances * top / service.mean(top)
+    bound = full_batch_ceiling(policy, service)
     return SimulationResult(
         policy, a, latency, queue, formation, serv, sizes, starts, services, float(overhead_s), bound, clients
     )
+
+
+def full_batch_ceiling(policy: Policy, service: ServiceCurve) -> float:
+    """Requests per second the policy serves at most: every batch full, at its mean time, every instance busy; the
+    instances sharing a device together at most what the device serves in one batch of their summed size."""
+    top = 1 if policy.server == "none" else policy.max_batch
+    together = min(policy.per_device * top, MAX_BATCH)
+    per_device = together / max(service.mean(together), service.mean(top))
+    return policy.devices * per_device
 
 
 def _checked(policy, service, arrivals, clients, n_requests, overhead_s) -> tuple[np.ndarray | None, int]:

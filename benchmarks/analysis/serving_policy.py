@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve, SimulationResult, simulate
+from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve, SimulationResult, full_batch_ceiling, simulate
 
 DELAYS_S = (0.0, 0.0005, 0.001, 0.002, 0.005, 0.010, 0.020, 0.050)
 RATE_GRID = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98)
@@ -132,8 +132,7 @@ def outcome(
 
 def ceiling_per_s(policy: Policy, curve: ServiceCurve) -> float:
     """Requests per second the policy serves at most: every batch full, at its mean time, every instance busy."""
-    top = 1 if policy.server == "none" else policy.max_batch
-    return policy.instances * top / curve.mean(top)
+    return full_batch_ceiling(policy, curve)
 
 
 @dataclass
@@ -234,12 +233,13 @@ def candidates(
     handler: str,
     largest: int | None = None,
     batches: Sequence[int] = (),
+    per_device: int = 1,
 ) -> list[Policy]:
     """Every policy tried: max batch at each power of two up to the largest batch of the curve (or `largest`, if
     smaller), that batch and each of `batches` up to it (the batch sizes measured, a sweep's recommendation), each
     max delay shorter than the budget, with `instances` instances."""
     if server == "none":
-        return [Policy("none", 1, 0.0, instances)]
+        return [Policy("none", 1, 0.0, instances, per_device=per_device)]
     largest = min(curve.largest, largest or curve.largest)
     powers = {2**i for i in range(largest.bit_length()) if 2**i <= largest}
     batches = sorted(powers | {largest} | {int(b) for b in batches if 1 <= b <= largest})
@@ -248,7 +248,9 @@ def candidates(
         for delay in DELAYS_S:
             if delay >= budget_s or (batch == 1 and delay > 0):
                 continue
-            found.append(Policy(server, batch, delay, instances, handler if server == "ray" else "blocking"))
+            found.append(
+                Policy(server, batch, delay, instances, handler if server == "ray" else "blocking", per_device)
+            )
     return found
 
 
@@ -301,17 +303,21 @@ def search(
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
     batches: Sequence[int] = (),
+    max_per_device: int = 1,
 ) -> Plan:
     """The policy that keeps the `percentile` of latency within `budget_s` at every rate of `rates`: the fewest
-    instances (up to `max_instances`), then the most capacity within the budget; max batch at most `max_batch`
-    (default: the curve's largest batch), tried at powers of two and at each of `batches`."""
+    devices (up to `max_instances`, one instance each, or up to `max_per_device` sharing each), then the most
+    capacity within the budget; max batch at most `max_batch` (default: the curve's largest batch), tried at powers
+    of two and at each of `batches`."""
     rates = sorted(rates)
     trials = _Trials(curve, budget_s, percentile, arrivals, overhead_s, n, seed, progress)
-    tried, meeting, instances = _fewest_instances(trials, rates, server, max_instances, max_batch, handler, batches)
+    tried, meeting, last = _fewest_instances(
+        trials, rates, server, max_instances, max_batch, handler, batches, max_per_device
+    )
     chosen = _most_capacity(trials, meeting) if meeting else None
-    k = chosen.policy.instances if chosen else instances
+    shape = chosen.policy if chosen else last
     trials.say("no batching, for comparison")
-    unbatched = trials.capacity(Policy("none", 1, 0.0, k))
+    unbatched = trials.capacity(Policy("none", 1, 0.0, shape.instances, per_device=shape.per_device))
     checked = [trials.outcome(chosen.policy, r, check_n) for r in rates] if chosen else []
     closest = None if chosen else min(tried, key=lambda c: c.worst_s, default=None)
     return Plan(
@@ -357,21 +363,26 @@ def _fewest_instances(
     max_batch: int | None,
     handler: str,
     batches: Sequence[int] = (),
-) -> tuple[list[Candidate], list[Candidate], int]:
-    """Every candidate policy at every rate, one instance more at a time until some meet the budget at all of
-    them. Returns every candidate tried, those that meet it, and the instances they have (the last tried)."""
+    max_per_device: int = 1,
+) -> tuple[list[Candidate], list[Candidate], Policy]:
+    """Every candidate policy at every rate, one device more at a time (and on each, one instance more at a time up
+    to `max_per_device`) until some meet the budget at all of them. Returns every candidate tried, those that meet
+    it, and the last policy tried (its instances and devices)."""
     tried: list[Candidate] = []
     meeting: list[Candidate] = []
-    instances = 0
-    for instances in range(1, max_instances + 1):
-        policies = candidates(trials.curve, server, instances, trials.budget_s, handler, max_batch, batches)
-        for index, policy in enumerate(policies):
-            trials.say(f"{instances} instance(s): policy {index + 1} of {len(policies)}")
-            tried.append(Candidate(policy, [trials.outcome(policy, rate) for rate in rates]))
-        meeting = [c for c in tried if c.policy.instances == instances and c.meets]
-        if meeting:
-            break
-    return tried, meeting, instances
+    last = Policy("none", 1, 0.0)
+    for devices in range(1, max_instances + 1):
+        for share in range(1, max_per_device + 1):
+            instances = devices * share
+            policies = candidates(trials.curve, server, instances, trials.budget_s, handler, max_batch, batches, share)
+            for index, policy in enumerate(policies):
+                trials.say(f"{devices} device(s), {share} instance(s) each: policy {index + 1} of {len(policies)}")
+                tried.append(Candidate(policy, [trials.outcome(policy, rate) for rate in rates]))
+                last = policy
+            meeting = [c for c in tried if (c.policy.devices, c.policy.per_device) == (devices, share) and c.meets]
+            if meeting:
+                return tried, meeting, last
+    return tried, meeting, last
 
 
 def _most_capacity(trials: _Trials, meeting: list[Candidate]) -> Candidate:
@@ -557,6 +568,8 @@ def summary(plan: Plan) -> dict:
             "max_batch": policy.max_batch,
             "max_delay_s": policy.max_delay_s,
             "instances": policy.instances,
+            "instances_per_device": policy.per_device,
+            "devices": policy.devices,
             "handler": policy.handler,
             "description": policy.describe(),
         }

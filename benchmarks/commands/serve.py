@@ -100,13 +100,20 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--rate", metavar="R[,R...]", help="requests per second (a trace's own rate when left out)")
     p.add_argument("--budget-ms", metavar="MS", help="latency budget in milliseconds (required unless --policy)")
     p.add_argument("--policy", metavar="B/MS[/N]", help="evaluate these settings instead of searching: max batch, "
-                   "max delay in ms and instances (default 1), e.g. 16/5/2; every rate gets its percentiles, batch "
-                   "formed, utilisation and whether it overloads")  # fmt: skip
+                   "max delay in ms and devices (default 1; with --instances-per-gpu K, K instances on each), "
+                   "e.g. 16/5/2; every rate gets its percentiles, batch formed, utilisation and whether it "
+                   "overloads")  # fmt: skip
     p.add_argument("--percentile", metavar="P", default="99", help="which latency percentile the budget bounds "
                    f"({', '.join(f'{q:g}' for q in PERCENTILES)}; default 99)")  # fmt: skip
     p.add_argument("--server", default="triton", metavar="NAME", help=f"{', '.join(SERVERS)} (default triton)")
     p.add_argument("--handler", default="blocking", metavar="KIND", help="Ray only: blocking (default) or awaiting")
-    p.add_argument("--instances", default="1", metavar="N", help="most model instances (replicas, workers) to use")
+    p.add_argument("--gpus", "--instances", dest="instances", default="1", metavar="N", help="most devices (GPUs) "
+                   "to use, one model instance (replica) on each: N devices serve N times what one does. --instances "
+                   "is the old name, with the same meaning")  # fmt: skip
+    p.add_argument("--instances-per-gpu", default="1", metavar="K", help="most model instances that share one "
+                   "device (Triton's instance_group count, TorchServe's workers per GPU): they overlap their batches "
+                   "but share the device's FLOP/s and bandwidth, so together they run no faster than the curve at "
+                   "their summed batch (default 1)")  # fmt: skip
     p.add_argument("--arrivals", default="poisson", metavar="KIND", help="poisson (default), gamma:CV or trace:FILE")
     p.add_argument("--overhead-ms", default="0", metavar="MS", help="the server's fixed cost per request, outside "
                    "the batcher (default 0)")  # fmt: skip
@@ -302,7 +309,10 @@ def main(argv: list[str]) -> int:
             raise Refused(f"--handler {args.handler!r}: choose from {', '.join(HANDLERS)}")
         if handler == "awaiting" and server != "ray":
             raise Refused("--handler awaiting is Ray Serve's (--server ray); the other servers' handlers block")
-        instances = int(_number("--instances", args.instances, 1, MAX_INSTANCES, whole=True))
+        instances = int(_number("--gpus (--instances)", args.instances, 1, MAX_INSTANCES, whole=True))
+        per_gpu = int(_number("--instances-per-gpu", args.instances_per_gpu, 1, 16, whole=True))
+        if per_gpu > 1 and server in ("ray", "none"):
+            raise Refused(f"--instances-per-gpu is for triton and torchserve; --server {server} runs one per device")
         overhead_s = _number("--overhead-ms", args.overhead_ms, 0, 3.6e6) / 1e3
         requests = int(_number("--requests", args.requests, 1_000, 1_000_000, whole=True))
         seed = int(_number("--seed", args.seed, 0, 2**32 - 1, whole=True))
@@ -314,7 +324,9 @@ def main(argv: list[str]) -> int:
                 raise Refused("give --rate (requests per second), or --arrivals trace:FILE to use the trace's own rate")
             rates = [arrivals.own_rate]
         source = load_source(args)
-        policy = None if args.policy is None else parse_policy(args.policy, server, handler, source.curve.largest)
+        policy = None
+        if args.policy is not None:
+            policy = parse_policy(args.policy, server, handler, source.curve.largest, per_gpu)
     except Refused as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -345,6 +357,7 @@ def main(argv: list[str]) -> int:
         seed=seed,
         progress=progress,
         batches=source.suggested,
+        max_per_device=per_gpu,
     )
     if progress:
         print("\r\033[K", end="", file=sys.stderr, flush=True)
@@ -356,14 +369,14 @@ def main(argv: list[str]) -> int:
     return 0 if plan.chosen is not None else NO_POLICY_MEETS
 
 
-def parse_policy(text: str, server: str, handler: str, largest: int) -> Policy:
-    """'16/5' or '16/5/2': max batch, max delay in milliseconds, instances."""
+def parse_policy(text: str, server: str, handler: str, largest: int, per_gpu: int = 1) -> Policy:
+    """'16/5' or '16/5/2': max batch, max delay in milliseconds, devices (with `per_gpu` instances on each)."""
     parts = text.strip().split("/")
     if len(parts) not in (2, 3):
         raise Refused(f"--policy {text!r}: give MAX_BATCH/DELAY_MS or MAX_BATCH/DELAY_MS/INSTANCES, e.g. 16/5/2")
     batch = int(_number("--policy max batch", parts[0].strip(), 1, 65536, whole=True))
     delay_s = _number("--policy max delay (ms)", parts[1].strip(), 0, 3.6e6) / 1e3
-    instances = int(_number("--policy instances", parts[2].strip(), 1, MAX_INSTANCES, whole=True)) if parts[2:] else 1
+    devices = int(_number("--policy devices", parts[2].strip(), 1, MAX_INSTANCES, whole=True)) if parts[2:] else 1
     if server == "none" and (batch != 1 or delay_s != 0):
         raise Refused(f"--policy {text!r}: --server none does not batch; its policy is 1/0[/N]")
     if batch > largest:
@@ -372,7 +385,7 @@ def parse_policy(text: str, server: str, handler: str, largest: int) -> Policy:
             "are extrapolated along the curve's last slope",
             file=sys.stderr,
         )
-    return Policy(server, batch, delay_s, instances, handler if server == "ray" else "blocking")
+    return Policy(server, batch, delay_s, devices * per_gpu, handler if server == "ray" else "blocking", per_gpu)
 
 
 def evaluation_lines(source: ServiceSource, found: Evaluation, arrivals: Arrivals) -> list[str]:
@@ -416,6 +429,8 @@ def evaluation_json(found: Evaluation) -> dict[str, Any]:
             "max_batch": policy.max_batch,
             "max_delay_s": policy.max_delay_s,
             "instances": policy.instances,
+            "instances_per_device": policy.per_device,
+            "devices": policy.devices,
             "handler": policy.handler,
             "description": policy.describe(),
         },

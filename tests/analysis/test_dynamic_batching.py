@@ -279,3 +279,47 @@ def test_trace_arrivals(tmp_path):
 def test_policy_refuses_what_no_server_has(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Policy(**kwargs)
+
+
+# Instances that share one device (synthetic curves: a flat one, where the device is mostly idle, and one that grows
+# in proportion to the batch, where it is saturated)
+FLAT_CURVE = ServiceCurve.deterministic({1: 0.010, 2: 0.010, 4: 0.010, 8: 0.010, 16: 0.010})
+PROPORTIONAL_CURVE = ServiceCurve.deterministic({1: 0.001, 2: 0.002, 4: 0.004, 8: 0.008, 16: 0.016})
+
+
+def _served(curve, policy, rate):
+    arrivals = poisson_arrivals(rate, 20_000, np.random.default_rng(1))
+    return simulate(policy, curve, arrivals, seed=2)
+
+
+def test_copies_on_one_device_overlap_where_the_curve_is_flat():
+    alone = Policy("triton", 8, 0.0, 1)
+    shared = Policy("triton", 8, 0.0, 2, per_device=2)
+    assert shared.devices == 1 and "2 instances on 1 device" in shared.describe()
+    # 1,400/s is over what one instance serves in full batches of 8 at 10 ms (800/s); two overlapping ones serve it
+    assert _served(FLAT_CURVE, alone, 1400).overloaded
+    assert not _served(FLAT_CURVE, shared, 1400).overloaded
+
+
+def test_copies_on_one_device_do_not_add_capacity_where_the_curve_grows_in_proportion():
+    shared = Policy("triton", 8, 0.0, 2, per_device=2)
+    separate = Policy("triton", 8, 0.0, 2)
+    assert separate.devices == 2 and "2 instances on 2 devices" in separate.describe()
+    # one device serves 1,000/s in any batch; at 1,300/s two devices keep up, two copies on one device do not
+    assert not _served(PROPORTIONAL_CURVE, separate, 1300).overloaded
+    assert _served(PROPORTIONAL_CURVE, shared, 1300).overloaded
+    from benchmarks.analysis.dynamic_batching import full_batch_ceiling
+
+    assert full_batch_ceiling(shared, PROPORTIONAL_CURVE) == pytest.approx(1000)
+    assert full_batch_ceiling(separate, PROPORTIONAL_CURVE) == pytest.approx(2000)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [(dict(instances=3, per_device=2), "do not divide"), (dict(instances=2, per_device=3), "instances per device"),
+     (dict(server="ray", instances=2, per_device=2), "fractional num_gpus")],
+)  # fmt: skip
+def test_instances_per_device_are_checked(kwargs, message):
+    settings = dict(server="triton", max_batch=4, max_delay_s=0.0) | kwargs
+    with pytest.raises(ValueError, match=message):
+        Policy(**settings)

@@ -92,7 +92,7 @@ def test_an_awaiting_ray_handler_is_planned_as_such(capsys, resnet_sweep):
         (["{sweep}", "--rate", "5", "--budget-ms", "50", "--server", "nginx"], "--server 'nginx'"),
         (["{sweep}", "--rate", "5", "--budget-ms", "50", "--handler", "awaiting"], "--handler awaiting is Ray"),
         (["{sweep}", "--rate", "5", "--budget-ms", "50", "--percentile", "97"], "--percentile '97'"),
-        (["{sweep}", "--rate", "5", "--budget-ms", "50", "--instances", "0"], "--instances '0'"),
+        (["{sweep}", "--rate", "5", "--budget-ms", "50", "--instances", "0"], "--gpus (--instances) '0'"),
         (["{sweep}", "--rate", "5", "--budget-ms", "50", "--arrivals", "uniform"], "--arrivals 'uniform'"),
         (["{sweep}", "--rate", "5", "--budget-ms", "50", "--arrivals", "gamma:0"], "gamma:CV '0'"),
         (["{sweep}", "--rate", "5", "--budget-ms", "50", "--arrivals", "trace:/no/such"], "cannot be read"),
@@ -218,7 +218,7 @@ def test_no_policy_meeting_the_budget_exits_3_with_the_closest(capsys, curve_csv
 @pytest.mark.parametrize(
     "policy, message",
     [("16", "give MAX_BATCH/DELAY_MS"), ("0/5", "--policy max batch '0'"), ("8/x", "max delay (ms) 'x'"),
-     ("8/1/0", "--policy instances '0'")],
+     ("8/1/0", "--policy devices '0'")],
 )  # fmt: skip
 def test_a_bad_policy_is_one_line(capsys, curve_csv, policy, message):
     code, out, err = serve(capsys, curve_csv, "--rate", "5", "--policy", policy)
@@ -232,3 +232,21 @@ def test_the_batches_tried_include_every_measured_batch_and_the_sweeps_answer():
     curve = ServiceCurve.deterministic({1: 0.001, 6: 0.002, 19: 0.004, 40: 0.008})
     tried = {p.max_batch for p in candidates(curve, "triton", 1, 0.1, "blocking", batches=(1, 6, 19, 40, 23))}
     assert tried == {1, 2, 4, 8, 16, 32, 40, 6, 19, 23}
+
+
+def test_instances_on_one_gpu_are_told_apart_from_separate_gpus(capsys, curve_csv):
+    # synthetic curve: 16 take 5.2 ms against 2 ms for one, so two copies on one GPU overlap only in part
+    code, out, err = serve(
+        capsys, curve_csv, "--rate", "4000", "--policy", "16/2/1", "--instances-per-gpu", "2", "--json", *FAST
+    )
+    assert code == 0, err
+    shared = json.loads(out)
+    assert shared["policy"]["instances"] == 2 and shared["policy"]["devices"] == 1
+    code, out, _ = serve(capsys, curve_csv, "--rate", "4000", "--policy", "16/2/2", "--json", *FAST)
+    separate = json.loads(out)
+    assert separate["policy"]["devices"] == 2
+    assert shared["at_rates"][0]["utilisation"] > separate["at_rates"][0]["utilisation"]
+    code, _, err = serve(
+        capsys, curve_csv, "--rate", "5", "--budget-ms", "9", "--server", "ray", "--instances-per-gpu", "2"
+    )
+    assert code == 2 and "--instances-per-gpu is for triton and torchserve" in err
