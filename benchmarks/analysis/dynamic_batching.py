@@ -329,6 +329,7 @@ class SimulationResult:
     overhead_s: float
     capacity_bound_per_s: float  # every batch full, at its mean time: no policy-following server does better
     clients: int | None = None
+    host_s: np.ndarray | None = None  # per request, with host cores: the overhead's CPU work and its wait for a core
 
     @property
     def n(self) -> int:
@@ -377,6 +378,10 @@ class SimulationResult:
         n = self.n
         if n < 200:
             return False
+        if self.host_s is not None:
+            second, last = float(np.mean(self.host_s[n // 4 : n // 2])), float(np.mean(self.host_s[3 * n // 4 :]))
+            if last > 1.5 * second + 4 * self.overhead_s:  # the host's own queue grows without end
+                return True
         starts = np.sort(self.arrivals_s + self.queue_s + self.formation_s)
         backlog = np.arange(n) - np.searchsorted(starts, self.arrivals_s, side="right") + 1
         second = float(np.mean(backlog[n // 4 : n // 2]))
@@ -408,9 +413,10 @@ class SimulationResult:
         return math.inf if self.overloaded else value
 
     def mean(self, part: str = "latency") -> float:
-        """The mean of latency or of one of its parts (queue, formation, service), in seconds."""
+        """The mean of latency or of one of its parts (queue, formation, service, host), in seconds."""
         values = {"latency": self.latency_s, "queue": self.queue_s, "formation": self.formation_s}
         values["service"] = self.service_s
+        values["host"] = self.host_s if self.host_s is not None else np.full(self.n, self.overhead_s)
         if part not in values:
             raise ValueError(f"part must be one of {', '.join(values)}, not {part!r}")
         return float(np.mean(values[part][self._steady]))
@@ -422,8 +428,10 @@ class SimulationResult:
         lo, hi = np.percentile(latency, [max(p - 0.5, 0), min(p + 0.5, 100)])
         near = (latency >= lo) & (latency <= hi)
         parts = {"queue": self.queue_s, "formation": self.formation_s, "service": self.service_s}
+        if self.host_s is not None:
+            parts["overhead"] = self.host_s
         out = {name: float(np.mean(values[self._steady][near])) for name, values in parts.items()}
-        out["overhead"] = self.overhead_s
+        out.setdefault("overhead", self.overhead_s)
         return out
 
     def summary(self, percentiles: Sequence[float] = (50, 90, 99, 99.9)) -> dict:
@@ -437,7 +445,7 @@ class SimulationResult:
             "mean_batch": self.mean_batch,
             "utilisation": self.utilisation,
             "percentiles_s": {str(p): (None if self.overloaded else self.raw_percentile(p)) for p in percentiles},
-            "mean_s": {part: self.mean(part) for part in ("latency", "queue", "formation", "service")},
+            "mean_s": {part: self.mean(part) for part in ("latency", "queue", "formation", "service", "host")},
             "overhead_s": self.overhead_s,
             "batch_histogram": {str(k): v for k, v in self.batch_histogram().items()},
         }
@@ -555,26 +563,84 @@ def simulate(
     clients: int | None = None,
     n_requests: int | None = None,
     overhead_s: float = 0.0,
+    host_cores: int | None = None,
     seed: int = 0,
 ) -> SimulationResult:
     """Serve `arrivals` (sorted seconds; open loop) or `n_requests` from `clients` closed-loop clients (each
     sends its next request as soon as its answer is back) under `policy`, with batch times drawn from
-    `service`, and a fixed `overhead_s` per request added outside the batcher. Deterministic in `seed`."""
+    `service`, and `overhead_s` per request outside the batcher: a fixed delay, or, with `host_cores`, CPU work
+    done on that many cores, half before the batcher and half after the batch (each request waits for a free core
+    both times, so the overhead grows with the load). Deterministic in `seed`."""
     arrivals, n = _checked(policy, service, arrivals, clients, n_requests, overhead_s)
-    rng = np.random.default_rng(seed)
-    if policy.server == "ray" and policy.instances > 1:
-        a, queue, formation, serv, sizes, starts, services = _per_replica(
-            policy, service, arrivals, clients, n, overhead_s, rng
+    host = None
+    if host_cores is not None and overhead_s > 0:
+        if clients is not None:
+            raise ValueError("host cores are modelled for open-loop arrivals only")
+        if not isinstance(host_cores, (int, np.integer)) or isinstance(host_cores, bool) or not 1 <= host_cores <= 1024:
+            raise ValueError(f"host cores must be a whole number from 1 to 1,024, not {host_cores!r}")
+        a, queue, formation, serv, sizes, starts, services, host = _with_host_cores(
+            policy, service, arrivals, overhead_s, int(host_cores), seed
         )
+        latency = queue + formation + serv + host
     else:
-        a, queue, formation, serv, sizes, starts, services = _one_queue(
-            policy, service, arrivals, clients, n if clients is not None else None, overhead_s, rng
+        a, queue, formation, serv, sizes, starts, services = _batches(
+            policy, service, arrivals, clients, n, overhead_s, np.random.default_rng(seed)
         )
-    latency = queue + formation + serv + overhead_s
+        latency = queue + formation + serv + overhead_s
     bound = full_batch_ceiling(policy, service)
+    if host is not None:
+        bound = min(bound, host_cores / overhead_s)  # the cores do at most this many requests' work a second
     return SimulationResult(
-        policy, a, latency, queue, formation, serv, sizes, starts, services, float(overhead_s), bound, clients
+        policy, a, latency, queue, formation, serv, sizes, starts, services, float(overhead_s), bound, clients, host
     )
+
+
+def _batches(policy, service, arrivals, clients, n, overhead_s, rng):
+    if policy.server == "ray" and policy.instances > 1:
+        return _per_replica(policy, service, arrivals, clients, n, overhead_s, rng)
+    return _one_queue(policy, service, arrivals, clients, n if clients is not None else None, overhead_s, rng)
+
+
+HOST_ROUNDS = 6  # rounds of the host's and the batcher's fixed point (they agree to a nanosecond within 2–4)
+
+
+def _with_host_cores(policy, service, arrivals, overhead_s, cores, seed):
+    """The batcher fed by a host whose cores do each request's work before it (parsing, preprocessing) and after its
+    batch (postprocessing, the reply), in one first-come-first-served queue. The two depend on each other (replies
+    compete with new requests for the cores), so they are solved as a fixed point: each round runs the batcher on the
+    requests as the host hands them over, then the host on both kinds of work, until the hand-over times stop moving."""
+    work = overhead_s / 2
+    handed = _host_queue(arrivals, None, work, cores)[0]
+    for _ in range(HOST_ROUNDS):
+        a, queue, formation, serv, sizes, starts, services = _batches(
+            policy, service, handed, None, arrivals.size, 0.0, np.random.default_rng(seed)
+        )
+        done = a + queue + formation + serv
+        again, replied = _host_queue(arrivals, done, work, cores)
+        settled = bool(np.max(np.abs(again - handed)) < 1e-9)
+        handed = again
+        if settled:
+            break
+    host = (a - arrivals) + (replied - done)
+    return arrivals, queue, formation, serv, sizes, starts, services, host
+
+
+def _host_queue(arrivals, done, work, cores):
+    """First come, first served on `cores` cores, every job `work` seconds: each request's work at its arrival and,
+    when `done` is given, its reply's at its batch's end. Returns when each request's work ends and each reply's."""
+    ready = arrivals if done is None else np.concatenate([arrivals, done])
+    order = np.argsort(ready, kind="stable")
+    ends = np.empty(ready.size)
+    free = [0.0] * cores  # equal jobs in order: the k-th takes the core the (k - cores)-th freed
+    times = ready[order].tolist()
+    out = [0.0] * len(times)
+    for k, t in enumerate(times):
+        slot = k % cores
+        start = t if t > free[slot] else free[slot]
+        free[slot] = out[k] = start + work
+    ends[order] = out
+    n = arrivals.size
+    return ends[:n], (ends[n:] if done is not None else None)
 
 
 def full_batch_ceiling(policy: Policy, service: ServiceCurve) -> float:

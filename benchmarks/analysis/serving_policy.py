@@ -124,9 +124,12 @@ def outcome(
     n: int = SEARCH_REQUESTS,
     overhead_s: float = 0.0,
     seed: int = 0,
+    host_cores: int | None = None,
 ) -> Outcome:
     n = min(max(n, MIN_BATCHES * policy.max_batch), MAX_REQUESTS)  # long enough for queues of full batches
-    result = simulate(policy, curve, arrivals.times(rate, n, seed), overhead_s=overhead_s, seed=seed + 1)
+    result = simulate(
+        policy, curve, arrivals.times(rate, n, seed), overhead_s=overhead_s, host_cores=host_cores, seed=seed + 1
+    )
     return Outcome(policy, rate, result, percentile, budget_s)
 
 
@@ -163,13 +166,17 @@ def capacity(
     seed: int = 0,
     shares: Sequence[float] = RATE_GRID,
     bisections: int = BISECTIONS,
+    host_cores: int | None = None,
 ) -> Capacity:
     top = ceiling_per_s(policy, curve)
+    if host_cores is not None and overhead_s > 0:
+        top = min(top, host_cores / overhead_s)
     grid = []
     for share in shares:
         found = outcome(
-            policy, curve, top * share, budget_s, percentile, arrivals, n=n, overhead_s=overhead_s, seed=seed
-        )
+            policy, curve, top * share, budget_s, percentile, arrivals, n=n, overhead_s=overhead_s, seed=seed,
+            host_cores=host_cores,
+        )  # fmt: skip
         grid.append((top * share, found.latency_s))
     passing = [rate for rate, latency in grid if latency <= budget_s]
     if not passing:
@@ -178,7 +185,10 @@ def capacity(
     hi = next((rate for rate, _ in grid if rate > lo), top)
     for _ in range(bisections):
         mid = (lo + hi) / 2
-        found = outcome(policy, curve, mid, budget_s, percentile, arrivals, n=n, overhead_s=overhead_s, seed=seed)
+        found = outcome(
+            policy, curve, mid, budget_s, percentile, arrivals, n=n, overhead_s=overhead_s, seed=seed,
+            host_cores=host_cores,
+        )  # fmt: skip
         grid.append((mid, found.latency_s))
         lo, hi = (mid, hi) if found.meets else (lo, mid)
     return Capacity(policy, lo, top, sorted(grid))
@@ -284,6 +294,7 @@ class Plan:
     unbatched: Capacity  # no batching on as many instances
     tried: list[Candidate] = field(default_factory=list)
     closest: Candidate | None = None  # when nothing meets: the candidate of lowest latency
+    host_cores: int | None = None  # the cores the overhead's work runs on (None: a fixed delay)
 
 
 def search(
@@ -304,13 +315,14 @@ def search(
     progress: Callable[[str], None] | None = None,
     batches: Sequence[int] = (),
     max_per_device: int = 1,
+    host_cores: int | None = None,
 ) -> Plan:
     """The policy that keeps the `percentile` of latency within `budget_s` at every rate of `rates`: the fewest
     devices (up to `max_instances`, one instance each, or up to `max_per_device` sharing each), then the most
     capacity within the budget; max batch at most `max_batch` (default: the curve's largest batch), tried at powers
     of two and at each of `batches`."""
     rates = sorted(rates)
-    trials = _Trials(curve, budget_s, percentile, arrivals, overhead_s, n, seed, progress)
+    trials = _Trials(curve, budget_s, percentile, arrivals, overhead_s, n, seed, progress, host_cores)
     tried, meeting, last = _fewest_instances(
         trials, rates, server, max_instances, max_batch, handler, batches, max_per_device
     )
@@ -321,8 +333,9 @@ def search(
     checked = [trials.outcome(chosen.policy, r, check_n) for r in rates] if chosen else []
     closest = None if chosen else min(tried, key=lambda c: c.worst_s, default=None)
     return Plan(
-        list(rates), budget_s, percentile, server, arrivals, overhead_s, chosen, checked, unbatched, tried, closest
-    )
+        list(rates), budget_s, percentile, server, arrivals, overhead_s, chosen, checked, unbatched, tried, closest,
+        host_cores,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -337,6 +350,7 @@ class _Trials:
     n: int
     seed: int
     progress: Callable[[str], None] | None
+    host_cores: int | None = None
 
     def say(self, text: str) -> None:
         if self.progress:
@@ -345,13 +359,13 @@ class _Trials:
     def outcome(self, policy: Policy, rate: float, n: int | None = None) -> Outcome:
         return outcome(
             policy, self.curve, rate, self.budget_s, self.percentile, self.arrivals,
-            n=self.n if n is None else n, overhead_s=self.overhead_s, seed=self.seed,
+            n=self.n if n is None else n, overhead_s=self.overhead_s, seed=self.seed, host_cores=self.host_cores,
         )  # fmt: skip
 
     def capacity(self, policy: Policy) -> Capacity:
         return capacity(
             policy, self.curve, self.budget_s, self.percentile, self.arrivals, n=self.n, overhead_s=self.overhead_s,
-            seed=self.seed,
+            seed=self.seed, host_cores=self.host_cores,
         )  # fmt: skip
 
 
@@ -407,6 +421,7 @@ class Evaluation:
     percentile: float
     budget_s: float | None
     capacity: Capacity | None
+    host_cores: int | None = None
 
     @property
     def meets(self) -> bool | None:
@@ -425,18 +440,32 @@ def evaluate(
     overhead_s: float = 0.0,
     n: int = CHECK_REQUESTS,
     seed: int = 0,
+    host_cores: int | None = None,
 ) -> Evaluation:
     """What `policy` does at each rate (latency percentiles, batch formed, utilisation, overload), with `n` requests
     per rate; with a budget, also the highest rate it sustains within it."""
     bound = math.inf if budget_s is None else budget_s
     outcomes = [
-        outcome(policy, curve, rate, bound, percentile, arrivals, n=n, overhead_s=overhead_s, seed=seed)
+        outcome(
+            policy,
+            curve,
+            rate,
+            bound,
+            percentile,
+            arrivals,
+            n=n,
+            overhead_s=overhead_s,
+            seed=seed,
+            host_cores=host_cores,
+        )
         for rate in sorted(rates)
     ]
     found = None
     if budget_s is not None:
-        found = capacity(policy, curve, budget_s, percentile, arrivals, overhead_s=overhead_s, seed=seed)
-    return Evaluation(policy, outcomes, percentile, budget_s, found)
+        found = capacity(
+            policy, curve, budget_s, percentile, arrivals, overhead_s=overhead_s, seed=seed, host_cores=host_cores
+        )
+    return Evaluation(policy, outcomes, percentile, budget_s, found, host_cores)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -538,6 +567,7 @@ def summary(plan: Plan) -> dict:
         "server": plan.server,
         "arrivals": plan.arrivals.describe(),
         "overhead_s": plan.overhead_s,
+        "host_cores": plan.host_cores,
         "meets_budget": chosen is not None,
         "policy": None,
         "closest": None if plan.closest is None else plan.closest.policy.describe(),

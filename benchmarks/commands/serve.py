@@ -115,8 +115,12 @@ def parser() -> argparse.ArgumentParser:
                    "but share the device's FLOP/s and bandwidth, so together they run no faster than the curve at "
                    "their summed batch (default 1)")  # fmt: skip
     p.add_argument("--arrivals", default="poisson", metavar="KIND", help="poisson (default), gamma:CV or trace:FILE")
-    p.add_argument("--overhead-ms", default="0", metavar="MS", help="the server's fixed cost per request, outside "
-                   "the batcher (default 0)")  # fmt: skip
+    p.add_argument("--overhead-ms", default="0", metavar="MS", help="the server's cost per request outside the "
+                   "batcher (default 0): a fixed delay, or with --host-cores the CPU time each request "
+                   "needs")  # fmt: skip
+    p.add_argument("--host-cores", metavar="N", help="the server host's cores that do the --overhead-ms work: half "
+                   "before the batcher, half after the batch, each request waiting for a free core, so the overhead "
+                   "grows with the rate and caps it at N / overhead (default: a fixed delay, no queue)")  # fmt: skip
     p.add_argument("--gpu", metavar="NAME", help='with a WORKLOAD source: a datasheet GPU, e.g. "H100 SXM"')
     p.add_argument("--dtype", metavar="DTYPE", help="with --gpu (required) or a run's curve: the dtype")
     p.add_argument("--mode", metavar="MODE", help="with a run's curve: the mode measured (eager, graph, compile)")
@@ -249,7 +253,7 @@ def text_lines(source: ServiceSource, plan: Plan) -> list[str]:
         f"Serving {source.label}",
         f"  batch times from {source.provenance}",
         f"  {plan.arrivals.describe()}; {pct(plan.percentile)} budget {ms(plan.budget_s)}; "
-        f"{len(plan.tried)} policies simulated",
+        f"{len(plan.tried)} policies simulated" + _host_words(plan.overhead_s, plan.host_cores),
         "",
     ]
     if plan.chosen is not None:
@@ -314,6 +318,11 @@ def main(argv: list[str]) -> int:
         if per_gpu > 1 and server in ("ray", "none"):
             raise Refused(f"--instances-per-gpu is for triton and torchserve; --server {server} runs one per device")
         overhead_s = _number("--overhead-ms", args.overhead_ms, 0, 3.6e6) / 1e3
+        host_cores = (
+            None if args.host_cores is None else int(_number("--host-cores", args.host_cores, 1, 1024, whole=True))
+        )
+        if host_cores is not None and overhead_s == 0:
+            raise Refused("--host-cores says where the --overhead-ms work runs; give --overhead-ms too")
         requests = int(_number("--requests", args.requests, 1_000, 1_000_000, whole=True))
         seed = int(_number("--seed", args.seed, 0, 2**32 - 1, whole=True))
         largest = int(_number("--max-batch", args.max_batch, 1, 65536, whole=True)) if args.max_batch else None
@@ -333,7 +342,7 @@ def main(argv: list[str]) -> int:
     if policy is not None:
         found = evaluate(
             policy, source.curve, rates, percentile, budget_s, arrivals=arrivals, overhead_s=overhead_s,
-            n=5 * requests, seed=seed,
+            n=5 * requests, seed=seed, host_cores=host_cores,
         )  # fmt: skip
         if args.json:
             print(json.dumps({"source": _source_json(source), **evaluation_json(found)}, indent=1, allow_nan=False))
@@ -358,6 +367,7 @@ def main(argv: list[str]) -> int:
         progress=progress,
         batches=source.suggested,
         max_per_device=per_gpu,
+        host_cores=host_cores,
     )
     if progress:
         print("\r\033[K", end="", file=sys.stderr, flush=True)
@@ -394,7 +404,7 @@ def evaluation_lines(source: ServiceSource, found: Evaluation, arrivals: Arrival
     lines = [
         f"Serving {source.label}",
         f"  batch times from {source.provenance}",
-        f"  {arrivals.describe()}{budget}",
+        f"  {arrivals.describe()}{budget}" + _host_words(found.outcomes[0].result.overhead_s, found.host_cores),
         "",
         f"Your policy: {policy.describe()}",
         f"  {'rate':>10}  {'p50':>9}  {'p90':>9}  {'p99':>9}  {'p99.9':>9}  {'batch':>6}  {'busy':>5}  verdict",
@@ -421,6 +431,14 @@ def evaluation_lines(source: ServiceSource, found: Evaluation, arrivals: Arrival
     return lines
 
 
+def _host_words(overhead_s: float, host_cores: int | None) -> str:
+    if not overhead_s:
+        return ""
+    if host_cores is None:
+        return f"; {ms(overhead_s)} of server overhead per request, a fixed delay"
+    return f"; {ms(overhead_s)} of CPU work per request on {host_cores} host core{'s' * (host_cores != 1)}"
+
+
 def evaluation_json(found: Evaluation) -> dict[str, Any]:
     policy = found.policy
     return {
@@ -436,6 +454,7 @@ def evaluation_json(found: Evaluation) -> dict[str, Any]:
         },
         "percentile": found.percentile,
         "budget_s": found.budget_s,
+        "host_cores": found.host_cores,
         "meets_budget": found.meets,
         "capacity_per_s": found.capacity.rate_per_s if found.capacity else None,
         "at_rates": [{"rate_per_s": o.rate, **o.result.summary()} for o in found.outcomes],

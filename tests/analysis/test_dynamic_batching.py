@@ -323,3 +323,37 @@ def test_instances_per_device_are_checked(kwargs, message):
     settings = dict(server="triton", max_batch=4, max_delay_s=0.0) | kwargs
     with pytest.raises(ValueError, match=message):
         Policy(**settings)
+
+
+# The host's cores: the overhead as CPU work queued on them (synthetic curve, for the queueing only)
+FAST_CURVE = ServiceCurve.deterministic({1: 0.0001, 8: 0.0002})
+
+
+def _with_host(rate, cores, overhead_s=0.004, n=20_000):
+    arrivals = poisson_arrivals(rate, n, np.random.default_rng(3))
+    return simulate(Policy("triton", 8, 0.0), FAST_CURVE, arrivals, overhead_s=overhead_s, host_cores=cores, seed=4)
+
+
+def test_many_host_cores_add_only_the_work_itself():
+    fixed = simulate(
+        Policy("triton", 8, 0.0), FAST_CURVE, poisson_arrivals(100, 20_000, np.random.default_rng(3)),
+        overhead_s=0.004, seed=4,
+    )  # fmt: skip
+    many = _with_host(100, cores=64)
+    assert many.mean("host") == pytest.approx(0.004, rel=1e-9)
+    assert many.percentile(99) == pytest.approx(fixed.percentile(99), rel=1e-6)
+
+
+def test_the_host_queue_grows_with_the_load_and_overloads_past_its_cores():
+    light, heavy = _with_host(50, cores=1), _with_host(225, cores=1)  # 20 % and 90 % of one core's 250/s
+    assert light.mean("host") < 1.3 * 0.004 < 2 * 0.004 < heavy.mean("host")
+    assert not heavy.overloaded
+    assert _with_host(300, cores=1).overloaded  # 1.2 cores of work on one core
+    assert not _with_host(300, cores=2).overloaded
+
+
+def test_one_core_with_replies_waiting_behind_requests_is_slower_than_a_fixed_overhead():
+    # M/D/1 on the pre-work alone would wait rho·w/(2(1-rho)); the replies share the core, so the wait is larger
+    heavy = _with_host(200, cores=1)
+    rho, w = 200 * 0.004, 0.002
+    assert heavy.mean("host") - 0.004 > rho * w / (2 * (1 - rho))

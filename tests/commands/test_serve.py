@@ -250,3 +250,20 @@ def test_instances_on_one_gpu_are_told_apart_from_separate_gpus(capsys, curve_cs
         capsys, curve_csv, "--rate", "5", "--budget-ms", "9", "--server", "ray", "--instances-per-gpu", "2"
     )
     assert code == 2 and "--instances-per-gpu is for triton and torchserve" in err
+
+
+def test_host_cores_queue_the_overhead_and_cap_the_rate(capsys, curve_csv):
+    args = [curve_csv, "--rate", "100,400", "--policy", "8/1", "--overhead-ms", "4", "--json", *FAST]
+    code, out, err = serve(capsys, *args)
+    assert code == 0, err
+    fixed = json.loads(out)
+    code, out, err = serve(capsys, *args, "--host-cores", "2")
+    queued = json.loads(out)
+    assert queued["host_cores"] == 2 and fixed["host_cores"] is None
+    at_400 = [r["mean_s"]["host"] for r in (fixed["at_rates"][1], queued["at_rates"][1])]
+    assert at_400[0] == pytest.approx(0.004) and at_400[1] > 0.004  # 400/s of 4 ms is 80 % of two cores
+    code, out, _ = serve(capsys, curve_csv, "--rate", "600", "--policy", "8/1", "--overhead-ms", "4",
+                         "--host-cores", "2", "--json", *FAST)  # fmt: skip
+    assert json.loads(out)["at_rates"][0]["overloaded"]  # 2.4 cores of work on 2
+    code, _, err = serve(capsys, curve_csv, "--rate", "5", "--policy", "8/1", "--host-cores", "2")
+    assert code == 2 and "give --overhead-ms too" in err
