@@ -153,15 +153,16 @@ page.show("real_server")
 #    (fp16 stands in for a precision the files read do not state);
 # 2. scales it so that one GPU at the Offline batch of 2,048 delivers an eighth of the published
 #    Offline figure;
-# 3. serves Poisson queries on eight instances, batches leaving at 256 or when the oldest query
-#    has waited 2 ms;
-# 4. finds the highest rate whose simulated p99 stays within the 15 ms bound.
+# 3. serves Poisson queries on the seven inference streams the configuration keeps in flight on
+#    each of the eight GPUs (seven instances sharing a GPU: batches that overlap take the curve's
+#    time at their summed size), batches leaving at 256 or when the oldest query has waited 2 ms;
+# 4. finds the highest rate whose simulated p99 stays within the 15 ms bound, and the
+#    Server/Offline ratio it implies.
 #
-# It leaves out the seven inference streams NVIDIA's harness keeps in flight on each GPU (several
-# batches share one GPU, so each takes longer while the GPU's throughput stays the same), the
-# host's work per query
-# (LoadGen, copies to the device, the harness's threads) and any difference between the curve's
-# shape and TensorRT's.
+# It leaves out the host's work per query (LoadGen, copies to the device, the harness's
+# threads), which the files read do not state, the spread of real batch times (a roofline curve
+# gives every batch of one size the same time) and any difference between the curve's shape and
+# TensorRT's.
 
 # %% tags=["hide-input"]
 page.show("mlperf")

@@ -457,10 +457,15 @@ class SimulationResult:
 
 def _shared(s, m, slot, start, share, free, running, center):
     """A batch's seconds on a device other instances share: at least the time the device needs for this batch and
-    the ones its neighbours are running when it starts, as if they were one batch (the curve at their summed size):
-    copies overlap as far as the curve is flat, and not at all where it grows in proportion."""
+    what is left of the ones its neighbours are running when it starts, as if they were one batch (the curve at this
+    batch's size plus the rows still to run of theirs, each counted by the share of its run still ahead): copies
+    overlap as far as the curve is flat, and not at all where it grows in proportion."""
     first = slot - slot % share
-    others = sum(running[i] for i in range(first, first + share) if i != slot and free[i] > start)
+    others = 0.0
+    for i in range(first, first + share):
+        size, length = running[i]
+        if i != slot and free[i] > start and length > 0:
+            others += size * min((free[i] - start) / length, 1.0)
     if not others:
         return s
     return s * max(center(m + others) / center(m), 1.0)
@@ -478,7 +483,7 @@ def _engine(arr, n_total, policy, delay, draw, closed_overhead, center=None):
     k = policy.instances if policy.server != "ray" else 1
     share = policy.per_device
     free = [0.0] * k
-    running = [0] * k  # with shared devices: the size of the batch each instance runs (or last ran)
+    running = [(0, 0.0)] * k  # with shared devices: the size and seconds of the batch each instance runs (or ran)
     inf = math.inf
     sizes, opens, closes, starts, services = [], [], [], [], []
     p = 0
@@ -506,7 +511,7 @@ def _engine(arr, n_total, policy, delay, draw, closed_overhead, center=None):
         s = draw(m, j)
         if share > 1:
             s = _shared(s, m, slot, start, share, free, running, center)
-            running[slot] = m
+            running[slot] = (m, s)
         finish = start + s
         if share > 1:
             free[slot] = finish

@@ -8,15 +8,16 @@ The method, stated once here and on the page:
    Offline configuration's batch of 2048 (`benchmarks.analysis.predict`);
 2. its level: scaled so that one GPU at the Offline batch delivers an eighth of the published Offline images per
    second (the Offline run is the same hardware and software at its own best batch);
-3. the server: Poisson queries of one image (as LoadGen's Server scenario issues them) in one queue, eight
-   instances (one per GPU, one batch at a time each), batches leaving when they hold 256 images or when the
-   oldest has waited the configuration's deque timeout of 2 ms (Triton's rule);
+3. the server: Poisson queries of one image (as LoadGen's Server scenario issues them) in one queue, the 7
+   inference streams per GPU that the configuration keeps in flight as 7 instances sharing each of the eight GPUs
+   (overlapping batches take the curve's time at their summed size, `dynamic_batching`), batches leaving when they
+   hold 256 images or when the oldest has waited the configuration's deque timeout of 2 ms (Triton's rule);
 4. the prediction: the highest rate whose simulated p99 latency stays within the 15 ms bound, against the
-   published Server figure.
+   published Server figure, and the Server/Offline ratio it implies against the published one.
 
-What it leaves out: the 7 inference streams per GPU that NVIDIA's harness keeps in flight (several batches share a
-GPU, so each takes longer while the GPU's throughput stays the same), the host's work per query (LoadGen,
-copies from host to device, the harness's threads) and any difference between the curve's shape and TensorRT's.
+What it leaves out: the host's work per query (LoadGen, copies from host to device, the harness's threads), which
+the files read do not state, the spread of real batch times (the curve is a roofline: every batch of a size takes
+the same time) and any difference between the curve's shape and TensorRT's.
 
 Pure Python and numpy: nothing on this module's import path may import torch.
 """
@@ -38,12 +39,12 @@ DTYPE = "float16"
 GPUS = 8
 SERVER_BATCH = 256  # gpu_batch_size of H100_SXM_80GBx8, Server
 DEQUE_TIMEOUT_S = 0.002  # deque_timeout_usec = 2000
-STREAMS = 7  # gpu_inference_streams of H100_SXM_80GBx8, Server: not simulated
+STREAMS = 7  # gpu_inference_streams of H100_SXM_80GBx8, Server: instances sharing each GPU
 OFFLINE_BATCH = 2048  # gpu_batch_size of H100_SXM_80GBx1 (and x8), Offline
 BOUND_S = 0.015  # target_latency of the Server scenario, at p99
 PERCENTILE = 99
 REQUESTS = 200_000  # a third of a second of queries at 600,000/s: over 700 batches
-CURVE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+CURVE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, OFFLINE_BATCH)  # up to the streams' summed batch
 
 
 @dataclass
@@ -80,9 +81,10 @@ class MLPerfCheck:
 
 def scaled_curve(offline_per_s: float) -> tuple[ServiceCurve, float]:
     """The roofline curve of one GPU scaled so that the Offline batch delivers `offline_per_s` ÷ GPUS images per
-    second; returns the curve (batches up to SERVER_BATCH) and the scale."""
+    second; returns the curve (batches up to the Offline batch, which the streams' summed batches reach) and the
+    scale."""
     gpu = find_gpu(GPU_NAME)
-    points = predict("resnet50", {"resolution": 224}, gpu.ceilings(DTYPE), DTYPE, (*CURVE_BATCHES, OFFLINE_BATCH))
+    points = predict("resnet50", {"resolution": 224}, gpu.ceilings(DTYPE), DTYPE, CURVE_BATCHES)
     seconds = {p.batch: p.seconds for p in points}
     scale = (OFFLINE_BATCH / (offline_per_s / GPUS)) / seconds[OFFLINE_BATCH]
     curve = ServiceCurve.deterministic(
@@ -96,7 +98,7 @@ def check(rows: list[Measurement] | None = None, *, n: int = REQUESTS, seed: int
     by_id = {row.id: row for row in (rows if rows is not None else read_published())}
     server, offline = by_id[SERVER_ID], by_id[OFFLINE_ID]
     curve, scale = scaled_curve(float(offline.value))
-    policy = Policy("triton", SERVER_BATCH, DEQUE_TIMEOUT_S, GPUS)
+    policy = Policy("triton", SERVER_BATCH, DEQUE_TIMEOUT_S, GPUS * STREAMS, per_device=STREAMS)
     predicted = capacity(policy, curve, BOUND_S, PERCENTILE, n=n, seed=seed)
     at_published = outcome(policy, curve, float(server.value), BOUND_S, PERCENTILE, n=n, seed=seed)
     return MLPerfCheck(server, offline, curve, scale, predicted, at_published, policy)
