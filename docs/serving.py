@@ -171,19 +171,32 @@ page.show("mlperf")
 # ## Run it on your own sweep
 #
 # Sweep your model ([Your model](../your_model/)), then plan its server from the sweep file, from
-# one curve of a profile run, or from a roofline on any datasheet GPU:
+# one curve of a profile run, from a CSV of batch times measured anywhere (perf_analyzer, your
+# own harness: `batch,ms` and optionally `p90_ms,p99_ms`), or from a roofline on any datasheet GPU:
 #
 # ```sh
 # python -m benchmarks serve benchmarks/sweeps/DEVICE/SWEEP.json --rate 20,60 --budget-ms 100
 # python -m benchmarks serve RUN.json:mlp --param width=1024 --rate 500 --budget-ms 20 --server torchserve
-# python -m benchmarks serve resnet50 --gpu "H100 SXM" --dtype fp16 --rate 20000 --budget-ms 15 --instances 4
+# python -m benchmarks serve curve.csv --rate 400,800 --policy 16/5/2 --budget-ms 50
+# python -m benchmarks serve resnet50 --gpu L4 --dtype fp16 --rate 2000 --budget-ms 15 --instances-per-gpu 2
 # python -m benchmarks serve SWEEP.json --rate 30 --budget-ms 200 --server ray --handler awaiting --arrivals gamma:2
 # ```
 #
+# Devices and instances are told apart. `--gpus N` are separate devices, one model instance
+# each, and N of them serve N times what one does. `--instances-per-gpu K` is Triton's
+# `instance_group { count: K }`: K copies on one device, whose batches overlap but share its
+# FLOP/s and bandwidth, so batches that run at the same time take at least the curve's time at
+# their summed size. Copies help where the curve is flat (the device idles between launches) and
+# not where time grows in proportion to the batch.
+#
+# `--policy MAX_BATCH/DELAY_MS[/DEVICES]` evaluates the settings a server runs now at every rate
+# instead of searching (exit status 3 when they miss the budget; so does a search that finds no
+# policy, printing the closest). `--overhead-ms` adds your server's cost per request: a fixed
+# delay, or with `--host-cores N` CPU work on N cores, half before the batcher and half after the
+# batch, each waiting for a free core, so it grows with the rate and caps it at N ÷ overhead.
 # `--arrivals trace:FILE` replays your own timestamps (one time in seconds per line, or a JSON
-# array), scaled to `--rate` or at their own rate; `--overhead-ms` adds your server's fixed cost
-# per request; `--json` prints the plan as one object; `--help` lists the rest. A bad argument is
-# refused in one line.
+# array), scaled to `--rate` or at their own rate; `--json` prints the plan as one object;
+# `--help` lists the rest. A bad argument is refused in one line.
 
 # %% tags=["hide-input"]
 page.show_takeaway(
