@@ -1,6 +1,7 @@
 """MkDocs hooks for the site: results checks, a self-served chart bundle, chart exports.
 
-- on_config: make the repository importable by the notebooks' kernels, check every results
+- on_config: make the repository importable by the notebooks' kernels (run over local sockets, so the build
+  prints no warning per page: hooks/jupyter/), check every results
   and sweep file (a bad one stops the build with a message naming the file and the field) and give
   this build a fresh directory for staged charts.
 - on_files: add the Vega/Vega-Lite/vega-embed bundle (written by vl-convert, cached per
@@ -52,6 +53,7 @@ _MARKDOWN_CELL = re.compile(r"^# %% \[markdown\][^\n]*\n((?:#[^\n]*(?:\n|$))*)",
 def on_config(config):
     paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    os.environ["JUPYTER_CONFIG_DIR"] = str(Path(__file__).with_name("jupyter"))  # kernels over IPC, not TCP
     try:
         data = load_site_data()
         sweeps = load_sweeps()

@@ -121,7 +121,11 @@ def served_site(kind: str) -> tuple[Path, str]:
         done = build(site, site_url=url)
     if done.returncode != 0:
         pytest.fail(f"mkdocs build --strict failed for the {kind} site:\n{done.stdout[-4000:]}\n{done.stderr[-8000:]}")
+    BUILD_LOGS[kind] = done.stdout + done.stderr
     return site, url
+
+
+BUILD_LOGS: dict[str, str] = {}
 
 
 def built_site(kind: str) -> Path:
@@ -171,6 +175,12 @@ def _target(site: Path, page: Path, link: str) -> tuple[Path, str] | None:
     if path.is_dir() or url.path.endswith("/"):
         path = path / "index.html"
     return path, url.fragment
+
+
+def test_the_build_prints_no_kernel_warnings(site):
+    log = BUILD_LOGS["committed" if site == built_site("committed") else "synthetic"]
+    assert "Kernel is running over TCP" not in log
+    assert not [line for line in log.splitlines() if "IPKernelApp" in line and "WARNING" in line]
 
 
 def test_build_reads_only_published_results(site):
