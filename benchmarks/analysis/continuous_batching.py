@@ -43,6 +43,7 @@ import numpy as np
 from benchmarks.analysis.decode import DecodeTerms, decode_terms
 from benchmarks.analysis.published import KERNEL_LAUNCH_S
 from benchmarks.analysis.serving import PublishedModel, model_weight_bytes
+from benchmarks.contract.inputs import LENGTHS_LIMIT, InputError, read_text_bounded
 from benchmarks.gpus import BYTES_PER_ELEMENT, GPU
 
 BLOCK_TOKENS = 16  # vLLM's default block size
@@ -237,10 +238,15 @@ class Lengths:
 
     @classmethod
     def from_file(cls, path: Path | str) -> Lengths:
-        """One whole number a line (blank lines and lines starting with # skipped). ValueError otherwise."""
+        """One whole number a line (blank lines and lines starting with # skipped). ValueError otherwise (also for
+        a file that is not a regular text file of at most LENGTHS_LIMIT bytes)."""
         path = Path(path)
         values = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            text = read_text_bounded(path, kind="token-length file", limit_bytes=LENGTHS_LIMIT)
+        except InputError as exc:
+            raise ValueError(str(exc)) from None
+        for number, line in enumerate(text.splitlines(), start=1):
             line = line.strip()
             if not line or line.startswith("#"):
                 continue

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.contract.results import DEFAULT_RESULTS_DIR, ResultsError, read_run, write_atomic
+from benchmarks.contract.inputs import RESULTS_LIMIT, read_bytes_bounded
+from benchmarks.contract.results import DEFAULT_RESULTS_DIR, ResultsError, load_json, read_run, write_atomic
 from benchmarks.profiles import PROFILES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -165,7 +166,8 @@ def run_on_node(profile: str, time_limit: float | None, run_args: Sequence[str],
         tail = " ".join(line.strip() for line in stderr[-3:] if line.strip())[:400]
         raise RuntimeError(f"`benchmarks run` exited {process.returncode}: {tail or stdout.strip()[-400:]}")
     path = files[-1]
-    return {"name": path.name, "slug": path.parent.name, "data": path.read_bytes()}
+    data = read_bytes_bounded(path, kind="results file", limit_bytes=RESULTS_LIMIT)
+    return {"name": path.name, "slug": path.parent.name, "data": data}
 
 
 def _die_with_parent() -> None:
@@ -182,8 +184,8 @@ def _progress_of(out: Path) -> tuple[str, int] | None:
     if not files:
         return None
     try:
-        doc = json.loads(files[-1].read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        doc = load_json(files[-1])
+    except ResultsError:
         return None
     points = len(doc.get("records") or [])
     return ("points", points) if points else ("ceilings done", 0)

@@ -192,9 +192,7 @@ def parse_lengths(text: str, what: str, longest: int) -> Lengths:
         if kind == "file":
             try:
                 found = Lengths.from_file(rest)
-            except (OSError, UnicodeDecodeError) as exc:
-                raise Refused(f"{what} {text!r}: cannot read {rest!r}: {exc.strerror or exc}") from None
-            except ValueError as exc:
+            except ValueError as exc:  # also a file that cannot be read, or is not a regular text file
                 raise Refused(f"{what}: {exc}") from None
             return found
     except Refused as exc:

@@ -18,7 +18,6 @@ Only this harness imports Ray (through `benchmarks.measure.serving_server`, load
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import secrets
@@ -29,7 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchmarks.contract.results import read_sweep, write_atomic
+from benchmarks.contract.results import ResultsError, load_json, read_sweep, write_atomic
 from benchmarks.measure.serving_cleanup import marked_processes
 from benchmarks.measure.serving_client import Load, drive, poisson_schedule
 from benchmarks.measure.session import ROOT, provenance
@@ -42,9 +41,9 @@ def default_curve() -> Path | None:
     found = []
     for path in sorted((ROOT / "benchmarks" / "sweeps").glob("*/*.json")):
         try:
-            if json.loads(path.read_text(encoding="utf-8"))["model"].get("target") == MODEL_TARGET:
+            if load_json(path)["model"].get("target") == MODEL_TARGET:
                 found.append(path)
-        except (OSError, ValueError, KeyError, AttributeError):
+        except (ResultsError, KeyError, AttributeError, TypeError):
             continue
     return max(found, key=lambda p: p.name, default=None)
 

@@ -59,7 +59,7 @@ def test_a_custom_decoder_is_served(capsys):
         ([*BASE, "--rate", "fast"], "--rate 'fast'"),
         ([*BASE, "--efficiency", "2"], "--efficiency '2'"),
         ([*BASE, "--prompt-tokens", "uniform:9-3"], "LOW must not exceed HIGH"),
-        ([*BASE, "--prompt-tokens", "file:/nonexistent/lengths"], "cannot read"),
+        ([*BASE, "--prompt-tokens", "file:/nonexistent/lengths"], "lengths: cannot be read"),
         ([*BASE, "--chunked-prefill", "--max-batched-tokens", "16"], "at least max_num_seqs"),
         (["llm:custom", "--gpu", "H100", "--param", "layers=2"], "needs --param for d_model"),
         (["llm:Llama-3-8B", "--gpu", "L4", "--memory-fraction", "0.5"], "does not fit"),
