@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.analysis.dynamic_batching import ServiceCurve
+from benchmarks.analysis.dynamic_batching import MAX_BATCH, ServiceCurve
 from benchmarks.analysis.predict import predict
 from benchmarks.contract.results import ModelSweep, Run
 from benchmarks.gpus import GPU
@@ -61,7 +61,7 @@ def from_sweep(sweep: ModelSweep) -> ServiceSource:
     if not ok:
         raise SourceError(f"{sweep.path}: points: no batch size was measured (none is ok)")
     model = sweep.doc["model"]
-    curve = ServiceCurve.from_samples({p["batch"]: _samples(p) for p in ok}, model["name"])
+    curve = ServiceCurve.from_samples(_servable(sweep, {p["batch"]: _samples(p) for p in ok}), model["name"])
     return ServiceSource(
         curve,
         f"{model['name']} ({model['target']})",
@@ -122,7 +122,7 @@ def from_run(
     for record in found:
         by_batch.setdefault(record["batch"], []).extend(_samples(record))
     spec = WORKLOADS[workload]
-    curve = ServiceCurve.from_samples(by_batch, spec.shape(dict(key[0])))
+    curve = ServiceCurve.from_samples(_servable(run, by_batch), spec.shape(dict(key[0])))
     return ServiceSource(
         curve,
         spec.shape(dict(key[0])),
@@ -132,6 +132,17 @@ def from_run(
         "measured",
         f"run {run.id}, {run.started_at[:10]} ({run.path})",
     )
+
+
+def _servable(document: ModelSweep | Run, by_batch: dict[int, list[float]]) -> dict[int, list[float]]:
+    """The batches a server can be planned with (up to the simulator's MAX_BATCH): larger ones, which a results file
+    may hold, are left out; a curve with none left is refused in one line."""
+    kept = {batch: samples for batch, samples in by_batch.items() if batch <= MAX_BATCH}
+    if not kept:
+        raise SourceError(
+            f"{document.path}: every batch measured is above {MAX_BATCH:,}, the largest a served batch may be"
+        )
+    return kept
 
 
 def _words(params: Mapping[str, Any], dtype: str | None, mode: str | None, cache: str | None) -> str:

@@ -234,7 +234,8 @@ def text_lines(source: ServiceSource, plan: Plan) -> list[str]:
 
 def main(argv: list[str]) -> int:
     argv = list(argv)
-    if any(arg.strip().lower().startswith("llm:") for arg in argv):  # SOURCE, wherever it stands
+    source = source_argument(argv)
+    if source is not None and source.strip().lower().startswith("llm:"):  # SOURCE, wherever it stands
         return _llm(argv)
     try:
         args = parser().parse_args(argv)
@@ -265,6 +266,20 @@ def main(argv: list[str]) -> int:
     except Refused as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if largest is not None and largest > source.curve.largest:
+        print(f"note: --max-batch {largest:,} is above the curve's largest batch, {source.curve.largest:,}: "
+              f"policies are planned up to {source.curve.largest:,}", file=sys.stderr)  # fmt: skip
+    try:
+        return _plan(args, source, rates, budget_s, percentile, server, instances, largest, handler, arrivals,
+                     overhead_s, requests, seed)  # fmt: skip
+    except KeyboardInterrupt:
+        print("\ninterrupted: no plan (the simulations were stopped)", file=sys.stderr)
+        return 130
+
+
+def _plan(args, source, rates, budget_s, percentile, server, instances, largest, handler, arrivals, overhead_s,
+          requests, seed) -> int:  # fmt: skip
+    """Search the policies and print the answer."""
     progress = _progress if sys.stderr.isatty() else None
     plan = search(
         source.curve,
@@ -290,6 +305,26 @@ def main(argv: list[str]) -> int:
     else:
         print("\n".join(text_lines(source, plan)))
     return 0
+
+
+FLAGS = {"--json", "--chunked-prefill", "--reserve-kv", "-h", "--help"}  # the options of serve (and serve llm:)
+# that take no value
+
+
+def source_argument(argv: list[str]) -> str | None:
+    """The SOURCE positional of a serve command line: the first argument that is neither an option nor an
+    option's value (None when there is none)."""
+    skip = positional = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--" and not positional:
+            positional = True
+        elif not positional and arg.startswith("-") and len(arg) > 1:
+            skip = "=" not in arg and arg not in FLAGS
+        else:
+            return arg
+    return None
 
 
 def _source_json(source: ServiceSource) -> dict[str, Any]:
