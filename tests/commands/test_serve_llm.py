@@ -139,3 +139,37 @@ def test_reserving_the_kv_cache_admits_fewer_and_preempts_none(capsys):
     assert found["assumptions"]["engine"]["reserve_kv"] is True
     assert reserved["preemptions"] == 0 < greedy["preemptions"]
     assert reserved["max_running"] < greedy["max_running"]
+
+
+def test_log_normal_lengths_are_served_each_request_clipped_to_the_context(capsys):
+    argv = [*BASE[:3], "--prompt-tokens", "lognormal:1500,1.2", "--output-tokens", "lognormal:300,1,4000",
+            "--concurrency", "4", "--requests", "200", "--chunked-prefill", "--json"]  # fmt: skip
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    found = json.loads(out)["assumptions"]
+    assert found["prompt_tokens"] == "log-normal, mean 1,500, σ 1.2 (at most 8,192)"
+    assert found["output_tokens"] == "log-normal, mean 300, σ 1 (at most 4,000)"
+    assert main([*BASE[:3], "--prompt-tokens", "lognormal:100,1,99999"]) == 2
+    assert "give a whole number from 1 to 8,192" in capsys.readouterr().err
+
+
+def test_pairs_are_clipped_answer_first_and_the_simulator_serves_the_clipped_requests():
+    import numpy as np
+
+    from benchmarks.analysis.continuous_batching import Engine, Lengths, RooflineStep, clip_pairs, simulate
+    from benchmarks.analysis.serving import MODELS
+    from benchmarks.gpus import gpus_matching
+
+    assert clip_pairs([10, 8000, 9000], [5, 500, 9000], 8192) == ([10, 8000, 8191], [5, 192, 1])
+    model = next(m for m in MODELS if m.name == "Llama-3-8B")
+    step = RooflineStep(model, gpus_matching("H100 SXM")[0], "bfloat16")
+    lengths = Lengths.lognormal(3000, 1.5, 8192)
+    engine = Engine(chunked_prefill=True, max_batched_tokens=2048, max_model_len=8192)
+    result = simulate(step, engine, lengths, lengths, n_requests=300, clients=8, seed=1)
+    rng = np.random.default_rng(1)  # the lengths simulate drew, in its order
+    prompts, outputs = [int(x) for x in lengths.sample(300, rng)], [int(x) for x in lengths.sample(300, rng)]
+    assert any(p + o > 8192 for p, o in zip(prompts, outputs))  # the clipping has work to do
+    prompts, outputs = clip_pairs(prompts, outputs, 8192)
+    assert result.requests == 300 and result.output_tokens == sum(outputs)
+    assert result.prompt_mean == pytest.approx(sum(prompts) / 300)
