@@ -93,6 +93,11 @@ class Plan:
                 found += [Case("model", "blocking", max_batch, delay, rate, repeat) for rate in self.model_rates]
         return found
 
+    @property
+    def max_batch(self) -> int:
+        """The largest batch any of its policies forms: the curve must be measured up to it."""
+        return max([b for b, _ in self.policies] + [self.model_policy[0] if self.model_policy else 1])
+
 
 FULL = Plan(  # rates up to about 70 % of what each handler style sustains with the curve at SCALE
     policies=((16, 0.005), (8, 0.020)),
@@ -123,7 +128,7 @@ def curve_table(path: Path, max_batch: int, scale: float = SCALE) -> tuple[dict[
     }
     batches = sorted(measured)
     if not batches or batches[0] != 1 or batches[-1] < max_batch:
-        raise SystemExit(f"{path}: points: needs measured batches from 1 to at least {max_batch}")
+        raise ResultsError(path, "points", f"needs measured batches from 1 to at least {max_batch}")
     table = {}
     for b in range(1, max_batch + 1):
         low = max(x for x in batches if x <= b)
@@ -220,7 +225,7 @@ def run_check(plan: Plan, curve_path: Path, out_dir: Path, command: list[str]) -
     from benchmarks.measure import serving_server as server
 
     wall = time.perf_counter()
-    max_batch = max([b for b, _ in plan.policies] + [plan.model_policy[0] if plan.model_policy else 1])
+    max_batch = plan.max_batch
     table, label = curve_table(curve_path, max_batch)
     doc = _new_document(curve_path, table, label, max_batch, command)
     path = out_dir / doc["host"]["slug"] / f"{doc['run']['id']}.json"
