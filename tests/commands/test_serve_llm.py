@@ -173,3 +173,16 @@ def test_pairs_are_clipped_answer_first_and_the_simulator_serves_the_clipped_req
     prompts, outputs = clip_pairs(prompts, outputs, 8192)
     assert result.requests == 300 and result.output_tokens == sum(outputs)
     assert result.prompt_mean == pytest.approx(sum(prompts) / 300)
+
+
+def test_ctrl_c_during_the_simulations_is_one_line_and_exit_130(capsys, monkeypatch):
+    from benchmarks.commands import serve_llm
+    from benchmarks.commands.cli import main as cli_main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(serve_llm, "simulate", interrupted)
+    assert cli_main(["serve", *BASE, "--concurrency", "4", "--requests", "100"]) == 130
+    out, err = capsys.readouterr()
+    assert err.strip().splitlines()[-1] == "interrupted" and "Traceback" not in err + out
