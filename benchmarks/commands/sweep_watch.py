@@ -104,7 +104,11 @@ def _child(measure: Callable[[Announce], int], fd: int) -> None:
         code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     except BaseException as exc:
         code = 1
-        os.write(2, f"error: the measuring process failed: {type(exc).__name__}: {str(exc)[:300]}\n".encode())
+        words = f"error: the measuring process failed: {type(exc).__name__}: {str(exc)[:300]}\n"
+        try:
+            sys.stderr.write(words)  # up the pipe, when it is still there
+        except Exception:
+            os.write(2, words.encode())
     finally:
         os._exit(code)
 
