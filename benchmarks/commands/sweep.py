@@ -139,7 +139,9 @@ def add_parser(commands) -> None:
         type=_positive_float,
         metavar="SECONDS",
         help="the whole command's wall time, import and ceilings included; a final pass it cuts short keeps the "
-        "search's numbers and marks the file incomplete",
+        "search's numbers and marks the file incomplete. The model runs in a process of its own: one still running "
+        f"{sweep_watch.GRACE_S:g} s past the limit (a forward or factory that never returns) is ended, and the file "
+        "keeps the batches already timed",
     )
     sweep.add_argument("--threads", type=_positive_int, metavar="N", help="CPU threads (default: all cores but one)")
     sweep.add_argument("--debug", action="store_true", help="print the traceback when the sweep fails")
