@@ -1,7 +1,10 @@
 """`python -m benchmarks sweep` on tiny models on this CPU: the search, the file, and every bad input."""
 
 import json
+import os
+import signal
 import textwrap
+import threading
 import time
 
 import pytest
@@ -548,3 +551,31 @@ def test_a_model_that_drops_rows_at_some_batch_is_not_credited_with_them(fast, t
     assert "the output has 3 rows at batch 4" in points[4]["message"]
     assert found.doc["run"]["search_stopped"].startswith("batch 4 failed")
     assert found.doc["recommendation"]["run"] in (1, 2)
+
+
+def test_ctrl_c_reaches_a_model_stuck_in_its_forward_and_the_file_is_kept(fast, tmp_path, target, capsys):
+    """The terminal's Ctrl-C reaches the command's process, which hands it on to the measuring process once."""
+    out_dir = tmp_path / "out"
+
+    def interrupt_once_two_batches_are_written():
+        deadline = time.perf_counter() + 60
+        while time.perf_counter() < deadline:
+            for path in out_dir.glob("*/*.json"):
+                try:
+                    if len(json.loads(path.read_text())["points"]) >= 2:
+                        time.sleep(0.5)  # into batch 4's endless forward
+                        os.kill(os.getpid(), signal.SIGINT)
+                        return
+                except (ValueError, KeyError, OSError):
+                    pass
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=interrupt_once_two_batches_are_written, daemon=True)
+    watcher.start()
+    code = sweep(tmp_path, misbehaving(target, "time.sleep(600)"), "--input-shape", "32")
+    watcher.join(5)
+    assert code == 130
+    found, out = written(capsys)
+    assert [(p["batch"], p["status"]) for p in found.doc["points"]] == [(1, "ok"), (2, "ok")]
+    assert found.doc["run"]["interrupted"] == "KeyboardInterrupt: stopped"
+    assert "kept 2 batch sizes, marked incomplete" in out.err and "Traceback" not in out.err
