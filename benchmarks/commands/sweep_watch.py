@@ -19,6 +19,7 @@ import select
 import signal
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,7 +80,9 @@ def watch(measure: Callable[[Announce], int], deadline: float | None) -> Ending:
     read_end, write_end = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
-    pid = os.fork()
+    with warnings.catch_warnings():  # Python 3.12+ warns of fork() beside threads; the command's process runs
+        warnings.simplefilter("ignore", DeprecationWarning)  # none (torch is imported in the child alone)
+        pid = os.fork()
     if pid == 0:
         os.close(read_end)
         _child(measure, write_end)  # never returns
