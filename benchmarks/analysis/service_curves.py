@@ -61,7 +61,8 @@ def from_sweep(sweep: ModelSweep) -> ServiceSource:
     if not ok:
         raise SourceError(f"{sweep.path}: points: no batch size was measured (none is ok)")
     model = sweep.doc["model"]
-    curve = ServiceCurve.from_samples(_servable(sweep, {p["batch"]: _samples(p) for p in ok}), model["name"])
+    servable = _servable(sweep, {p["batch"]: _samples(p) for p in ok})
+    curve = ServiceCurve.from_samples(servable, model["name"])
     return ServiceSource(
         curve,
         f"{model['name']} ({model['target']})",
@@ -69,7 +70,7 @@ def from_sweep(sweep: ModelSweep) -> ServiceSource:
         model["dtype"],
         model["mode"],
         "measured",
-        f"sweep {sweep.id}, {sweep.started_at[:10]} ({sweep.path})",
+        f"sweep {sweep.id}, {sweep.started_at[:10]} ({sweep.path}){_left_out(len(ok) - len(servable))}",
     )
 
 
@@ -122,7 +123,8 @@ def from_run(
     for record in found:
         by_batch.setdefault(record["batch"], []).extend(_samples(record))
     spec = WORKLOADS[workload]
-    curve = ServiceCurve.from_samples(_servable(run, by_batch), spec.shape(dict(key[0])))
+    servable = _servable(run, by_batch)
+    curve = ServiceCurve.from_samples(servable, spec.shape(dict(key[0])))
     return ServiceSource(
         curve,
         spec.shape(dict(key[0])),
@@ -130,7 +132,7 @@ def from_run(
         key[1],
         f"{key[2]}, {key[3]} weights",
         "measured",
-        f"run {run.id}, {run.started_at[:10]} ({run.path})",
+        f"run {run.id}, {run.started_at[:10]} ({run.path}){_left_out(len(by_batch) - len(servable))}",
     )
 
 
@@ -143,6 +145,10 @@ def _servable(document: ModelSweep | Run, by_batch: dict[int, list[float]]) -> d
             f"{document.path}: every batch measured is above {MAX_BATCH:,}, the largest a served batch may be"
         )
     return kept
+
+
+def _left_out(count: int) -> str:
+    return f"; {count} batch size{'s' * (count != 1)} above {MAX_BATCH:,} left out" if count else ""
 
 
 def _words(params: Mapping[str, Any], dtype: str | None, mode: str | None, cache: str | None) -> str:

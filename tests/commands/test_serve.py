@@ -165,7 +165,8 @@ def test_batches_above_the_simulators_largest_are_left_out(capsys, tmp_path):
     write_atomic(path, make_sweep(batches=(1, 1024, 70000), per_row_s=1e-7))
     code, out, err = serve(capsys, str(path), "--rate", "100", "--budget-ms", "100", "--json", *FAST)
     assert code == 0, err
-    assert json.loads(out)["source"]["largest_batch"] == 1024
+    found = json.loads(out)["source"]
+    assert found["largest_batch"] == 1024 and found["provenance"].endswith("; 1 batch size above 65,536 left out")
     write_atomic(path, make_sweep(batches=(70000,), per_row_s=1e-7))
     code, _, err = serve(capsys, str(path), "--rate", "100", "--budget-ms", "100", *FAST)
     assert code == 2 and err.strip() == (
