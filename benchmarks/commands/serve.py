@@ -269,18 +269,7 @@ def main(argv: list[str]) -> int:
     if largest is not None and largest > source.curve.largest:
         print(f"note: --max-batch {largest:,} is above the curve's largest batch, {source.curve.largest:,}: "
               f"policies are planned up to {source.curve.largest:,}", file=sys.stderr)  # fmt: skip
-    try:
-        return _plan(args, source, rates, budget_s, percentile, server, instances, largest, handler, arrivals,
-                     overhead_s, requests, seed)  # fmt: skip
-    except KeyboardInterrupt:
-        print("\ninterrupted: no plan (the simulations were stopped)", file=sys.stderr)
-        return 130
-
-
-def _plan(args, source, rates, budget_s, percentile, server, instances, largest, handler, arrivals, overhead_s,
-          requests, seed) -> int:  # fmt: skip
-    """Search the policies and print the answer."""
-    progress = _progress if sys.stderr.isatty() else None
+    progress = _progress if sys.stderr.isatty() else None  # Ctrl-C in the simulations: one line, from cli.main
     plan = search(
         source.curve,
         rates,
