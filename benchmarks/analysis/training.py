@@ -12,7 +12,7 @@ from typing import Any
 from benchmarks.analysis.predict import PredictedPoint, predict
 from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings
 from benchmarks.workloads import optimizer_name, saved_bytes_per_sample, training_parameters, workload
-from snippets import costs
+from snippets import choose, costs
 
 TRAINING_WORKLOADS = ("train-mlp", "train-decoder")
 LABEL = "ceiling (roofline)"
@@ -111,3 +111,50 @@ def ridge_batch(name: str, params: Mapping[str, Any], ceilings: Ceilings, dtype:
 
 def describe(name: str, params: Mapping[str, Any]) -> str:
     return f"{workload(name).shape(params)} with {optimizer_name(params)}, {params.get('precision', 'pure')} precision"
+
+
+def sweep_training_lines(doc: Mapping[str, Any], memory_gb: float | None) -> list[str]:
+    """What a training sweep supports: where the time per sample stops falling (the smallest batch within 5 % of
+    the best throughput measured, `snippets.choose`), the largest batch whose held state and activations fit
+    `memory_gb`, and the smaller of the two to run."""
+    found = doc.get("training")
+    points = [(p["batch"], p["median_s"]) for p in doc["points"] if p["status"] == "ok"]
+    if not found or not points:
+        return []
+    held, per_sample = sum(found["held_bytes"].values()), found["saved_bytes_per_sample"]
+    flat = choose.throughput_flattens(points)
+    seconds = dict(points)
+    lines = [
+        "Training step (" + found["optimizer"] + "; loss: " + found["loss"] + "):",
+        f"  held whatever the batch: {_bytes(held)} (weights, gradients, optimizer state); autograd keeps "
+        f"{_bytes(per_sample)} per sample ({found['counted']})",
+        f"  time per sample stops falling at batch {flat}: {seconds[flat] / flat * 1e3:.3g} ms a sample, within "
+        f"{100 - choose.FLAT_SHARE * 100:.0f} % of the best throughput measured",
+    ]
+    if memory_gb is None:
+        lines.append(f"  run batch {flat} (give --memory-gb for the largest batch that fits)")
+        return lines
+    budget = memory_gb * 1e9
+    largest = costs.largest_batch(budget, held, per_sample) if per_sample > 0 else None
+    if largest is None:
+        lines.append("  autograd kept nothing that grows with the batch: memory sets no largest batch")
+        pick = flat
+    elif largest == 0:
+        lines.append(f"  not even one sample fits {memory_gb:g} GB beside the held state ({_bytes(held)})")
+        return lines
+    else:
+        lines.append(
+            f"  largest batch whose held state and activations fit {memory_gb:g} GB: {largest:,} (workspace and the "
+            "allocator's own memory not counted)"
+        )
+        pick = min(flat, largest)
+    why = "where time per sample stops falling" if pick == flat else f"the largest that fits {memory_gb:g} GB"
+    lines.append(f"  run batch {pick:,}: {why}")
+    return lines
+
+
+def _bytes(value: float) -> str:
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if value >= size:
+            return f"{value / size:.3g} {unit}"
+    return f"{value:.0f} B"
