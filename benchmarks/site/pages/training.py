@@ -87,7 +87,10 @@ def phase_chart(curve: Curve) -> alt.LayerChart:
         tooltip=["series:N", "batch:Q", alt.Tooltip("ms:Q", format=".3g")],
     )
     measured = base.transform_filter(alt.datum.series == "measured step").mark_line(point=True)
-    predicted = base.transform_filter(alt.datum.series != "measured step").mark_line(strokeDash=[4, 3])
+    dashes = alt.StrokeDash(  # forward and weight gradient cost the same: a dash of its own keeps each visible
+        "series:N", scale=alt.Scale(domain=domain[1:], range=[[4, 3], [8, 3], [2, 2], [4, 3], [1, 3]]), legend=None
+    )
+    predicted = base.transform_filter(alt.datum.series != "measured step").mark_line().encode(strokeDash=dashes)
     title = charts.chart_title(curve.shape, f"{curve.label}; {text.describe_curves([curve])}")
     return alt.layer(measured, predicted).properties(title=title, width=520, height=280)
 
