@@ -186,14 +186,17 @@ GPUS: tuple[GPU, ...] = (
         bandwidth=300 * GIGA,
         sm_count=58,
         l2_bytes=48 * MIB,
-        memory_bytes=24 * GIB,
+        memory_bytes=23_034 * MIB,  # 24 GB on the datasheet; nvidia-smi reports 23,034 MiB for an L4
+        memory_from="driver",
         source="NVIDIA L4 Tensor Core GPU datasheet (https://resources.nvidia.com/en-us-gpu-resources/l4-tensor-"
         "datasheet), dense rates: half the datasheet's 120 TF32, 242 bf16/fp16 and 485 fp8 figures, which are "
         "with sparsity; 48 MB of L2, the AD104's, from the NVIDIA Ada GPU Architecture whitepaper "
         "(https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf)",
         notes="72 W, GDDR6, PCIe. NVIDIA's datasheet gives no SM count: 58 is the multiprocessor count the CUDA "
         "driver reports for an L4 (7,424 CUDA cores at 128 per SM, of the AD104's 60 SMs). Its low bandwidth gives "
-        "it one of the highest ridges here.",
+        "it one of the highest ridges here. Memory: 24 GB on the datasheet; nvidia-smi reports 23,034 MiB (22.5 GiB) "
+        "for an L4 (driver 550.90.07: https://github.com/SakkarinKt/gpu-warmup/blob/main/HARDWARE.md, “GPU memory: "
+        "23034 MiB”), the figure used here.",
     ),
     GPU(
         name="NVIDIA L40S",
