@@ -1,6 +1,7 @@
 """The batch-size guide's page module: every number computed, and labelled as datasheet or measured."""
 
 import re
+from itertools import pairwise
 
 from benchmarks.analysis import bands
 from benchmarks.site.pages import guide
@@ -62,7 +63,7 @@ def test_the_decode_band_says_what_it_is_made_of():
     generations = sum(rows[f.id].model.kind == "generation" for f in band.figures)
     assert f"{generations} of its {band.n} figures time whole generations" in kv
     ratios = sorted(f.ratio for f in band.figures)
-    gaps = [b - a for a, b in zip(ratios, ratios[1:])]
+    gaps = [b - a for a, b in pairwise(ratios)]
     cut = gaps.index(max(gaps)) + 1
     if ratios[cut - 1] < band.median < ratios[cut]:
         assert "in the gap between them, so no figure sits near it" in kv and ", about " not in kv
