@@ -39,6 +39,7 @@ from benchmarks.site.charts.serving import (
     hockey_chart,
     mlperf_chart,
 )
+from benchmarks.site.charts.sweep import SWEEP_CACHE
 from benchmarks.site.pages import serving_check
 from benchmarks.site.render import Bullets, Heading, Page, Paragraph, Table, autolink, code
 
@@ -107,9 +108,6 @@ def budget_s(sweep: ModelSweep, source: ServiceSource) -> float:
 
 def where(source: ServiceSource) -> str:
     return f"{source.device}, {source.dtype}, {source.mode}"
-
-
-SWEEP_CACHE = "resident"  # a sweep calls the same model on the same inputs back to back, after a warm-up
 
 
 def cache_label() -> str:
