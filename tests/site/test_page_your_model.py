@@ -13,7 +13,7 @@ def test_each_sweep_shows_its_recommendation_charts_and_table():
     page = your_model.build([sweep_of(make_sweep())])
     text = page.html("sweeps")
     assert "SyntheticModel on Synthetic GPU" in text
-    assert "Within the 3 ms p90 budget: batch 16" in text
+    assert "Largest batch within the 3 ms p90 budget: batch 16" in text
     assert text.count('<figure class="bchart"') == 3 and "Every batch size measured" in text
 
 
