@@ -22,3 +22,16 @@ def test_the_cpu_ceiling_is_named_a_kernels_and_what_beat_it_in_the_same_run_is_
     if rates and max(rates) > ceiling:  # the convolutions beat the matmul's ceiling: said, with their best rate
         assert f"{text.fmt_rate(max(rates), 'FLOP/s')})" in said or f"{text.fmt_rate(max(rates), 'FLOP/s')};" in said
         assert "not a property of CPUs" in said
+
+
+def test_a_run_without_a_ceiling_in_the_curves_dtype_says_so():
+    """SYNTHETIC: a CPU run whose curve's dtype has no measured matmul ceiling."""
+    from tests.synthetic import make_run, site_data
+
+    run = make_run(kind="cpu", dtypes=("bfloat16",))
+    run["ceilings"]["matmul"] = {}
+    data = site_data(run)
+    curve = theory.cpu_curve(data)
+    assert curve is not None
+    assert "measured no bfloat16 matmul ceiling" in theory.ceiling_words(curve, data)
+    theory.build(data)

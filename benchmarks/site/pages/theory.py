@@ -162,9 +162,17 @@ def cpu_words(data: SiteData) -> Paragraph:
     return Paragraph(words)
 
 
+def matmul_ceiling(run, dtype: str) -> float | None:
+    """The run's measured matmul rate in `dtype` (FLOP/s), or None when it measured none."""
+    rate = (run.ceilings.get("matmul") or {}).get(dtype, {}).get("flops_per_s")
+    return float(rate) if rate else None
+
+
 def faster_than_ceiling(run, dtype: str) -> dict[str, list[float]]:
     """Per workload of `run`, the best FLOP/s of each of its curves in `dtype` that beat the run's matmul ceiling."""
-    ceiling = run.ceilings["matmul"][dtype]["flops_per_s"]
+    ceiling = matmul_ceiling(run, dtype)
+    if ceiling is None:
+        return {}
     best: dict[tuple, float] = {}
     for r in run.records:
         if r["status"] == "ok" and r["dtype"] == dtype and r.get("flops") and r.get("median_s"):
@@ -181,7 +189,9 @@ def ceiling_words(curve, data: SiteData) -> str:
     """What the run's matmul ceiling is (one kernel, on this many threads) and, when other work in the same run beat
     it, that it is not the CPU's peak."""
     run = next((r for r in data.runs if r.id == curve.run.id), curve.run)  # every record of the run, not one page's
-    ceiling = run.ceilings["matmul"][curve.dtype]["flops_per_s"]
+    ceiling = matmul_ceiling(run, curve.dtype)
+    if ceiling is None:
+        return f" This run measured no {curve.dtype} matmul ceiling, so its roofline has no arithmetic ceiling to name."
     threads = run.device.get("threads")
     on = f" on {threads} thread{'s' * (threads != 1)}" if threads else ""
     said = (
