@@ -154,3 +154,10 @@ def test_every_serving_chart_names_its_cache_state_and_threads(page):
         assert chart_id in specs
     assert specs.count("cache: resident") >= 4  # the example's three charts and one capacity chart
     assert "1 thread" in specs or "threads" in specs
+
+
+def test_the_mlperf_chart_names_the_byte_count_its_roofline_uses(page):
+    figure = next(
+        part for part in page.sections["mlperf"] if getattr(part, "chart_id", "") == "serving-mlperf-resnet50"
+    )
+    assert "every elementwise pass through memory, nothing kept in cache" in " ".join(figure.spec["title"]["subtitle"])

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from benchmarks.analysis import recommend, serving_mlperf
 from benchmarks.analysis.dynamic_batching import Policy, simulate
+from benchmarks.analysis.predict import STATED_COUNT
 from benchmarks.analysis.published_file import read_published
 from benchmarks.analysis.service_curves import ServiceSource, SourceError, from_sweep
 from benchmarks.analysis.serving_policy import (
@@ -555,6 +556,7 @@ def mlperf_parts(found: serving_mlperf.MLPerfCheck) -> list:
         "MLPerf v3.0 Server on a DGX H100: simulated against published",
         [
             "simulated: ResNet-50 roofline on the H100 SXM datasheet, scaled to the published Offline figure",
+            f"the roofline's bytes: {STATED_COUNT['resnet50']}, nothing kept in cache",
             f"{serving_mlperf.GPUS} instances, max batch {serving_mlperf.SERVER_BATCH}, max delay "
             f"{ms(serving_mlperf.DEQUE_TIMEOUT_S)}, Poisson queries",
         ],
