@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from benchmarks.commands.serve_llm import main
+from benchmarks.commands.serve_llm import main, parser
 
 BASE = ["llm:Llama-3-8B", "--gpu", "H100", "--prompt-tokens", "1000", "--output-tokens", "200"]
 
@@ -209,3 +209,16 @@ def test_ctrl_c_during_the_simulations_is_one_line_and_exit_130(capsys, monkeypa
     assert cli_main(["serve", *BASE, "--concurrency", "4", "--requests", "100"]) == 130
     out, err = capsys.readouterr()
     assert err.strip().splitlines()[-1] == "interrupted" and "Traceback" not in err + out
+
+
+def test_per_user_tokens_per_second_is_defined_with_and_without_the_first_token(capsys):
+    assert main([*BASE, "--concurrency", "1,16", "--requests", "64"]) == 0
+    out = capsys.readouterr().out
+    assert "per user  user e2e" in out
+    assert "'per user' is 1 ÷ the median time per output token" in out and "'user e2e' counts that wait" in out
+
+
+def test_the_help_names_the_kernels_it_counts_and_defines_per_user():
+    said = " ".join(parser().format_help().split())
+    assert "8 kernels a layer: attention norm, QKV projection" in said
+    assert "'user e2e' counts that wait" in said

@@ -22,15 +22,24 @@ def _log(values: Sequence[float]) -> alt.Scale:
     return alt.Scale(type="log", domain=[min(values) / 1.3, max(values) * 1.3], nice=False)
 
 
-def front_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[str]) -> alt.LayerChart:
+def front_chart(
+    rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[str], band: tuple[float, float] | None = None
+) -> alt.LayerChart:
     """`rows` hold gpu, concurrency, total (tokens/s), per_user (tokens/s) and kv_full (the cache full at its
-    peak): one line per GPU through its concurrencies, per-user rate on x, total on y, both log."""
+    peak): one line per GPU through its concurrencies, per-user rate on x, total on y, both log. With `band`
+    (low, high: shares of the roofline published systems reached), a faint segment through each point from the
+    low share to the high one: the same point slowed by each share, per user and in all alike."""
     gpus = list(dict.fromkeys(r["gpu"] for r in rows))
     color = alt.Color("gpu:N", title="GPU (datasheet)", scale=alt.Scale(domain=gpus, range=PALETTE[: len(gpus)]))
-    x = alt.X("per_user:Q", title="tokens per second per user (1 / median time per output token)",
-              scale=_log([r["per_user"] for r in rows]), axis=alt.Axis(format="~s"))  # fmt: skip
-    y = alt.Y("total:Q", title="output tokens per second, all users", scale=_log([r["total"] for r in rows]),
-              axis=alt.Axis(format="~s"))  # fmt: skip
+    low, high = band or (1.0, 1.0)
+    spans = [{**r, "per_user_low": r["per_user"] * low, "total_low": r["total"] * low,
+              "per_user_high": r["per_user"] * high, "total_high": r["total"] * high} for r in rows]  # fmt: skip
+    x_title = "tokens per second per user (1 / median time per output token, first token's wait left out)"
+    x_scale = _log([v for r in spans for v in (r["per_user_low"], r["per_user"])])
+    y_title = "output tokens per second, all users"
+    y_scale = _log([v for r in spans for v in (r["total_low"], r["total"])])
+    x = alt.X("per_user:Q", title=x_title, scale=x_scale, axis=alt.Axis(format="~s"))
+    y = alt.Y("total:Q", title=y_title, scale=y_scale, axis=alt.Axis(format="~s"))
     tip = [
         alt.Tooltip("gpu:N", title="GPU"),
         alt.Tooltip("concurrency:Q", title="concurrent requests"),
@@ -38,7 +47,7 @@ def front_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[s
         alt.Tooltip("per_user:Q", title="tokens/s per user", format=",.1f"),
         alt.Tooltip("kv_peak:Q", title="KV cache at its peak", format=".0%"),
     ]
-    base = alt.Chart(alt.Data(values=chart_rows(list(rows))))
+    base = alt.Chart(alt.Data(values=chart_rows(spans)))
     line = base.mark_line(strokeWidth=2).encode(x=x, y=y, color=color, order="concurrency:Q", tooltip=tip)
     points = base.mark_point(filled=True, size=50).encode(
         x=x,
@@ -51,17 +60,29 @@ def front_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[s
     labels = base.mark_text(align="left", dx=5, dy=-6, fontSize=10, color=LABEL_GREY).encode(
         x=x, y=y, text="concurrency:Q"
     )
-    chart = alt.layer(line, points, labels).properties(
-        width=WIDTH, height=HEIGHT + 40, title=chart_title(title, *subtitle)
-    )
+    layers = [line, points, labels]
+    if band is not None:
+        segment = base.mark_rule(strokeWidth=4, opacity=0.25).encode(
+            x=alt.X("per_user_low:Q", scale=x_scale, title=x_title),
+            y=alt.Y("total_low:Q", scale=y_scale, title=y_title),
+            x2="per_user_high:Q", y2="total_high:Q", color=color,
+        )  # fmt: skip
+        layers.insert(0, segment)
+    chart = alt.layer(*layers).properties(width=WIDTH, height=HEIGHT + 40, title=chart_title(title, *subtitle))
     return chart.configure_legend(orient="bottom", direction="horizontal", labelLimit=LEGEND_LABELS)
 
 
 def token_latency_chart(
-    rows: Sequence[dict[str, Any]], limit: float | None, title: str, subtitle: Sequence[str]
+    rows: Sequence[dict[str, Any]],
+    limit: float | None,
+    title: str,
+    subtitle: Sequence[str],
+    band_rows: Sequence[dict[str, Any]] = (),
 ) -> alt.HConcatChart:
     """Two panels against concurrency (log-log): time to first token, and time per output token, each at p50
-    (solid) and p99 (dashed), one colour per `series`; a rule where the KV cache fills (`limit`)."""
+    (solid) and p99 (dashed), one colour per `series`; a rule where the KV cache fills (`limit`). `band_rows`
+    (concurrency, fast_ms, slow_ms) shade, in the time-per-token panel, what the published systems' band of
+    shares of the roofline gives for a p50."""
     series = list(dict.fromkeys(r["series"] for r in rows))
     color = alt.Color("series:N", title="engine", scale=alt.Scale(domain=series, range=PALETTE[: len(series)]))
     dash = alt.StrokeDash("percentile:N", title="percentile", scale=alt.Scale(domain=list(DASH),
@@ -84,6 +105,10 @@ def token_latency_chart(
         line = base.mark_line(strokeWidth=2).encode(x=x, y=y, color=color, strokeDash=dash, tooltip=tip)
         dots = base.mark_point(filled=True, size=30).encode(x=x, y=y, color=color, tooltip=tip)
         layers = [line, dots]
+        if metric == "tpot_ms" and band_rows:
+            shade = alt.Chart(alt.Data(values=chart_rows(list(band_rows)))).mark_area(opacity=0.15, color=LABEL_GREY)
+            layers.insert(0, shade.encode(x=x, y=alt.Y("fast_ms:Q", title=words, scale=alt.Scale(type="log")),
+                                          y2="slow_ms:Q"))  # fmt: skip
         if limit is not None:
             marked = alt.Chart(alt.Data(values=[{"concurrency": limit, "label": f"KV cache full ≈ {limit:,.0f}"}]))
             layers += [

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from benchmarks.analysis import curves as c
 from benchmarks.analysis import devices as dv
+from benchmarks.analysis.bands import kind_of
 from benchmarks.analysis.curves import SiteData
-from benchmarks.analysis.predict import predict
+from benchmarks.analysis.predict import STATED_COUNT, predict
 from benchmarks.contract.results import Run
 from benchmarks.gpus import find_gpu
 from benchmarks.site import charts, text
+from benchmarks.site.bands import chart_line
 from benchmarks.site.charts.devices import DATASHEET, MEASURED, ROOFLINE, beside_datasheets_chart, normalised_chart
 from benchmarks.site.render import NO_RESULTS, Html, Page, Paragraph, Table, tag
 
@@ -193,8 +195,9 @@ def beside_datasheets(data: SiteData) -> list:
         rows,
         f"The {curve.shape} in {dtype}: measured on one device, predicted on datasheet GPUs",
         [
-            f"{label(curve.run)}, {curve.mode}, measured solid · {', '.join(shown)}: roofline of the datasheet, "
-            "predicted, dashed"
+            f"{label(curve.run)}, {curve.mode}, cache {curve.cache}, measured solid · {', '.join(shown)}: roofline "
+            "of the datasheet, predicted, dashed",
+            *datasheet_line_words(),
         ],
     )
     figure = charts.figure(
@@ -207,6 +210,11 @@ def beside_datasheets(data: SiteData) -> list:
         f"Measured solid on {label(curve.run)}; predicted dashed from the datasheets of {', '.join(shown)}.",
     )
     return [figure]
+
+
+def datasheet_line_words() -> list[str]:
+    """The datasheet lines' cache state (the byte count the roofline uses) and their band, or why they have none."""
+    return [f"datasheet lines: weights and {STATED_COUNT['mlp']}, none kept in cache;", chart_line(kind_of("mlp", {}))]
 
 
 # --------------------------------------------------------------------------- software
