@@ -13,6 +13,8 @@ How a configuration is predicted, stated once here and on the page:
 - a prefill of `batch` prompts: `predict("decode", phase="prefill")`;
 - a generation with static batching (every request of the batch starts and ends together): the prefill, which
   yields the first token, then one decode step for each further token, each at its own context;
+- a matrix product (kind `gemm`, the `linear` workload: batch M rows, K in, N out): its 2·M·N·K FLOPs over the
+  predicted time, in TFLOP/s;
 - a throughput benchmark of images: `batch` images per call at the predicted time per call; where the engine fuses
   the elementwise passes into the convolutions (departure `fused-elementwise`), with those passes left out of the
   bytes (`snippets.costs.resnet50_cost(fused=True)`), and the count with them given beside;
@@ -37,7 +39,8 @@ from snippets.costs import resnet50_cost
 
 # Departures that break an assumption of the model, as against details the source leaves unstated.
 BREAKS = frozenset({"tensor-parallel", "int8-weights", "fp8-mixed", "latency-bound", "power-limited"})
-PER = {"ms/token": "tokens", "ms": "prompts", "tokens/s": "tokens", "requests/s": "requests", "samples/s": "images"}
+PER = {"ms/token": "tokens", "ms": "prompts", "tokens/s": "tokens", "requests/s": "requests", "samples/s": "images",
+       "TFLOP/s": "TFLOP"}
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,9 @@ def predicted(model: Model, unit: str) -> Prediction:
             return _resnet50(model, fused=True)
         point = predict(model.workload, model.params, ceilings(model), model.dtype, [model.batch])[0]
         return Prediction(copies * model.batch / point.seconds, *_split([point]))
+    if model.kind == "gemm":
+        point = predict(model.workload, model.params, ceilings(model), model.dtype, [model.batch])[0]
+        return Prediction(point.flops / 1e12 / point.seconds, *_split([point]))
     if model.kind == "prefill":
         point = _call(model, "prefill", model.input_tokens)
         return Prediction(copies * model.batch / point.seconds, *_split([point]), prefill_s=point.seconds)
