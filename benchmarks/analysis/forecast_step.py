@@ -1,0 +1,87 @@
+"""The continuous-batching simulator's step on the forecast instead of the ceiling, and a step that records how
+a simulated run's ceiling splits by bound (what the calibration fits a serving figure with).
+
+A forecast step keeps the ceiling step's matrix products and attention, each with its bound, divides each by the
+calibrated share of the resource that bounds it and adds the calibrated fixed cost per step in place of the
+ceiling's own (`benchmarks.analysis.forecast`).
+
+Pure Python and numpy: nothing on this module's import path may import torch.
+"""
+
+from __future__ import annotations
+
+from benchmarks.analysis.continuous_batching import RooflineStep, StepTime, StepWork
+from benchmarks.analysis.forecast import Efficiency, Parts
+
+
+def _copy(cls, step: RooflineStep):
+    found = object.__new__(cls)
+    found.__dict__.update(step.__dict__)
+    return found
+
+
+def _split(detail: StepTime) -> tuple[float, float]:
+    """(memory-bound, compute-bound) seconds of a ceiling step."""
+    memory = compute = 0.0
+    for seconds, bound in ((detail.matmul_s, detail.matmul_bound), (detail.attention_s, detail.attention_bound)):
+        if bound == "compute":
+            compute += seconds
+        else:
+            memory += seconds
+    return memory, compute
+
+
+class ForecastStep(RooflineStep):
+    """A ceiling step's operations divided by the calibrated efficiencies, plus the calibrated fixed cost."""
+
+    forecast: Efficiency
+    ceiling_step: RooflineStep
+
+    @classmethod
+    def of(cls, step: RooflineStep, efficiency: Efficiency) -> ForecastStep:
+        found = _copy(cls, step)
+        found.forecast, found.ceiling_step = efficiency, step
+        found.fixed_s, found.efficiency = efficiency.fixed_s, 1.0
+        return found
+
+    def detail(self, work: StepWork) -> StepTime:
+        d = self.ceiling_step.detail(work)
+        e = self.forecast
+        scale = {"memory": e.memory, "compute": e.compute}
+        return StepTime(
+            d.matmul_s / d.efficiency / scale[d.matmul_bound],
+            d.attention_s / d.efficiency / scale[d.attention_bound],
+            e.fixed_s,
+            1.0,
+            d.matmul_bound,
+            d.attention_bound,
+        )
+
+    def seconds(self, tokens: int, logits: int, attended: float, kv_positions: float) -> float:
+        return self.detail(StepWork(tokens, logits, attended, kv_positions)).seconds
+
+    def describe(self) -> str:
+        e = self.forecast
+        return (
+            f"{self.ceiling_step.describe()}; forecast: memory-bound work at {e.memory:.0%} of the bandwidth, "
+            f"compute-bound at {e.compute:.0%} of the FLOP/s, {e.fixed_s * 1e3:.2f} ms fixed per step "
+            "(fitted to published figures)"
+        )
+
+
+class RecordingStep(RooflineStep):
+    """The ceiling step itself, adding up the memory-bound and compute-bound seconds of every step it times."""
+
+    parts: Parts
+
+    @classmethod
+    def of(cls, step: RooflineStep) -> RecordingStep:
+        found = _copy(cls, step)
+        found.parts = Parts(0.0, 0.0, 0)
+        return found
+
+    def seconds(self, tokens: int, logits: int, attended: float, kv_positions: float) -> float:
+        d = self.detail(StepWork(tokens, logits, attended, kv_positions))
+        memory, compute = _split(d)
+        self.parts = self.parts + Parts(memory / d.efficiency, compute / d.efficiency, 1)
+        return d.seconds
