@@ -58,7 +58,15 @@ class ForecastStep(RooflineStep):
         )
 
     def seconds(self, tokens: int, logits: int, attended: float, kv_positions: float) -> float:
-        return self.detail(StepWork(tokens, logits, attended, kv_positions)).seconds
+        """The simulator's hot path: `detail(...).seconds` without building objects (a test holds them equal)."""
+        t, e = self.terms, self.forecast
+        mm_c = (2 * t.matmul_weights * tokens + 2 * self.head_elements * logits) / self.flops_per_s
+        mm_m = (self.step_weight_bytes + t.activation_bytes_per_token * tokens) / self.bytes_per_s
+        at_c = t.attention_flops_per_position * attended / self.flops_per_s
+        at_m = t.kv_bytes_per_position * kv_positions / self.bytes_per_s
+        mm = mm_c / e.compute if mm_c >= mm_m else mm_m / e.memory
+        at = at_c / e.compute if at_c >= at_m else at_m / e.memory
+        return e.fixed_s + (mm + at) / self.ceiling_step.efficiency
 
     def describe(self) -> str:
         e = self.forecast

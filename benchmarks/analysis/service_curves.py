@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.analysis.dynamic_batching import ServiceCurve
+from benchmarks.analysis.forecast import committed, expected_words, kind_of, percent, point_parts
 from benchmarks.analysis.predict import predict
 from benchmarks.contract.results import ModelSweep, Run
 from benchmarks.gpus import GPU
@@ -32,9 +33,11 @@ class ServiceSource:
     name: str  # what is served, e.g. 'ResNet50 (examples/resnet50_small.py:factory)'
     device: str  # e.g. 'CPU: AMD EPYC, 2 threads' or 'GPU: NVIDIA H100 SXM (datasheet)'
     dtype: str
-    mode: str  # eager, graph, compile; 'roofline' for a prediction
+    mode: str  # eager, graph, compile; 'forecast' or 'roofline' (the ceiling) for a prediction
     origin: str  # measured or predicted
     provenance: str  # the file and run, or the datasheet
+    ceiling: ServiceCurve | None = None  # of a forecast: the bare roofline it was made from
+    forecast_words: str = ""  # of a forecast: its efficiencies and expected error, in words
 
     @property
     def label(self) -> str:
@@ -142,9 +145,13 @@ def _words(params: Mapping[str, Any], dtype: str | None, mode: str | None, cache
     return ", ".join(parts) or "any configuration"
 
 
-def from_prediction(workload: str, params: Mapping[str, Any], gpu: GPU, dtype: str, max_batch: int) -> ServiceSource:
-    """The roofline time of `workload` on `gpu`'s datasheet at every batch up to `max_batch`: no fixed cost per
-    call, no spread; a lower bound on what a real server's batches take."""
+def from_prediction(
+    workload: str, params: Mapping[str, Any], gpu: GPU, dtype: str, max_batch: int, forecast: bool = True
+) -> ServiceSource:
+    """The time of `workload` on `gpu`'s datasheet at every batch up to `max_batch`, no spread: the forecast
+    (the roofline's operations divided by the efficiencies fitted to published figures, plus their fixed cost
+    per call: `benchmarks.analysis.forecast`), or with `forecast` False the bare roofline, no fixed cost per
+    call, a lower bound on what a real server's batches take."""
     if dtype not in gpu.peak_flops:
         raise SourceError(f"the {gpu.name} datasheet gives no {dtype} rate; it gives {', '.join(gpu.peak_flops)}")
     if not 1 <= max_batch <= MAX_PREDICTED_BATCH:
@@ -155,13 +162,26 @@ def from_prediction(workload: str, params: Mapping[str, Any], gpu: GPU, dtype: s
         points = predict(workload, full, gpu.ceilings(dtype), dtype, range(1, max_batch + 1))
     except ValueError as exc:
         raise SourceError(str(exc)) from None
-    curve = ServiceCurve.deterministic({p.batch: p.seconds for p in points}, spec.shape(full))
+    ceiling = ServiceCurve.deterministic({p.batch: p.seconds for p in points}, spec.shape(full))
+    words = ""
+    if forecast:
+        efficiency = committed().efficiency(workload, dtype)
+        seconds = {p.batch: efficiency.seconds(point_parts(p)) for p in points}
+        kind = kind_of(workload, full)
+        words = (
+            f"memory-bound work at {percent(efficiency.memory)} of the bandwidth, compute-bound at "
+            f"{percent(efficiency.compute)} of the FLOP/s, {efficiency.fixed_s * 1e3:.2f} ms fixed per call "
+            f"(fitted to published figures); {expected_words(committed().expected_for(kind), kind)}"
+        )
+    curve = ServiceCurve.deterministic(seconds, spec.shape(full)) if forecast else ceiling
     return ServiceSource(
         curve,
         spec.shape(full),
         f"GPU: {gpu.name} (datasheet)",
         dtype,
-        "roofline",
+        "forecast" if forecast else "roofline",
         "predicted",
         gpu.source,
+        ceiling if forecast else None,
+        words,
     )

@@ -1,69 +1,84 @@
-"""The band beside a GPU prediction, in words: what share of the roofline published systems of the same kind of
-work reached (`benchmarks.analysis.bands`), and the time to expect from it; or why there is no band.
+"""The forecast beside a GPU prediction, in words and as JSON: the calibrated time, the kind of work whose
+cross-validated error it carries, and the ceiling it comes from (`benchmarks.analysis.forecast`).
 
-Pure Python (no torch).
+Pure Python (no torch, no numpy).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from benchmarks.analysis import bands
-from benchmarks.analysis.bands import Band
+from benchmarks.analysis.forecast import (
+    Efficiency,
+    committed,
+    expected_words,
+    family_of,
+    kind_of,
+    percent,
+    point_parts,
+    precision_of,
+)
+from benchmarks.analysis.predict import PredictedPoint
 from benchmarks.site import text
 
-WHERE = "benchmarks/published/measurements.json"
-NO_KIND = "no published figure is of this kind of work (published figures are decode steps, prefills and CNNs)"
+WHERE = "benchmarks/published/calibration.json"
+CEILING_WORDS = "ceiling: the datasheet roofline, no efficiency applied (--ceiling)"
 
 
-def no_band_words(kind: str | None) -> str:
-    """Why a prediction has no band."""
-    if kind is None:
-        return f"no band: {NO_KIND}, and no other kind's band is borrowed"
-    n = len(bands.figures_for(kind))
+def efficiency_for(workload: str, dtype: str) -> Efficiency:
+    return committed().efficiency(workload, dtype)
+
+
+def forecast_s(point: PredictedPoint, workload: str, dtype: str) -> float:
+    """The calibrated time of one predicted call."""
+    return efficiency_for(workload, dtype).seconds(point_parts(point))
+
+
+def error_words(workload: str, params: Mapping[str, Any]) -> str:
+    kind = kind_of(workload, params)
+    return expected_words(committed().expected_for(kind), kind)
+
+
+def short_error(workload: str, params: Mapping[str, Any]) -> str:
+    """'±18 % median, ±32 % p90' for a chart or a table cell; 'error unknown' without published figures."""
+    found = committed().expected_for(kind_of(workload, params))
+    return "error unknown" if found is None else f"±{percent(found.median)} median, ±{percent(found.p90)} p90"
+
+
+def efficiency_words(workload: str, dtype: str) -> str:
+    e = efficiency_for(workload, dtype)
+    fixed = f", plus {text.fmt_time(e.fixed_s)} fixed per call" if e.fixed_s else ""
     return (
-        f"no band: {n} published {kind} figure{'' if n == 1 else 's'} that break{'s' if n == 1 else ''} no "
-        f"assumption, fewer than the {bands.MIN_FIGURES} a band needs ({WHERE}); no other kind's band is borrowed"
+        f"memory-bound work at {percent(e.memory)} of the bandwidth, compute-bound at {percent(e.compute)} of the "
+        f"FLOP/s{fixed} ({family_of(workload)} software, {precision_of(dtype)}, fitted to published figures: {WHERE})"
     )
 
 
-def band_words(found: Band) -> str:
-    """'published decode steps reached 39–78 % of their roofline (median 58 %; 10 figures from 3 sources)'."""
-    return (
-        f"published {found.kind} figures reached {found.low * 100:.0f}–{found.high * 100:.0f} % of their roofline "
-        f"(median {found.median * 100:.0f} %; {found.n} figures from {found.sources} sources that break none of its "
-        f"assumptions, {WHERE})"
-    )
-
-
-def expected_words(seconds: float, found: Band) -> str:
-    """'expect 1.2–2.5 ms, about 1.7 ms': the predicted time divided by the band's high, median and low share."""
-    fast, typical, slow = found.expected_s(seconds)
-    return f"expect {text.fmt_time(fast)}–{text.fmt_time(slow)}, about {text.fmt_time(typical)}"
-
-
-def band_json(kind: str | None) -> dict[str, Any]:
-    """The band of `kind` as a JSON-ready object: its shares and figures, or why there is none."""
-    found = bands.band_for(kind)
-    if found is None:
-        return {"kind": kind, "band": None, "why": no_band_words(kind)}
+def forecast_json(workload: str, params: Mapping[str, Any], dtype: str) -> dict[str, Any]:
+    kind = kind_of(workload, params)
+    e = efficiency_for(workload, dtype)
+    found = committed().expected_for(kind)
     return {
         "kind": kind,
-        "band": {"low": found.low, "median": found.median, "high": found.high, "n": found.n},
-        "figures": [{"id": f.id, "source": f.source, "ratio": f.ratio} for f in found.figures],
+        "family": family_of(workload),
+        "precision": precision_of(dtype),
+        "efficiency": {"memory": e.memory, "compute": e.compute, "fixed_s": e.fixed_s},
+        "expected_error": None
+        if found is None
+        else {"median": found.median, "p90": found.p90, "within_30": found.within_30, "figures": found.figures},
+        "words": expected_words(found, kind),
         "from": WHERE,
     }
 
 
-def chart_line(kind: str | None) -> str:
-    """The band in a chart's subtitle: short enough for one line."""
-    found = bands.band_for(kind)
-    if found is not None:
-        return (
-            f"band: published {found.kind} figures reached {found.low * 100:.0f}–{found.high * 100:.0f} % of the "
-            f"roofline ({found.n} figures)"
-        )
-    if kind is None:
-        return "band: none (no published figure is of this kind of work; no other kind's band is borrowed)"
-    n = len(bands.figures_for(kind))
-    return f"band: none ({n} published {kind} figure{'' if n == 1 else 's'}, fewer than {bands.MIN_FIGURES})"
+def chart_line(workload: str, params: Mapping[str, Any], dtype: str | None = None) -> str:
+    """What a chart of a GPU prediction draws, for its subtitle."""
+    kind = kind_of(workload, params)
+    return (
+        f"draws the forecast (calibrated on published {kind} figures, {short_error(workload, params)}), not the ceiling"
+    )
+
+
+def ceiling_chart_line() -> str:
+    return "draws the ceiling: the datasheet roofline, no efficiency applied"

@@ -132,3 +132,17 @@ def test_llm_sources_go_to_the_llm_planner(capsys, monkeypatch):
     assert main(["serve", "llm:Llama-3-8B", "--rate", "2"]) == 0
     assert main(["serve", "--rate", "2", "llm:Llama-3-8B"]) == 0
     assert seen == [["llm:Llama-3-8B", "--rate", "2"], ["--rate", "2", "llm:Llama-3-8B"]]
+
+
+def test_a_prediction_is_served_on_the_forecast_unless_ceiling_is_asked(capsys):
+    args = ["resnet50", "--gpu", "H100 SXM", "--dtype", "fp16", "--max-batch", "16", "--rate", "500",
+            "--budget-ms", "20", "--json", *FAST]  # fmt: skip
+    code, out, err = serve(capsys, *args)
+    assert code == 0, err
+    forecast = json.loads(out)["source"]
+    code, out, err = serve(capsys, *args, "--ceiling")
+    ceiling = json.loads(out)["source"]
+    assert forecast["mode"] == "forecast" and "expected error ±" in forecast["forecast"]
+    assert ceiling["mode"] == "roofline" and ceiling["forecast"] is None and ceiling["ceiling_s"] is None
+    code, out, _ = serve(capsys, *args[: -1 - len(FAST)], *FAST)
+    assert "forecast batch times: batch 1:" in out and "(ceiling " in out

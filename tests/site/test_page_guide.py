@@ -2,7 +2,7 @@
 
 import re
 
-from benchmarks.analysis import bands
+from benchmarks.analysis.forecast import committed
 from benchmarks.site.pages import guide
 from tests.synthetic import make_run, site_data
 
@@ -25,9 +25,10 @@ def test_the_worked_examples_come_from_the_cited_config_and_the_datasheet():
     # the driver's 81,559 MiB (79.6 GiB), not the datasheet's 80 GB read as 80 GiB: 258 and 64 sequences
     assert "128 KiB per token" in kv and "<td>8,192</td><td>1.00 GiB</td><td>64</td>" in kv
     assert "<td>2,048</td><td>256 MiB</td><td>258</td>" in kv and "79.6 GiB as its driver reports it" in kv
-    # the worked decode step has the band of published decode steps beside it, computed from the data file
-    band = bands.band_for("decode step")
-    assert f"reached {band.low * 100:.0f}–{band.high * 100:.0f} % of their roofline" in kv and "so expect " in kv
+    # the worked decode step has its forecast beside the ceiling, with the cross-validated error of decode figures
+    error = committed().expected_for("decode")
+    assert "The ceiling (the roofline) of one decode step" in kv and "The forecast, calibrated on published" in kv
+    assert f"expected error ±{error.median * 100:.0f} % median, ±{error.p90 * 100:.0f} % at p90" in kv
     assert "huggingface.co/meta-llama/Meta-Llama-3-8B" in kv
     assert "<td>4</td><td>4×</td><td>74</td>" in page.html("quantization")
     assert "513: 160 tiles in 2 waves" in page.html("waves")

@@ -29,7 +29,9 @@ def test_the_chart_says_whose_figures_it_shows(page):
     assert figure.chart_id == "published-against-predicted"
     title = figure.spec["title"]
     assert title["text"].startswith("Published by others, not measured here")
-    assert "datasheets of: A100 SXM4 40GB, A100 SXM4 80GB, H100 SXM · float16, float8, bfloat16" in title["subtitle"][0]
+    gpus = "A100 SXM4 40GB, A100 SXM4 80GB, H100 SXM, B200, AMD Instinct MI300X, H200, L4"
+    shown = f"datasheets of: {gpus} · float16, float8, bfloat16"
+    assert shown in title["subtitle"][0]
     assert "modes: as each source ran them" in title["subtitle"][1]
     drawn = figure.spec["layer"][-1]["data"]["values"]
     assert len(drawn) == len(pc.checks())

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.analysis import bands, calculator
+from benchmarks.analysis import calculator
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.predict import knee, predict
 from benchmarks.contract.results import Run
 from benchmarks.gpus import GPU, GPUS, find_gpu
 from benchmarks.site import charts, text
-from benchmarks.site.bands import band_words, no_band_words
 from benchmarks.site.charts import hardware as charts_hardware
+from benchmarks.site.forecasts import efficiency_words, error_words
 from benchmarks.site.render import Bullets, Details, Page, Paragraph, Table, code, strong, tag
 from benchmarks.workloads import workload
 
@@ -69,11 +69,14 @@ def build(data: SiteData | None = None) -> Page:
 
 
 def band_sentence() -> list:
-    """What real systems reach beside the calculator's predictions, from the published figures: the band of an MLP's
-    kind of work, or why there is none."""
-    found = bands.band_for(kind := bands.kind_of("mlp", {}))
-    said = band_words(found) if found else no_band_words(kind)
-    return [strong("Beside these predictions, what real systems reach: "), said, "."]
+    """What the calculator draws, and the forecast beside it: the efficiencies fitted to published matrix products
+    and the error they showed, cross-validated."""
+    return [
+        strong("The line is the ceiling, the forecast beside it: "),
+        "the solid line is the ceiling (the datasheet roofline); the dotted line is the forecast, its memory-bound "
+        "work at the share of the bandwidth and its compute-bound work at the share of the FLOP/s that published "
+        f"matrix products reached ({efficiency_words('mlp', 'bfloat16')} in bfloat16); {error_words('mlp', {})}.",
+    ]
 
 
 def option(run: Run) -> str:

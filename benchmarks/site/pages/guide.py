@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from benchmarks.analysis import bands
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.predict import predict
@@ -13,8 +12,8 @@ from benchmarks.analysis.serving import LLAMA_3_8B, kv_budget, model_weight_byte
 from benchmarks.analysis.steps import tiles_and_waves
 from benchmarks.gpus import GPU, find_gpu
 from benchmarks.site import charts, text
-from benchmarks.site.bands import band_words, expected_words, no_band_words
 from benchmarks.site.charts.guide import pick_chart
+from benchmarks.site.forecasts import efficiency_words, error_words, forecast_s
 from benchmarks.site.render import Page, Paragraph, Source, Table, autolink, strong
 from benchmarks.site.tables import ridge_table
 from snippets.choose import FLAT_SHARE, choose, largest_within, throughput_flattens
@@ -142,21 +141,23 @@ def memory_words(gpu: GPU) -> str:
 
 
 def step_example(budgets) -> str:
-    """One decode step of the worked example predicted on the datasheet, with the band of published decode steps
-    beside it: what to expect, not only the bound."""
+    """One decode step of the worked example: its ceiling on the datasheet and, beside it, the forecast calibrated on
+    published figures with the error to expect."""
     context, budget = CONTEXTS[1], budgets[1]
     batch = max(1, min(64, budget.sequences))
     params = {**asdict(LLAMA_3_8B.config), "context": context, "phase": "decode"}
     point = predict("decode", params, H100.ceilings("bfloat16"), "bfloat16", [batch])[0]
     said = (
-        f"The roofline of one decode step of {batch} sequences at context {context:,} is "
+        f"The ceiling (the roofline) of one decode step of {batch} sequences at context {context:,} is "
         f"{text.fmt_time(point.seconds)} on the datasheet ({point.bound}-bound; the matmuls' roofline plus the "
         "attention's, embeddings and the output head not counted). "
     )
-    found = bands.band_for(kind := bands.kind_of("decode", params))
-    if found is None:
-        return said + f"What to expect beside it: {no_band_words(kind)}."
-    return said + f"What to expect beside it: {band_words(found)}; so {expected_words(point.seconds, found)}."
+    forecast = forecast_s(point, "decode", "bfloat16")
+    terms = efficiency_words("decode", "bfloat16")
+    return said + (
+        f"The forecast, calibrated on published figures, is {text.fmt_time(forecast)} ({terms}); "
+        f"{error_words('decode', params)}."
+    )
 
 
 def budget_words(budgets) -> str:
