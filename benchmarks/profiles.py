@@ -140,6 +140,7 @@ def decode_sweeps(
 
 
 QUICK_MLP_WIDTHS = (256, 512, 1024)
+BERT_BASE = {"layers": 12, "d_model": 768, "heads": 12, "d_ff": 3072, "seq_len": 128, "pooler": "yes"}
 FULL_MLP_WIDTHS = (1024, 2048, 4096, 8192)
 
 QUICK = Profile(
@@ -225,7 +226,8 @@ FULL = Profile(
     "(top-2, top-4) at three routing skews, expert choice and the dense baseline; five Conv2d layers to batch "
     "1024 and ResNet-50 at 224×224 to batch 512; decode steps of a 4-layer, 4096-wide Transformer (d_ff 14336) "
     "at contexts 128 to 32768, MHA and 8 KV heads, to batch 512 (skipping batches whose KV cache exceeds its "
-    "share of 70 % of the memory left free), and a 512-token prefill.",
+    "share of 70 % of the memory left free), and a 512-token prefill; a BERT-base encoder over 128-token sequences "
+    "to batch 256.",
     sweeps=(
         *(
             CurvePlan("mlp", {"width": width, "depth": 8}, dtypes, ("graph", "eager"), batches)
@@ -288,6 +290,7 @@ FULL = Profile(
             prefill_max_batch=64,
             rounds=15,
         ),
+        CurvePlan("encoder", BERT_BASE, ("bfloat16",), ("graph", "eager"), (1, 2, 4, 8, 16, 32, 64, 128, 256)),
     ),
     rounds=20,
     min_sample_s=0.002,

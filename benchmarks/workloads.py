@@ -388,7 +388,70 @@ MOE = Workload(
     ),
 )
 
-WORKLOADS: dict[str, Workload] = {w.name: w for w in (MLP, LINEAR, MOE, CONV, RESNET50, DECODE)}
+# --------------------------------------------------------------------------- Transformer encoders
+
+ENCODED = BatchUnit("batch size (sequences)", "throughput (sequences per second)", "sequences/s", "sequences")
+POOLER_CHOICES = ("yes", "no")
+
+
+def encoder_config(p: Mapping[str, Any]) -> costs.DecoderConfig:
+    """The encoder's sizes in the decoder's config (every head its own K and V, a GELU FFN)."""
+    return costs.DecoderConfig(p["layers"], p["d_model"], p["heads"], p["heads"], p["d_ff"], ffn="gelu")
+
+
+def encoder_cost(p: Mapping[str, Any], s: float, batch: float) -> dict[str, float]:
+    return costs.encoder_cost(batch, p["seq_len"], encoder_config(p), s, p.get("pooler", "yes") == "yes")
+
+
+def encoder_operations(p: Mapping[str, Any], s: float, batch: float) -> tuple[tuple[str, float, float], ...]:
+    """(name, FLOPs, bytes) of the matmuls (every weight once, each token's activations) and the bidirectional
+    attention (QKᵀ and PV over the whole sequence, its reads and writes counted with the activations)."""
+    cost = encoder_cost(p, s, batch)
+    attention_bytes = s * batch * p["seq_len"] * p["layers"] * 4 * p["d_model"]  # q, k, v in, the context out
+    return (
+        ("matmuls", cost["matmul_flops"], cost["bytes"] - attention_bytes),
+        ("attention", cost["attention_flops"], attention_bytes),
+    )
+
+
+def _encoder_consistency(p) -> str | None:
+    try:
+        encoder_config(p)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+ENCODER = Workload(
+    name="encoder",
+    description="BERT-shaped Transformer encoder: bidirectional attention over `seq_len`-token sequences, a GELU "
+    "FFN, post-norm LayerNorms, and a pooler on each sequence's first token",
+    snippet="snippets/encoder.py",
+    params=(
+        _int("layers", "encoder layers (BERT-base 12, BERT-large 24)", 12, high=1024),
+        _int("d_model", "width of the hidden state (BERT-base 768, BERT-large 1024)", 768, high=2**17),
+        _int("heads", "attention heads (BERT-base 12, BERT-large 16)", 12, high=1024),
+        _int("d_ff", "hidden width of the FFN (BERT-base 3072, BERT-large 4096)", 3072, high=2**19),
+        _int("seq_len", "tokens in each sequence", 128, high=2**17),
+        Param("pooler", str, "yes: tanh(Linear) on the first token, as BERT; no: none", "yes", choices=POOLER_CHOICES),
+    ),
+    unit=ENCODED,
+    label=lambda p: f"{_get(p, 'seq_len')}-token sequences",
+    shape=lambda p: (
+        f"{_get(p, 'layers')}-layer encoder (d={_get(p, 'd_model')}, {_get(p, 'heads')} heads, FFN {_get(p, 'd_ff')})"
+    ),
+    cost=lambda p, s, batch: (lambda c: (c["flops"], c["bytes"]))(encoder_cost(p, s, batch)),
+    weight_bytes=lambda p, s: s * costs.encoder_weight_elements(encoder_config(p), p.get("pooler", "yes") == "yes"),
+    consistency=_encoder_consistency,
+    operators=lambda p: 14 * p["layers"] + 3,  # 4 projections, attention, 2 adds, 2 norms, 2 FFN matmuls, GELU, …
+    bytes_counted=(
+        "every weight read once per call, each token's activations in and out of every projection and of a fused "
+        "attention (LayerNorms, GELU and residual adds fused); the embeddings are not counted"
+    ),
+    operations=encoder_operations,
+)
+
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (MLP, LINEAR, MOE, CONV, RESNET50, DECODE, ENCODER)}
 
 
 def workload(name: str) -> Workload:

@@ -278,3 +278,43 @@ def expected_routing(variant, batch, experts, top_k, capacity_factor=1.0):
     if variant == "expert-choice":
         return experts, experts * expert_capacity(batch, experts, top_k, capacity_factor)
     return experts * (1 - (1 - top_k / experts) ** batch), batch * top_k
+
+
+# --------------------------------------------------------------------------- Transformer encoders (BERT-shaped)
+
+
+def encoder_weight_elements(config, pooler=True):
+    """Every weight of a BERT-shaped encoder stack (no embeddings): per layer q, k, v, o with biases, the GELU FFN's
+    up and down with biases, two LayerNorms (weight and bias); then the pooler's d_model² Linear and bias."""
+    d, f = config.d_model, config.d_ff
+    per_layer = 4 * d * d + 4 * d + 2 * d * f + f + d + 4 * d
+    return config.layers * per_layer + (d * d + d if pooler else 0)
+
+
+def encoder_activation_elements_per_token(config):
+    """Activations one token moves per encoder layer: q, k, v and o each read d and write d (8·d); the fused
+    attention reads q, k, v and writes its output (4·d); the FFN's up reads d and writes d_ff, its down reads d_ff
+    and writes d. LayerNorms, GELU and residual adds are fused: 12·d + 2·d_ff."""
+    return 12 * config.d_model + 2 * config.d_ff
+
+
+def encoder_cost(batch, seq_len, config, bytes_per_element, pooler=True):
+    """FLOPs and bytes of one forward pass of a BERT-shaped encoder over `batch` sequences of `seq_len` tokens.
+
+    Bidirectional attention: every token attends to all `seq_len` positions of its sequence, so QKᵀ and PV take
+    4·layers·d_model·seq_len² FLOPs per sequence (not the half a causal mask leaves). Matmuls: 2 FLOPs per weight
+    per token. The pooler (tanh of a Linear on each sequence's first token) adds 2·d_model² per sequence. Bytes:
+    every weight once, each token's activations per `encoder_activation_elements_per_token`, and the pooler's input
+    and output."""
+    d, tokens = config.d_model, batch * seq_len
+    matmul_elements = config.layers * (4 * d * d + 2 * d * config.d_ff)
+    cost = {
+        "matmul_flops": 2 * matmul_elements * tokens + (2 * d * d * batch if pooler else 0),
+        "attention_flops": 4 * config.layers * d * seq_len * seq_len * batch,
+        "weight_bytes": bytes_per_element * encoder_weight_elements(config, pooler),
+        "activation_bytes": bytes_per_element
+        * (tokens * config.layers * encoder_activation_elements_per_token(config) + (2 * batch * d if pooler else 0)),
+    }
+    cost["flops"] = cost["matmul_flops"] + cost["attention_flops"]
+    cost["bytes"] = cost["weight_bytes"] + cost["activation_bytes"]
+    return cost

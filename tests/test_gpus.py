@@ -14,6 +14,7 @@ REQUIRED = [
     "NVIDIA T4",
     "NVIDIA V100 SXM2 32GB",
     "NVIDIA A10",
+    "NVIDIA A10G",
     "NVIDIA L4",
     "NVIDIA L40S",
     "NVIDIA A100 SXM4 40GB",
@@ -30,6 +31,7 @@ TORCH_NAMES = {
     "Tesla T4": "NVIDIA T4",
     "Tesla V100-SXM2-32GB": "NVIDIA V100 SXM2 32GB",
     "NVIDIA A10": "NVIDIA A10",
+    "NVIDIA A10G": "NVIDIA A10G",
     "NVIDIA L4": "NVIDIA L4",
     "NVIDIA L40S": "NVIDIA L40S",
     "NVIDIA A100-SXM4-40GB": "NVIDIA A100 SXM4 40GB",
@@ -71,7 +73,7 @@ def test_ridge_intensity_is_flops_over_bandwidth():
 
 def test_existing_datasheet_figures_are_kept():
     t4, h100, h200 = find_gpu("NVIDIA T4"), find_gpu("NVIDIA H100 SXM"), find_gpu("NVIDIA H200")
-    assert t4.peak_flops == {"float32": 8.1e12, "float16": 65e12} and t4.bandwidth == 320e9
+    assert t4.peak_flops["float32"] == 8.1e12 and t4.peak_flops["float16"] == 65e12 and t4.bandwidth == 320e9
     assert h100.peak_flops["bfloat16"] == 989.4e12 and h100.bandwidth == 3.35e12
     assert h200.bandwidth == 4.8e12 and h200.l2_bytes == h100.l2_bytes  # same GH100 die
 
@@ -137,7 +139,6 @@ def test_find_gpu_knows_torch_device_names(device_name, entry):
 
 def test_find_gpu_misses_unknown_devices():
     assert find_gpu("Synthetic GPU") is None
-    assert find_gpu("NVIDIA A10G") is None  # a different part: its own tensor rates
     assert find_gpu("AMD Radeon Graphics") is None  # ROCm's generic name: ambiguous
 
 
@@ -157,3 +158,51 @@ def test_the_gpu_table_never_imports_torch():
     code = "import sys; import benchmarks.gpus; print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_the_a10g_is_its_own_part_not_the_a10():
+    a10, a10g = find_gpu("NVIDIA A10"), find_gpu("NVIDIA A10G")
+    assert a10g is not a10 and a10g.bandwidth == a10.bandwidth == 600e9 and a10g.memory_bytes == a10.memory_bytes
+    assert a10g.peak_flops["bfloat16"] == 70e12 and a10.peak_flops["bfloat16"] == 125e12
+    assert [g.name for g in gpus_matching("a10g")] == ["NVIDIA A10G"]
+
+
+@pytest.mark.parametrize("gpu", GPUS, ids=lambda gpu: gpu.name)
+def test_int8_runs_at_the_fp8_rate_where_both_exist(gpu):
+    """Dense int8 TOPS equal dense fp8 TFLOP/s on Ada, Hopper, Blackwell and CDNA 3, and 2× fp16 on Turing and
+    Ampere: a sparse figure left unhalved would break either."""
+    rates = gpu.peak_flops
+    if "int8" not in rates:
+        return
+    if "float8" in rates:
+        assert rates["int8"] == rates["float8"]
+    else:
+        assert rates["int8"] / rates["float16"] == pytest.approx(2, rel=0.03)
+
+
+def test_fp4_is_blackwell_only_and_twice_fp8():
+    have = [gpu.name for gpu in GPUS if "float4" in gpu.peak_flops]
+    assert have == ["NVIDIA B200"]
+    b200 = find_gpu("NVIDIA B200")
+    assert b200.peak_flops["float4"] == 2 * b200.peak_flops["float8"] == 9000e12
+    assert BYTES_PER_ELEMENT["float4"] == 0.5 and BYTES_PER_ELEMENT["int8"] == 1
+
+
+def test_volta_has_no_int8_tensor_rate():
+    assert "int8" not in find_gpu("NVIDIA V100 SXM2 32GB").peak_flops
+
+
+@pytest.mark.parametrize("gpu", GPUS, ids=lambda gpu: gpu.name)
+def test_every_gpu_names_its_interconnect_with_a_source(gpu):
+    link = gpu.interconnect
+    assert link is not None and link.bidirectional_bytes_per_s > 0
+    assert link.bytes_per_s_each_way == link.bidirectional_bytes_per_s / 2
+    assert "https://" in link.source or link.source.startswith("assumed")
+
+
+def test_nvlink_parts_and_pcie_parts():
+    assert find_gpu("NVIDIA H100 SXM").interconnect.bidirectional_bytes_per_s == 900e9
+    assert find_gpu("NVIDIA H200").interconnect.name.startswith("NVLink")
+    assert find_gpu("NVIDIA B200").interconnect.bidirectional_bytes_per_s == 1800e9
+    assert find_gpu("NVIDIA L4").interconnect.name == "PCIe Gen4 x16"
+    assert find_gpu("NVIDIA H100 PCIe").interconnect.bidirectional_bytes_per_s == 128e9

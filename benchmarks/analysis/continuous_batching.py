@@ -20,16 +20,20 @@ simulates that loop, request by request and step by step, from a step time that 
   then the attention (every sequence reads its own cache), each at max(FLOPs / peak rate, bytes / bandwidth),
   plus a stated fixed cost per step, all divided by a stated efficiency (1: the roofline itself).
 
-Tensor parallelism over n GPUs is modelled as one device with n times the rate, the bandwidth and the memory:
-the all-reduces between the GPUs, and any imbalance, are left out, so it flatters a tensor-parallel system.
-Pipeline parallelism, speculative decoding, prefix caching and quantized KV caches other than the dtype's own
-size are not modelled.
+Tensor parallelism over n GPUs is modelled as one device with n times the rate, the bandwidth and the memory,
+plus the all-reduces between the GPUs: two a layer of tokens × d_model activations, by the ring algorithm over the
+GPU's NVLink (PCIe where it has none) with a per-call latency (`benchmarks.analysis.cost_model`), as a part of
+the step of their own. Imbalance between the GPUs is left out. A mixture of experts reads, each step, the weights
+of the experts its tokens touch (their expected number under uniform or skewed routing), plus the shared parts.
+The KV cache may have a dtype of its own. Pipeline parallelism, speculative decoding and prefix caching are not
+modelled.
 
 Pure Python and numpy, deterministic under a seed: nothing on this module's import path may import torch.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from array import array
 from collections import deque
@@ -40,10 +44,17 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.analysis.cost_model import (
+    ALLREDUCE_LATENCY_S,
+    ALLREDUCES_PER_LAYER,
+    expected_distinct_experts,
+    tensor_parallel_seconds,
+)
 from benchmarks.analysis.decode import DecodeTerms, decode_terms
 from benchmarks.analysis.published import KERNEL_LAUNCH_S
 from benchmarks.analysis.serving import PublishedModel, model_weight_bytes
 from benchmarks.gpus import BYTES_PER_ELEMENT, GPU
+from snippets.costs import FFN_MATRICES
 
 BLOCK_TOKENS = 16  # vLLM's default block size
 MEMORY_FRACTION = 0.9  # vLLM's default gpu_memory_utilization
@@ -81,10 +92,33 @@ class StepTime:
     efficiency: float
     matmul_bound: str
     attention_bound: str
+    communication_s: float = 0.0  # tensor parallelism's all-reduces, on the link between the GPUs
 
     @property
     def seconds(self) -> float:
-        return self.fixed_s + (self.matmul_s + self.attention_s) / self.efficiency
+        return self.fixed_s + (self.matmul_s + self.attention_s + self.communication_s) / self.efficiency
+
+
+def step_terms(model: PublishedModel, dense: DecodeTerms, s: float, kv_s: float) -> DecodeTerms:
+    """A step's terms for `model`: for a mixture of experts, the FLOPs of the k experts a token uses and the bytes of
+    the parts every step reads (attention, norms, router, shared expert; the routed experts are read as touched);
+    the KV cache in `kv_s` bytes an element."""
+    c, e = model.config, model.experts
+    kv = dense.kv_bytes_per_position * kv_s / s
+    if e is None:
+        return dataclasses.replace(dense, kv_bytes_per_position=kv)
+    d, one_ffn = c.d_model, FFN_MATRICES[c.ffn] * c.d_model * c.d_ff
+    shared = e.shared_elements(d) + e.router_elements(d)
+    active = dense.matmul_weights + c.layers * (e.top_k * e.expert_elements(d) + shared - one_ffn)
+    always_read = dense.weight_bytes + s * c.layers * (shared - one_ffn)
+    per_token = 6 * d + e.top_k * 3 * (d + e.expert_d_ff) + (3 * (d + e.shared_d_ff) if e.shared_d_ff else 0)
+    return dataclasses.replace(
+        dense,
+        matmul_weights=active,
+        weight_bytes=always_read,
+        kv_bytes_per_position=kv,
+        activation_bytes_per_token=s * c.layers * per_token,
+    )
 
 
 class RooflineStep:
@@ -94,6 +128,10 @@ class RooflineStep:
     default one published kernel launch time (about 3 µs) for each of KERNELS_PER_LAYER kernels in every layer.
     `efficiency` divides the roofline time: 1 is the roofline; a published system's share of it (e.g. 0.5) gives
     a slower, more realistic step. Both are stated with every result.
+
+    `kv_dtype` stores the cache in a dtype of its own (default `dtype`); `communication` (on by default) counts
+    tensor parallelism's all-reduces; `routing_skew` makes a mixture of experts' router favour some experts
+    (`benchmarks.analysis.cost_model.routing_shares`), touching fewer of them.
     """
 
     def __init__(
@@ -105,6 +143,9 @@ class RooflineStep:
         tensor_parallel: int = 1,
         fixed_s: float | None = None,
         efficiency: float = 1.0,
+        kv_dtype: str | None = None,
+        communication: bool = True,
+        routing_skew: float = 0.0,
     ):
         if dtype not in gpu.peak_flops:
             raise ValueError(f"the {gpu.name} datasheet gives no {dtype} rate; it gives {', '.join(gpu.peak_flops)}")
@@ -112,17 +153,26 @@ class RooflineStep:
             raise ValueError("tensor_parallel must be at least 1")
         if not 0 < efficiency <= 1:
             raise ValueError("efficiency must be above 0 and at most 1")
+        if kv_dtype is not None and kv_dtype not in BYTES_PER_ELEMENT:
+            raise ValueError(f"unknown KV-cache dtype {kv_dtype!r}; choose from {', '.join(BYTES_PER_ELEMENT)}")
+        if tensor_parallel > 1 and communication and gpu.interconnect is None:
+            raise ValueError(f"the {gpu.name} entry names no interconnect for tensor parallelism")
         self.model, self.gpu, self.dtype = model, gpu, dtype
+        self.kv_dtype = kv_dtype or dtype
         self.tensor_parallel = tensor_parallel
         self.bytes_per_element = BYTES_PER_ELEMENT[dtype]
         self.flops_per_s = gpu.peak_flops[dtype] * tensor_parallel
         self.bytes_per_s = gpu.bandwidth * tensor_parallel
         self.memory_bytes = (gpu.memory_bytes or 0) * tensor_parallel
+        self.communication = communication and tensor_parallel > 1
+        self.routing_skew = routing_skew
         c = model.config
         params = {"layers": c.layers, "d_model": c.d_model, "heads": c.heads, "kv_heads": c.kv_heads,
                   "d_ff": c.d_ff, "ffn": c.ffn}  # fmt: skip
-        self.terms: DecodeTerms = decode_terms(params, self.bytes_per_element)
+        self.terms: DecodeTerms = step_terms(model, decode_terms(params, self.bytes_per_element),
+                                             self.bytes_per_element, BYTES_PER_ELEMENT[self.kv_dtype])  # fmt: skip
         s = self.bytes_per_element
+        self.expert_bytes = s * model.experts.expert_elements(c.d_model) if model.experts else 0.0
         self.head_elements = model.vocab * c.d_model  # the output head: vocab × d_model, read once a step
         self.step_weight_bytes = self.terms.weight_bytes + s * self.head_elements
         self.weight_bytes = model_weight_bytes(model, s)  # held in memory: with the input embedding too
@@ -134,10 +184,28 @@ class RooflineStep:
     def kv_bytes_per_token(self) -> int:
         return self.terms.kv_bytes_per_position
 
+    def expert_read_bytes(self, tokens: float) -> float:
+        """Bytes of routed experts a step of `tokens` tokens reads: in every layer, each expert its tokens touch."""
+        if not self.model.experts:
+            return 0.0
+        e = self.model.experts
+        touched = expected_distinct_experts(tokens, e.experts, e.top_k, self.routing_skew)
+        return self.model.config.layers * touched * self.expert_bytes
+
+    def communication_s(self, tokens: float) -> float:
+        """The all-reduces of a step of `tokens` tokens between the tensor-parallel GPUs; 0 on one GPU."""
+        if not self.communication:
+            return 0.0
+        c = self.model.config
+        gpus, link = self.tensor_parallel, self.gpu.interconnect
+        return tensor_parallel_seconds(c.layers, tokens, c.d_model, gpus, link, self.bytes_per_element)
+
     def detail(self, work: StepWork) -> StepTime:
         t = self.terms
         mm_flops = 2 * t.matmul_weights * work.tokens + 2 * self.head_elements * work.logits
-        mm_bytes = self.step_weight_bytes + t.activation_bytes_per_token * work.tokens
+        mm_bytes = (
+            self.step_weight_bytes + self.expert_read_bytes(work.tokens) + t.activation_bytes_per_token * work.tokens
+        )
         mm_c, mm_m = mm_flops / self.flops_per_s, mm_bytes / self.bytes_per_s
         at_c = t.attention_flops_per_position * work.attended / self.flops_per_s
         at_m = t.kv_bytes_per_position * work.kv_positions / self.bytes_per_s
@@ -148,20 +216,23 @@ class RooflineStep:
             self.efficiency,
             "compute" if mm_c >= mm_m else "memory",
             "compute" if at_c >= at_m else "memory",
+            self.communication_s(work.tokens),
         )
 
     def seconds(self, tokens: int, logits: int, attended: float, kv_positions: float) -> float:
         """The hot path of the simulator: `detail(...).seconds` without building objects."""
         t = self.terms
+        weights = self.step_weight_bytes + (self.expert_read_bytes(tokens) if self.expert_bytes else 0.0)
         mm = max(
             (2 * t.matmul_weights * tokens + 2 * self.head_elements * logits) / self.flops_per_s,
-            (self.step_weight_bytes + t.activation_bytes_per_token * tokens) / self.bytes_per_s,
+            (weights + t.activation_bytes_per_token * tokens) / self.bytes_per_s,
         )
         at = max(
             t.attention_flops_per_position * attended / self.flops_per_s,
             t.kv_bytes_per_position * kv_positions / self.bytes_per_s,
         )
-        return self.fixed_s + (mm + at) / self.efficiency
+        link = self.communication_s(tokens) if self.communication else 0.0
+        return self.fixed_s + (mm + at + link) / self.efficiency
 
     def step_seconds(
         self,
@@ -194,12 +265,25 @@ class RooflineStep:
 
     def describe(self) -> str:
         tp = ""
-        if self.tensor_parallel > 1:
+        if self.tensor_parallel > 1 and self.communication:
+            link = self.gpu.interconnect
+            tp = (
+                f" × {self.tensor_parallel} (tensor parallel: {ALLREDUCES_PER_LAYER} ring all-reduces a layer over "
+                f"{link.name}, {link.bidirectional_bytes_per_s / 1e9:,.0f} GB/s both ways, each "
+                f"{ALLREDUCE_LATENCY_S.value * 1e6:g} µs of latency, an assumed figure)"
+            )
+        elif self.tensor_parallel > 1:
             tp = f" × {self.tensor_parallel} (tensor parallel, no communication counted)"
+        kv = f", KV cache in {self.kv_dtype}" if self.kv_dtype != self.dtype else ""
+        moe = ""
+        if self.model.experts:
+            e = self.model.experts
+            skew = f", routing skew {self.routing_skew:g}" if self.routing_skew else ", uniform routing"
+            moe = f", reading the experts a step's tokens touch (top-{e.top_k} of {e.experts}{skew})"
         return (
-            f"{self.model.name} in {self.dtype} on {self.gpu.name}{tp}: roofline of the datasheet "
+            f"{self.model.name} in {self.dtype}{kv} on {self.gpu.name}{tp}: roofline of the datasheet "
             f"({self.flops_per_s / 1e12:,.0f} TFLOP/s, {self.bytes_per_s / 1e12:.2f} TB/s), matrix products then "
-            f"attention, plus {self.fixed_s * 1e3:.2f} ms fixed per step, at efficiency {self.efficiency:g}"
+            f"attention{moe}, plus {self.fixed_s * 1e3:.2f} ms fixed per step, at efficiency {self.efficiency:g}"
         )
 
 

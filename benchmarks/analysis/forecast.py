@@ -35,7 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from benchmarks.analysis.predict import COMPUTE, PredictedPoint
+from benchmarks.analysis.predict import PredictedPoint
 from benchmarks.gpus import BYTES_PER_ELEMENT
 
 CALIBRATION_FILE = Path(__file__).resolve().parents[1] / "published" / "calibration.json"
@@ -95,29 +95,34 @@ class Parts:
     memory_s: float
     compute_s: float
     calls: float
+    link_s: float = 0.0  # time on the link between GPUs (tensor-parallel all-reduces): modelled, not scaled
 
     @property
     def seconds(self) -> float:
-        return self.memory_s + self.compute_s
+        return self.memory_s + self.compute_s + self.link_s
 
     def __add__(self, other: Parts) -> Parts:
-        return Parts(self.memory_s + other.memory_s, self.compute_s + other.compute_s, self.calls + other.calls)
+        return Parts(self.memory_s + other.memory_s, self.compute_s + other.compute_s, self.calls + other.calls,
+                     self.link_s + other.link_s)  # fmt: skip
 
 
 NO_PARTS = Parts(0.0, 0.0, 0)
 
 
 def point_parts(point: PredictedPoint) -> Parts:
-    """The ceiling of one predicted call split by bound, operation by operation where it has several."""
-    memory = compute = 0.0
+    """The ceiling of one predicted call split by bound, operation by operation where it has several; an
+    operation's time on the link between GPUs is kept apart (the all-reduce model has its own latency)."""
+    memory = compute = link = 0.0
     for op in point.operations or ():
-        if op.bound == COMPUTE:
-            compute += op.seconds
+        core = max(op.compute_s, op.memory_s)
+        if op.compute_s >= op.memory_s:
+            compute += core
         else:
-            memory += op.seconds
+            memory += core
+        link += getattr(op, "link_s", 0.0)
     if not point.operations:
         compute, memory = (point.roofline_s, 0.0) if point.compute_s >= point.memory_s else (0.0, point.roofline_s)
-    return Parts(memory, compute, 1)
+    return Parts(memory, compute, 1, link)
 
 
 def total_parts(points: Iterable[PredictedPoint]) -> Parts:
@@ -134,7 +139,7 @@ class Efficiency:
     fixed_s: float
 
     def seconds(self, parts: Parts) -> float:
-        return parts.memory_s / self.memory + parts.compute_s / self.compute + parts.calls * self.fixed_s
+        return parts.memory_s / self.memory + parts.compute_s / self.compute + parts.link_s + parts.calls * self.fixed_s
 
     def step_seconds(self, memory_s: float, compute_s: float) -> float:
         """One step or call whose ceiling is `memory_s` memory-bound plus `compute_s` compute-bound seconds."""
@@ -209,7 +214,7 @@ class Calibration:
 
 
 def _shares(figure: Figure) -> dict[str, float]:
-    total = figure.parts.seconds or 1.0
+    total = (figure.parts.memory_s + figure.parts.compute_s) or 1.0
     return {"memory": figure.parts.memory_s / total, "compute": figure.parts.compute_s / total}
 
 

@@ -55,18 +55,21 @@ class ForecastStep(RooflineStep):
             1.0,
             d.matmul_bound,
             d.attention_bound,
+            d.communication_s / d.efficiency,  # the all-reduce model has its own latency: not rescaled
         )
 
     def seconds(self, tokens: int, logits: int, attended: float, kv_positions: float) -> float:
         """The simulator's hot path: `detail(...).seconds` without building objects (a test holds them equal)."""
         t, e = self.terms, self.forecast
+        weights = self.step_weight_bytes + (self.expert_read_bytes(tokens) if self.expert_bytes else 0.0)
         mm_c = (2 * t.matmul_weights * tokens + 2 * self.head_elements * logits) / self.flops_per_s
-        mm_m = (self.step_weight_bytes + t.activation_bytes_per_token * tokens) / self.bytes_per_s
+        mm_m = (weights + t.activation_bytes_per_token * tokens) / self.bytes_per_s
         at_c = t.attention_flops_per_position * attended / self.flops_per_s
         at_m = t.kv_bytes_per_position * kv_positions / self.bytes_per_s
         mm = mm_c / e.compute if mm_c >= mm_m else mm_m / e.memory
         at = at_c / e.compute if at_c >= at_m else at_m / e.memory
-        return e.fixed_s + (mm + at) / self.ceiling_step.efficiency
+        link = self.communication_s(tokens) if self.communication else 0.0
+        return e.fixed_s + (mm + at + link) / self.ceiling_step.efficiency
 
     def describe(self) -> str:
         e = self.forecast
@@ -91,5 +94,7 @@ class RecordingStep(RooflineStep):
     def seconds(self, tokens: int, logits: int, attended: float, kv_positions: float) -> float:
         d = self.detail(StepWork(tokens, logits, attended, kv_positions))
         memory, compute = _split(d)
-        self.parts = self.parts + Parts(memory / d.efficiency, compute / d.efficiency, 1)
+        self.parts = self.parts + Parts(
+            memory / d.efficiency, compute / d.efficiency, 1, d.communication_s / d.efficiency
+        )
         return d.seconds

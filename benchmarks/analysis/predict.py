@@ -11,6 +11,15 @@ sequence's own cache) is summed per operation, each with its own roofline, as th
 
     t(b) = max(fixed, Σ_op max(FLOPs_op(b) / F, bytes_op(b) / BW))
 
+As deployed (`benchmarks.analysis.cost_model`), `predict` also takes: `fusion` ("eager" or "fused") with the GPU's
+`l2_bytes`, for a ResNet-50 counted per kernel; `kv_dtype`, for a decoder's cache in a dtype of its own; and
+`tensor_parallel` with an `interconnect`, for a decoder split over GPUs, whose all-reduces are an operation of
+their own ("communication", on the link: neither compute nor memory):
+
+    t(b) = max(fixed, Σ_op max(FLOPs_op(b) / (p·F), bytes_op(b) / (p·BW)) + t_communication(b))
+
+Left out, each keeps the registry's count (what this project's own eager runs move).
+
 Pure Python: nothing on this module's import path may import torch.
 """
 
@@ -22,28 +31,42 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.analysis.cnn import ON_RIDGE
+from benchmarks.analysis.cost_model import (
+    ALLREDUCES_PER_LAYER,
+    FUSIONS,
+    cnn_operations,
+    decoder_operations,
+    step_tokens,
+    tensor_parallel_seconds,
+)
 from benchmarks.analysis.roofline import crossing_batch
-from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings
+from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings, Interconnect
 from benchmarks.workloads import decoder_config, workload
 from snippets.costs import kv_cache_bytes, mlp_cost, resnet50_cost
 
 OVERHEAD, MEMORY, COMPUTE = "overhead", "memory", "compute"
+COMMUNICATION = "communication"  # an operation on the link between GPUs (a tensor-parallel all-reduce)
 
 
 @dataclass(frozen=True)
 class Operation:
-    """One kind of work of a call with its own roofline: its FLOPs over the peak rate, its bytes over the bandwidth."""
+    """One kind of work of a call with its own roofline: its FLOPs over the peak rate, its bytes over the bandwidth;
+    or, for communication, its time on the link between GPUs (`link_s`). `detail` says where its tensors live."""
 
     name: str
     compute_s: float
     memory_s: float
+    link_s: float = 0.0
+    detail: str = ""
 
     @property
     def seconds(self) -> float:
-        return max(self.compute_s, self.memory_s)
+        return max(self.compute_s, self.memory_s) + self.link_s
 
     @property
     def bound(self) -> str:
+        if self.link_s > max(self.compute_s, self.memory_s):
+            return COMMUNICATION
         return COMPUTE if self.compute_s >= self.memory_s else MEMORY
 
 
@@ -105,29 +128,81 @@ def predict(
     dtype: str,
     batches: Iterable[int],
     fixed_s: float = 0.0,
+    *,
+    fusion: str | None = None,
+    l2_bytes: float | None = None,
+    kv_dtype: str | None = None,
+    tensor_parallel: int = 1,
+    interconnect: Interconnect | None = None,
 ) -> list[PredictedPoint]:
     """The predicted time of workload `name` with `params` in `dtype` at each batch, on a device with
-    `ceilings`, plus a fixed cost per call. ValueError for parameters the workload does not allow."""
+    `ceilings`, plus a fixed cost per call. ValueError for parameters the workload does not allow.
+
+    The keywords count the call as deployed (see the module): `fusion` and `l2_bytes` for a ResNet-50, `kv_dtype`
+    and `tensor_parallel` (over `interconnect`, each GPU with `ceilings`) for a decoder. FLOPs and bytes stay the
+    whole call's; the times are each GPU's share."""
     spec = workload(name)
     problems = spec.problems(params)
     if problems:
         raise ValueError("; ".join(f"{field} {message}" for field, message in problems))
-    if dtype not in BYTES_PER_ELEMENT:
-        raise ValueError(f"unknown dtype {dtype!r}; choose from {', '.join(BYTES_PER_ELEMENT)}")
+    for given in (dtype, kv_dtype or dtype):
+        if given not in BYTES_PER_ELEMENT:
+            raise ValueError(f"unknown dtype {given!r}; choose from {', '.join(BYTES_PER_ELEMENT)}")
+    _check_deployment(name, fusion, kv_dtype, tensor_parallel, interconnect)
     size = BYTES_PER_ELEMENT[dtype]
+    flops_per_s, bytes_per_s = ceilings.flops_per_s * tensor_parallel, ceilings.bytes_per_s * tensor_parallel
     points = []
     for batch in sorted(set(batches)):
-        flops, moved = spec.cost(params, size, batch)
-        operations = tuple(
-            Operation(name, f / ceilings.flops_per_s, m / ceilings.bytes_per_s)
-            for name, f, m in (spec.operations(params, size, batch) if spec.operations else ())
-        )
-        points.append(
-            PredictedPoint(
-                batch, flops, moved, flops / ceilings.flops_per_s, moved / ceilings.bytes_per_s, fixed_s, operations
+        counted = _counted_operations(spec, params, dtype, batch, fusion, l2_bytes, kv_dtype)
+        if counted is None:
+            flops, moved = spec.cost(params, size, batch)
+            operations: tuple[Operation, ...] = ()
+        else:
+            flops, moved = sum(op[1] for op in counted), sum(op[2] for op in counted)
+            operations = tuple(
+                Operation(op_name, f / flops_per_s, m / bytes_per_s, 0.0, detail) for op_name, f, m, detail in counted
             )
+        if tensor_parallel > 1:
+            operations += (_communication(params, dtype, batch, tensor_parallel, interconnect),)
+        points.append(
+            PredictedPoint(batch, flops, moved, flops / flops_per_s, moved / bytes_per_s, fixed_s, operations)
         )
     return points
+
+
+def _check_deployment(name: str, fusion, kv_dtype, tensor_parallel: int, interconnect) -> None:
+    if fusion is not None and name != "resnet50":
+        raise ValueError(f"fusion is counted for resnet50, not {name}")
+    if fusion is not None and fusion not in FUSIONS:
+        raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}, got {fusion!r}")
+    if (kv_dtype is not None or tensor_parallel != 1) and name != "decode":
+        raise ValueError(f"a KV-cache dtype and tensor parallelism are for decode, not {name}")
+    if tensor_parallel < 1:
+        raise ValueError("tensor_parallel must be at least 1")
+    if tensor_parallel > 1 and interconnect is None:
+        raise ValueError("tensor parallelism needs the interconnect its all-reduces cross")
+
+
+def _counted_operations(spec, params, dtype, batch, fusion, l2_bytes, kv_dtype) -> list[tuple] | None:
+    """(name, FLOPs, bytes, detail) of each operation as deployed, or the registry's own operations; None where the
+    call is one kind of work counted as a whole."""
+    size = BYTES_PER_ELEMENT[dtype]
+    if fusion is not None:
+        return [tuple(op) for op in cnn_operations(params, size, batch, fusion=fusion, l2_bytes=l2_bytes)]
+    if spec.name == "decode":
+        kv_size = BYTES_PER_ELEMENT[kv_dtype or dtype]
+        return [(*op, "") for op in decoder_operations(params, size, batch, kv_size)]
+    if spec.operations:
+        return [(*op, "") for op in spec.operations(params, size, batch)]
+    return None
+
+
+def _communication(params, dtype, batch, gpus: int, interconnect: Interconnect) -> Operation:
+    seconds = tensor_parallel_seconds(
+        params["layers"], step_tokens(params, batch), params["d_model"], gpus, interconnect, BYTES_PER_ELEMENT[dtype]
+    )
+    words = f"{ALLREDUCES_PER_LAYER} ring all-reduces a layer over {interconnect.name} on {gpus} GPUs"
+    return Operation(COMMUNICATION, 0.0, 0.0, seconds, words)
 
 
 def ridge_batch(points: Sequence[PredictedPoint], ceilings: Ceilings) -> float | None:
@@ -186,14 +261,15 @@ def ridge_counts(name: str, params: Mapping[str, Any], ceilings: Ceilings, dtype
     return stated, other
 
 
-def footprint_bytes(name: str, params: Mapping[str, Any], dtype: str, batch: int) -> float:
+def footprint_bytes(name: str, params: Mapping[str, Any], dtype: str, batch: int, kv_dtype: str | None = None) -> float:
     """Device memory a call needs to hold: the weights, plus for a decode step or a prefill the KV cache of
-    `batch` sequences (activations, workspace and the framework's own memory are not counted)."""
+    `batch` sequences, in `kv_dtype` (default `dtype`); activations, workspace and the framework's own memory are not
+    counted."""
     size = BYTES_PER_ELEMENT[dtype]
     held = workload(name).weight_bytes(params, size)
     if name == "decode":
         positions = params["context"] + (params.get("phase", "decode") == "decode")  # a decode step adds a token
-        held += kv_cache_bytes(decoder_config(params), batch, positions, size)
+        held += kv_cache_bytes(decoder_config(params), batch, positions, BYTES_PER_ELEMENT[kv_dtype or dtype])
     return held
 
 

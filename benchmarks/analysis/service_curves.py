@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from benchmarks.analysis.cost_model import FUSED
 from benchmarks.analysis.dynamic_batching import ServiceCurve
 from benchmarks.analysis.forecast import committed, expected_words, kind_of, percent, point_parts
 from benchmarks.analysis.predict import predict
@@ -146,23 +147,32 @@ def _words(params: Mapping[str, Any], dtype: str | None, mode: str | None, cache
 
 
 def from_prediction(
-    workload: str, params: Mapping[str, Any], gpu: GPU, dtype: str, max_batch: int, forecast: bool = True
+    workload: str,
+    params: Mapping[str, Any],
+    gpu: GPU,
+    dtype: str,
+    max_batch: int,
+    fusion: str = FUSED,
+    forecast: bool = True,
 ) -> ServiceSource:
     """The time of `workload` on `gpu`'s datasheet at every batch up to `max_batch`, no spread: the forecast
     (the roofline's operations divided by the efficiencies fitted to published figures, plus their fixed cost
     per call: `benchmarks.analysis.forecast`), or with `forecast` False the bare roofline, no fixed cost per
-    call, a lower bound on what a real server's batches take."""
+    call, a lower bound on what a real server's batches take. A ResNet-50 is counted as `fusion` runs it (fused,
+    as an inference server deploys it, with activations in the GPU's L2 while they fit; or eager)."""
     if dtype not in gpu.peak_flops:
         raise SourceError(f"the {gpu.name} datasheet gives no {dtype} rate; it gives {', '.join(gpu.peak_flops)}")
     if not 1 <= max_batch <= MAX_PREDICTED_BATCH:
         raise SourceError(f"the largest batch predicted must be from 1 to {MAX_PREDICTED_BATCH}, not {max_batch}")
     spec = WORKLOADS[workload]
     full = {**spec.defaults(), **params}
+    counted = {"fusion": fusion, "l2_bytes": gpu.l2_bytes} if workload == "resnet50" else {}
     try:
-        points = predict(workload, full, gpu.ceilings(dtype), dtype, range(1, max_batch + 1))
+        points = predict(workload, full, gpu.ceilings(dtype), dtype, range(1, max_batch + 1), **counted)
     except ValueError as exc:
         raise SourceError(str(exc)) from None
     ceiling = ServiceCurve.deterministic({p.batch: p.seconds for p in points}, spec.shape(full))
+    how = f", {fusion}" if counted else ""
     words = ""
     if forecast:
         efficiency = committed().efficiency(workload, dtype)
@@ -179,7 +189,7 @@ def from_prediction(
         spec.shape(full),
         f"GPU: {gpu.name} (datasheet)",
         dtype,
-        "forecast" if forecast else "roofline",
+        f"{'forecast' if forecast else 'roofline'}{how}",
         "predicted",
         gpu.source,
         ceiling if forecast else None,

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from benchmarks.analysis.cost_model import ExpertConfig
 from benchmarks.gpus import GPU
-from snippets.costs import DecoderConfig, kv_cache_bytes, weight_elements
+from snippets.costs import FFN_MATRICES, DecoderConfig, kv_cache_bytes, weight_elements
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,9 @@ class PublishedModel:
     source: str
     max_context: int = 8192  # positions the model was trained for (max_position_embeddings)
     aliases: tuple[str, ...] = ()
+    # A mixture of experts: every layer's FFN is `experts` routed experts of hidden width config.d_ff (and a shared
+    # expert where it has one); None for a dense model.
+    experts: ExpertConfig | None = None
 
 
 LLAMA_3_8B = PublishedModel(
@@ -88,7 +92,44 @@ MISTRAL_7B = PublishedModel(
     aliases=("Mistral-7B-v0.1",),
 )
 
-MODELS: tuple[PublishedModel, ...] = (LLAMA_3_8B, LLAMA_3_1_8B, MISTRAL_7B, LLAMA_2_70B, LLAMA_3_3_70B)
+MIXTRAL_8X7B = PublishedModel(
+    "Mixtral-8x7B",
+    DecoderConfig(layers=32, d_model=4096, heads=32, kv_heads=8, d_ff=14336, ffn="swiglu"),
+    vocab=32000,
+    tied=False,
+    source="Mistral AI's published configuration of Mixtral-8x7B-v0.1 (hidden_size 4096, num_hidden_layers 32, "
+    "num_attention_heads 32, num_key_value_heads 8, intermediate_size 14336 per expert, num_local_experts 8, "
+    "num_experts_per_tok 2, vocab_size 32000, untied embeddings, max_position_embeddings 32768; "
+    "https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json)",
+    max_context=32768,
+    aliases=("Mixtral-8x7B-v0.1", "Mixtral-8x7B-Instruct", "Mixtral-8x7B-Instruct-v0.1"),
+    experts=ExpertConfig(experts=8, top_k=2, expert_d_ff=14336),
+)
+
+QWEN1_5_MOE_A2_7B = PublishedModel(
+    "Qwen1.5-MoE-A2.7B",
+    DecoderConfig(layers=24, d_model=2048, heads=16, kv_heads=16, d_ff=1408, ffn="swiglu"),
+    vocab=151936,
+    tied=False,
+    source="Qwen's published configuration of Qwen1.5-MoE-A2.7B (hidden_size 2048, num_hidden_layers 24, "
+    "num_attention_heads 16, num_key_value_heads 16, num_experts 60, num_experts_per_tok 4, moe_intermediate_size "
+    "1408, shared_expert_intermediate_size 5632, vocab_size 151936, tie_word_embeddings false, "
+    "max_position_embeddings 8192; https://huggingface.co/Qwen/Qwen1.5-MoE-A2.7B/blob/main/config.json); the "
+    "q, k and v biases are not counted",
+    max_context=8192,
+    aliases=("Qwen1.5-MoE-A2.7B-Chat", "qwen1.5-moe"),
+    experts=ExpertConfig(experts=60, top_k=4, expert_d_ff=1408, shared_d_ff=5632),
+)
+
+MODELS: tuple[PublishedModel, ...] = (
+    LLAMA_3_8B,
+    LLAMA_3_1_8B,
+    MISTRAL_7B,
+    LLAMA_2_70B,
+    LLAMA_3_3_70B,
+    MIXTRAL_8X7B,
+    QWEN1_5_MOE_A2_7B,
+)
 
 
 def find_model(name: str) -> PublishedModel | None:
@@ -109,16 +150,32 @@ class KVBudget:
     sequences: int  # whole sequences of `context` tokens whose caches fit in the free memory
 
 
+def stack_weight_elements(model: PublishedModel) -> int:
+    """Every weight element of the decoder stack (no embeddings): for a mixture of experts, every expert's, the
+    shared expert's and the router's in place of the one FFN of `weight_elements`."""
+    c, e = model.config, model.experts
+    dense = weight_elements(c)
+    if e is None:
+        return dense
+    one_ffn = FFN_MATRICES[c.ffn] * c.d_model * c.d_ff
+    routed = e.experts * e.expert_elements(c.d_model) + e.shared_elements(c.d_model) + e.router_elements(c.d_model)
+    return dense + c.layers * (routed - one_ffn)
+
+
 def model_weight_bytes(model: PublishedModel, bytes_per_element: float) -> float:
     embeddings = (1 if model.tied else 2) * model.vocab * model.config.d_model
-    return bytes_per_element * (weight_elements(model.config) + embeddings)
+    return bytes_per_element * (stack_weight_elements(model) + embeddings)
 
 
-def kv_budget(model: PublishedModel, gpu: GPU, context: int, bytes_per_element: float) -> KVBudget:
-    """The decode batch a GPU's memory allows: what is left after the weights, over one sequence's cache.
-    Activations, workspace and fragmentation take some more, so it is an upper bound."""
+def kv_budget(
+    model: PublishedModel, gpu: GPU, context: int, bytes_per_element: float, kv_bytes_per_element: float | None = None
+) -> KVBudget:
+    """The decode batch a GPU's memory allows: what is left after the weights, over one sequence's cache (in
+    `kv_bytes_per_element`, default the weights'). Activations, workspace and fragmentation take some more, so it is
+    an upper bound."""
     weights = model_weight_bytes(model, bytes_per_element)
-    per_token = kv_cache_bytes(model.config, 1, 1, bytes_per_element)
+    kv_size = bytes_per_element if kv_bytes_per_element is None else kv_bytes_per_element
+    per_token = kv_cache_bytes(model.config, 1, 1, kv_size)
     per_sequence = per_token * context
     free = gpu.memory_bytes - weights
     return KVBudget(weights, per_token, per_sequence, free, max(0, int(free // per_sequence)))

@@ -10,7 +10,9 @@ from benchmarks.gpus import BYTES_PER_ELEMENT, GPU, GPUS, gpus_matching
 from benchmarks.workloads import WORKLOADS, Param, Workload
 
 DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32": "float32", "float": "float32",
-               "tf32": "tfloat32", "fp8": "float8", "fp64": "float64", "double": "float64"}  # fmt: skip
+               "tf32": "tfloat32", "fp8": "float8", "fp64": "float64", "double": "float64", "e4m3": "float8",
+               "fp8_e4m3": "float8", "float8_e4m3fn": "float8", "int8": "int8", "w8a8": "int8", "fp4": "float4",
+               "nvfp4": "float4", "mxfp4": "float4"}  # fmt: skip
 
 
 class Refused(Exception):

@@ -14,11 +14,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.analysis.predict import PredictedPoint, RidgeCount, footprint_bytes, predict, ridge_counts
+from benchmarks.analysis.cost_model import ALLREDUCE_LATENCY_S, FUSED, FUSION_WORDS, FUSIONS
+from benchmarks.analysis.predict import (
+    COMMUNICATION,
+    PredictedPoint,
+    RidgeCount,
+    footprint_bytes,
+    predict,
+    ridge_counts,
+)
 from benchmarks.analysis.roofline import run_ceilings
 from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_named, workload_named, workload_params
 from benchmarks.contract.results import ResultsError, read_run
-from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings
+from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings, Interconnect
 from benchmarks.site import text
 from benchmarks.site.forecasts import CEILING_WORDS, efficiency_words, forecast_json, forecast_s
 from benchmarks.workloads import WORKLOADS, Workload
@@ -40,6 +48,21 @@ class Device:
     source: str
     gpu: bool = True  # a GPU (a datasheet's, or a run measured on CUDA); False for a CPU run
     memory_from: str = "the run's device"  # where memory_bytes comes from: driver, datasheet or the run's device
+    l2_bytes: float | None = None  # a datasheet GPU's L2, where fused activations may stay
+    interconnect: Interconnect | None = None  # a datasheet GPU's link for tensor parallelism
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """How the call runs, beyond the registry's count: a CNN's fusion, a decoder's cache dtype and its GPUs."""
+
+    fusion: str | None = None  # None: the registry's count (no per-kernel operations)
+    kv_dtype: str | None = None
+    tensor_parallel: int = 1
+
+    @property
+    def counted(self) -> bool:
+        return self.fusion is not None or self.kv_dtype is not None or self.tensor_parallel > 1
 
 
 def parameters_help() -> str:
@@ -76,6 +99,20 @@ def add_parser(commands) -> None:
         "--param", action="append", default=[], metavar="KEY=VALUE", help="a workload parameter, e.g. width=4096"
     )
     predict_cmd.add_argument(
+        "--fusion",
+        metavar="HOW",
+        help="resnet50: fused (conv, BatchNorm, ReLU and residual add in one pass, activations kept in L2 while they "
+        "fit; the default with --gpu, as inference engines deploy it) or eager (every elementwise pass through "
+        "memory, as eager PyTorch runs it; the default with --run)",
+    )
+    predict_cmd.add_argument("--kv-dtype", metavar="DTYPE", help="decode: the KV cache's dtype (default: --dtype's)")
+    predict_cmd.add_argument(
+        "--tp",
+        metavar="N",
+        help="decode with --gpu: tensor parallel over N GPUs, each doing 1/N of the work, plus two ring all-reduces "
+        "a layer over the GPU's NVLink (PCIe where it has none), shown as the operation 'communication' (default 1)",
+    )
+    predict_cmd.add_argument(
         "--ceiling", action="store_true", help="give the bare roofline (the ceiling), without the calibrated forecast"
     )
     predict_cmd.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
@@ -88,10 +125,11 @@ def run(args: argparse.Namespace) -> int:
         dtype = dtype_named(args.dtype)
         batches = parse_batches(args.batch)
         device = gpu_device(args.gpu, dtype) if args.gpu is not None else run_device(args.run, dtype)
+        deployment = read_deployment(args, spec, device)
     except Refused as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    found = report(spec, params, dtype, device, batches, ceiling_only=args.ceiling)
+    found = report(spec, params, dtype, device, batches, deployment, ceiling_only=args.ceiling)
     print(json.dumps(found, indent=1, ensure_ascii=False) if args.json else "\n".join(table_lines(found)))
     return 0
 
@@ -112,7 +150,37 @@ def parse_batches(listed: str) -> list[int]:
 def gpu_device(name: str, dtype: str) -> Device:
     gpu, _ = gpu_named(name)
     check_rate(gpu, dtype)
-    return Device(gpu.name, gpu.ceilings(dtype), gpu.memory_bytes, "datasheet", gpu.source, True, gpu.memory_from)
+    return Device(gpu.name, gpu.ceilings(dtype), gpu.memory_bytes, "datasheet", gpu.source, True, gpu.memory_from,
+                  gpu.l2_bytes, gpu.interconnect)  # fmt: skip
+
+
+def read_deployment(args: argparse.Namespace, spec: Workload, device: Device) -> Deployment:
+    """--fusion, --kv-dtype and --tp, checked against the workload and the device."""
+    fusion = None
+    if args.fusion is not None:
+        fusion = args.fusion.strip().lower()
+        if spec.name != "resnet50":
+            raise Refused(f"--fusion is for resnet50, not {spec.name}")
+        if fusion not in FUSIONS:
+            raise Refused(f"--fusion {args.fusion!r}: choose from {', '.join(FUSIONS)}")
+    elif spec.name == "resnet50" and device.origin == "datasheet":
+        fusion = FUSED  # a GPU prediction: as deployed; a run's own ceilings keep the eager count its runs measure
+    kv_dtype = None
+    if args.kv_dtype is not None:
+        if spec.name != "decode":
+            raise Refused(f"--kv-dtype is for decode, not {spec.name}")
+        kv_dtype = dtype_named(args.kv_dtype)
+    tp = 1
+    if args.tp is not None:
+        text = args.tp.strip()
+        if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= 64:
+            raise Refused(f"--tp {args.tp!r}: give a whole number from 1 to 64")
+        tp = int(text)
+        if tp > 1 and spec.name != "decode":
+            raise Refused(f"--tp is for decode, not {spec.name}")
+        if tp > 1 and device.interconnect is None:
+            raise Refused("--tp needs a datasheet GPU (--gpu), whose entry names the link its all-reduces cross")
+    return Deployment(fusion, kv_dtype, tp)
 
 
 def run_device(given: str, dtype: str) -> Device:
@@ -136,10 +204,19 @@ def run_device(given: str, dtype: str) -> Device:
 # --------------------------------------------------------------------------- the answer
 
 
-def _point(name: str, params: dict[str, Any], dtype: str, device: Device, point: PredictedPoint, forecast: bool):
-    held = footprint_bytes(name, params, dtype, point.batch)
+def _point(
+    name: str,
+    params: dict[str, Any],
+    dtype: str,
+    device: Device,
+    point: PredictedPoint,
+    forecast: bool,
+    deployment: Deployment = Deployment(),
+) -> dict[str, Any]:
+    held = footprint_bytes(name, params, dtype, point.batch, deployment.kv_dtype)
+    memory = None if device.memory_bytes is None else device.memory_bytes * deployment.tensor_parallel
     seconds = forecast_s(point, name, dtype) if forecast else None
-    return {
+    found = {
         "batch": point.batch,
         "seconds": point.seconds,
         "forecast_seconds": seconds,
@@ -148,8 +225,13 @@ def _point(name: str, params: dict[str, Any], dtype: str, device: Device, point:
         "flops": point.flops,
         "bytes": point.bytes,
         "bound": point.bound,
-        "fits": None if device.memory_bytes is None else held <= device.memory_bytes,
+        "fits": None if memory is None else held <= memory,
     }
+    if deployment.counted:
+        found["operations"] = [
+            {"name": op.name, "seconds": op.seconds, "bound": op.bound, "detail": op.detail} for op in point.operations
+        ]
+    return found
 
 
 def throughput_unit(spec: Workload, params: dict[str, Any]) -> str:
@@ -157,12 +239,29 @@ def throughput_unit(spec: Workload, params: dict[str, Any]) -> str:
 
 
 def report(
-    spec: Workload, params: dict[str, Any], dtype: str, device: Device, batches: list[int], ceiling_only: bool = False
+    spec: Workload,
+    params: dict[str, Any],
+    dtype: str,
+    device: Device,
+    batches: list[int],
+    deployment: Deployment = Deployment(),
+    ceiling_only: bool = False,
 ) -> dict[str, Any]:
     """The prediction as one JSON-ready object: the assumptions once, a point per batch (the ceiling's time and,
     on a GPU, the forecast's), the ridge batch under the stated count of bytes (and the other bound of them where
     there is one), and the forecast's efficiencies and expected error, or why there is no forecast."""
-    points = predict(spec.name, params, device.ceilings, dtype, batches)
+    points = predict(
+        spec.name,
+        params,
+        device.ceilings,
+        dtype,
+        batches,
+        fusion=deployment.fusion,
+        l2_bytes=device.l2_bytes,
+        kv_dtype=deployment.kv_dtype,
+        tensor_parallel=deployment.tensor_parallel,
+        interconnect=device.interconnect,
+    )
     forecast = device.gpu and not ceiling_only
     held = "the weights plus the KV cache" if spec.name == "decode" else "the weights"
     assumptions = {
@@ -178,11 +277,13 @@ def report(
         "memory_bytes": device.memory_bytes,
         "memory_from": device.memory_from,
         "source": device.source,
-        "model": MODEL_PER_OPERATION if spec.operations else MODEL,
-        "bytes_counted": spec.bytes_counted,
+        "model": model_words(spec, deployment),
+        "bytes_counted": FUSION_WORDS[deployment.fusion] if deployment.fusion else spec.bytes_counted,
         "throughput_unit": throughput_unit(spec, params),
         "fits_counts": f"{held}, against the device's memory",
     }
+    if deployment.counted:
+        assumptions["deployment"] = deployment_json(deployment, dtype, device)
     counts = ridge_counts(spec.name, params, device.ceilings, dtype)
     if forecast:
         calibrated = {**forecast_json(spec.name, params, dtype), "efficiency_words": efficiency_words(spec.name, dtype)}
@@ -192,10 +293,69 @@ def report(
     return {
         "answer": "forecast" if forecast else "ceiling",
         "assumptions": assumptions,
-        "points": [_point(spec.name, params, dtype, device, p, forecast) for p in points],
+        "points": [_point(spec.name, params, dtype, device, p, forecast, deployment) for p in points],
         "ridge_batch": [{"count": c.count, "batch": c.batch, "on_ridge": c.on_ridge} for c in counts],
         "forecast": calibrated,
     }
+
+
+def model_words(spec: Workload, deployment: Deployment) -> str:
+    if deployment.fusion is not None:
+        return (
+            "time per call = the sum over its kernels of max(FLOPs / peak FLOP/s, bytes / bandwidth), one after the "
+            "other: no fixed cost per call, perfect overlap within each"
+        )
+    words = MODEL_PER_OPERATION if spec.operations else MODEL
+    if deployment.tensor_parallel > 1:
+        words += (
+            f"; over {deployment.tensor_parallel} GPUs, each doing 1/{deployment.tensor_parallel} of the work, plus "
+            "the all-reduces (communication)"
+        )
+    return words
+
+
+def deployment_json(deployment: Deployment, dtype: str, device: Device) -> dict[str, Any]:
+    found: dict[str, Any] = {"fusion": deployment.fusion, "kv_dtype": deployment.kv_dtype or dtype,
+                             "tensor_parallel": deployment.tensor_parallel}  # fmt: skip
+    if deployment.fusion is not None:
+        found["l2_bytes"] = device.l2_bytes
+    if deployment.tensor_parallel > 1 and device.interconnect is not None:
+        link = device.interconnect
+        found["interconnect"] = {"name": link.name, "bidirectional_bytes_per_s": link.bidirectional_bytes_per_s,
+                                 "source": link.source}  # fmt: skip
+        found["allreduce_latency_s"] = {"value": ALLREDUCE_LATENCY_S.value, "what": ALLREDUCE_LATENCY_S.what,
+                                        "source": ALLREDUCE_LATENCY_S.source}  # fmt: skip
+    return found
+
+
+def deployment_lines(found: dict[str, Any]) -> list[str]:
+    """What the deployed count adds to the table: the share of the step on the link, and which kernels keep their
+    activations in L2."""
+    a = found["assumptions"]
+    d = a.get("deployment")
+    if not d:
+        return []
+    lines = []
+    if d["tensor_parallel"] > 1:
+        link = d["interconnect"]
+        lines.append(
+            f"communication: 2 ring all-reduces a layer over {link['name']} "
+            f"({text.fmt_rate(link['bidirectional_bytes_per_s'], 'B/s')} both ways; {link['source']}), each with "
+            f"{d['allreduce_latency_s']['value'] * 1e6:g} µs of latency ({d['allreduce_latency_s']['source']})"
+        )
+        for p in found["points"]:
+            link_s = sum(op["seconds"] for op in p["operations"] if op["name"] == COMMUNICATION)
+            lines.append(
+                f"  at batch {p['batch']:,}: communication {text.fmt_time(link_s)}, {link_s / p['seconds']:.0%} of it"
+            )
+    if d["fusion"] == FUSED:
+        for p in found["points"]:
+            kept = [op for op in p["operations"] if "to L2" in op["detail"]]
+            lines.append(
+                f"  at batch {p['batch']:,}: {len(kept)} of {len(p['operations'])} kernels keep their output in L2 "
+                f"({text.fmt_bytes(d['l2_bytes'])}); --json says where each kernel's tensors live"
+            )
+    return lines
 
 
 def table_lines(found: dict[str, Any]) -> list[str]:
@@ -212,7 +372,7 @@ def table_lines(found: dict[str, Any]) -> list[str]:
         f"{what}: {a['configuration']} in {a['dtype']} on {a['device']} ({a['ceilings_from']})",
         f"  ceilings: {ceilings} ({a['source']})",
         f"  model: {a['model']}",
-        f"  bytes counted ({a['bytes_per_element']} per element): {a['bytes_counted']}",
+        f"  bytes counted ({a['bytes_per_element']:g} per element): {a['bytes_counted']}",
         f"  fits: {a['fits_counts']}",
         "  params: " + ", ".join(f"{k}={v}" for k, v in a["params"].items()),
     ]
@@ -230,6 +390,7 @@ def table_lines(found: dict[str, Any]) -> list[str]:
             f"{p['batch']:>10,} {told:>10} {text.fmt_time(p['seconds']):>10} {rate:>16} {p['flops']:>10.3g} "
             f"{text.fmt_bytes(p['bytes']):>10}  {p['bound']:<8} {fits}"
         )
+    lines += deployment_lines(found)
     stated, *others = [RidgeCount(c["count"], c["batch"], c["on_ridge"]) for c in found["ridge_batch"]]
     lines.append(f"ridge batch ({stated.count}): {text.ridge_count_words(stated, explained=True)}")
     lines += [f"  with {other.count}: {text.ridge_count_words(other, explained=True)}" for other in others]

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.analysis.arrivals import TraceError, trace_arrivals
+from benchmarks.analysis.cost_model import FUSED, FUSIONS
 from benchmarks.analysis.dynamic_batching import HANDLERS, SERVERS
 from benchmarks.analysis.service_curves import ServiceSource, SourceError, from_prediction, from_run, from_sweep
 from benchmarks.analysis.serving_policy import (
@@ -99,6 +100,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", metavar="MODE", help="with a run's curve: the mode measured (eager, graph, compile)")
     p.add_argument("--cache", metavar="STATE", help="with a run's curve: the cache state (rotated, resident)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="a workload parameter")
+    p.add_argument("--fusion", metavar="HOW", help="with --gpu and resnet50: fused (default: conv, BatchNorm, ReLU "
+                   "and residual add in one pass, activations in L2 while they fit) or eager (every elementwise "
+                   "pass through memory)")  # fmt: skip
     p.add_argument("--max-batch", metavar="B", help="the largest max batch to try (default: the curve's largest "
                    "measured batch; with --gpu, 256)")  # fmt: skip
     p.add_argument("--requests", default=str(SEARCH_REQUESTS), metavar="N", help="requests per simulation while "
@@ -154,6 +158,18 @@ def parse_arrivals(text: str) -> Arrivals:
     raise Refused(f"--arrivals {text!r}: give poisson, gamma:CV (e.g. gamma:2) or trace:FILE")
 
 
+def fusion_named(args: argparse.Namespace, workload: str) -> str:
+    """--fusion for a predicted ResNet-50 (fused unless told otherwise)."""
+    if args.fusion is None:
+        return FUSED
+    fusion = args.fusion.strip().lower()
+    if workload != "resnet50":
+        raise Refused(f"--fusion is for resnet50, not {workload}")
+    if fusion not in FUSIONS:
+        raise Refused(f"--fusion {args.fusion!r}: choose from {', '.join(FUSIONS)}")
+    return fusion
+
+
 def load_source(args: argparse.Namespace) -> ServiceSource:
     source = args.source.strip()
     try:
@@ -166,7 +182,10 @@ def load_source(args: argparse.Namespace) -> ServiceSource:
                 raise Refused("with --gpu, give --dtype (e.g. fp16)")
             params = workload_params(WORKLOADS[workload], args.param)
             top = int(_number("--max-batch", args.max_batch or "256", 1, 4096, whole=True))
-            return from_prediction(workload, params, gpu, dtype_named(args.dtype), top, forecast=not args.ceiling)
+            fusion = fusion_named(args, workload)
+            return from_prediction(
+                workload, params, gpu, dtype_named(args.dtype), top, fusion, forecast=not args.ceiling
+            )
         path_text, colon, workload = source.rpartition(":")
         if colon and path_text.lower().endswith(".json"):
             document = read_document(Path(path_text), layout=False)

@@ -84,9 +84,13 @@ def parser() -> argparse.ArgumentParser:
     device.add_argument("--gpu", metavar="NAME", help='a datasheet GPU, e.g. "H100" or "H200" (any case)')
     device.add_argument("--run", metavar="PATH", help="a results file: step times from the decode and prefill points "
                         "it measured (SOURCE llm:run; --param KEY=VALUE picks one of its decoders)")  # fmt: skip
-    p.add_argument("--dtype", help="weights, activations and KV cache (default bfloat16; --gpu only)")
-    p.add_argument("--tp", type=str, metavar="N", help="tensor parallel over N GPUs (no communication "
-                   "counted; default 1)")  # fmt: skip
+    p.add_argument("--dtype", help="weights and activations, e.g. bf16, fp8, int8, fp4 (default bfloat16; --gpu "
+                   "only)")  # fmt: skip
+    p.add_argument("--kv-dtype", metavar="DTYPE", help="the KV cache's dtype (default: --dtype's; --gpu only)")
+    p.add_argument("--tp", type=str, metavar="N", help="tensor parallel over N GPUs: two ring all-reduces a layer "
+                   "over the GPU's NVLink (PCIe where it has none) in every step (default 1)")  # fmt: skip
+    p.add_argument("--routing-skew", metavar="S", help="a mixture of experts' router skew: expert i gets a share "
+                   "∝ (i + 1)^-S (default 0, uniform; MoE models only)")  # fmt: skip
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="a decoder size for llm:custom")
     p.add_argument("--prompt-tokens", default="1000", metavar="N|DIST", help="prompt lengths (default 1000)")
     p.add_argument("--output-tokens", default="200", metavar="N|DIST", help="output lengths (default 200)")
@@ -242,6 +246,15 @@ def parse_model(source: str, params: list[str]) -> PublishedModel:
                           max_context=values["context"])  # fmt: skip
 
 
+def gpus_needed_words(step: RooflineStep, memory_fraction: float) -> str:
+    """How many GPUs of the kind hold the weights with room for a cache: the smallest --tp that leaves some memory."""
+    per_gpu = (step.gpu.memory_bytes or 0) * memory_fraction
+    if per_gpu <= 0:
+        return "use more GPUs (--tp) or fewer bytes (--dtype fp8)"
+    needed = int(step.weight_bytes // per_gpu) + 1  # more memory than the weights: a cache needs room
+    return f"it needs at least {needed} of them (--tp {needed}), or fewer bytes (--dtype fp8)"
+
+
 @dataclass(frozen=True)
 class Request:
     model: PublishedModel
@@ -262,7 +275,8 @@ def measured_step(args: argparse.Namespace) -> MeasuredStep:
     if args.source.strip().lower() != "llm:run":
         raise Refused(f"with --run, SOURCE is llm:run (the decoder the run measured), not {args.source!r}")
     for flag, value in (("--dtype", args.dtype), ("--tp", args.tp), ("--efficiency", args.efficiency),
-                        ("--step-overhead-ms", args.step_overhead_ms)):  # fmt: skip
+                        ("--step-overhead-ms", args.step_overhead_ms), ("--kv-dtype", args.kv_dtype),
+                        ("--routing-skew", args.routing_skew)):  # fmt: skip
         if value is not None:
             raise Refused(f"{flag} is for --gpu: a run's measured times already hold its dtype, device and overheads")
     wanted: dict[str, Any] = {}
@@ -296,7 +310,12 @@ def read_request(args: argparse.Namespace) -> Request:
         tp = _count(args.tp or "1", "--tp", 1, 64)
         fixed = _number(args.step_overhead_ms, "--step-overhead-ms", 10_000) / 1e3 if args.step_overhead_ms else None
         efficiency = _number(args.efficiency or "1", "--efficiency", 1.0)
-        step = RooflineStep(model, gpu, dtype, tensor_parallel=tp, fixed_s=fixed, efficiency=efficiency)
+        kv_dtype = dtype_named(args.kv_dtype) if args.kv_dtype else None
+        skew = _number(args.routing_skew, "--routing-skew", 100) if args.routing_skew else 0.0
+        if skew and model.experts is None:
+            raise Refused(f"--routing-skew is for a mixture of experts; {model.name} is dense")
+        step = RooflineStep(model, gpu, dtype, tensor_parallel=tp, fixed_s=fixed, efficiency=efficiency,
+                            kv_dtype=kv_dtype, routing_skew=skew)  # fmt: skip
         hand_set = args.efficiency is not None or args.step_overhead_ms is not None
         if args.ceiling and hand_set:
             raise Refused("--ceiling is the bare roofline; it takes no --efficiency or --step-overhead-ms")
@@ -320,7 +339,7 @@ def read_request(args: argparse.Namespace) -> Request:
         raise Refused(
             f"{model.name} does not fit: its weights take {step.weight_bytes / 1e9:,.1f} GB in {dtype}, and "
             f"{where} offer{'s' * (tp == 1)} {usable / 1e9:,.1f} GB at --memory-fraction "
-            f"{engine.memory_fraction:g}; use more GPUs (--tp) or fewer bytes (--dtype fp8)"
+            f"{engine.memory_fraction:g}; {gpus_needed_words(step, engine.memory_fraction)}"
         )
     prompt = parse_lengths(args.prompt_tokens, "--prompt-tokens", model.max_context)
     output = parse_lengths(args.output_tokens, "--output-tokens", model.max_context)

@@ -10,7 +10,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from benchmarks import workloads
 from benchmarks.workloads import Workload
-from snippets import cnn, costs, decode, linear, mlp, moe
+from snippets import cnn, costs, decode, encoder, linear, mlp, moe
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -300,4 +300,19 @@ class Decode(Adapter):
         }
 
 
-ADAPTERS = {adapter.name: adapter for adapter in (MLP(), Linear(), MoE(), Conv(), ResNet50(), Decode())}
+class Encoder(Adapter):
+    """snippets/encoder.py: a BERT-shaped encoder over `batch` sequences of `seq_len` tokens (hidden states in, one
+    pooled vector per sequence out)."""
+
+    spec = workloads.ENCODER
+
+    def check(self, dtype: str, device: torch.device) -> tuple[float, float]:
+        return encoder.check_correctness(torch_dtype(dtype), device), encoder.TOLERANCE[torch_dtype(dtype)]
+
+    def setup(self, params: dict, dtype: str, device: torch.device, copies: int, max_batch: int) -> Prepared:
+        config, pooler = workloads.encoder_config(params), params.get("pooler", "yes") == "yes"
+        models = [encoder.make_encoder(config, torch_dtype(dtype), device, pooler=pooler) for _ in range(copies)]
+        return Prepared(models, (params["seq_len"], params["d_model"]), max_batch, dtype, device)
+
+
+ADAPTERS = {adapter.name: adapter for adapter in (MLP(), Linear(), MoE(), Conv(), ResNet50(), Decode(), Encoder())}

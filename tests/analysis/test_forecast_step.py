@@ -12,9 +12,10 @@ from benchmarks.gpus import find_gpu
 WORKS = [StepWork(1, 1, 1025, 1025), StepWork(64, 64, 64 * 900, 64 * 900), StepWork(4096, 1, 4096 * 2048, 4096)]
 
 
-@pytest.fixture
-def ceiling():
-    return RooflineStep(find_model("Llama-3-8B"), find_gpu("NVIDIA H100 SXM"), "bfloat16")
+@pytest.fixture(params=[("Llama-3-8B", 1), ("Mixtral-8x7B", 2)], ids=["dense", "moe-tp2"])
+def ceiling(request):
+    name, tp = request.param
+    return RooflineStep(find_model(name), find_gpu("NVIDIA H100 SXM"), "bfloat16", tensor_parallel=tp)
 
 
 def test_the_fast_path_equals_the_detail(ceiling):
@@ -29,7 +30,7 @@ def test_each_operation_is_divided_by_its_bounds_efficiency(ceiling):
     for w in WORKS:
         d = ceiling.detail(w)
         parts = ((d.matmul_s, d.matmul_bound), (d.attention_s, d.attention_bound))
-        want = e.fixed_s + sum(s / (e.compute if b == "compute" else e.memory) for s, b in parts)
+        want = e.fixed_s + d.communication_s + sum(s / (e.compute if b == "compute" else e.memory) for s, b in parts)
         assert step.detail(w).seconds == pytest.approx(want)
     assert {ceiling.detail(w).matmul_bound for w in WORKS} == {"memory", "compute"}  # both bounds are exercised
     assert ForecastStep.of(ceiling, Efficiency(1, 1, ceiling.fixed_s)).detail(WORKS[1]).seconds == pytest.approx(

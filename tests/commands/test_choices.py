@@ -8,7 +8,18 @@ from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_na
 
 @pytest.mark.parametrize(
     ("name", "dtype"),
-    [("bf16", "bfloat16"), (" BF16 ", "bfloat16"), ("half", "float16"), ("tf32", "tfloat32"), ("float8", "float8")],
+    [
+        ("bf16", "bfloat16"),
+        (" BF16 ", "bfloat16"),
+        ("half", "float16"),
+        ("tf32", "tfloat32"),
+        ("float8", "float8"),
+        ("fp8_e4m3", "float8"),
+        ("INT8", "int8"),
+        ("nvfp4", "float4"),
+        ("mxfp4", "float4"),
+        ("fp4", "float4"),
+    ],
 )
 def test_dtype_names(name, dtype):
     assert dtype_named(name) == dtype
@@ -36,6 +47,14 @@ def test_a_dtype_the_datasheet_has_no_rate_for_is_refused():
     check_rate(t4, "float16")
     with pytest.raises(Refused, match="the NVIDIA T4 datasheet gives no bfloat16 rate; it gives float32, float16"):
         check_rate(t4, "bfloat16")
+
+
+def test_fp4_is_refused_before_blackwell_in_one_line():
+    check_rate(gpu_named("B200")[0], "float4")
+    with pytest.raises(Refused, match=r"^the NVIDIA H100 SXM datasheet gives no float4 rate; it gives .*int8$"):
+        check_rate(gpu_named("H100 SXM")[0], "float4")
+    with pytest.raises(Refused, match="the NVIDIA V100 SXM2 32GB datasheet gives no int8 rate"):
+        check_rate(gpu_named("V100")[0], "int8")
 
 
 def test_every_command_refuses_with_the_same_class():

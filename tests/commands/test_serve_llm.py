@@ -48,6 +48,10 @@ def test_a_custom_decoder_is_served(capsys):
         (["llm:Llama-3-8B", "--gpu", "Z9000"], "unknown GPU"),
         (["llm:Llama-3-8B", "--gpu", "T4"], "gives no bfloat16 rate"),
         (["llm:Llama-3.3-70B", "--gpu", "H100"], "does not fit"),
+        (["llm:Mixtral-8x7B", "--gpu", "H100"], "it needs at least 2 of them (--tp 2)"),
+        (["llm:Llama-3.3-70B", "--gpu", "H100", "--dtype", "fp4"], "gives no float4 rate"),
+        (["llm:Llama-3-8B", "--gpu", "H100", "--kv-dtype", "fp7"], "unknown dtype 'fp7'"),
+        (["llm:Llama-3-8B", "--gpu", "H100", "--routing-skew", "1"], "is for a mixture of experts"),
         (
             ["llm:Llama-2-70B", "--gpu", "H200", "--dtype", "fp8", "--prompt-tokens", "4000"],
             "beyond Llama-2-70B's context",
@@ -92,7 +96,7 @@ def test_the_serve_verb_hands_an_llm_source_to_this_command(capsys):
     assert cli_main(["serve", "llm:GPT-9", "--gpu", "H100"]) == 2
     assert capsys.readouterr().err.strip() == (
         "error: unknown model 'GPT-9'; choose from Llama-3-8B, Llama-3.1-8B, Mistral-7B, Llama-2-70B, Llama-3.3-70B, "
-        "or llm:custom"
+        "Mixtral-8x7B, Qwen1.5-MoE-A2.7B, or llm:custom"
     )
 
 
@@ -154,3 +158,22 @@ def test_the_answer_is_the_forecast_and_ceiling_gives_the_roofline(capsys):
     assert forecast["runs"][0]["tpot_p50_ms"] > ceiling["runs"][0]["tpot_p50_ms"]
     assert main([*BASE, "--ceiling", "--efficiency", "0.5"]) == 2
     assert "--ceiling is the bare roofline" in capsys.readouterr().err
+
+
+def test_mixtral_on_two_h100s_counts_its_all_reduces_and_the_experts_it_reads(capsys):
+    argv = ["llm:Mixtral-8x7B", "--gpu", "H100", "--tp", "2", "--concurrency", "1,64", "--requests", "80", "--json"]
+    assert main(argv) == 0
+    found = json.loads(capsys.readouterr().out)
+    step = found["assumptions"]["step_time"]
+    assert "× 2 (tensor parallel: 2 ring all-reduces a layer over NVLink 4" in step and "assumed" in step
+    assert "top-2 of 8" in step and found["assumptions"]["weights_bytes"] == pytest.approx(93.4e9, rel=1e-3)
+
+
+def test_a_kv_cache_of_its_own_dtype_holds_twice_the_tokens(capsys):
+    assert main([*BASE, "--concurrency", "1", "--requests", "10", "--json"]) == 0
+    bf16 = json.loads(capsys.readouterr().out)["assumptions"]
+    assert main([*BASE, "--kv-dtype", "fp8", "--concurrency", "1", "--requests", "10", "--json"]) == 0
+    fp8 = json.loads(capsys.readouterr().out)["assumptions"]
+    assert fp8["kv_bytes_per_token"] == bf16["kv_bytes_per_token"] / 2
+    assert fp8["kv_blocks"] == pytest.approx(2 * bf16["kv_blocks"], abs=1)
+    assert "KV cache in float8" in fp8["step_time"]

@@ -22,6 +22,7 @@ from benchmarks.analysis.continuous_batching import (
     kv_limit,
     plan,
 )
+from benchmarks.analysis.cost_model import ALLREDUCE_LATENCY_S
 from benchmarks.analysis.published_serving import ServingCheck, serving_checks
 from benchmarks.analysis.serving import LLAMA_3_8B
 from benchmarks.gpus import find_gpu
@@ -342,7 +343,10 @@ def what_differs(check: ServingCheck) -> str:
     s, r = check.row.setup, check.result
     said = [s.assumptions]
     if s.tensor_parallel > 1:
-        said.append(f"no all-reduce between the {s.tensor_parallel} GPUs is counted")
+        said.append(
+            f"the all-reduces between the {s.tensor_parallel} GPUs are counted at the datasheet's link bandwidth with "
+            f"an assumed {ALLREDUCE_LATENCY_S.value * 1e6:g} µs a call"
+        )
     if r.preemptions:
         said.append(f"the model preempted {r.preemptions:,} times (recompute) where an engine may reserve caches")
     if s.figure == "ttft_mean" and s.clients is not None:
