@@ -28,8 +28,8 @@
 #   over each sequence's own cache; each gets its own roofline (the slower of its arithmetic and
 #   its bytes) and the call's time is their sum, as on the [decode page](../decode/).
 # - **A CNN run by an engine that fuses** BatchNorm, ReLU and the residual adds into the
-#   convolutions is predicted without those passes over memory; the count with them is given
-#   beside it.
+#   convolutions is predicted kernel by kernel as deployed, each activation kept in the GPU's L2
+#   while it fits; the eager count is given beside it.
 # - **A time per token** is compared with the mean decode step over the generated tokens, each
 #   step at its own context.
 # - **A throughput benchmark with static batching** (every request of the batch starts and ends
@@ -37,8 +37,8 @@
 #   yields the first token, then one decode step for each further token, each at its own context.
 #   A benchmark of 128 tokens in and 128 out is a prefill of 128-token prompts and 127 decode
 #   steps at contexts 128 to 254.
-# - **Several GPUs.** Tensor parallelism over *n* GPUs is one device with *n* times the rate and
-#   the bandwidth and no communication; data parallelism is *n* copies.
+# - **Several GPUs.** Tensor parallelism over *n* GPUs gives each GPU 1/*n* of the work, and
+#   every layer pays two ring all-reduces over the GPU's NVLink; data parallelism is *n* copies.
 # - **What the source leaves out** (the GPU's memory variant, the precision, the batch size, the
 #   number of new tokens) is chosen and named under each figure.
 #

@@ -16,9 +16,11 @@ How a configuration is predicted, stated once here and on the page:
 - a matrix product (kind `gemm`, the `linear` workload: batch M rows, K in, N out): its 2·M·N·K FLOPs over the
   predicted time, in TFLOP/s;
 - a throughput benchmark of images: `batch` images per call at the predicted time per call; where the engine fuses
-  the elementwise passes into the convolutions (departure `fused-elementwise`), with those passes left out of the
-  bytes (`snippets.costs.resnet50_cost(fused=True)`), and the count with them given beside;
-- tensor parallelism over n GPUs: one device with n times the rate and the bandwidth, and no communication;
+  the elementwise passes into the convolutions (departure `fused-elementwise`), kernel by kernel as deployed: each
+  convolution with its BatchNorm, ReLU and residual add in one pass, its output kept in the GPU's L2 while it fits
+  (`benchmarks.analysis.cost_model`), and the eager count beside it;
+- tensor parallelism over n GPUs: each GPU does 1/n of the work, and every layer pays two ring all-reduces over
+  the GPU's NVLink (`benchmarks.analysis.cost_model`);
   data parallelism: n copies, n times the work per second.
 
 Pure Python: nothing on this module's import path may import torch.
@@ -30,14 +32,14 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from benchmarks.analysis.cost_model import EAGER, FUSED
 from benchmarks.analysis.predict import COMPUTE, MEMORY, PredictedPoint, RidgeCount, predict, ridge_counts
 from benchmarks.analysis.published_file import Measurement, Model, read_published
 from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings, find_gpu
 from benchmarks.workloads import workload
-from snippets.costs import resnet50_cost
 
 # Departures that break an assumption of the model, as against details the source leaves unstated.
-BREAKS = frozenset({"tensor-parallel", "int8-weights", "fp8-mixed", "latency-bound", "power-limited"})
+BREAKS = frozenset({"int8-weights", "fp8-mixed", "latency-bound", "power-limited"})
 PER = {
     "ms/token": "tokens",
     "ms": "prompts",
@@ -103,7 +105,8 @@ class KneeComparison:
 
 
 def ceilings(model: Model) -> Ceilings:
-    """The GPU's datasheet ceilings; under tensor parallelism, n GPUs' worth."""
+    """The GPU's datasheet ceilings; under tensor parallelism, n GPUs' worth (for the knees and the share of the
+    weights; the predictions themselves count each GPU's share of the work and the all-reduces between them)."""
     single = find_gpu(model.gpu).ceilings(model.dtype)
     n = model.gpus if model.parallelism == "tensor" else 1
     return Ceilings(single.flops_per_s * n, single.bytes_per_s * n)
@@ -111,6 +114,10 @@ def ceilings(model: Model) -> Ceilings:
 
 def _call(model: Model, phase: str | None, context: int | None) -> PredictedPoint:
     params = {**model.params, "context": context, "phase": phase} if phase is not None else model.params
+    gpu = find_gpu(model.gpu)
+    if model.parallelism == "tensor":
+        return predict(model.workload, params, gpu.ceilings(model.dtype), model.dtype, [model.batch],
+                       tensor_parallel=model.gpus, interconnect=gpu.interconnect)[0]  # fmt: skip
     return predict(model.workload, params, ceilings(model), model.dtype, [model.batch])[0]
 
 
@@ -200,9 +207,11 @@ def ratio_summary(found: Sequence[Check]) -> tuple[float, float, float]:
 
 
 def _resnet50_point(model: Model, fused: bool) -> PredictedPoint:
-    flops, moved = resnet50_cost(model.batch, BYTES_PER_ELEMENT[model.dtype], model.params["resolution"], fused=fused)
-    c = ceilings(model)
-    return PredictedPoint(model.batch, flops, moved, flops / c.flops_per_s, moved / c.bytes_per_s, 0.0)
+    """One GPU's call, kernel by kernel as deployed: fused (each activation in the GPU's L2 while it fits) or
+    eager (`benchmarks.analysis.cost_model`)."""
+    gpu = find_gpu(model.gpu)
+    return predict(model.workload, model.params, ceilings(model), model.dtype, [model.batch],
+                   fusion=FUSED if fused else EAGER, l2_bytes=gpu.l2_bytes)[0]  # fmt: skip
 
 
 def unfused_per_second(model: Model) -> float | None:

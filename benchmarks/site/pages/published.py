@@ -30,16 +30,16 @@ SHORT = {
     "power-limited": "power limit",
 }
 DEPARTURES = {
-    "tensor-parallel": "split over {gpus} GPUs by tensor parallelism: predicted as one device with {gpus} times the "
-    "rate and the bandwidth, and no communication between them",
+    "tensor-parallel": "split over {gpus} GPUs by tensor parallelism: predicted with each GPU doing 1/{gpus} of the "
+    "work, plus two ring all-reduces a layer over the GPU's NVLink",
     "data-parallel": "{gpus} GPUs, each with its own copy: predicted as {gpus} times one GPU",
     "int8-weights": "int8 weights: predicted in {dtype}, {size} bytes a weight, where the kernels read one",
     "fp8-mixed": "FP8 weights and KV cache: predicted with every element in one-byte float8 at the datasheet's dense "
     "FP8 rate",
     "int8-one-byte": "int8 weights and input: predicted with one byte an element at the {gpu} datasheet's dense FP8 "
     "rate, which the datasheet gives as its dense INT8 rate too",
-    "fused-elementwise": "the engine fuses BatchNorm, ReLU and the residual adds into the convolutions: predicted with "
-    "those passes left out of the bytes",
+    "fused-elementwise": "the engine fuses BatchNorm, ReLU and the residual adds into the convolutions: predicted "
+    "kernel by kernel as deployed, each activation kept in the GPU's L2 while it fits",
     "latency-bound": "queries arrive at random and 99 % of them must finish within a latency bound (the Server "
     "scenario's rule)",
     "power-limited": "run under a power limit below the card's rating; the datasheet's rates are at full power",
