@@ -156,7 +156,7 @@ def memory_and_step_time_by_gpu() -> list:
                 "fixed cost per step",
             ],
             rows,
-            "Datasheet roofline; nothing measured. Model dimensions: " + MODEL.source,
+            "Datasheet roofline (the ceiling, not the forecast); nothing measured. Model dimensions: " + MODEL.source,
         ),
     ]
 
@@ -191,7 +191,7 @@ def one_user_and_best_total_by_gpu() -> str:
             f"{best.result.tokens_per_s_per_user:,.0f} each"
         )
     return (
-        "Predicted (datasheet roofline, prompts first): "
+        "Predicted (datasheet roofline, the ceiling; prompts first): "
         + "; ".join(said)
         + ". Past the KV limit the total stops rising: more clients only wait for blocks."
     )
@@ -203,7 +203,7 @@ def predicted_front() -> list:
         front_rows(),
         f"Tokens per second in all against per user: {MODEL.name}, {DTYPE}",
         [
-            "Predicted from datasheet rooflines, nothing measured.",
+            "Draws the ceiling: predicted from datasheet rooflines, not the calibrated forecast; nothing measured.",
             f"Closed loops of 1–512 clients (up to twice the KV limit), {PROMPT:,}-token prompts, {OUTPUT}-token "
             "answers, prompts first",
         ],
@@ -278,7 +278,7 @@ def predicted_latencies() -> list:
         s.limit,
         f"Time to first token and per output token against concurrency: {MODEL.name}, {DTYPE}, {FOCUS}",
         [
-            f"Predicted from the datasheet roofline, nothing measured. Closed loops, {PROMPT:,}-token prompts, "
+            f"Draws the ceiling (the datasheet roofline), nothing measured. Closed loops, {PROMPT:,}-token prompts, "
             f"{OUTPUT}-token answers;",
             "solid p50, dashed p99; the dotted rule marks where the KV cache is full",
         ],
@@ -320,12 +320,14 @@ def largest_concurrency_within_budget() -> list:
                 "The same answer from the command line: ",
                 code(
                     f"python -m benchmarks serve llm:{MODEL.name} --gpu H100 --prompt-tokens {PROMPT} "
-                    f"--output-tokens {OUTPUT} --tpot-budget-ms {BUDGET.tpot_s * 1e3:g}"
+                    f"--output-tokens {OUTPUT} --tpot-budget-ms {BUDGET.tpot_s * 1e3:g} --ceiling"
                 ),
                 ". The roofline is an upper bound on speed: the published checks below reach about "
-                f"{text.sig_range(throughput_ratios())} of it, and the command's ",
-                code("--efficiency"),
-                " divides every step's roofline time by such a share.",
+                f"{text.sig_range(throughput_ratios())} of it. Without ",
+                code("--ceiling"),
+                " the command answers with the forecast: each step's operations divided by the efficiencies fitted "
+                "to published figures, with the error those figures showed (the page Checked against published "
+                "measurements).",
             ]
         ),
     ]
