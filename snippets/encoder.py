@@ -87,8 +87,9 @@ class Encoder(nn.Module):
 
 
 def make_encoder(config, dtype=torch.float32, device="cpu", layer=Layer, pooler=True):
-    torch.manual_seed(0)
-    return Encoder(config, layer, pooler).to(device=device, dtype=dtype).eval()
+    with torch.device(device):  # initialise the weights where they run, not on the CPU and copy
+        model = Encoder(config, layer, pooler)
+    return model.to(dtype=dtype).eval()
 
 
 @torch.no_grad()

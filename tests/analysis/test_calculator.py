@@ -59,7 +59,7 @@ def _evaluate_vega(expression: str, **names) -> float | None:
 def test_vega_expressions_agree_with_python(gpu):
     expressions = calculator.vega_expressions("layer_width", "layers")
     for dtype, peak in gpu.peak_flops.items():
-        size = {"float32": 4, "tfloat32": 4, "bfloat16": 2, "float16": 2, "float8": 1}[dtype]
+        size = {"float32": 4, "tfloat32": 4, "bfloat16": 2, "float16": 2, "float8": 1, "int8": 1, "float4": 0.5}[dtype]
         for width, depth, batch in ((256, 1, 1), (4096, 8, 64), (16384, 32, 4096)):
             names = {"datum_peak": peak, "datum_bandwidth": gpu.bandwidth, "datum_size": size, "datum_batch": batch,
                      "datum_eta_memory": 0.6, "datum_eta_compute": 0.7}  # fmt: skip

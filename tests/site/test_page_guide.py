@@ -3,6 +3,7 @@
 import re
 
 from benchmarks.analysis.forecast import committed
+from benchmarks.gpus import GPUS
 from benchmarks.site.pages import guide
 from tests.synthetic import make_run, site_data
 
@@ -10,7 +11,7 @@ from tests.synthetic import make_run, site_data
 def test_the_ridge_table_has_gpus_as_rows_and_dtypes_as_columns():
     table = guide.build(site_data(empty=True)).html("ridges")
     assert "<th>bf16 (rows)</th>" in table and "<td>NVIDIA H100 SXM</td><td>40</td><td>295</td>" in table
-    assert table.count("<tr>") == 1 + 12  # the header and one row per datasheet GPU
+    assert table.count("<tr>") == 1 + len(GPUS) == 1 + 13  # the header and one row per datasheet GPU
 
 
 def test_the_rule_is_applied_to_a_measured_curve_and_says_which():

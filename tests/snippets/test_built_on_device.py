@@ -7,7 +7,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from benchmarks.measure.adapters import ADAPTERS
 from benchmarks.workloads import WORKLOADS
-from snippets import cnn, decode, linear, mlp
+from snippets import cnn, decode, encoder, linear, mlp
 
 
 class CpuTensorsMade(TorchDispatchMode):
@@ -36,6 +36,7 @@ BUILDERS = {
     "conv": lambda: cnn.make_conv(8, 8, 3, BF16, META),
     "resnet50": lambda: cnn.make_resnet50(BF16, META),
     "decode": lambda: decode.make_decoder(decode.CHECK_CONFIG, BF16, META),
+    "encoder": lambda: encoder.make_encoder(encoder.CHECK_CONFIG, BF16, META),
 }
 
 

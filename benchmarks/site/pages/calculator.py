@@ -8,7 +8,7 @@ from typing import Any
 from benchmarks.analysis import calculator
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import SiteData
-from benchmarks.analysis.predict import knee, predict
+from benchmarks.analysis.predict import deployed_keywords, knee, predict
 from benchmarks.contract.results import Run
 from benchmarks.gpus import GPU, GPUS, find_gpu
 from benchmarks.site import charts, text
@@ -156,18 +156,24 @@ def preset_parts(title: str, name: str, given: dict[str, Any], gpu_name: str, dt
     table below and that command print the same numbers (tests/site/test_page_calculator.py runs both)."""
     spec, gpu = workload(name), find_gpu(gpu_name)
     params = {**spec.defaults(), **given}
-    points = predict(name, params, gpu.ceilings(dtype), dtype, batches)
+    points = predict(name, params, gpu.ceilings(dtype), dtype, batches, **deployed_keywords(name, gpu.l2_bytes))
     found = knee(name, params, gpu.ceilings(dtype), dtype)
     unit = "prompts/s" if params.get("phase") == "prefill" else spec.unit.rate
     rows = [
         [f"{p.batch:,}", text.fmt_time(p.seconds), f"{text.sig(p.batch / p.seconds)} {unit}", p.bound] for p in points
     ]
     ridge = f"≈ {text.fmt_batch(found)}" if found and found >= 1 else "none: memory-bound at every batch"
+    counted = (
+        " Counted fused, as deployed (its activations in L2 while they fit); the ridge batch counts every "
+        "elementwise pass."
+        if name == "resnet50"
+        else ""
+    )
     return [
         Paragraph(
             [
                 strong(f"{title}: "),
-                f"{spec.shape(params)} in {dtype} on an {gpu.name} (datasheet); ridge batch {ridge}.",
+                f"{spec.shape(params)} in {dtype} on an {gpu.name} (datasheet); ridge batch {ridge}.{counted}",
             ]
         ),
         Table(PRESET_HEADERS, rows, f"Predicted, not measured: {spec.shape(params)}, {gpu.name}, {dtype}"),
