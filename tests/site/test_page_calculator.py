@@ -97,8 +97,9 @@ def test_each_preset_gives_the_numbers_predict_prints():
         unit = found["assumptions"]["throughput_unit"]
         for point in found["points"]:
             row = (
-                f"<tr><td>{point['batch']:,}</td><td>{fmt_time(point['seconds'])}</td>"
-                f"<td>{sig(point['throughput'])} {unit}</td><td>{point['bound']}</td></tr>"
+                f"<tr><td>{point['batch']:,}</td><td>{fmt_time(point['forecast_seconds'])}</td>"
+                f"<td>{fmt_time(point['seconds'])}</td><td>{sig(point['forecast_throughput'])} {unit}</td>"
+                f"<td>{point['bound']}</td></tr>"
             )
             assert row in shown, (command, row)
     assert "ResNet-50" in shown and "Llama-class decode step" in shown and "Predicted, not measured" in shown

@@ -13,7 +13,7 @@ from benchmarks.contract.results import Run
 from benchmarks.gpus import GPU, GPUS, find_gpu
 from benchmarks.site import charts, text
 from benchmarks.site.charts import hardware as charts_hardware
-from benchmarks.site.forecasts import efficiency_words, error_words
+from benchmarks.site.forecasts import efficiency_words, error_words, forecast_s
 from benchmarks.site.render import Bullets, Details, Page, Paragraph, Table, code, strong, tag
 from benchmarks.workloads import workload
 
@@ -50,7 +50,7 @@ PRESETS = (  # (title, workload, parameters besides its defaults, GPU, dtype, ba
         (1, 8, 32, 128),
     ),
 )
-PRESET_HEADERS = ["batch", "time per call", "throughput", "bound"]
+PRESET_HEADERS = ["batch", "forecast per call", "ceiling per call", "throughput (forecast)", "bound"]
 
 
 def build(data: SiteData | None = None) -> Page:
@@ -159,10 +159,17 @@ def preset_parts(title: str, name: str, given: dict[str, Any], gpu_name: str, dt
     points = predict(name, params, gpu.ceilings(dtype), dtype, batches, **deployed_keywords(name, gpu.l2_bytes))
     found = knee(name, params, gpu.ceilings(dtype), dtype)
     unit = "prompts/s" if params.get("phase") == "prefill" else spec.unit.rate
+    told = {p.batch: forecast_s(p, name, dtype) for p in points}
     rows = [
-        [f"{p.batch:,}", text.fmt_time(p.seconds), f"{text.sig(p.batch / p.seconds)} {unit}", p.bound] for p in points
-    ]
+        [f"{p.batch:,}", text.fmt_time(told[p.batch]), text.fmt_time(p.seconds),
+         f"{text.sig(p.batch / told[p.batch])} {unit}", p.bound]
+        for p in points
+    ]  # fmt: skip
     ridge = f"≈ {text.fmt_batch(found)}" if found and found >= 1 else "none: memory-bound at every batch"
+    caption = (
+        f"Predicted, not measured: {spec.shape(params)}, {gpu.name}, {dtype}; the forecast's "
+        f"{error_words(name, params)}"
+    )
     counted = (
         " Counted fused, as deployed (its activations in L2 while they fit); the ridge batch counts every "
         "elementwise pass."
@@ -176,7 +183,7 @@ def preset_parts(title: str, name: str, given: dict[str, Any], gpu_name: str, dt
                 f"{spec.shape(params)} in {dtype} on an {gpu.name} (datasheet); ridge batch {ridge}.{counted}",
             ]
         ),
-        Table(PRESET_HEADERS, rows, f"Predicted, not measured: {spec.shape(params)}, {gpu.name}, {dtype}"),
+        Table(PRESET_HEADERS, rows, caption),
         Paragraph(["The same from the command line: ", code(preset_command(name, given, gpu, dtype, batches))]),
     ]
 
