@@ -30,13 +30,13 @@ def add_parser(commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        from benchmarks.analysis.calibration import study
+        from benchmarks.analysis.calibration import committed_study
     except ImportError as exc:
         if getattr(exc, "name", "") == "numpy" or "numpy" in str(exc):
             print("error: calibrate needs numpy: pip install numpy", file=sys.stderr)
             return 2
         raise
-    found = study()
+    found = committed_study()
     text = json.dumps(found.to_json(), indent=1, ensure_ascii=False) + "\n"
     out = Path(args.out)
     if args.check:

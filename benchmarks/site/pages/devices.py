@@ -188,8 +188,8 @@ def beside_datasheets(data: SiteData) -> list:
         rows,
         f"The {curve.shape} in {dtype}: measured on one device, predicted on datasheet GPUs",
         [
-            f"{label(curve.run)}, {curve.mode}, measured solid · {', '.join(shown)}: roofline of the datasheet, "
-            "predicted, dashed"
+            f"{label(curve.run)}, {curve.mode}, measured solid · {', '.join(shown)}: roofline of the datasheet "
+            "(the ceiling, not the forecast), predicted, dashed"
         ],
     )
     figure = charts.figure(
