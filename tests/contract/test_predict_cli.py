@@ -81,7 +81,7 @@ def test_every_parameter_defaults_to_the_snippets(capsys):
     assert cached["count"] == "activations kept in cache" and cached["batch"] < stated["batch"]
     # an MLP is matrix products: the GEMM figures' efficiencies and error
     assert found["forecast"]["kind"] == "GEMM" and found["forecast"]["family"] == "matrix product"
-    assert all(p["forecast_seconds"] > p["seconds"] for p in found["points"])
+    assert all(p["forecast_seconds"] >= p["seconds"] for p in found["points"])  # never faster than the ceiling
 
 
 def test_the_fit_counts_the_kv_cache(capsys):
