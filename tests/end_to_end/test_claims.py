@@ -156,7 +156,7 @@ def test_synthetic_site_claims_cover_every_regime_and_agree():
     assert _check(built_site("synthetic"), results, sweeps) == {"overhead", "memory", "compute"}
 
 
-# --------------------------------------------------------------------------- predictions and their bands
+# --------------------------------------------------------------------------- predictions and their forecasts
 
 
 def _text(page: Path) -> str:
