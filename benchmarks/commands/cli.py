@@ -28,6 +28,7 @@ from benchmarks.contract.results import (
 from benchmarks.contract.schema import SCHEMA
 from benchmarks.contract.serving_check import KIND as SERVING_CHECK
 from benchmarks.contract.serving_check import read_serving_check
+from benchmarks.contract.text import printable_lines
 from benchmarks.measure.estimate import MACHINES, describe, estimate_range
 from benchmarks.profiles import PROFILES
 from benchmarks.workloads import WORKLOADS
@@ -359,7 +360,7 @@ def _summary(args: argparse.Namespace) -> int:
             failures += 1
             print(exc)
             continue
-        print("\n".join(summary_lines(run)) + "\n")
+        print(printable_lines(summary_lines(run)) + "\n")
     return 1 if failures else 0
 
 

@@ -41,6 +41,7 @@ from benchmarks.analysis.serving_policy import (
 )
 from benchmarks.commands.choices import Refused, dtype_named, gpu_named, workload_params
 from benchmarks.contract.results import ResultsError, Run, read_document
+from benchmarks.contract.text import printable, printable_lines
 from benchmarks.workloads import WORKLOADS
 
 PERCENTILES = (50, 90, 95, 99, 99.9)
@@ -263,7 +264,7 @@ def main(argv: list[str]) -> int:
             rates = [arrivals.own_rate]
         source = load_source(args)
     except Refused as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {printable(exc)}", file=sys.stderr)
         return 2
     progress = _progress if sys.stderr.isatty() else None
     plan = search(
@@ -288,7 +289,7 @@ def main(argv: list[str]) -> int:
         found = {"source": {**_source_json(source)}, **summary(plan)}
         print(json.dumps(found, indent=1, ensure_ascii=False, allow_nan=False))
     else:
-        print("\n".join(text_lines(source, plan)))
+        print(printable_lines(text_lines(source, plan)))
     return 0
 
 

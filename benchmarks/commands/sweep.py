@@ -16,6 +16,7 @@ from pathlib import Path
 from benchmarks.analysis import recommend
 from benchmarks.contract.results import DEFAULT_SWEEPS_DIR
 from benchmarks.contract.sweep_options import DTYPES, options_problem, report_problem
+from benchmarks.contract.text import printable, printable_lines
 
 
 def directory(text: str) -> Path:
@@ -224,10 +225,10 @@ def run(args: argparse.Namespace) -> int:
         if args.debug:
             traceback.print_exc()
         hint = "" if args.debug else " (run with --debug for the traceback)"
-        print(f"error: the sweep crashed{hint}: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr)
+        print(f"error: the sweep crashed{hint}: {type(exc).__name__}: {printable(str(exc)[:300])}", file=sys.stderr)
         return 1
     if not any(p["status"] == "ok" for p in sweep.doc["points"]):  # nothing to show, recommend or report
-        print(f"error: {sweep.doc['run']['interrupted']}; the file is marked incomplete", file=sys.stderr)
+        print(f"error: {printable(sweep.doc['run']['interrupted'])}; the file is marked incomplete", file=sys.stderr)
         print(sweep.path)
         return 1
     report_written = _show(sweep.doc, rec, args.report)
@@ -240,9 +241,9 @@ def _show(doc: dict, rec, report: Path | None) -> bool:
     could not be written (said in one line)."""
     from benchmarks.site.sweep_table import table_lines
 
-    print("\n".join(table_lines(doc)))
+    print(printable_lines(table_lines(doc)))
     print()
-    print("\n".join(rec.lines))
+    print(printable_lines(rec.lines))
     if report is None:
         return True
     from benchmarks.site.report import write_report

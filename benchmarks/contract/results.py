@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.contract.schema import migrate
+from benchmarks.contract.text import printable
 from benchmarks.contract.validate import validate_document
 
 _PACKAGE = Path(__file__).resolve().parents[1]  # benchmarks/
@@ -38,7 +39,7 @@ class ResultsError(Exception):
 
     def __str__(self) -> str:
         tail = f" (and {self.more} more problem{'s' * (self.more > 1)})" if self.more else ""
-        return f"{self.path}: {self.field}: {self.message}{tail}"
+        return printable(f"{self.path}: {self.field}: {self.message}{tail}")
 
 
 @dataclass(eq=False)  # a document is itself: compared and hashed by identity, so analyses can cache per run
