@@ -32,4 +32,4 @@ def load_sweeps(directory: Path | str | None = None, synthetic: bool | None = No
     wanted = include_synthetic() if synthetic is None else synthetic
     # a sweep that timed no batch size has nothing to chart or recommend: it is never published
     found = [s for s in report.sweeps if (wanted or not s.synthetic) and any(p["status"] == "ok" for p in s.points)]
-    return sorted(found, key=lambda s: s.doc["run"]["started_at"], reverse=True)
+    return sorted(found, key=lambda s: s.started, reverse=True)

@@ -13,10 +13,11 @@ import os
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.contract.schema import migrate
+from benchmarks.contract.schema import instant, migrate
 from benchmarks.contract.text import printable
 from benchmarks.contract.validate import validate_document
 
@@ -60,6 +61,11 @@ class Document:
     @property
     def started_at(self) -> str:
         return self.doc["run"]["started_at"]
+
+    @property
+    def started(self) -> datetime:
+        """When the run started, as an aware datetime: compare these, never `started_at` strings."""
+        return instant(self.started_at)
 
     @property
     def complete(self) -> bool:
@@ -234,7 +240,7 @@ def newest_complete_runs(
     chosen: dict[str, Run] = {}
 
     def rank(run: Run) -> tuple:
-        return (bool(run.workloads_ok), run.complete, run.started_at)
+        return (bool(run.workloads_ok), run.complete, run.started)
 
     for run in runs:
         if (run.synthetic and not include_synthetic) or (run.smoke and not include_smoke):

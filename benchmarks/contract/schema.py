@@ -494,6 +494,12 @@ def _check_string(value: str, schema: dict, path: str, problems: list) -> None:
         problems.append((path, f"must be an ISO 8601 date and time with its offset, got {describe_value(value)}"))
 
 
+def instant(value: str) -> datetime:
+    """A validated date-time field as an aware datetime, so that times written with different offsets compare by
+    when they happened, not by their text (10:00+09:00 is before 03:00+00:00)."""
+    return datetime.fromisoformat(value)
+
+
 def _is_datetime(value: str) -> bool:
     try:
         return datetime.fromisoformat(value).tzinfo is not None

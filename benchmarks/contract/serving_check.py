@@ -17,6 +17,7 @@ Pure Python: nothing on this module's import path may import torch.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from benchmarks.contract.schema import (
     SLUG,
     TEXT,
     described,
+    instant,
     object_schema,
     provenance_fields,
     schema_problems,
@@ -318,6 +320,20 @@ class ServingCheck:
     @property
     def synthetic(self) -> bool:
         return bool(self.doc["run"].get("synthetic", False))
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.doc["run"]["complete"])
+
+    @property
+    def started(self) -> datetime:
+        """When the check started, as an aware datetime (never compare the strings)."""
+        return instant(self.doc["run"]["started_at"])
+
+    @property
+    def answered(self) -> int:
+        """Requests the server answered, over every run."""
+        return sum(len(r["requests"]["latency_s"]) - r["failed"] for r in self.runs)
 
     @property
     def runs(self) -> list[dict[str, Any]]:

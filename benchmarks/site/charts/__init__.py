@@ -12,6 +12,7 @@ Pure Python (Altair builds JSON only): nothing here imports torch.
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 import os
@@ -23,6 +24,7 @@ from typing import Any
 import altair as alt
 
 from benchmarks.analysis.curves import Curve, predicted_at
+from benchmarks.contract.text import printable
 from benchmarks.site import text
 from benchmarks.site.charts.links import embed_html
 from benchmarks.workloads import ROWS, BatchUnit
@@ -513,6 +515,18 @@ def _chart_rows(spec: dict[str, Any]) -> list[dict[str, Any]]:
     return unique
 
 
+def printable_strings(node: Any) -> Any:
+    """`node` with every string made printable (`benchmarks.contract.text.printable`): the chart renderers that
+    export a spec abort on some control characters, and a title from data must not carry one."""
+    if isinstance(node, str):
+        return printable(node)
+    if isinstance(node, dict):
+        return {printable(key): printable_strings(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [printable_strings(item) for item in node]
+    return node
+
+
 def legible(spec: dict[str, Any]) -> dict[str, Any]:
     """`spec` with legend symbols drawn at full strength: Vega-Lite copies a mark's opacity to its legend symbol, so
     a faint quartile band made a faint swatch, and a legend without a colour scale drew its symbols black, unseen
@@ -555,6 +569,28 @@ class Figure:
         )
 
 
+def chart_id_of(text: str) -> str:
+    """`text` as a chart id: lowercase letters and digits, anything else one dash."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def distinct_ids(named: Sequence[tuple[Any, str, Any]]) -> dict[Any, str]:
+    """A chart id per item of (item, text to derive it from, order), distinct even where two texts make the same id
+    (a run id may differ from another only in '.', '_' or case). Of the items sharing an id, the first in `order`
+    (the oldest) keeps it, so an id never changes when a later file lands; each other gets a suffix from a hash of
+    its own text, the same in every build."""
+    groups: dict[str, list[tuple[Any, str, Any]]] = {}
+    for entry in named:
+        groups.setdefault(chart_id_of(entry[1]), []).append(entry)
+    found: dict[Any, str] = {}
+    for base, entries in groups.items():
+        first, *rest = sorted(entries, key=lambda entry: entry[2])
+        found[first[0]] = base
+        for item, source, _ in rest:
+            found[item] = f"{base}-{hashlib.sha256(source.encode('utf-8')).hexdigest()[:8]}"
+    return found
+
+
 def figure(
     chart: alt.TopLevelMixin, chart_id: str, caption: str, description: str, visible: str | None = None
 ) -> Figure:
@@ -568,7 +604,7 @@ def figure(
     if not CHART_ID.match(chart_id):
         raise ValueError(f"chart id {chart_id!r} must be lowercase letters, digits and dashes")
     chart = chart.properties(description=f"{caption}. {description}")
-    spec = legible(chart.to_dict())
+    spec = printable_strings(legible(chart.to_dict()))
     spec.pop("$schema", None)
     stage = stage_dir()
     stage.mkdir(parents=True, exist_ok=True)
