@@ -53,8 +53,17 @@ def inline(content: Any) -> str:
 def tag(name: str, content: Any, **attributes: str) -> Html:
     """<name attributes>content</name>, the content escaped unless it is Html; `class_` and `data_x`
     name the attributes class and data-x."""
-    attrs = "".join(f' {key.rstrip("_").replace("_", "-")}="{text.h(value)}"' for key, value in attributes.items())
+    attrs = "".join(f' {key.rstrip("_").replace("_", "-")}="{_attribute(value)}"' for key, value in attributes.items())
     return Html(f"<{name}{attrs}>{inline(content)}</{name}>")
+
+
+def _attribute(value: Any) -> str:
+    """An attribute's value escaped as text (`text.h`); a link this package wrote to a page of the site keeps its
+    leading SITE_ROOT placeholder for the docs hook (only code builds an attribute that starts with it)."""
+    value = str(value)
+    if value.startswith(SITE_ROOT):
+        return SITE_ROOT + text.h(value[len(SITE_ROOT) :])
+    return text.h(value)
 
 
 def strong(content: Any) -> Html:

@@ -216,3 +216,25 @@ def test_every_page_names_the_file_it_failed_on(monkeypatch, stage):
     monkeypatch.setattr(serving_check, "compare", broken)
     with pytest.raises(PageDataError, match=r"^/synthetic/synthetic-host/broken.json: .*IndexError"):
         serving_check.build(check)
+
+
+# -------------------------------------------------------------------------------- item: placeholders in data
+
+
+def test_data_spelling_the_sites_placeholders_is_never_rewritten(stage):
+    import html
+
+    from benchmarks.site.charts import links
+    from benchmarks.site.render import Paragraph, render
+
+    spoof = "see __PAGE_URL__ or __SITE_URL__/evil or __SITE_ROOT__/x"
+    rows = [{"device": spoof, "batch": 1, "seconds": 1e-3}]
+    chart = alt.Chart(alt.Data(values=rows)).mark_point().encode(x="batch:Q", y="seconds:Q")
+    built = render([Paragraph(spoof)]) + charts.figure(chart, "test-placeholders", spoof, spoof)._repr_html_()
+    filled = links.absolute(built, "https://example.org/site/", "https://example.org/site/page/")
+    filled = filled.replace(charts.SITE_ROOT, "../")
+    assert "example.org/site/evil" not in filled and "https://example.org/site/page/ or" not in filled
+    assert html.unescape(filled).count(spoof) >= 3  # the paragraph, the caption and its text alternative
+    template = filled.split('<template class="bchart-spec" data-search-exclude>')[1].split("</template>")[0]
+    assert spoof in json.loads(template)["data"]["values"][0]["device"]
+    assert "https://example.org/site/page/" in filled  # the site's own placeholders are still filled in

@@ -478,13 +478,15 @@ def load_chart(rows: list[dict[str, Any]], title: str, subtitle: Sequence[str]) 
 
 def _inert_json(spec: dict[str, Any]) -> str:
     """JSON text that HTML parses as plain text: no '<', '>', '&' or '$' (they become \\u escapes; no '$' can
-    open or close a formula on the page).
+    open or close a formula on the page), and no '__' (so no text from data spells a placeholder the site hook
+    fills in, such as __PAGE_URL__).
 
     It sits in a <template>, not a <script>: Material's instant navigation re-creates script
     elements as executable ones, while a template's content is inert.
     """
     text = json.dumps(spec, separators=(",", ":"), ensure_ascii=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("$", "\\u0024")
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("$", "\\u0024")
+    return text.replace("__", "\\u005f\\u005f")
 
 
 def _chart_rows(spec: dict[str, Any]) -> list[dict[str, Any]]:
