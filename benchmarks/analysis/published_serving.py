@@ -199,7 +199,8 @@ class _Reader(FieldReader):
             self.fail(f"{where}.unit", f"must be one of {', '.join(UNITS)}")
         return ServingRow(
             value["id"], dict(source), dict(conf), self.text(value["metric"], f"{where}.metric"),
-            self.number(value["value"], f"{where}.value"), value["unit"], self.text(value["quote"], f"{where}.quote"),
+            self.number(value["value"], f"{where}.value"), value["unit"],
+            self.text(value["quote"], f"{where}.quote", lines=True),
             checked["status"], self.text(checked["note"], f"{where}.verification.note"),
             self.setup(value["model"], f"{where}.model", value["unit"]),
         )  # fmt: skip

@@ -159,7 +159,7 @@ def read_run(path: Path | str, *, layout: bool = True) -> Run:
     """One profile run (see read_document); a model sweep is refused, saying so."""
     found = read_document(path, layout=layout)
     if not isinstance(found, Run):
-        raise ResultsError(path, "kind", "is a model sweep, not a profile run (read it with read_sweep)")
+        raise ResultsError(path, "kind", "is a model sweep, not a profile run: this needs a profile run")
     return found
 
 
@@ -167,7 +167,7 @@ def read_sweep(path: Path | str, *, layout: bool = True) -> ModelSweep:
     """One model sweep (see read_document); a profile run is refused, saying so."""
     found = read_document(path, layout=layout)
     if not isinstance(found, ModelSweep):
-        raise ResultsError(path, "kind", "is a profile run, not a model sweep (read it with read_run)")
+        raise ResultsError(path, "kind", "is a profile run, not a model sweep: this needs a model sweep")
     return found
 
 

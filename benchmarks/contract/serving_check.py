@@ -34,6 +34,7 @@ from benchmarks.contract.schema import (
     provenance_fields,
     schema_problems,
 )
+from benchmarks.contract.validate import SERVING_CHECK
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 # In a checkout, checks are committed beside the code; an installed copy writes under the working directory.
@@ -41,7 +42,7 @@ DEFAULT_SERVING_DIR = (
     _PACKAGE / "serving" if (_PACKAGE.parent / "pyproject.toml").is_file() else Path.cwd() / "benchmarks-serving"
 )
 NAME_OR_NULL = {"type": ["string", "null"], "maxLength": 200}
-KIND = "serving-check"
+KIND = SERVING_CHECK
 VERSION = 1  # of this kind of file; profile runs and sweeps have their own
 SERVICES = ("curve", "model")
 HANDLERS = ("awaiting", "blocking")
