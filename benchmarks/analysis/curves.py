@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.analysis.roofline import Knee, crossing_batch, detect_knee, predicted_time, run_ceilings
-from benchmarks.contract.results import DEFAULT_RESULTS_DIR, Run, load_results, newest_complete_runs
+from benchmarks.contract.results import DEFAULT_RESULTS_DIR, KnownValid, Run, load_results, newest_complete_runs
 from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings
 from benchmarks.workloads import ROWS, WORKLOADS, BatchUnit, Workload
 
@@ -116,7 +116,7 @@ def load_site_data(directory: Path | str | None = None, synthetic: bool | None =
     synthetic = include_synthetic() if synthetic is None else synthetic
     if not directory.exists():
         return SiteData(runs=[], shown=[])
-    report = load_results(directory)
+    report = load_results(directory, known=KnownValid.from_env())
     if report.errors:  # one line per bad file, naming the file and the field
         raise SiteDataError("\n".join(str(error) for error in report.errors))
     smoke = include_smoke()

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from benchmarks.analysis.curves import SiteDataError, include_synthetic
-from benchmarks.contract.results import DEFAULT_SWEEPS_DIR, ModelSweep, load_results
+from benchmarks.contract.results import DEFAULT_SWEEPS_DIR, KnownValid, ModelSweep, load_results
 
 SWEEPS_DIR_ENV = "BATCHING_SWEEPS_DIR"
 
@@ -23,7 +23,7 @@ def load_sweeps(directory: Path | str | None = None, synthetic: bool | None = No
     directory = Path(directory) if directory is not None else sweeps_dir()
     if not directory.exists():
         return []
-    report = load_results(directory)
+    report = load_results(directory, known=KnownValid.from_env())
     if report.errors:
         raise SiteDataError("\n".join(str(e) for e in report.errors))
     if report.runs:

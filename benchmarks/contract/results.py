@@ -134,15 +134,56 @@ class LoadReport:
 
 
 MAX_FILE_BYTES = 256 * 2**20  # a full GPU profile writes a few MiB
+KNOWN_VALID_ENV = "BATCHING_KNOWN_VALID"  # a site build's list of the files it validated (see KnownValid)
 
 
-def read_document(path: Path | str, *, layout: bool = True) -> Run | ModelSweep:
+def _signature(path: Path) -> list[int]:
+    """What says a file is the one it was: device, inode, size and modification time in nanoseconds."""
+    found = path.stat()
+    return [found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns]
+
+
+@dataclass
+class KnownValid:
+    """The results files a site build validated once, each with its `_signature`, so that every page of the build
+    (each a process of its own) parses them without validating them again: a file that changed since is
+    validated again. The list lives in a file of the build's own temporary directory, named by
+    $BATCHING_KNOWN_VALID; without it every file is validated."""
+
+    entries: dict[str, list[int]] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls) -> KnownValid | None:
+        where = os.environ.get(KNOWN_VALID_ENV)
+        if not where:
+            return None
+        try:
+            entries = json.loads(Path(where).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return cls(entries) if isinstance(entries, dict) else None
+
+    def holds(self, path: Path) -> bool:
+        try:
+            return self.entries.get(str(path.resolve())) == _signature(path)
+        except OSError:
+            return False
+
+    def add(self, path: Path) -> None:
+        self.entries[str(path.resolve())] = _signature(path)
+
+    def save(self, where: Path) -> None:
+        where.write_text(json.dumps(self.entries), encoding="utf-8")
+
+
+def read_document(path: Path | str, *, layout: bool = True, known: KnownValid | None = None) -> Run | ModelSweep:
     """Parse, validate and migrate one results file, a profile run or a model sweep; raise
     ResultsError naming the file and field. With `layout`, the file must also sit where a results
-    directory keeps it: `<device slug>/<id>.json`."""
+    directory keeps it: `<device slug>/<id>.json`. A file `known` holds as validated earlier in this build,
+    unchanged since, is parsed but not validated again."""
     path = Path(path)
     doc = load_json(path)
-    problems = validate_document(doc)
+    problems = [] if known is not None and known.holds(path) else validate_document(doc)
     if problems:
         where, message = problems[0]
         raise ResultsError(path, where, message, more=len(problems) - 1)
@@ -208,14 +249,15 @@ def result_files(paths: Iterable[Path | str]) -> list[Path]:
     return found
 
 
-def load_results(*paths: Path | str) -> LoadReport:
+def load_results(*paths: Path | str, known: KnownValid | None = None) -> LoadReport:
     """Load every results file under the given files/directories (default: the committed ones). A
-    run id may appear once per device: a second file with it is reported, and only the first loads."""
+    run id may appear once per device: a second file with it is reported, and only the first loads.
+    Files `known` holds as validated (and unchanged) are not validated again."""
     report = LoadReport()
     seen: dict[tuple[str, str], Path] = {}
     for path in result_files(paths or (DEFAULT_RESULTS_DIR,)):
         try:
-            run = read_document(path)
+            run = read_document(path, known=known)
         except ResultsError as exc:
             report.errors.append(exc)
             continue

@@ -25,6 +25,8 @@ HIDDEN = re.compile(f"[{_HIDDEN}]")
 def text_problem(value: str, *, lines: bool = False) -> str | None:
     """Why `value` cannot be a text field of a file, or None when it can. With `lines`, line breaks are
     allowed (a quotation of several lines); nothing else hidden is."""
+    if value.isprintable():  # the common case, and fast: no hidden character is printable
+        return None
     for match in HIDDEN.finditer(value):
         char = match.group()
         if lines and char == "\n":

@@ -39,6 +39,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.analysis.curves import SiteDataError, load_site_data  # noqa: E402
 from benchmarks.analysis.sweeps import load_sweeps  # noqa: E402
+from benchmarks.contract.results import KNOWN_VALID_ENV, KnownValid  # noqa: E402
 from benchmarks.contract.text import printable  # noqa: E402
 from benchmarks.site import charts, notice  # noqa: E402
 from benchmarks.site.charts import links  # noqa: E402
@@ -66,8 +67,22 @@ def on_config(config):
     _STATE["notice_line"] = notice.cpu_line(data)  # type: ignore[assignment]
     stage = Path(tempfile.mkdtemp(prefix="batching-charts-"))
     os.environ[charts.STAGE_ENV] = str(stage)
+    os.environ[charts.CHECK_SPECS_ENV] = "0"  # the tests check every page's specs; the build draws them
     _STATE["stage"] = stage
+    _share_validated([*data.runs, *sweeps], Path(tempfile.mkdtemp(prefix="batching-valid-")))
     return config
+
+
+def _share_validated(documents, directory: Path) -> None:
+    """Tell every page's process which files this build validated, so that each parses them without validating
+    them again (a file changed since is validated again: benchmarks.contract.results.KnownValid)."""
+    known = KnownValid()
+    for document in documents:
+        known.add(document.path)
+    where = directory / "validated.json"
+    known.save(where)
+    os.environ[KNOWN_VALID_ENV] = str(where)
+    _STATE["validated"] = directory
 
 
 def failure_line(source: str, exc: BaseException) -> str:
@@ -211,6 +226,8 @@ def on_post_build(config):
         list(pool.map(lambda p: _export(p, out_dir), specs))
     if stage:
         shutil.rmtree(stage, ignore_errors=True)
+    if _STATE.get("validated"):
+        shutil.rmtree(_STATE["validated"], ignore_errors=True)
     links.write_moved_exports(out_dir)
     for run in _STATE.get("runs", []):
         target = site / "results" / run.device["slug"] / f"{run.id}.json"

@@ -31,6 +31,9 @@ from benchmarks.workloads import ROWS, BatchUnit
 from snippets.costs import linear_cost
 
 STAGE_ENV = "BATCHING_CHART_DIR"
+# "0": skip Altair's check of each spec against the Vega-Lite schema. The site build sets it (the check costs
+# more than drawing, and grows with the data); the tests build every page with it, from the same code.
+CHECK_SPECS_ENV = "BATCHING_CHECK_CHART_SPECS"
 DEFAULT_STAGE = Path(__file__).resolve().parents[3] / ".cache" / "charts"
 SITE_ROOT = "__SITE_ROOT__/"  # replaced by the docs hook with the page's relative path to the site root
 CHART_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -606,7 +609,7 @@ def figure(
     if not CHART_ID.match(chart_id):
         raise ValueError(f"chart id {chart_id!r} must be lowercase letters, digits and dashes")
     chart = chart.properties(description=f"{caption}. {description}")
-    spec = printable_strings(legible(chart.to_dict()))
+    spec = printable_strings(legible(chart.to_dict(validate=os.environ.get(CHECK_SPECS_ENV) != "0")))
     spec.pop("$schema", None)
     stage = stage_dir()
     stage.mkdir(parents=True, exist_ok=True)
