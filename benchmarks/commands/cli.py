@@ -154,7 +154,8 @@ def _add_summary(commands) -> None:
         "summary",
         help="print a short table of results files",
         description="For each results file: device, run, wall time, ceilings, and per curve the number of ok "
-        "points, the time at the smallest and largest batch, and the predicted and measured knee.",
+        "points, the time at the smallest and largest batch, and the predicted and measured knee; for a model "
+        "sweep, its table of batch sizes.",
     )
     summary.add_argument("paths", nargs="+", type=Path, metavar="PATH")
 

@@ -238,3 +238,11 @@ def test_data_spelling_the_sites_placeholders_is_never_rewritten(stage):
     template = filled.split('<template class="bchart-spec" data-search-exclude>')[1].split("</template>")[0]
     assert spoof in json.loads(template)["data"]["values"][0]["device"]
     assert "https://example.org/site/page/" in filled  # the site's own placeholders are still filled in
+
+
+def test_the_serving_page_without_any_sweep_has_every_section_its_notebook_shows():
+    import re as regex
+
+    page = serving.build([], mlperf=None)
+    shown = set(regex.findall(r'page\.show\("([a-z_]+)"\)', (ROOT / "docs" / "serving.py").read_text(encoding="utf-8")))
+    assert shown <= set(page.sections), shown - set(page.sections)

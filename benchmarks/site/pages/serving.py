@@ -62,7 +62,7 @@ def build(sweeps: list[ModelSweep] | None = None, mlperf: serving_mlperf.MLPerfC
     example = pick_example(sweeps)
     sections: dict[str, list] = {}
     if example is None:
-        for name in ("example", "batch_formed", "breakdown", "hockey", "recommend"):
+        for name in ("example", "batch_formed", "breakdown", "hockey", "recommend", "closed_loop"):
             sections[name] = [NO_SWEEP]
     else:
         with drawing_from(example.path):
