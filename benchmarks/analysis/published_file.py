@@ -231,7 +231,7 @@ class _Reader(FieldReader):
         if problems:
             field, message = problems[0]
             self.fail(f"{where}.{field}", message)
-        return dict(value)
+        return full  # what was checked is what is predicted: a parameter left out takes the workload's default
 
     def row(self, value: Any, where: str) -> Measurement:
         value = self.mapping(value, where, ROW_FIELDS, ROW_FIELDS - {"model", "not_compared"})

@@ -29,7 +29,7 @@ from benchmarks.contract.serving_check import DEFAULT_SERVING_DIR, read_serving_
 from benchmarks.contract.text import HIDDEN
 from tests.contract.test_fuzz import PAYLOAD, _get, _leaves, _Live, _set
 
-CASES = int(os.environ.get("BATCHING_FUZZ_CASES", "120")) // 4 or 1
+CASES = int(os.environ.get("BATCHING_FUZZ_CASES", "120")) // 2 or 1
 SEED = 20261201
 VALUES = {
     "wrong type": [None, True, "1", [], {}, 1, 1.5],
