@@ -148,6 +148,7 @@ class FieldReader:
         except (ValueError, RecursionError) as exc:  # ValueError: bad JSON, or a number of thousands of digits
             self.fail("(json)", f"is not JSON: {str(exc)[:120]}")
         doc = self.mapping(doc, "(document)", {"about", "measurements"}, {"about", "measurements"})
+        self.text(doc["about"], "about")
         if not isinstance(doc["measurements"], list) or not doc["measurements"]:
             self.fail("measurements", "must be a non-empty list")
         rows = [self.row(item, f"measurements[{index}]") for index, item in enumerate(doc["measurements"])]
