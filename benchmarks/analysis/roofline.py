@@ -159,7 +159,9 @@ class _HingeSums:
         if coef is None:
             return None
         c0, c1, c2 = coef
-        sse = sum((c0 + c1 * x + c2 * max(0.0, x - knee_x) - y) ** 2 for x, y in zip(self.xs, self.ys))
+        xs, ys = self.xs, self.ys  # below the knee the hinge term is zero
+        sse = sum((c0 + c1 * xs[i] - ys[i]) ** 2 for i in range(first))
+        sse += sum((c0 + c1 * xs[i] + c2 * (xs[i] - knee_x) - ys[i]) ** 2 for i in range(first, len(xs)))
         return sse, coef
 
 
