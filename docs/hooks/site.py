@@ -206,7 +206,8 @@ def _export(spec_path: Path, out_dir: Path) -> None:
     spec.setdefault("config", {})["background"] = "white"
     chart_id = spec_path.stem
     try:
-        svg, png = vl_convert.vegalite_to_svg(spec), vl_convert.vegalite_to_png(spec, scale=2)
+        svg = vl_convert.vegalite_to_svg(spec)
+        png = vl_convert.svg_to_png(svg, scale=2)  # the drawing made once: rendering the spec again costs more
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         raise PluginError(printable(f"chart {chart_id}: cannot be exported: {type(exc).__name__}: {first}")) from None
