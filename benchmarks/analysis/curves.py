@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.analysis.roofline import Knee, crossing_batch, detect_knee, predicted_time, run_ceilings
-from benchmarks.contract.results import DEFAULT_RESULTS_DIR, Run, load_results, newest_complete_runs
+from benchmarks.contract.results import DEFAULT_RESULTS_DIR, KnownValid, Run, load_results, newest_complete_runs
 from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings
 from benchmarks.workloads import ROWS, WORKLOADS, BatchUnit, Workload
 
@@ -75,7 +75,7 @@ class SiteData:
         """The device's other runs, newest first."""
         slug = run.device["slug"]
         same = [r for r in self.runs if r.device["slug"] == slug and r.id != run.id]
-        return sorted(same, key=lambda r: r.started_at, reverse=True)
+        return sorted(same, key=lambda r: r.started, reverse=True)
 
     def source(self, slug: str, workload: str) -> Run | None:
         """The run a page charts `workload` of this device from: the newest that finished it, else (none
@@ -84,7 +84,7 @@ class SiteData:
         mine = [r for r in self.runs if r.device["slug"] == slug and workload in r.workloads_ok]  # timed some of it
         done = [r for r in mine if workload in r.workloads_done]
         some = done or mine
-        return max(some, key=lambda r: (r.started_at, r.id), default=None)
+        return max(some, key=lambda r: (r.started, r.id), default=None)
 
     def shown_for(self, *workloads: str) -> list[Run]:
         """Per device, the run(s) a page about `workloads` charts, each holding only the workloads it is
@@ -100,7 +100,7 @@ class SiteData:
                         chosen.setdefault(id(run), (run, []))[1].append(workload)
                 if not chosen:  # no run of this device measured them: its page section says so
                     chosen[id(shown)] = (shown, list(workloads))
-                ordered = sorted(chosen.values(), key=lambda pair: pair[0].started_at, reverse=True)
+                ordered = sorted(chosen.values(), key=lambda pair: pair[0].started, reverse=True)
                 views += [run.only(names) for run, names in ordered]
             self._views[workloads] = views
         return self._views[workloads]
@@ -116,7 +116,7 @@ def load_site_data(directory: Path | str | None = None, synthetic: bool | None =
     synthetic = include_synthetic() if synthetic is None else synthetic
     if not directory.exists():
         return SiteData(runs=[], shown=[])
-    report = load_results(directory)
+    report = load_results(directory, known=KnownValid.from_env())
     if report.errors:  # one line per bad file, naming the file and the field
         raise SiteDataError("\n".join(str(error) for error in report.errors))
     smoke = include_smoke()

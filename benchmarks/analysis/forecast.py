@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.analysis.predict import PredictedPoint
+from benchmarks.contract.inputs import PUBLISHED_LIMIT, InputError, read_text_bounded
 from benchmarks.gpus import BYTES_PER_ELEMENT
 
 CALIBRATION_FILE = Path(__file__).resolve().parents[1] / "published" / "calibration.json"
@@ -424,9 +425,9 @@ def read_calibration(path: Path | str = CALIBRATION_FILE) -> Committed:
     """The committed calibration, checked field by field; CalibrationError (one line) otherwise."""
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CalibrationError(f"{path}: (file): cannot be read: {exc}") from None
+        doc = json.loads(read_text_bounded(path, kind="calibration file", limit_bytes=PUBLISHED_LIMIT))
+    except InputError as exc:
+        raise CalibrationError(str(exc)) from None
     except (ValueError, RecursionError) as exc:
         raise CalibrationError(f"{path}: (json): is not JSON: {str(exc)[:120]}") from None
     doc = _mapping(doc, "(document)", path, {"about", "figures", "sources", "groups", "expected_error"})

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.contract.inputs import InputError, read_text_bounded
+from benchmarks.contract.text import printable, text_problem
 from benchmarks.gpus import find_gpu
 from benchmarks.workloads import WORKLOADS
 
@@ -109,7 +110,7 @@ class FieldReader:
         self.path = path
 
     def fail(self, where: str, message: str):
-        raise self.error(f"{self.path}: {where}: {message}")
+        raise self.error(printable(f"{self.path}: {where}: {message}"))
 
     def mapping(self, value: Any, where: str, allowed: set[str], required: set[str]) -> dict[str, Any]:
         if not isinstance(value, dict):
@@ -122,11 +123,18 @@ class FieldReader:
                 self.fail(f"{where}.{key}", "is required but missing")
         return value
 
-    def text(self, value: Any, where: str, pattern: re.Pattern | None = None, words: str = "") -> str:
+    def text(
+        self, value: Any, where: str, pattern: re.Pattern | None = None, words: str = "", *, lines: bool = False
+    ) -> str:
+        """Non-empty text of at most MAX_TEXT characters with nothing hidden in it (line breaks only with `lines`,
+        for a quotation of several lines), matching `pattern` when one is given."""
         if not isinstance(value, str) or not value.strip():
             self.fail(where, "must be non-empty text")
         if len(value) > MAX_TEXT:
             self.fail(where, f"must be at most {MAX_TEXT} characters")
+        hidden = text_problem(value, lines=lines)
+        if hidden:
+            self.fail(where, hidden)
         if pattern is not None and not pattern.match(value):
             self.fail(where, f"must be {words}")
         return value
@@ -140,6 +148,7 @@ class FieldReader:
         except (ValueError, RecursionError) as exc:  # ValueError: bad JSON, or a number of thousands of digits
             self.fail("(json)", f"is not JSON: {str(exc)[:120]}")
         doc = self.mapping(doc, "(document)", {"about", "measurements"}, {"about", "measurements"})
+        self.text(doc["about"], "about")
         if not isinstance(doc["measurements"], list) or not doc["measurements"]:
             self.fail("measurements", "must be a non-empty list")
         rows = [self.row(item, f"measurements[{index}]") for index, item in enumerate(doc["measurements"])]
@@ -223,7 +232,7 @@ class _Reader(FieldReader):
         if problems:
             field, message = problems[0]
             self.fail(f"{where}.{field}", message)
-        return dict(value)
+        return full  # what was checked is what is predicted: a parameter left out takes the workload's default
 
     def row(self, value: Any, where: str) -> Measurement:
         value = self.mapping(value, where, ROW_FIELDS, ROW_FIELDS - {"model", "not_compared"})
@@ -245,7 +254,7 @@ class _Reader(FieldReader):
             self.text(value["metric"], f"{where}.metric"),
             self.number(value["value"], f"{where}.value"),
             unit,
-            self.text(value["quote"], f"{where}.quote"),
+            self.text(value["quote"], f"{where}.quote", lines=True),
             self.choice(verification["status"], f"{where}.verification.status", STATUSES),
             self.text(verification["note"], f"{where}.verification.note"),
             self.model(value["model"], f"{where}.model", unit) if "model" in value else None,

@@ -130,10 +130,10 @@ class _Reader(FieldReader):
         gpu = find_gpu(self.text(value["gpu"], f"{where}.gpu"))
         if gpu is None:
             self.fail(f"{where}.gpu", f"{value['gpu']!r} is not in the datasheet (benchmarks/gpus.py)")
-        if value["dtype"] not in gpu.peak_flops:
+        if not isinstance(value["dtype"], str) or value["dtype"] not in gpu.peak_flops:
             self.fail(f"{where}.dtype", f"must be one of {', '.join(gpu.peak_flops)}")
         figure = value["figure"]
-        if figure not in FIGURES:
+        if not isinstance(figure, str) or figure not in FIGURES:
             self.fail(f"{where}.figure", f"must be one of {', '.join(FIGURES)}")
         if FIGURES[figure][0] != unit:
             self.fail(f"{where}.figure", f"{figure} is in {FIGURES[figure][0]}, not {unit}")
@@ -199,7 +199,8 @@ class _Reader(FieldReader):
             self.fail(f"{where}.unit", f"must be one of {', '.join(UNITS)}")
         return ServingRow(
             value["id"], dict(source), dict(conf), self.text(value["metric"], f"{where}.metric"),
-            self.number(value["value"], f"{where}.value"), value["unit"], self.text(value["quote"], f"{where}.quote"),
+            self.number(value["value"], f"{where}.value"), value["unit"],
+            self.text(value["quote"], f"{where}.quote", lines=True),
             checked["status"], self.text(checked["note"], f"{where}.verification.note"),
             self.setup(value["model"], f"{where}.model", value["unit"]),
         )  # fmt: skip

@@ -129,16 +129,40 @@ def _solve3(a: list[list[float]], b: list[float]) -> list[float] | None:
     return [m[i][3] / m[i][i] for i in range(3)]
 
 
-def _hinge_fit(xs: list[float], ys: list[float], knee_x: float) -> tuple[float, list[float]] | None:
-    """Fit y = c0 + c1·x + c2·max(0, x - knee_x); return (squared error, coefficients)."""
-    rows = [(1.0, x, max(0.0, x - knee_x)) for x in xs]
-    ata = [[sum(r[i] * r[j] for r in rows) for j in range(3)] for i in range(3)]
-    aty = [sum(r[i] * y for r, y in zip(rows, ys)) for i in range(3)]
-    coef = _solve3(ata, aty)
-    if coef is None:
-        return None
-    sse = sum((coef[0] + coef[1] * r[1] + coef[2] * r[2] - y) ** 2 for r, y in zip(rows, ys))
-    return sse, coef
+class _HingeSums:
+    """Fits of y = c0 + c1·x + c2·max(0, x - knee) to one curve, for many knees. The sums the normal equations
+    need are gathered once: for any knee, those of the points past it come from suffix sums, so each knee tried
+    costs one pass (its squared error) instead of a dozen."""
+
+    def __init__(self, xs: list[float], ys: list[float]):
+        self.xs, self.ys = xs, ys
+        self.n = float(len(xs))
+        self.sx, self.sxx = sum(xs), sum(x * x for x in xs)
+        self.sy, self.sxy = sum(ys), sum(x * y for x, y in zip(xs, ys))
+        # suffix[i]: (count, Σx, Σx², Σy, Σxy) over the points i.. (xs ascending)
+        self.suffix = [(0.0, 0.0, 0.0, 0.0, 0.0)]
+        for x, y in zip(reversed(xs), reversed(ys)):
+            c, s1, s2, t1, t2 = self.suffix[-1]
+            self.suffix.append((c + 1, s1 + x, s2 + x * x, t1 + y, t2 + x * y))
+        self.suffix.reverse()
+
+    def fit(self, knee_x: float) -> tuple[float, list[float]] | None:
+        """(squared error, coefficients) of the fit with its knee at `knee_x`; None when they are not determined."""
+        first = next((i for i, x in enumerate(self.xs) if x > knee_x), len(self.xs))
+        c, s1, s2, t1, t2 = self.suffix[first]
+        sh = s1 - knee_x * c  # Σh, h = max(0, x - knee)
+        sxh = s2 - knee_x * s1
+        shh = s2 - 2 * knee_x * s1 + knee_x * knee_x * c
+        shy = t2 - knee_x * t1
+        ata = [[self.n, self.sx, sh], [self.sx, self.sxx, sxh], [sh, sxh, shh]]
+        coef = _solve3(ata, [self.sy, self.sxy, shy])
+        if coef is None:
+            return None
+        c0, c1, c2 = coef
+        xs, ys = self.xs, self.ys  # below the knee the hinge term is zero
+        sse = sum((c0 + c1 * xs[i] - ys[i]) ** 2 for i in range(first))
+        sse += sum((c0 + c1 * xs[i] + c2 * (xs[i] - knee_x) - ys[i]) ** 2 for i in range(first, len(xs)))
+        return sse, coef
 
 
 MIN_SLOPE_ABOVE = 0.5  # time must grow at least like batch**0.5 past the knee
@@ -162,9 +186,10 @@ def detect_knee(batches: Sequence[float], times: Sequence[float], grid: int = 40
     if high <= low:
         return None
     best: tuple[float, float, list[float]] | None = None
+    sums = _HingeSums(xs, ys)
     for step in range(grid + 1):
         knee_x = low + (high - low) * step / grid
-        fit = _hinge_fit(xs, ys, knee_x)
+        fit = sums.fit(knee_x)
         if fit is not None and (best is None or fit[0] < best[0]):
             best = (fit[0], knee_x, fit[1])
     if best is None:

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from benchmarks.analysis.curves import SiteDataError, include_synthetic
-from benchmarks.contract.results import DEFAULT_SWEEPS_DIR, ModelSweep, load_results
+from benchmarks.contract.results import DEFAULT_SWEEPS_DIR, KnownValid, ModelSweep, load_results
 
 SWEEPS_DIR_ENV = "BATCHING_SWEEPS_DIR"
 
@@ -23,7 +23,7 @@ def load_sweeps(directory: Path | str | None = None, synthetic: bool | None = No
     directory = Path(directory) if directory is not None else sweeps_dir()
     if not directory.exists():
         return []
-    report = load_results(directory)
+    report = load_results(directory, known=KnownValid.from_env())
     if report.errors:
         raise SiteDataError("\n".join(str(e) for e in report.errors))
     if report.runs:
@@ -32,4 +32,4 @@ def load_sweeps(directory: Path | str | None = None, synthetic: bool | None = No
     wanted = include_synthetic() if synthetic is None else synthetic
     # a sweep that timed no batch size has nothing to chart or recommend: it is never published
     found = [s for s in report.sweeps if (wanted or not s.synthetic) and any(p["status"] == "ok" for p in s.points)]
-    return sorted(found, key=lambda s: s.doc["run"]["started_at"], reverse=True)
+    return sorted(found, key=lambda s: s.started, reverse=True)

@@ -24,14 +24,15 @@ from benchmarks.contract.noise_scale import read_noise_scale
 from benchmarks.contract.results import (
     DEFAULT_RESULTS_DIR,
     ResultsError,
+    Run,
     load_json,
     read_document,
-    read_run,
     result_files,
 )
 from benchmarks.contract.schema import SCHEMA
 from benchmarks.contract.serving_check import KIND as SERVING_CHECK
 from benchmarks.contract.serving_check import read_serving_check
+from benchmarks.contract.text import printable, printable_lines
 from benchmarks.measure.estimate import MACHINES, describe, estimate_range
 from benchmarks.profiles import PROFILES
 from benchmarks.workloads import WORKLOADS
@@ -136,7 +137,7 @@ def _add_run(commands) -> None:
 def _add_validate(commands) -> None:
     validate = commands.add_parser(
         "validate",
-        help="check results files (profile runs, model sweeps and serving checks) against the schema",
+        help="check results files (profile runs, model sweeps, serving checks) and published-figure files",
         description="Exit 0 when every file is valid; otherwise print one line per bad file, naming "
         "the file and the offending field, and exit 1. Directories are searched for *.json.",
     )
@@ -158,7 +159,8 @@ def _add_summary(commands) -> None:
         "summary",
         help="print a short table of results files",
         description="For each results file: device, run, wall time, ceilings, and per curve the number of ok "
-        "points, the time at the smallest and largest batch, and the predicted and measured knee.",
+        "points, the time at the smallest and largest batch, and the predicted and measured knee; for a model "
+        "sweep, its table of batch sizes.",
     )
     summary.add_argument("paths", nargs="+", type=Path, metavar="PATH")
 
@@ -322,6 +324,16 @@ def _validate(args: argparse.Namespace) -> int:
                 read_serving_check(path)
             elif isinstance(doc, dict) and doc.get("kind") == NOISE_SCALE:
                 read_noise_scale(path)
+            elif _published(doc):
+                problem = _published_problem(path, doc)
+                if problem:
+                    failures += 1
+                    print(printable(problem))
+            elif _calibration(doc):
+                problem = _calibration_problem(path)
+                if problem:
+                    failures += 1
+                    print(printable(problem))
             else:
                 read_document(path)
         except ResultsError as exc:
@@ -330,6 +342,51 @@ def _validate(args: argparse.Namespace) -> int:
     if failures == 0:
         print(f"{len(files)} file(s) valid", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _published(doc: object) -> bool:
+    """A published-figures file (benchmarks/published/): figures others published, not a results file."""
+    return isinstance(doc, dict) and "measurements" in doc and "schema_version" not in doc
+
+
+def _calibration(doc: object) -> bool:
+    """The calibration fitted to the published figures (benchmarks/published/calibration.json)."""
+    return isinstance(doc, dict) and {"groups", "expected_error"} <= set(doc) and "schema_version" not in doc
+
+
+def _calibration_problem(path: Path) -> str | None:
+    """What is wrong with a calibration file, checked by its own reader, in one line; None when it is valid."""
+    from benchmarks.analysis.forecast import CalibrationError, read_calibration
+
+    try:
+        read_calibration(path)
+    except CalibrationError as exc:
+        return str(exc)
+    return None
+
+
+def _published_problem(path: Path, doc: dict) -> str | None:
+    """What is wrong with a published-figures file, checked by its own reader (serving results, whose
+    configuration states a load, or single measurements), in one line; None when it is valid."""
+    from benchmarks.analysis.published_file import PublishedDataError, read_published
+
+    rows = doc["measurements"] if isinstance(doc["measurements"], list) else []
+    serving = any(isinstance(r, dict) and isinstance(r.get("configuration"), dict) and "load" in r["configuration"]
+                  for r in rows)  # fmt: skip
+    try:
+        if not serving:
+            read_published(path)
+            return None
+        from benchmarks.analysis.published_serving import ServingDataError, read_serving
+    except ImportError as exc:
+        return f"{path}: (file): checking published serving results needs {exc.name or 'numpy'}"
+    except PublishedDataError as exc:
+        return str(exc)
+    try:
+        read_serving(path)
+    except ServingDataError as exc:
+        return str(exc)
+    return None
 
 
 def _list() -> int:
@@ -356,17 +413,18 @@ def _list() -> int:
 
 
 def _summary(args: argparse.Namespace) -> int:
-    from benchmarks.commands.summary import summary_lines
+    from benchmarks.commands.summary import summary_lines, sweep_summary_lines
 
     failures = 0
     for path in result_files(args.paths):
         try:
-            run = read_run(path)
+            found = read_document(path)
         except ResultsError as exc:
             failures += 1
             print(exc)
             continue
-        print("\n".join(summary_lines(run)) + "\n")
+        lines = summary_lines(found) if isinstance(found, Run) else sweep_summary_lines(found)
+        print(printable_lines(lines) + "\n")
     return 1 if failures else 0
 
 

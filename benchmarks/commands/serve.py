@@ -56,6 +56,7 @@ from benchmarks.analysis.serving_policy import (
 from benchmarks.commands.choices import Refused, dtype_named, gpu_named, workload_params
 from benchmarks.contract.inputs import CURVE_LIMIT, InputError, read_text_bounded
 from benchmarks.contract.results import ResultsError, Run, read_document
+from benchmarks.contract.text import printable, printable_lines
 from benchmarks.workloads import WORKLOADS
 
 PERCENTILES = (50, 90, 95, 99, 99.9)
@@ -362,7 +363,7 @@ def main(argv: list[str]) -> int:
         if args.policy is not None:
             policy = parse_policy(args.policy, server, handler, source.curve.largest, per_gpu)
     except Refused as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {printable(exc)}", file=sys.stderr)
         return 2
     if largest is not None and largest > source.curve.largest:
         print(f"note: --max-batch {largest:,} is above the curve's largest batch, {source.curve.largest:,}: "
@@ -375,7 +376,7 @@ def main(argv: list[str]) -> int:
         if args.json:
             print(json.dumps({"source": _source_json(source), **evaluation_json(found)}, indent=1, allow_nan=False))
         else:
-            print("\n".join(evaluation_lines(source, found, arrivals)))
+            print(printable_lines(evaluation_lines(source, found, arrivals)))
         return NO_POLICY_MEETS if found.meets is False else 0
     progress = _progress if sys.stderr.isatty() else None  # Ctrl-C in the simulations: one line, from cli.main
     plan = search(
@@ -403,7 +404,7 @@ def main(argv: list[str]) -> int:
         found = {"source": {**_source_json(source)}, **summary(plan)}
         print(json.dumps(found, indent=1, ensure_ascii=False, allow_nan=False))
     else:
-        print("\n".join(text_lines(source, plan)))
+        print(printable_lines(text_lines(source, plan)))
     return 0 if plan.chosen is not None else NO_POLICY_MEETS
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from benchmarks.analysis.curves import curves
-from benchmarks.contract.results import Run
+from benchmarks.contract.results import ModelSweep, Run
 from benchmarks.site import text
 
 
@@ -51,3 +51,13 @@ def summary_lines(run: Run) -> list[str]:
                 f"{predicted:>9} {measured:>9}"
             )
     return lines
+
+
+def sweep_summary_lines(sweep: ModelSweep) -> list[str]:
+    """A model sweep's summary: what was swept where, then its table of batch sizes."""
+    from benchmarks.site.sweep_table import table_lines
+
+    doc, model = sweep.doc, sweep.doc["model"]
+    state = "complete" if sweep.complete else "INCOMPLETE: " + str(doc["run"].get("interrupted"))
+    header = f"{doc['device']['name']} · sweep {sweep.id} of {model['name']} ({model['target']}) · {state}"
+    return [header, *table_lines(doc)]

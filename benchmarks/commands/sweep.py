@@ -18,6 +18,7 @@ from benchmarks.analysis import recommend
 from benchmarks.commands import sweep_watch
 from benchmarks.contract.results import DEFAULT_SWEEPS_DIR, ResultsError, load_json, write_atomic
 from benchmarks.contract.sweep_options import DTYPES, options_problem, report_problem
+from benchmarks.contract.text import printable, printable_lines
 
 
 def directory(text: str) -> Path:
@@ -254,10 +255,10 @@ def _measure(args: argparse.Namespace, started: float, announce: sweep_watch.Ann
         if args.debug:
             traceback.print_exc()
         hint = "" if args.debug else " (run with --debug for the traceback)"
-        print(f"error: the sweep crashed{hint}: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr)
+        print(f"error: the sweep crashed{hint}: {type(exc).__name__}: {printable(str(exc)[:300])}", file=sys.stderr)
         return 1
     if not any(p["status"] == "ok" for p in sweep.doc["points"]):  # nothing to show, recommend or report
-        print(f"error: {sweep.doc['run']['interrupted']}; the file is marked incomplete", file=sys.stderr)
+        print(f"error: {printable(sweep.doc['run']['interrupted'])}; the file is marked incomplete", file=sys.stderr)
         print(sweep.path)
         return 1
     report_written = _show(sweep.doc, rec, args.report, args.memory_gb)
@@ -306,9 +307,9 @@ def _show(doc: dict, rec, report: Path | None, memory_gb: float | None = None) -
     could not be written (said in one line)."""
     from benchmarks.site.sweep_table import table_lines
 
-    print("\n".join(table_lines(doc)))
+    print(printable_lines(table_lines(doc)))
     print()
-    print("\n".join(rec.lines))
+    print(printable_lines(rec.lines))
     if "training" in doc:
         from benchmarks.analysis.training import sweep_training_lines
 

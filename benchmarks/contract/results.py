@@ -13,11 +13,13 @@ import os
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from benchmarks.contract.inputs import RESULTS_LIMIT, InputError, read_text_bounded
-from benchmarks.contract.schema import migrate
+from benchmarks.contract.schema import instant, migrate
+from benchmarks.contract.text import printable
 from benchmarks.contract.validate import validate_document
 
 _PACKAGE = Path(__file__).resolve().parents[1]  # benchmarks/
@@ -39,7 +41,7 @@ class ResultsError(Exception):
 
     def __str__(self) -> str:
         tail = f" (and {self.more} more problem{'s' * (self.more > 1)})" if self.more else ""
-        return f"{self.path}: {self.field}: {self.message}{tail}"
+        return printable(f"{self.path}: {self.field}: {self.message}{tail}")
 
 
 @dataclass(eq=False)  # a document is itself: compared and hashed by identity, so analyses can cache per run
@@ -60,6 +62,11 @@ class Document:
     @property
     def started_at(self) -> str:
         return self.doc["run"]["started_at"]
+
+    @property
+    def started(self) -> datetime:
+        """When the run started, as an aware datetime: compare these, never `started_at` strings."""
+        return instant(self.started_at)
 
     @property
     def complete(self) -> bool:
@@ -128,15 +135,56 @@ class LoadReport:
 
 
 MAX_FILE_BYTES = RESULTS_LIMIT
+KNOWN_VALID_ENV = "BATCHING_KNOWN_VALID"  # a site build's list of the files it validated (see KnownValid)
 
 
-def read_document(path: Path | str, *, layout: bool = True) -> Run | ModelSweep:
+def _signature(path: Path) -> list[int]:
+    """What says a file is the one it was: device, inode, size and modification time in nanoseconds."""
+    found = path.stat()
+    return [found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns]
+
+
+@dataclass
+class KnownValid:
+    """The results files a site build validated once, each with its `_signature`, so that every page of the build
+    (each a process of its own) parses them without validating them again: a file that changed since is
+    validated again. The list lives in a file of the build's own temporary directory, named by
+    $BATCHING_KNOWN_VALID; without it every file is validated."""
+
+    entries: dict[str, list[int]] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls) -> KnownValid | None:
+        where = os.environ.get(KNOWN_VALID_ENV)
+        if not where:
+            return None
+        try:
+            entries = json.loads(Path(where).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return cls(entries) if isinstance(entries, dict) else None
+
+    def holds(self, path: Path) -> bool:
+        try:
+            return self.entries.get(str(path.resolve())) == _signature(path)
+        except OSError:
+            return False
+
+    def add(self, path: Path) -> None:
+        self.entries[str(path.resolve())] = _signature(path)
+
+    def save(self, where: Path) -> None:
+        where.write_text(json.dumps(self.entries), encoding="utf-8")
+
+
+def read_document(path: Path | str, *, layout: bool = True, known: KnownValid | None = None) -> Run | ModelSweep:
     """Parse, validate and migrate one results file, a profile run or a model sweep; raise
     ResultsError naming the file and field. With `layout`, the file must also sit where a results
-    directory keeps it: `<device slug>/<id>.json`."""
+    directory keeps it: `<device slug>/<id>.json`. A file `known` holds as validated earlier in this build,
+    unchanged since, is parsed but not validated again."""
     path = Path(path)
     doc = load_json(path)
-    problems = validate_document(doc)
+    problems = [] if known is not None and known.holds(path) else validate_document(doc)
     if problems:
         where, message = problems[0]
         raise ResultsError(path, where, message, more=len(problems) - 1)
@@ -153,7 +201,7 @@ def read_run(path: Path | str, *, layout: bool = True) -> Run:
     """One profile run (see read_document); a model sweep is refused, saying so."""
     found = read_document(path, layout=layout)
     if not isinstance(found, Run):
-        raise ResultsError(path, "kind", "is a model sweep, not a profile run (read it with read_sweep)")
+        raise ResultsError(path, "kind", "is a model sweep, not a profile run: this needs a profile run")
     return found
 
 
@@ -161,7 +209,7 @@ def read_sweep(path: Path | str, *, layout: bool = True) -> ModelSweep:
     """One model sweep (see read_document); a profile run is refused, saying so."""
     found = read_document(path, layout=layout)
     if not isinstance(found, ModelSweep):
-        raise ResultsError(path, "kind", "is a profile run, not a model sweep (read it with read_run)")
+        raise ResultsError(path, "kind", "is a profile run, not a model sweep: this needs a model sweep")
     return found
 
 
@@ -200,14 +248,15 @@ def result_files(paths: Iterable[Path | str]) -> list[Path]:
     return found
 
 
-def load_results(*paths: Path | str) -> LoadReport:
+def load_results(*paths: Path | str, known: KnownValid | None = None) -> LoadReport:
     """Load every results file under the given files/directories (default: the committed ones). A
-    run id may appear once per device: a second file with it is reported, and only the first loads."""
+    run id may appear once per device: a second file with it is reported, and only the first loads.
+    Files `known` holds as validated (and unchanged) are not validated again."""
     report = LoadReport()
     seen: dict[tuple[str, str], Path] = {}
     for path in result_files(paths or (DEFAULT_RESULTS_DIR,)):
         try:
-            run = read_document(path)
+            run = read_document(path, known=known)
         except ResultsError as exc:
             report.errors.append(exc)
             continue
@@ -232,7 +281,7 @@ def newest_complete_runs(
     chosen: dict[str, Run] = {}
 
     def rank(run: Run) -> tuple:
-        return (bool(run.workloads_ok), run.complete, run.started_at)
+        return (bool(run.workloads_ok), run.complete, run.started)
 
     for run in runs:
         if (run.synthetic and not include_synthetic) or (run.smoke and not include_smoke):

@@ -11,6 +11,7 @@ Pure Python: nothing on this module's import path may import torch.
 from __future__ import annotations
 
 import json
+import statistics
 from collections.abc import Iterator
 from datetime import datetime
 from itertools import pairwise
@@ -75,6 +76,9 @@ def timing_problems(path: str, timing: dict[str, Any]) -> list[Problem]:
         value = timing.get(name)
         if value is not None and not low - slack <= value <= high + slack:
             return [(f"{path}.{name}", f"must lie within the samples ({low:g} to {high:g}), got {value:g}")]
+    middle = statistics.median(samples)
+    if abs(timing["median_s"] - middle) > TOLERANCE * high:
+        return [(f"{path}.median_s", f"must be the median of the samples ({middle:g}), got {timing['median_s']:g}")]
     return []
 
 

@@ -15,6 +15,7 @@ import re
 from datetime import datetime
 from typing import Any
 
+from benchmarks.contract.text import printable, text_problem
 from benchmarks.workloads import WORKLOADS
 
 SCHEMA_VERSION = 2  # 2: a document says its kind ("profile" run or model "sweep"); 1 is read as a profile run
@@ -484,6 +485,10 @@ def _check_number(value, schema: dict, path: str, problems: list) -> None:
 
 
 def _check_string(value: str, schema: dict, path: str, problems: list) -> None:
+    hidden = text_problem(value)
+    if hidden:
+        problems.append((path, hidden))
+        return
     if len(value) < schema.get("minLength", 0):
         problems.append((path, "must not be empty"))
     if len(value) > schema.get("maxLength", math.inf):
@@ -492,6 +497,12 @@ def _check_string(value: str, schema: dict, path: str, problems: list) -> None:
         problems.append((path, f"must match {schema['pattern']}, got {describe_value(value)}"))
     elif schema.get("format") == "date-time" and not _is_datetime(value):
         problems.append((path, f"must be an ISO 8601 date and time with its offset, got {describe_value(value)}"))
+
+
+def instant(value: str) -> datetime:
+    """A validated date-time field as an aware datetime, so that times written with different offsets compare by
+    when they happened, not by their text (10:00+09:00 is before 03:00+00:00)."""
+    return datetime.fromisoformat(value)
 
 
 def _is_datetime(value: str) -> bool:
@@ -512,7 +523,10 @@ def _check_object(value: dict, schema: dict, path: str, problems: list) -> None:
     extra = schema.get("additionalProperties", True)
     names = schema.get("propertyNames")
     for name, item in value.items():
-        if names is not None and name not in names.get("enum", [name]):
+        hidden = text_problem(name)
+        if hidden:
+            problems.append((_join(path, printable(name)), f"(a key) {hidden}"))
+        elif names is not None and name not in names.get("enum", [name]):
             problems.append((_join(path, name), f"is not a known key (one of {', '.join(names['enum'])})"))
         elif name in properties:
             _check(item, properties[name], _join(path, name), problems)

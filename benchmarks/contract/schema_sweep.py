@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.contract.rules import date_problems, timing_problems
+from benchmarks.contract.rules import TOLERANCE, date_problems, timing_problems
 from benchmarks.contract.schema import (
     CEILINGS,
     DEVICE,
@@ -238,6 +238,17 @@ SWEEP_SCHEMA: dict[str, Any] = {
 }
 
 
+def _point_timing(path: str, point: dict[str, Any], timing: dict[str, Any]) -> list[tuple[str, str]]:
+    """A point's median and percentile are its timing's: the median equal to it, the percentile within the samples."""
+    median, percentile = point.get("median_s"), point.get("percentile_s")
+    if median is not None and abs(median - timing["median_s"]) > TOLERANCE * timing["median_s"]:
+        return [(f"{path}.median_s", f"must equal timing.median_s ({timing['median_s']:g}), got {median:g}")]
+    low, high = min(timing["samples_s"]), max(timing["samples_s"])
+    if percentile is not None and not low * (1 - TOLERANCE) <= percentile <= high * (1 + TOLERANCE):
+        return [(f"{path}.percentile_s", f"must lie within the samples ({low:g} to {high:g}), got {percentile:g}")]
+    return []
+
+
 def sweep_rules(doc: dict[str, Any]) -> list[tuple[str, str]]:
     """What the schema cannot say: timings within their samples, a status that agrees with its
     numbers, each batch once, dates in order."""
@@ -254,7 +265,7 @@ def sweep_rules(doc: dict[str, Any]) -> list[tuple[str, str]]:
                 if point.get(name) is None:
                     problems.append((f"{path}.{name}", "must be set when status is ok"))
             if timing is not None:
-                problems += timing_problems(f"{path}.timing", timing)
+                problems += timing_problems(f"{path}.timing", timing) or _point_timing(path, point, timing)
         else:
             if not point.get("message"):
                 problems.append((f"{path}.message", f"must explain a {point['status']!r} status"))

@@ -17,6 +17,7 @@ Pure Python: nothing on this module's import path may import torch.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +29,12 @@ from benchmarks.contract.schema import (
     SLUG,
     TEXT,
     described,
+    instant,
     object_schema,
     provenance_fields,
     schema_problems,
 )
+from benchmarks.contract.validate import SERVING_CHECK
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 # In a checkout, checks are committed beside the code; an installed copy writes under the working directory.
@@ -39,7 +42,7 @@ DEFAULT_SERVING_DIR = (
     _PACKAGE / "serving" if (_PACKAGE.parent / "pyproject.toml").is_file() else Path.cwd() / "benchmarks-serving"
 )
 NAME_OR_NULL = {"type": ["string", "null"], "maxLength": 200}
-KIND = "serving-check"
+KIND = SERVING_CHECK
 VERSION = 1  # of this kind of file; profile runs and sweeps have their own
 SERVICES = ("curve", "model")
 HANDLERS = ("awaiting", "blocking")
@@ -318,6 +321,20 @@ class ServingCheck:
     @property
     def synthetic(self) -> bool:
         return bool(self.doc["run"].get("synthetic", False))
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.doc["run"]["complete"])
+
+    @property
+    def started(self) -> datetime:
+        """When the check started, as an aware datetime (never compare the strings)."""
+        return instant(self.doc["run"]["started_at"])
+
+    @property
+    def answered(self) -> int:
+        """Requests the server answered, over every run."""
+        return sum(len(r["requests"]["latency_s"]) - r["failed"] for r in self.runs)
 
     @property
     def runs(self) -> list[dict[str, Any]]:

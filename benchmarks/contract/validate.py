@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchmarks.contract.rules import document_rules
-from benchmarks.contract.schema import READABLE_VERSIONS, SCHEMA, describe_value, migrate, schema_problems
+from benchmarks.contract.schema import KINDS, READABLE_VERSIONS, SCHEMA, describe_value, migrate, schema_problems
 from benchmarks.contract.schema_sweep import SWEEP_SCHEMA, sweep_rules
 
 
@@ -27,7 +27,22 @@ def validate_document(doc: Any) -> list[tuple[str, str]]:
         why = "a newer file needs a newer copy of this code" if newer else "is this a results file?"
         return [("schema_version", f"must be {readable} ({shown}); {why}")]
     doc = migrate(doc)
-    if doc.get("kind") == "sweep":
+    kind = doc.get("kind")
+    if "kind" in doc and kind not in KINDS:
+        return [("kind", kind_problem(kind))]
+    if kind == "sweep":
         return schema_problems(doc, SWEEP_SCHEMA, "") or sweep_rules(doc)
     problems = schema_problems(doc, SCHEMA, "")
     return problems or document_rules(doc)
+
+
+SERVING_CHECK = "serving-check"  # a real-server check: its own contract (benchmarks.contract.serving_check)
+
+
+def kind_problem(kind: object) -> str:
+    """Why a document of `kind` is not a results file: a serving check belongs to its own reader, anything else
+    is no kind this contract knows (told before any field, so a mistyped kind is not judged as another kind)."""
+    if kind == SERVING_CHECK:
+        return "is a real-server check, not a profile run or a sweep: it belongs under benchmarks/serving/"
+    known = ", ".join(repr(k) for k in (*KINDS, SERVING_CHECK))
+    return f"must be one of {known}, got {describe_value(kind)}"

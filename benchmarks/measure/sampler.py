@@ -15,6 +15,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from benchmarks.contract.text import printable
 from benchmarks.measure.stats import summarize
 
 MAX_INNER_LOOPS = 100_000
@@ -69,7 +70,7 @@ def _failure(backend: Backend, exc: BaseException, batch: int) -> Outcome:
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return text[0][:300] if text else type(exc).__name__
+    return printable(text[0])[:300] if text else type(exc).__name__
 
 
 @dataclass

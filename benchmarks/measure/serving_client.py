@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from benchmarks.contract.text import printable
+
 
 @dataclass
 class Sent:
@@ -89,7 +91,7 @@ async def _drive(url: str, schedule: list[float], timeout_s: float) -> Load:
             item.answer = await _get(host, port, path, timeout_s)
             item.latency_s = time.time() - sent
         except (OSError, RuntimeError, ValueError, asyncio.TimeoutError) as exc:
-            item.error = f"{type(exc).__name__}: {exc}"[:200]
+            item.error = printable(f"{type(exc).__name__}: {exc}")[:200]
 
     await asyncio.gather(*(one(item) for item in load.requests))
     return load

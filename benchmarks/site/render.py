@@ -13,7 +13,8 @@ Pure Python (no torch); IPython is imported only when a notebook shows a section
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
@@ -24,6 +25,7 @@ from pygments.lexers import PythonLexer
 
 from benchmarks.analysis.curves import Curve, SiteData
 from benchmarks.contract.results import Run
+from benchmarks.contract.text import printable
 from benchmarks.site import glossary, text
 from benchmarks.site.charts import SITE_ROOT, Figure, figure
 
@@ -51,8 +53,17 @@ def inline(content: Any) -> str:
 def tag(name: str, content: Any, **attributes: str) -> Html:
     """<name attributes>content</name>, the content escaped unless it is Html; `class_` and `data_x`
     name the attributes class and data-x."""
-    attrs = "".join(f' {key.rstrip("_").replace("_", "-")}="{text.h(value)}"' for key, value in attributes.items())
+    attrs = "".join(f' {key.rstrip("_").replace("_", "-")}="{_attribute(value)}"' for key, value in attributes.items())
     return Html(f"<{name}{attrs}>{inline(content)}</{name}>")
+
+
+def _attribute(value: Any) -> str:
+    """An attribute's value escaped as text (`text.h`); a link this package wrote to a page of the site keeps its
+    leading SITE_ROOT placeholder for the docs hook (only code builds an attribute that starts with it)."""
+    value = str(value)
+    if value.startswith(SITE_ROOT):
+        return SITE_ROOT + text.h(value[len(SITE_ROOT) :])
+    return text.h(value)
 
 
 def strong(content: Any) -> Html:
@@ -312,10 +323,36 @@ class Page:
         display(HTML(self.takeaway_html(lesson, title=title)))
 
 
+class PageDataError(Exception):
+    """A page could not be built from a file that validated: one line naming the file and what failed."""
+
+
+@contextmanager
+def drawing_from(path: Path | str) -> Iterator[None]:
+    """Inside, any failure becomes one PageDataError naming the results file being drawn (the first one named,
+    when drawing one file leads into another)."""
+    try:
+        yield
+    except PageDataError:
+        raise
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise PageDataError(
+            printable(
+                f"{path}: the file validates, but this page cannot be built from it: {type(exc).__name__}: {first}"
+            )
+        ) from exc
+
+
 def device_sections(
     data: SiteData, build: Callable[[Run], DeviceSection], empty: Part = NO_RESULTS, workloads: tuple[str, ...] = ()
 ) -> list[Part]:
     """One DeviceSection per device the site shows (per run a page's `workloads` come from, when a
     device's newest runs measured different ones), or `empty` when there is none."""
     runs = data.shown_for(*workloads) if workloads else data.shown
-    return [build(run) for run in runs] or [empty]
+    return [_built(build, run) for run in runs] or [empty]
+
+
+def _built(build: Callable[[Run], DeviceSection], run: Run) -> DeviceSection:
+    with drawing_from(run.path):
+        return build(run)

@@ -4,6 +4,8 @@
   prints no warning per page: hooks/jupyter/), check every results
   and sweep file (a bad one stops the build with a message naming the file and the field) and give
   this build a fresh directory for staged charts.
+- on_pre_page: a page whose code fails stops the build with one line (the results file it was drawing, when the
+  failure came from one; see benchmarks/site/render.py's drawing_from), not the notebook's whole traceback.
 - on_files: add the Vega/Vega-Lite/vega-embed bundle (written by vl-convert, cached per
   vl-convert version) as one site file that every page shares, as a classic script so that a page
   opened from disk (file://) draws its charts too.
@@ -38,6 +40,8 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.analysis.curves import SiteDataError, load_site_data  # noqa: E402
 from benchmarks.analysis.sweeps import load_sweeps  # noqa: E402
+from benchmarks.contract.results import KNOWN_VALID_ENV, KnownValid  # noqa: E402
+from benchmarks.contract.text import printable  # noqa: E402
 from benchmarks.site import charts, notice  # noqa: E402
 from benchmarks.site.charts import links  # noqa: E402
 
@@ -65,8 +69,49 @@ def on_config(config):
     _STATE["notice_line"] = notice.cpu_line(data)  # type: ignore[assignment]
     stage = Path(tempfile.mkdtemp(prefix="batching-charts-"))
     os.environ[charts.STAGE_ENV] = str(stage)
+    os.environ[charts.CHECK_SPECS_ENV] = "0"  # the tests check every page's specs; the build draws them
     _STATE["stage"] = stage
+    _share_validated([*data.runs, *sweeps], Path(tempfile.mkdtemp(prefix="batching-valid-")))
     return config
+
+
+def _share_validated(documents, directory: Path) -> None:
+    """Tell every page's process which files this build validated, so that each parses them without validating
+    them again (a file changed since is validated again: benchmarks.contract.results.KnownValid)."""
+    known = KnownValid()
+    for document in documents:
+        known.add(document.path)
+    where = directory / "validated.json"
+    known.save(where)
+    os.environ[KNOWN_VALID_ENV] = str(where)
+    _STATE["validated"] = directory
+
+
+def failure_line(source: str, exc: BaseException) -> str:
+    """One line for a page that failed: what its code raised (a notebook's failure carries the error's name and
+    value; a PageDataError's value already names the results file), never the notebook's whole traceback."""
+    name = getattr(exc, "ename", None) or type(exc).__name__
+    value = getattr(exc, "evalue", None)
+    value = str(exc) if value is None else str(value)
+    first = (value.strip().splitlines() or [""])[0][:400]
+    if name == "PageDataError":
+        return f"{source}: {first}"
+    return f"{source}: the page's code failed: {name}: {first}"
+
+
+def on_pre_page(page, config, files):
+    render = page.render
+
+    def render_or_one_line(config, files):
+        try:
+            return render(config, files)
+        except PluginError:
+            raise
+        except Exception as exc:
+            raise PluginError(printable(failure_line(page.file.src_uri, exc))) from None
+
+    page.render = render_or_one_line
+    return page
 
 
 def _bundle() -> str:
@@ -162,8 +207,14 @@ def _export(spec_path: Path, out_dir: Path) -> None:
     spec = json.loads(spec_path.read_text(encoding="utf-8"))
     spec.setdefault("config", {})["background"] = "white"
     chart_id = spec_path.stem
-    (out_dir / f"{chart_id}.svg").write_text(vl_convert.vegalite_to_svg(spec), encoding="utf-8")
-    (out_dir / f"{chart_id}.png").write_bytes(vl_convert.vegalite_to_png(spec, scale=2))
+    try:
+        svg = vl_convert.vegalite_to_svg(spec)
+        png = vl_convert.svg_to_png(svg, scale=2)  # the drawing made once: rendering the spec again costs more
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise PluginError(printable(f"chart {chart_id}: cannot be exported: {type(exc).__name__}: {first}")) from None
+    (out_dir / f"{chart_id}.svg").write_text(svg, encoding="utf-8")
+    (out_dir / f"{chart_id}.png").write_bytes(png)
 
 
 def on_post_build(config):
@@ -178,6 +229,8 @@ def on_post_build(config):
         list(pool.map(lambda p: _export(p, out_dir), specs))
     if stage:
         shutil.rmtree(stage, ignore_errors=True)
+    if _STATE.get("validated"):
+        shutil.rmtree(_STATE["validated"], ignore_errors=True)
     links.write_moved_exports(out_dir)
     for run in _STATE.get("runs", []):
         target = site / "results" / run.device["slug"] / f"{run.id}.json"

@@ -30,8 +30,8 @@ CASES = [
     ("an unknown workload", lambda d: _record(d).update(workload="gpt"), "records[0].workload", "must be one of"),
     ("a dtype in capitals", lambda d: _record(d).update(dtype="BFloat16"), "records[0].dtype", "must be one of"),
     ("a batch of 10^30", lambda d: _record(d).update(batch=10**30), "records[0].batch", "must be <="),
-    ("a run id ending in a newline", lambda d: d["run"].update(id="run\n"), "run.id", "must match"),
-    ("a slug ending in a newline", lambda d: d["device"].update(slug="synthetic-gpu\n"), "device.slug", "must match"),
+    ("a run id ending in a newline", lambda d: d["run"].update(id="run\n"), "run.id", "must not hold control"),
+    ("a slug ending in a newline", lambda d: d["device"].update(slug="synthetic-gpu\n"), "device.slug", "must not"),
     ("a start that is no date", lambda d: d["run"].update(started_at="yesterday"), "run.started_at", "ISO 8601"),
     ("a date without its offset", lambda d: d["run"].update(started_at="2026-01-01T00:00:00"), "run.started_at", "ISO"),
     (

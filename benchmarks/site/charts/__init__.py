@@ -12,6 +12,7 @@ Pure Python (Altair builds JSON only): nothing here imports torch.
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 import os
@@ -23,12 +24,16 @@ from typing import Any
 import altair as alt
 
 from benchmarks.analysis.curves import Curve, predicted_at
+from benchmarks.contract.text import printable
 from benchmarks.site import text
 from benchmarks.site.charts.links import embed_html
 from benchmarks.workloads import ROWS, BatchUnit
 from snippets.costs import linear_cost
 
 STAGE_ENV = "BATCHING_CHART_DIR"
+# "0": skip Altair's check of each spec against the Vega-Lite schema. The site build sets it (the check costs
+# more than drawing, and grows with the data); the tests build every page with it, from the same code.
+CHECK_SPECS_ENV = "BATCHING_CHECK_CHART_SPECS"
 DEFAULT_STAGE = Path(__file__).resolve().parents[3] / ".cache" / "charts"
 SITE_ROOT = "__SITE_ROOT__/"  # replaced by the docs hook with the page's relative path to the site root
 CHART_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -476,13 +481,15 @@ def load_chart(rows: list[dict[str, Any]], title: str, subtitle: Sequence[str]) 
 
 def _inert_json(spec: dict[str, Any]) -> str:
     """JSON text that HTML parses as plain text: no '<', '>', '&' or '$' (they become \\u escapes; no '$' can
-    open or close a formula on the page).
+    open or close a formula on the page), and no '__' (so no text from data spells a placeholder the site hook
+    fills in, such as __PAGE_URL__).
 
     It sits in a <template>, not a <script>: Material's instant navigation re-creates script
     elements as executable ones, while a template's content is inert.
     """
     text = json.dumps(spec, separators=(",", ":"), ensure_ascii=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("$", "\\u0024")
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026").replace("$", "\\u0024")
+    return text.replace("__", "\\u005f\\u005f")
 
 
 def _chart_rows(spec: dict[str, Any]) -> list[dict[str, Any]]:
@@ -511,6 +518,18 @@ def _chart_rows(spec: dict[str, Any]) -> list[dict[str, Any]]:
             seen.add(key)
             unique.append(row)
     return unique
+
+
+def printable_strings(node: Any) -> Any:
+    """`node` with every string made printable (`benchmarks.contract.text.printable`): the chart renderers that
+    export a spec abort on some control characters, and a title from data must not carry one."""
+    if isinstance(node, str):
+        return printable(node)
+    if isinstance(node, dict):
+        return {printable(key): printable_strings(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [printable_strings(item) for item in node]
+    return node
 
 
 def legible(spec: dict[str, Any]) -> dict[str, Any]:
@@ -555,6 +574,28 @@ class Figure:
         )
 
 
+def chart_id_of(text: str) -> str:
+    """`text` as a chart id: lowercase letters and digits, anything else one dash."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def distinct_ids(named: Sequence[tuple[Any, str, Any]]) -> dict[Any, str]:
+    """A chart id per item of (item, text to derive it from, order), distinct even where two texts make the same id
+    (a run id may differ from another only in '.', '_' or case). Of the items sharing an id, the first in `order`
+    (the oldest) keeps it, so an id never changes when a later file lands; each other gets a suffix from a hash of
+    its own text, the same in every build."""
+    groups: dict[str, list[tuple[Any, str, Any]]] = {}
+    for entry in named:
+        groups.setdefault(chart_id_of(entry[1]), []).append(entry)
+    found: dict[Any, str] = {}
+    for base, entries in groups.items():
+        first, *rest = sorted(entries, key=lambda entry: entry[2])
+        found[first[0]] = base
+        for item, source, _ in rest:
+            found[item] = f"{base}-{hashlib.sha256(source.encode('utf-8')).hexdigest()[:8]}"
+    return found
+
+
 def figure(
     chart: alt.TopLevelMixin, chart_id: str, caption: str, description: str, visible: str | None = None
 ) -> Figure:
@@ -568,7 +609,7 @@ def figure(
     if not CHART_ID.match(chart_id):
         raise ValueError(f"chart id {chart_id!r} must be lowercase letters, digits and dashes")
     chart = chart.properties(description=f"{caption}. {description}")
-    spec = legible(chart.to_dict())
+    spec = printable_strings(legible(chart.to_dict(validate=os.environ.get(CHECK_SPECS_ENV) != "0")))
     spec.pop("$schema", None)
     stage = stage_dir()
     stage.mkdir(parents=True, exist_ok=True)

@@ -48,20 +48,32 @@ def snippets(chart_id: str, caption: str, site_url: str = SITE_URL, page_url: st
     return {
         "link": anchor,
         "markdown": f"[![{_markdown_text(caption)}]({png})]({anchor})",
-        "html": f'<a href="{anchor}"><img src="{png}" alt="{html.escape(caption, quote=True)}"></a>',
+        "html": f'<a href="{anchor}"><img src="{png}" alt="{_attribute_text(caption)}"></a>',
     }
+
+
+def _attribute_text(value: str) -> str:
+    """Text safe in an HTML attribute that never spells a placeholder (its '__' as character references)."""
+    return html.escape(value, quote=True).replace("__", "&#95;&#95;")
+
+
+def _snippet_html(value: str) -> str:
+    """A snippet shown as text: escaped like all text (`text.h`), then with the placeholders this module wrote
+    (never any from a caption: `snippets` escaped its '__') put back for the docs hook to fill in."""
+    return text.h(value).replace(text.h(SITE_URL), SITE_URL).replace(text.h(PAGE_URL), PAGE_URL)
 
 
 def embed_html(chart_id: str, caption: str) -> str:
     """The "Link or embed" control under a chart (the snippets shown as text, with placeholders)."""
     found = snippets(chart_id, caption)
     rows = "".join(
-        f'<p>{label}</p><pre class="bchart-snippet" id="embed-{chart_id}-{key}"><code>{text.h(found[key])}</code></pre>'
+        f'<p>{label}</p><pre class="bchart-snippet" id="embed-{chart_id}-{key}">'
+        f"<code>{_snippet_html(found[key])}</code></pre>"
         for key, label in (("markdown", "Markdown"), ("html", "HTML"))
     )  # each <pre> has its own id: Material's copy button names the code block after the closest id
     return (
         f'<details class="bchart-embed" data-search-exclude><summary>Link or embed</summary>'
-        f'<p>Link: <a class="bchart-permalink" href="#chart-{chart_id}">{text.h(found["link"])}</a></p>'
+        f'<p>Link: <a class="bchart-permalink" href="#chart-{chart_id}">{_snippet_html(found["link"])}</a></p>'
         f"{rows}</details>"
     )
 

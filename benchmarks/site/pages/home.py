@@ -268,7 +268,7 @@ def committed_runs_parts(data: SiteData) -> list:
 
 def device_runs_line(data: SiteData, shown: Run) -> list:
     """One device's runs in one line: how many, over which dates, and which of them the site charts."""
-    runs = sorted([shown, *data.others(shown)], key=lambda r: r.started_at)
+    runs = sorted([shown, *data.others(shown)], key=lambda r: r.started)
     dates = sorted({text.run_date(r) for r in runs})
     when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
     charted = [(r, data.charted(r)) for r in reversed(runs) if data.charted(r)]

@@ -31,7 +31,7 @@ def schema_table() -> Table:
 
 def committed_runs(data: SiteData):
     items = []
-    for run in sorted(data.runs, key=lambda r: (r.device["slug"], r.started_at)):
+    for run in sorted(data.runs, key=lambda r: (r.device["slug"], r.started)):
         name = f"{run.device['slug']}/{run.id}.json"
         items.append(
             [

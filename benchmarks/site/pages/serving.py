@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks.analysis import recommend, serving_mlperf
-from benchmarks.analysis.dynamic_batching import Policy, simulate
+from benchmarks.analysis.dynamic_batching import MAX_BATCH, Policy, simulate
 from benchmarks.analysis.predict import STATED_COUNT
 from benchmarks.analysis.published_file import read_published
 from benchmarks.analysis.service_curves import ServiceSource, SourceError, from_sweep
@@ -32,7 +32,7 @@ from benchmarks.analysis.serving_policy import (
 from benchmarks.analysis.sweeps import load_sweeps
 from benchmarks.contract.results import ModelSweep
 from benchmarks.site import text
-from benchmarks.site.charts import figure
+from benchmarks.site.charts import distinct_ids, figure
 from benchmarks.site.charts.serving import (
     batch_formed_chart,
     breakdown_chart,
@@ -42,7 +42,7 @@ from benchmarks.site.charts.serving import (
 )
 from benchmarks.site.charts.sweep import SWEEP_CACHE
 from benchmarks.site.pages import serving_check
-from benchmarks.site.render import Bullets, Heading, Page, Paragraph, Table, autolink, code
+from benchmarks.site.render import Bullets, Heading, Page, Paragraph, Table, autolink, code, drawing_from
 
 PERCENTILE = 99
 SHARES = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)  # of the reference policy's ceiling
@@ -62,15 +62,21 @@ NO_SWEEP = Paragraph(
 
 
 def build(sweeps: list[ModelSweep] | None = None, mlperf: serving_mlperf.MLPerfCheck | None = None) -> Page:
-    sweeps = load_sweeps() if sweeps is None else sweeps
+    sweeps = [simulable(s) for s in (load_sweeps() if sweeps is None else sweeps)]
     example = pick_example(sweeps)
     sections: dict[str, list] = {}
     if example is None:
-        for name in ("example", "batch_formed", "breakdown", "hockey", "recommend"):
+        for name in ("example", "batch_formed", "breakdown", "hockey", "recommend", "closed_loop"):
             sections[name] = [NO_SWEEP]
     else:
-        sections.update(example_sections(example))
-    sections["capacity"] = [part for sweep in sweeps for part in capacity_section(sweep)] or [NO_SWEEP]
+        with drawing_from(example.path):
+            sections.update(example_sections(example))
+    ids = capacity_chart_ids(sweeps)
+    sections["capacity"] = []
+    for sweep in sweeps:
+        with drawing_from(sweep.path):
+            sections["capacity"] += capacity_section(sweep, ids[sweep])
+    sections["capacity"] = sections["capacity"] or [NO_SWEEP]
     check = committed_check()
     sections["example"] = [Paragraph(provenance_words(check is not None)), *sections["example"]]
     sections["real_server"] = real_server_parts(check)
@@ -89,6 +95,19 @@ def provenance_words(has_real_server_check: bool) -> str:
         "One section of this page was timed on a real server, the check against Ray Serve below, and its "
         f"measurements are labelled measured; apart from it, {simulated}."
     )
+
+
+def simulable(sweep: ModelSweep) -> ModelSweep:
+    """The sweep with only the batch sizes the simulators take (up to 65,536; a sweep may hold larger ones)."""
+    points = [p for p in sweep.points if p["batch"] <= MAX_BATCH]
+    return sweep if len(points) == len(sweep.points) else ModelSweep(sweep.path, {**sweep.doc, "points": points})
+
+
+def capacity_chart_ids(sweeps: Sequence[ModelSweep]) -> dict[ModelSweep, str]:
+    """Each sweep's capacity chart id: from its device and id, distinct even where two ids differ only in '.', '_'
+    or case (see `distinct_ids`)."""
+    named = [(s, f"serving-capacity-{s.device['slug']}-{s.id}", (s.started, s.id)) for s in sweeps]
+    return distinct_ids(named)
 
 
 def pick_example(sweeps: Sequence[ModelSweep]) -> ModelSweep | None:
@@ -473,7 +492,7 @@ def recommend_parts(sweep: ModelSweep, source: ServiceSource, budget: float, rat
     return [Paragraph([code(command), " answers:"]), Paragraph(explain(plan))]
 
 
-def capacity_section(sweep: ModelSweep) -> list:
+def capacity_section(sweep: ModelSweep, chart_id: str) -> list:
     model = sweep.doc["model"]["name"]
     heading = Heading(f"{model} on {sweep.doc['device']['name']}", level=3)
     try:
@@ -504,7 +523,6 @@ def capacity_section(sweep: ModelSweep) -> list:
            f"{cache_label()}; Poisson arrivals"]  # fmt: skip
     chart = capacity_chart(rows, plain, f"Capacity within {ms(budget)} at p{p:g}, by max batch", sub)
     best = max(rows, key=lambda r: r["capacity"])
-    chart_id = re.sub(r"[^a-z0-9]+", "-", f"serving-capacity-{sweep.device['slug']}-{sweep.id}".lower()).strip("-")
     words = (
         f"Within its budget of {ms(budget)} at p{p:g}, one instance serving this curve sustains up to "
         f"{per_s(best['capacity'])} with max batch {best['max_batch']} ({best['policy']}), against "

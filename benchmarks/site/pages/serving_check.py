@@ -15,7 +15,7 @@ from benchmarks.analysis.serving_check import TOLERANCE, Comparison, Row, compar
 from benchmarks.contract.serving_check import DEFAULT_SERVING_DIR, ServingCheck, read_serving_check
 from benchmarks.site import charts, text
 from benchmarks.site.charts.serving_check import serving_check_chart
-from benchmarks.site.render import Page, Paragraph, Table, code
+from benchmarks.site.render import Page, Paragraph, Table, code, drawing_from
 
 CHART_ID = "serving-real-server-check"
 TABLE_HEADERS = [
@@ -39,10 +39,13 @@ TABLE_HEADERS = [
 
 
 def newest_check(directory: Path | None = None) -> ServingCheck | None:
-    """The newest committed check that is a measurement (synthetic files are never shown), read strictly."""
+    """The check the site shows, read strictly: of the measurements (synthetic files are never shown), the newest
+    complete one whose server answered requests; failing that, the newest that answered any. A check that was
+    interrupted, or whose every request failed, never replaces a complete one. Newest by when it started, as a
+    time, whatever offset it was written with."""
     found = [read_serving_check(p) for p in sorted((directory or DEFAULT_SERVING_DIR).rglob("*.json"))]
     found = [c for c in found if not c.synthetic and c.runs]
-    return max(found, key=lambda c: c.doc["run"]["started_at"], default=None)
+    return max(found, key=lambda c: (c.answered > 0, c.complete, c.started, c.id), default=None)
 
 
 def build(check: ServingCheck | None = None, directory: Path | None = None) -> Page:
@@ -52,7 +55,14 @@ def build(check: ServingCheck | None = None, directory: Path | None = None) -> P
     if check is None:
         none = Paragraph(["No real-server check is committed yet: ", code("nox -s serving-check"), " measures one."])
         return Page({"summary": [none], "figure": [], "table": [], "method": []})
+    with drawing_from(check.path):
+        return _built(check)
+
+
+def _built(check: ServingCheck) -> Page:
     found = compare(check)
+    if not found.rows:
+        return Page({"summary": [Paragraph(nothing_answered_words(check))], "figure": [], "table": [], "method": []})
     return Page(
         {
             "summary": [Paragraph(summary_words(found))],
@@ -61,6 +71,16 @@ def build(check: ServingCheck | None = None, directory: Path | None = None) -> P
             "method": [Paragraph(method_words(found))],
         },
         extra={"comparison": found},
+    )
+
+
+def nothing_answered_words(check: ServingCheck) -> str:
+    """A check with nothing to compare: its server answered no request."""
+    errors = sorted({error for run in check.runs for error in run["errors"]})
+    said = f" ({'; '.join(errors[:3])})" if errors else ""
+    return (
+        f"Check {check.id} on {check.doc['host']['name']}: the server answered none of the requests of its "
+        f"{len(check.runs)} runs{said}, so there is nothing to compare with the simulator."
     )
 
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import re
-
 from benchmarks.analysis import recommend
 from benchmarks.analysis.sweeps import load_sweeps
 from benchmarks.contract.results import ModelSweep
 from benchmarks.site import text
-from benchmarks.site.charts import figure
+from benchmarks.site.charts import distinct_ids, figure
 from benchmarks.site.charts.sweep import memory_note, sweep_charts, where
-from benchmarks.site.render import Bullets, Details, Heading, Html, Page, Paragraph, Source, code, tag
+from benchmarks.site.render import Bullets, Details, Heading, Html, Page, Paragraph, Source, code, drawing_from, tag
 from benchmarks.site.sweep_table import table_lines
 
 EXAMPLES = ("examples/resnet50_small.py", "examples/decode_step.py")
@@ -37,9 +35,10 @@ def build(sweeps: list[ModelSweep] | None = None) -> Page:
     )
 
 
-def _chart_id(sweep: ModelSweep, name: str) -> str:
-    base = re.sub(r"[^a-z0-9]+", "-", f"sweep-{sweep.device['slug']}-{sweep.id}".lower()).strip("-")
-    return f"{base}-{name}"
+def chart_bases(sweeps: list[ModelSweep]) -> dict[ModelSweep, str]:
+    """Each sweep's chart ids' common start, from its device and id; distinct even where two ids differ only in
+    '.', '_' or case (see `distinct_ids`)."""
+    return distinct_ids([(s, f"sweep-{s.device['slug']}-{s.id}", (s.started, s.id)) for s in sweeps])
 
 
 def command_words(sweep: ModelSweep) -> Html:
@@ -52,7 +51,7 @@ def provenance_words(run: dict) -> str:
     return f"from a tree with uncommitted changes on {commit}" if run.get("git_dirty") else f"at {commit}"
 
 
-def section(sweep: ModelSweep) -> list:
+def section(sweep: ModelSweep, chart_base: str) -> list:
     doc, model = sweep.doc, sweep.doc["model"]
     rec = recommend.from_document(doc)
     state = "" if doc["run"]["complete"] else f" The sweep is incomplete ({doc['run'].get('interrupted')})."
@@ -71,7 +70,7 @@ def section(sweep: ModelSweep) -> list:
     ]
     for name, chart in sweep_charts(doc):
         summary = f"{SUMMARIES[name]}. Measured on {where(doc)}; sweep {sweep.id}"
-        parts.append(figure(chart, _chart_id(sweep, name), CAPTIONS[name], summary))
+        parts.append(figure(chart, f"{chart_base}-{name}", CAPTIONS[name], summary))
     if memory_note(doc):
         parts.append(Paragraph(memory_note(doc)))
     table = text.h("\n".join(table_lines(doc)))
@@ -90,4 +89,9 @@ def _marked(sweep: ModelSweep, line: str, segment) -> Html | str:
 def committed(sweeps: list[ModelSweep]) -> list:
     if not sweeps:
         return [Paragraph(["No sweep is committed yet: run ", code("nox -s sweep -- TARGET"), " to add one."])]
-    return [part for sweep in sweeps for part in section(sweep)]
+    bases = chart_bases(sweeps)
+    parts: list = []
+    for sweep in sweeps:
+        with drawing_from(sweep.path):
+            parts += section(sweep, bases[sweep])
+    return parts
