@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.analysis.arrivals import poisson_arrivals
 from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve, simulate
 from benchmarks.contract.serving_check import ServingCheck, read_serving_check
 
@@ -196,9 +197,60 @@ def late_close(check: ServingCheck) -> tuple[float | None, int]:
 
 
 def overhead(check: ServingCheck) -> tuple[float, float, int]:
-    """(median, p90, count) of the latencies through the replica that does no work, over every measurement."""
-    latencies = np.array([x for entry in check.doc["overhead"] for x in entry["latency_s"]])
+    """(median, p90, count) of the latencies through the replica that does no work, over every measurement at the
+    lowest rate it was driven at (the server's cost by itself, with the host nearly idle)."""
+    lowest = min(entry["rate_per_s"] for entry in check.doc["overhead"])
+    latencies = np.array(
+        [x for entry in check.doc["overhead"] if entry["rate_per_s"] == lowest for x in entry["latency_s"]]
+    )
     return float(np.median(latencies)), float(np.percentile(latencies, 90)), int(latencies.size)
+
+
+@dataclass(frozen=True)
+class HostRow:
+    """The replica that does no work at one rate: measured latency against the simulator's, with the server's cost
+    per request as a fixed delay and as CPU work queued on the host's cores."""
+
+    rate_per_s: float
+    requests: int
+    failed: int
+    p50_s: float
+    p99_s: float
+    host_p50_s: float
+    host_p99_s: float
+    fixed_s: float  # the fixed-delay simulation: every request takes the idle-rate median
+    host_overloaded: bool
+
+
+def host_rows(check: ServingCheck, seeds: int = SEEDS) -> list[HostRow]:
+    """Every rate the idle replica was driven at, measured and simulated (Poisson arrivals at the rate, as sent)."""
+    median, _, _ = overhead(check)
+    cores = int(check.doc["host"]["cpus"])
+    instant = ServiceCurve.deterministic({1: 1e-9}, "no work")
+    rows = []
+    for rate in sorted({entry["rate_per_s"] for entry in check.doc["overhead"]}):
+        entries = [e for e in check.doc["overhead"] if e["rate_per_s"] == rate]
+        latencies = np.array([x for e in entries for x in e["latency_s"]])
+        if latencies.size == 0:
+            continue
+        n = max(latencies.size, 200)
+        results = [
+            simulate(
+                Policy("none", 1, 0.0), instant, poisson_arrivals(rate, n, np.random.default_rng(seed)),
+                overhead_s=median, host_cores=cores, seed=seed,
+            )
+            for seed in range(seeds)
+        ]  # fmt: skip
+        rows.append(
+            HostRow(
+                rate, int(latencies.size), sum(e["failed"] for e in entries),
+                float(np.median(latencies)), float(np.percentile(latencies, 99)),
+                float(np.mean([np.median(r.latency_s) for r in results])),
+                float(np.mean([np.percentile(r.latency_s, 99) for r in results])),
+                median, any(r.overloaded for r in results),
+            )
+        )  # fmt: skip
+    return rows
 
 
 def service_curves(check: ServingCheck) -> dict[tuple[str, str], ServiceCurve]:

@@ -81,6 +81,7 @@ class Plan:
     repeats: int
     duration_s: float
     max_requests: int
+    echo_rates: tuple[float, ...] = ()  # besides ECHO_RATE: rates at which the idle replica is driven at the end
 
     def cases(self) -> list[Case]:
         found = []
@@ -107,6 +108,7 @@ FULL = Plan(  # rates up to about 70 % of what each handler style sustains with 
     repeats=3,
     duration_s=6.0,
     max_requests=600,
+    echo_rates=(80.0, 160.0, 240.0),  # up to about 85 % of what the host's two cores do at 7 ms a request
 )
 QUICK = Plan(  # the test's check: one policy, one rate per style, no model
     policies=((16, 0.005),),
@@ -247,6 +249,9 @@ def run_check(plan: Plan, curve_path: Path, out_dir: Path, command: list[str]) -
                 if failed:
                     settle(url + case.route)
             _echo(doc, url, plan, seed=plan.repeats + 1)
+            for index, rate in enumerate(plan.echo_rates):  # the server's own cost as the host fills up
+                _echo(doc, url, plan, seed=plan.repeats + 2 + index, rate=rate)
+                write_atomic(path, doc)
         doc["run"]["complete"] = True
     except BaseException as exc:
         doc["run"]["interrupted"] = f"{type(exc).__name__}: {exc}"[:500]
@@ -364,14 +369,12 @@ def settle(url: str) -> None:
     say(f"  {url} still slow after {SETTLE_S:g} s")
 
 
-def _echo(doc: dict[str, Any], url: str, plan: Plan, seed: int) -> None:
-    """What a request costs the server by itself: latencies through a replica that does nothing."""
+def _echo(doc: dict[str, Any], url: str, plan: Plan, seed: int, rate: float = ECHO_RATE) -> None:
+    """What a request costs the server by itself: latencies through a replica that does nothing, at `rate`."""
     drive(url + "/echo", [0.02 * i for i in range(3)])
-    schedule = poisson_schedule(ECHO_RATE, plan.max_requests, max(plan.duration_s * 0.75, 3.0), seed)
+    schedule = poisson_schedule(rate, plan.max_requests, max(plan.duration_s * 0.75, 3.0), seed)
     load = drive(url + "/echo", schedule)
     latencies = [_r(max(r.latency_s, 1e-6)) for r in load.requests if r.latency_s is not None]
-    doc["overhead"].append(
-        {"rate_per_s": ECHO_RATE, "latency_s": latencies, "failed": len(load.requests) - len(latencies)}
-    )
+    doc["overhead"].append({"rate_per_s": rate, "latency_s": latencies, "failed": len(load.requests) - len(latencies)})
     median = sorted(latencies)[len(latencies) // 2] if latencies else float("nan")
-    say(f"  server overhead (no work, {ECHO_RATE:g}/s): median {median * 1000:.1f} ms over {len(latencies)} requests")
+    say(f"  server overhead (no work, {rate:g}/s): median {median * 1000:.1f} ms over {len(latencies)} requests")

@@ -85,3 +85,20 @@ def test_a_batch_started_on_time_is_not_late(synthetic):
     seconds, batches = late_close(synthetic)
     assert batches > 50
     assert seconds == pytest.approx(-OVERHEAD_S / 2, abs=1e-4)
+
+
+def test_the_idle_replica_at_higher_rates_is_compared_and_the_overhead_is_the_lowest_rates(tmp_path):
+    """SYNTHETIC: the idle replica also driven at 400/s with latencies twice as long; the server's cost stays the
+    lowest rate's median, and each rate gets a row, measured against the simulator on the host's cores."""
+    from benchmarks.analysis.serving_check import host_rows
+
+    doc = synthetic_check()
+    doc["overhead"].append({"rate_per_s": 400.0, "latency_s": [2 * OVERHEAD_S] * 100, "failed": 3})
+    check = read_serving_check(write_check(tmp_path, doc))
+    assert compare(check).overhead_s == pytest.approx(OVERHEAD_S, rel=0.05)
+    rows = host_rows(check, seeds=2)
+    assert [r.rate_per_s for r in rows] == [20.0, 400.0]
+    slow = rows[1]
+    assert slow.p50_s == pytest.approx(2 * OVERHEAD_S) and slow.failed == 3
+    assert slow.host_p50_s > slow.fixed_s  # 400/s × 4 ms is 80 % of the host's two cores: requests wait for one
+    assert rows[0].host_p50_s == pytest.approx(rows[0].fixed_s, rel=0.1)

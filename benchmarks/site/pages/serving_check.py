@@ -11,7 +11,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from benchmarks.analysis.serving_check import TOLERANCE, Comparison, Row, compare
+from benchmarks.analysis.serving_check import TOLERANCE, Comparison, HostRow, Row, compare, host_rows
 from benchmarks.contract.serving_check import DEFAULT_SERVING_DIR, ServingCheck, read_serving_check
 from benchmarks.site import charts, text
 from benchmarks.site.charts.serving_check import serving_check_chart
@@ -67,7 +67,7 @@ def _built(check: ServingCheck) -> Page:
         {
             "summary": [Paragraph(summary_words(found))],
             "figure": [comparison_figure(found)],
-            "table": [comparison_table(found)],
+            "table": [comparison_table(found), *host_table(host_rows(check), check)],
             "method": [Paragraph(method_words(found))],
         },
         extra={"comparison": found},
@@ -257,3 +257,36 @@ def comparison_table(found: Comparison) -> Table:
         "batches whose size the simulation would have to change to match (total variation distance)"
     )
     return Table(TABLE_HEADERS, rows, caption)
+
+
+def host_table(rows: list[HostRow], check: ServingCheck) -> list:
+    """The idle replica at every rate it was driven at, against the simulator with the server's cost per request as
+    a fixed delay and as CPU work on the host's cores; nothing when it was driven at one rate only."""
+    if len(rows) < 2:
+        return []
+    cores = check.doc["host"]["cpus"]
+    table = Table(
+        ["requests/s", "answered (failed)", "p50 measured (ms)", "p99 measured (ms)", "fixed delay (ms)",
+         f"p50 / p99 simulated on {cores} host cores (ms)"],
+        [
+            [
+                text.sig(r.rate_per_s, 3), f"{r.requests:,} ({r.failed:,})", text.sig(r.p50_s * 1e3, 3),
+                text.sig(r.p99_s * 1e3, 3), text.sig(r.fixed_s * 1e3, 3),
+                "overloaded" if r.host_overloaded else f"{text.sig(r.host_p50_s * 1e3, 3)} / "
+                f"{text.sig(r.host_p99_s * 1e3, 3)}",
+            ]
+            for r in rows
+        ],
+        f"The replica that does no work, driven by the same Poisson client at each rate, on {where_words(check)}: "
+        f"measured latency against the simulator's, which takes the lowest rate's median as the server's cost per "
+        f"request, once as a fixed delay and once as CPU work queued on the host's {cores} cores (half before the "
+        "batcher, half after)",
+    )  # fmt: skip
+    return [table]
+
+
+def where_words(check: ServingCheck) -> str:
+    host = check.doc["host"]
+    return (
+        f"{host['name']} ({host['cpus']} CPUs, load average {text.sig(host['load_average_start'][0], 2)} at the start)"
+    )
