@@ -25,8 +25,9 @@ plus the all-reduces between the GPUs: two a layer of tokens × d_model activati
 GPU's NVLink (PCIe where it has none) with a per-call latency (`benchmarks.analysis.cost_model`), as a part of
 the step of their own. Imbalance between the GPUs is left out. A mixture of experts reads, each step, the weights
 of the experts its tokens touch (their expected number under uniform or skewed routing), plus the shared parts.
-The KV cache may have a dtype of its own. Pipeline parallelism, speculative decoding and prefix caching are not
-modelled.
+The KV cache may have a dtype of its own. With a shared prompt prefix the engine caches its blocks
+(`benchmarks.analysis.prefix_cache`): a prompt that begins with cached blocks is computed from after them, and
+they are held once. Pipeline parallelism and speculative decoding are not modelled.
 
 Pure Python and numpy, deterministic under a seed: nothing on this module's import path may import torch.
 """
@@ -51,6 +52,7 @@ from benchmarks.analysis.cost_model import (
     tensor_parallel_seconds,
 )
 from benchmarks.analysis.decode import DecodeTerms, decode_terms
+from benchmarks.analysis.prefix_cache import PrefixCache, SharedPrefix
 from benchmarks.analysis.published import KERNEL_LAUNCH_S
 from benchmarks.analysis.serving import PublishedModel, model_weight_bytes
 from benchmarks.gpus import BYTES_PER_ELEMENT, GPU
@@ -373,9 +375,10 @@ class Engine:
     reserve: bool = False  # admit only when blocks for the longest answer allowed are free (no preemption ever)
     block_tokens: int = BLOCK_TOKENS
     memory_fraction: float = MEMORY_FRACTION
+    prefix: SharedPrefix | None = None  # prefix caching on, for the prompt beginning the workload shares
 
     def problems(self) -> list[str]:
-        found = []
+        found = [] if self.prefix is None else self.prefix.problems()
         if self.max_num_seqs < 1:
             found.append("max_num_seqs must be at least 1")
         if self.max_batched_tokens < 1:
@@ -412,6 +415,9 @@ class Result:
     step_share: dict[str, float] = field(default_factory=dict)  # prefill and decode shares of the busy time
     prompt_mean: float = 0.0  # tokens, over the requests served
     waiting_at_last_arrival: int = 0  # of an open loop
+    prefilled_tokens: int = 0  # prompt tokens computed (after preemptions too), not taken from the prefix cache
+    prefix_hit_share: float | None = None  # blocks of the shared prefix found cached, of those asked for
+    prefix_evictions: int = 0
 
     def percentile(self, metric: str, p: float) -> float:
         values = getattr(self, f"{metric}_s")
@@ -457,7 +463,10 @@ class Result:
             preemptions=self.preemptions,
             steps=self.steps,
             overloaded=self.overloaded,
+            prefilled_tokens=self.prefilled_tokens,
         )
+        if self.prefix_hit_share is not None:
+            found.update(prefix_hit_share=self.prefix_hit_share, prefix_evictions=self.prefix_evictions)
         return found
 
 
@@ -503,7 +512,11 @@ def simulate(
         if clients is None or clients < 1:
             raise ValueError("clients must be at least 1")
         arrivals = [0.0] * min(clients, n_requests) + [math.inf] * max(0, n_requests - clients)
-    return _Loop(step, engine, prompts, outputs, arrivals, blocks_total, rate_per_s, clients, output_cap).run()
+    loop = _Loop(step, engine, prompts, outputs, arrivals, blocks_total, rate_per_s, clients, output_cap)
+    if engine.prefix is not None:
+        loop.carriers = [bool(x) for x in rng.random(n_requests) < engine.prefix.share]
+        loop.cache = PrefixCache()
+    return loop.run()
 
 
 def _check_fits(engine: Engine, prompts: list[int], outputs: list[int], output_cap: int, blocks_total: int) -> None:
@@ -528,10 +541,11 @@ class _Loop:
     """The step loop. Sequences are request indices; every list below is indexed by request."""
 
     __slots__ = (  # the state every step reads: slots read a little faster than an instance's dictionary
-        "_cursor", "arrivals", "blocks", "blocks_total", "busy", "clients", "computed", "done", "emitted", "engine",
-        "finish", "first", "free", "issued", "itl", "last", "max_running", "now", "output_cap", "outputs",
-        "peak_blocks", "pending", "preemptions", "prefill_time", "prompts", "rate", "running", "running_area", "start",
-        "step", "steps", "target", "waiting", "waiting_at_last_arrival",
+        "_cursor", "arrivals", "blocks", "blocks_total", "busy", "cache", "carriers", "clients", "computed", "done",
+        "emitted", "engine", "finish", "first", "free", "issued", "itl", "last", "max_running", "now", "output_cap",
+        "outputs", "peak_blocks", "pending", "preemptions", "prefill_time", "prefilled", "prefix_blocks", "prompts",
+        "rate", "running", "running_area", "shared", "start", "step", "steps", "target", "waiting",
+        "waiting_at_last_arrival",
     )  # fmt: skip
 
     def __init__(self, step, engine, prompts, outputs, arrivals, blocks_total, rate, clients, output_cap):
@@ -561,6 +575,13 @@ class _Loop:
         self.done, self.steps, self.preemptions = 0, 0, 0
         self.busy, self.prefill_time, self.running_area = 0.0, 0.0, 0.0
         self.peak_blocks, self.max_running = 0, 0
+        self.prefilled = 0
+        # prefix caching (set by simulate when the engine has it): who carries the prefix, the cached blocks each
+        # sequence references, and how many whole prefix blocks its prompt holds
+        self.cache: PrefixCache | None = None
+        self.carriers: list[bool] = []
+        self.shared: list[list[int]] = [[] for _ in range(n)] if engine.prefix is not None else []
+        self.prefix_blocks = [0] * n if engine.prefix is not None else []
 
     def run(self) -> Result:
         """Every step: queue the arrivals, schedule the step's tokens, run it (or several plain decode steps at
@@ -620,17 +641,57 @@ class _Loop:
         waiting, running = self.waiting, self.running
         while waiting and budget > 0 and len(running) < cap:
             i = waiting[0]
-            take = target[i] if whole else min(target[i], budget)
-            need = -(-self._held_at_admission(i, take) // bt)
+            cached, pinned = self._cached_beginning(i)
+            left = target[i] - cached * bt
+            take = left if whole else min(left, budget)
+            held = -(-self._held_at_admission(i, cached * bt + take) // bt)
+            need = held - cached + pinned
             if take > budget or need > self.free:
                 break
             waiting.popleft()
             running.append(i)
             self.free -= need
-            self.blocks[i] = need
+            self.blocks[i] = held
+            if self.cache is not None and self.carriers[i]:
+                self._take_cached(i)
             chunks.append((i, take))
             budget -= take
         return budget
+
+    def _cached_beginning(self, i: int) -> tuple[int, int]:
+        """Prefix caching: the blocks of sequence i's prompt found in the cache, and how many of them no sequence
+        holds now (counted free until taken). (0, 0) without a prefix."""
+        if self.cache is None or not self.carriers[i]:
+            return 0, 0
+        self.cache.evict_to(self.free)
+        wanted = self.engine.prefix.blocks(self.engine.block_tokens, self.target[i])
+        self.prefix_blocks[i] = wanted
+        found = self.cache.resident(0, wanted)
+        return found, sum(1 for b in range(found) if self.cache.references[(0, b)] == 0)
+
+    def _take_cached(self, i: int) -> None:
+        """Sequence i references the prefix's cached blocks (those `_cached_beginning` found): its prefill starts
+        after them."""
+        taken, _ = self.cache.acquire(0, self.prefix_blocks[i])
+        self.shared[i] = list(range(taken))
+        self.computed[i] = taken * self.engine.block_tokens
+        self.cache.evict_to(self.free)
+
+    def _release_blocks(self, i: int) -> None:
+        """Sequence i's blocks go back: its own at once, the cached ones it shared when no other sequence holds them
+        (they stay cached until evicted)."""
+        if self.cache is not None and self.shared[i]:
+            self.free += self.blocks[i] - len(self.shared[i]) + self.cache.release(0, self.shared[i])
+            self.shared[i] = []
+        else:
+            self.free += self.blocks[i]
+        self.blocks[i] = 0
+
+    def _publish_prefix(self, i: int, before: int) -> None:
+        """Once sequence i has computed the prefix's whole blocks, those it computed itself enter the cache."""
+        end = self.prefix_blocks[i] * self.engine.block_tokens
+        if self.carriers[i] and before < end <= self.computed[i]:
+            self.shared[i] += self.cache.publish(0, len(self.shared[i]), self.prefix_blocks[i])
 
     def _held_at_admission(self, i: int, tokens: int) -> int:
         """Positions to hold blocks for when sequence i is admitted with `tokens` of its prompt this step: those
@@ -686,8 +747,7 @@ class _Loop:
         """Preempt the most recently admitted sequence by recompute: its blocks are freed, and it waits at the head
         of the queue to compute its prompt and the tokens it has emitted again. Returns it."""
         victim = self.running.pop()
-        self.free += self.blocks[victim]
-        self.blocks[victim] = 0
+        self._release_blocks(victim)
         self.target[victim] = self.prompts[victim] + self.emitted[victim]
         self.computed[victim] = 0
         self.waiting.appendleft(victim)
@@ -705,6 +765,7 @@ class _Loop:
         pf_tokens, pf_attended, pf_positions = 0, 0.0, 0.0
         for i, take in chunks:
             c = computed[i]
+            self.prefilled += take
             pf_tokens += take
             pf_attended += take * c + take * (take + 1) / 2
             pf_positions += c + take
@@ -716,6 +777,8 @@ class _Loop:
         """Move the clock past `steps` steps that took `seconds`, and keep the run's totals and peaks (`area`: the
         running sequences integrated over the time)."""
         self.running_area += area
+        if self.cache is not None:
+            self.cache.evict_to(self.free)
         self.max_running = max(self.max_running, len(self.running))
         self.peak_blocks = max(self.peak_blocks, self.blocks_total - self.free)
         self.now += seconds
@@ -737,6 +800,8 @@ class _Loop:
                 finished.append(i)
         for i, take in chunks:
             computed[i] += take
+            if self.cache is not None:
+                self._publish_prefix(i, computed[i] - take)
             if computed[i] >= target[i]:
                 emitted[i] += 1
                 if math.isnan(self.first[i]):
@@ -755,8 +820,7 @@ class _Loop:
         gone = set(finished)
         self.running = [i for i in self.running if i not in gone]
         for i in finished:
-            self.free += self.blocks[i]
-            self.blocks[i] = 0
+            self._release_blocks(i)
             self.finish[i] = self.now
             self.done += 1
             if self.clients is not None:
@@ -862,6 +926,9 @@ class _Loop:
             step_share={"prefill-only steps": self.prefill_time / busy if busy else 0.0},
             prompt_mean=sum(self.prompts) / n,
             waiting_at_last_arrival=self.waiting_at_last_arrival,
+            prefilled_tokens=self.prefilled,
+            prefix_hit_share=None if self.cache is None else self.cache.hit_share,
+            prefix_evictions=0 if self.cache is None else self.cache.evicted,
         )
 
 

@@ -40,6 +40,7 @@ from benchmarks.analysis.continuous_batching import (
     simulate,
 )
 from benchmarks.analysis.measured_step import CONFIG_KEYS, MeasuredStep, NoMeasurement
+from benchmarks.analysis.prefix_cache import SharedPrefix
 from benchmarks.analysis.serving import MODELS, PublishedModel, find_model
 from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_named
 from benchmarks.contract.results import ResultsError, read_run
@@ -103,6 +104,14 @@ def parser() -> argparse.ArgumentParser:
         "--max-batched-tokens", metavar="N", help="tokens per step (default 8192, 2048 with chunked prefill)"
     )
     p.add_argument("--chunked-prefill", action="store_true", help="split prompts into steps that also decode")
+    p.add_argument("--prefix-tokens", metavar="N", help="prefix caching: the first N tokens of a prompt are a "
+                   "prefix shared by --prefix-hit of the requests (a system prompt); its whole blocks are computed "
+                   "once, held once in the KV cache by every sequence that uses them, kept while memory allows and "
+                   "evicted longest-unused first (a prefix's end before its start); at least a prompt's last token "
+                   "is always computed (default: no prefix caching)")  # fmt: skip
+    p.add_argument("--prefix-hit", metavar="P", help="share of requests whose prompt begins with the shared prefix, "
+                   "0 to 1 (default 1; needs --prefix-tokens). The share of its blocks found cached is reported: "
+                   "lower when the first copy is still being computed or was evicted")  # fmt: skip
     p.add_argument("--reserve-kv", action="store_true", help="admit a request only when blocks for its whole answer "
                    "are free, so nothing is ever preempted (TensorRT-LLM's GUARANTEED_NO_EVICT); default: admit on "
                    "the prompt's blocks and preempt the newest when the cache runs out (vLLM)")  # fmt: skip
@@ -171,6 +180,16 @@ def _number(text: str, what: str, high: float = math.inf) -> float:
         raise Refused(f"{what} {text!r}: give a number") from None
     if not (math.isfinite(value) and 0 < value <= high):
         raise Refused(f"{what} {text!r}: give a number above 0{'' if high == math.inf else f' and at most {high:g}'}")
+    return value
+
+
+def _share(text: str, what: str) -> float:
+    try:
+        value = float(text) if str(text).isascii() else math.nan
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 1:
+        raise Refused(f"{what} {text!r}: give a share from 0 to 1")
     return value
 
 
@@ -323,6 +342,12 @@ def read_request(args: argparse.Namespace) -> Request:
         block_tokens=_count(args.block_size, "--block-size", 1, 1024),
         memory_fraction=_number(args.memory_fraction, "--memory-fraction", 1.0),
     )
+    if args.prefix_hit is not None and args.prefix_tokens is None:
+        raise Refused("--prefix-hit needs --prefix-tokens")
+    if args.prefix_tokens is not None:
+        share = 1.0 if args.prefix_hit is None else _share(args.prefix_hit, "--prefix-hit")
+        prefix = SharedPrefix(_count(args.prefix_tokens, "--prefix-tokens", 1, model.max_context), share)
+        engine = Engine(**{**engine.__dict__, "prefix": prefix})
     if engine.problems():
         raise Refused(engine.problems()[0])
     usable = step.memory_bytes * engine.memory_fraction
@@ -397,7 +422,9 @@ def answer(request: Request, progress: bool = True) -> dict[str, Any]:
         "kv_limit_sequences": limit,
         "engine": {"max_num_seqs": engine.max_num_seqs, "max_batched_tokens": engine.max_batched_tokens,
                    "chunked_prefill": engine.chunked_prefill, "reserve_kv": engine.reserve,
-                   "memory_fraction": engine.memory_fraction},
+                   "memory_fraction": engine.memory_fraction,
+                   "prefix_tokens": engine.prefix.tokens if engine.prefix else None,
+                   "prefix_share": engine.prefix.share if engine.prefix else None},
         "prompt_tokens": request.prompt.describe(),
         "output_tokens": request.output.describe(),
         "seed": request.seed,
@@ -467,6 +494,15 @@ def _ms(value: float | None) -> str:
     return "–" if value is None else f"{value:,.1f}"
 
 
+def _prefix_words(engine: dict[str, Any]) -> str:
+    if engine.get("prefix_tokens") is None:
+        return ""
+    return (
+        f", prefix caching on: {engine['prefix_share'] * 100:g} % of prompts begin with a shared prefix of "
+        f"{engine['prefix_tokens']:,} tokens"
+    )
+
+
 def text_lines(found: dict[str, Any]) -> list[str]:
     a = found["assumptions"]
     e = a["engine"]
@@ -475,7 +511,8 @@ def text_lines(found: dict[str, Any]) -> list[str]:
         f"Weights {a['weights_bytes'] / 1e9:,.1f} GB; KV cache {a['kv_bytes_per_token'] / 1024:,.0f} KiB a token, "
         f"{a['kv_blocks']:,} blocks of {a['block_tokens']} ({a['kv_limit_sequences']:,} sequences of mean length).",
         f"Engine: max_num_seqs {e['max_num_seqs']}, max_batched_tokens {e['max_batched_tokens']:,}, chunked prefill "
-        f"{'on' if e['chunked_prefill'] else 'off (prompts first)'}, memory fraction {e['memory_fraction']:g}. "
+        f"{'on' if e['chunked_prefill'] else 'off (prompts first)'}, memory fraction {e['memory_fraction']:g}"
+        f"{_prefix_words(e)}. "
         f"Prompts {a['prompt_tokens']} tokens, outputs {a['output_tokens']}. Step times: {a['source']}.",
         *[f"Note: {note}." for note in a["notes"]],
         "",
@@ -495,6 +532,7 @@ def text_lines(found: dict[str, Any]) -> list[str]:
             f"{r[key]:>7g}{mark}  {ttft:>25}  {tpot:>19}  {itl:>14}  {r['tokens_per_s']:>7,.0f}  "
             f"{r['tokens_per_s_per_user']:>8,.1f}  {r['requests_per_s']:>7,.2f}  {r['mean_running']:>7,.1f}  "
             f"{r['kv_peak_share'] * 100:>6.0f} %{'  overloaded' if r['overloaded'] else ''}"
+            + (f"  prefix cached {r['prefix_hit_share'] * 100:.0f} %" if "prefix_hit_share" in r else "")
         )
     if key == "concurrency":
         lines.append("* on the front: no other concurrency gives more tokens/s in all and per user")

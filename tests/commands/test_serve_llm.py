@@ -162,3 +162,20 @@ def test_a_kv_cache_of_its_own_dtype_holds_twice_the_tokens(capsys):
     assert fp8["kv_bytes_per_token"] == bf16["kv_bytes_per_token"] / 2
     assert fp8["kv_blocks"] == pytest.approx(2 * bf16["kv_blocks"], abs=1)
     assert "KV cache in float8" in fp8["step_time"]
+
+
+def test_prefix_caching_flags_report_the_share_found_cached(capsys):
+    from benchmarks.commands.serve_llm import main
+
+    assert main(["llm:Llama-3-8B", "--gpu", "H100", "--rate", "20", "--requests", "200", "--prefix-tokens", "800",
+                 "--prefix-hit", "0.5", "--json"]) == 0  # fmt: skip
+    import json
+
+    found = json.loads(capsys.readouterr().out)
+    assert found["assumptions"]["engine"]["prefix_tokens"] == 800
+    assert found["runs"][0]["prefix_hit_share"] > 0.9
+    assert found["runs"][0]["prefilled_tokens"] < 200 * 1000 * 0.7
+    assert main(["llm:Llama-3-8B", "--gpu", "H100", "--prefix-hit", "0.5"]) == 2
+    assert "--prefix-hit needs --prefix-tokens" in capsys.readouterr().err
+    assert main(["llm:Llama-3-8B", "--gpu", "H100", "--prefix-tokens", "8", "--prefix-hit", "1.5"]) == 2
+    assert "share from 0 to 1" in capsys.readouterr().err
