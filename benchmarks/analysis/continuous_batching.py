@@ -38,7 +38,7 @@ import dataclasses
 import math
 from array import array
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -519,6 +519,46 @@ def simulate(
     return loop.run()
 
 
+@dataclass(frozen=True)
+class Served:
+    """Requests served by one engine from given arrivals: when each got its first token and its last, and the run's
+    figures."""
+
+    first: list[float]
+    finish: list[float]
+    result: Result
+
+
+def serve_requests(
+    step: RooflineStep,
+    engine: Engine,
+    prompts: list[int],
+    outputs: list[int],
+    arrivals: list[float],
+    *,
+    prefilled: bool = False,
+) -> Served:
+    """Serve requests that arrive at the given times (one stage of a disaggregated deployment). With `prefilled`,
+    each arrives with its prompt's KV cache and its first token, computed elsewhere: it is admitted once blocks for
+    its prompt and the longest answer allowed are free (nothing is preempted), and decodes its other tokens; its
+    `first` is the time it was admitted."""
+    if not prompts or len(prompts) != len(outputs) or len(prompts) != len(arrivals):
+        raise ValueError("give one prompt, output and arrival per request, at least one")
+    if prefilled and min(outputs) < 2:
+        raise ValueError("a decode engine serves answers of two tokens or more: the first came with the cache")
+    if prefilled:
+        engine = dataclasses.replace(engine, reserve=True, prefix=None)
+    blocks_total = step.kv_blocks(engine.memory_fraction, engine.block_tokens)
+    output_cap = max(outputs)
+    _check_fits(engine if not prefilled else dataclasses.replace(engine, chunked_prefill=True), prompts, outputs,
+                output_cap, blocks_total)  # fmt: skip
+    rate = len(arrivals) / max(max(arrivals) - min(arrivals), 1e-9)
+    loop = _Loop(step, engine, list(prompts), list(outputs), list(arrivals), blocks_total, rate, None, output_cap)
+    loop.prefilled_arrivals = prefilled
+    result = loop.run()
+    return Served(list(loop.first), list(loop.finish), result)
+
+
 def _check_fits(engine: Engine, prompts: list[int], outputs: list[int], output_cap: int, blocks_total: int) -> None:
     """Infeasible when the longest request cannot fit in the cache or, without chunked prefill, in one step."""
     bt = engine.block_tokens
@@ -541,10 +581,45 @@ class _Loop:
     """The step loop. Sequences are request indices; every list below is indexed by request."""
 
     __slots__ = (  # the state every step reads: slots read a little faster than an instance's dictionary
-        "_cursor", "arrivals", "blocks", "blocks_total", "busy", "cache", "carriers", "clients", "computed", "done",
-        "emitted", "engine", "finish", "first", "free", "issued", "itl", "last", "max_running", "now", "output_cap",
-        "outputs", "peak_blocks", "pending", "preemptions", "prefill_time", "prefilled", "prefix_blocks", "prompts",
-        "rate", "running", "running_area", "shared", "start", "step", "steps", "target", "waiting",
+        "_cursor",
+        "arrivals",
+        "blocks",
+        "blocks_total",
+        "busy",
+        "cache",
+        "carriers",
+        "clients",
+        "computed",
+        "done",
+        "emitted",
+        "engine",
+        "finish",
+        "first",
+        "free",
+        "issued",
+        "itl",
+        "last",
+        "max_running",
+        "now",
+        "output_cap",
+        "outputs",
+        "peak_blocks",
+        "pending",
+        "preemptions",
+        "prefill_time",
+        "prefilled",
+        "prefilled_arrivals",
+        "prefix_blocks",
+        "prompts",
+        "rate",
+        "running",
+        "running_area",
+        "shared",
+        "start",
+        "step",
+        "steps",
+        "target",
+        "waiting",
         "waiting_at_last_arrival",
     )  # fmt: skip
 
@@ -576,6 +651,7 @@ class _Loop:
         self.busy, self.prefill_time, self.running_area = 0.0, 0.0, 0.0
         self.peak_blocks, self.max_running = 0, 0
         self.prefilled = 0
+        self.prefilled_arrivals = False  # requests come with their prompt's cache and first token (a decode engine)
         # prefix caching (set by simulate when the engine has it): who carries the prefix, the cached blocks each
         # sequence references, and how many whole prefix blocks its prompt holds
         self.cache: PrefixCache | None = None
@@ -622,6 +698,9 @@ class _Loop:
         Otherwise every sequence that holds its prompt decodes (preempting while blocks run short) and, with
         chunked prefill, pieces of prompts fill the rest of the token budget."""
         e, computed, target = self.engine, self.computed, self.target
+        if self.prefilled_arrivals:
+            self._admit_prefilled()
+            return self._grow_caches([i for i in self.running if computed[i] >= target[i]]), []
         decoders = [i for i in self.running if computed[i] >= target[i]]
         chunks: list[tuple[int, int]] = []
         if not e.chunked_prefill and self.waiting:
@@ -657,6 +736,23 @@ class _Loop:
             chunks.append((i, take))
             budget -= take
         return budget
+
+    def _admit_prefilled(self) -> None:
+        """A decode engine's admission: requests whose prompt's cache came from a prefill engine, oldest first, each
+        once blocks for its prompt and the longest answer allowed are free. Its first token came with the cache."""
+        bt, cap, waiting, running = self.engine.block_tokens, self.engine.max_num_seqs, self.waiting, self.running
+        while waiting and len(running) < cap:
+            i = waiting[0]
+            need = -(-self._held_at_admission(i, self.target[i]) // bt)
+            if need > self.free:
+                break
+            waiting.popleft()
+            running.append(i)
+            self.free -= need
+            self.blocks[i] = need
+            self.computed[i] = self.target[i]
+            self.emitted[i] = 1
+            self.first[i] = self.last[i] = self.now
 
     def _cached_beginning(self, i: int) -> tuple[int, int]:
         """Prefix caching: the blocks of sequence i's prompt found in the cache, and how many of them no sequence
@@ -1122,6 +1218,13 @@ def largest_rate(
     def run(rate: float) -> Result:
         return simulate(step, engine, prompt, output, n_requests=n_requests, rate_per_s=rate, seed=seed)
 
+    return largest_rate_of(run, budget, start_per_s, halvings=halvings)
+
+
+def largest_rate_of(
+    run: Callable[[float], Result], budget: Budget, start_per_s: float, *, halvings: int = 6
+) -> tuple[float | None, Result | None]:
+    """`largest_rate` for any deployment: `run(rate)` serves Poisson arrivals at `rate` requests/s."""
     low, best, high = 0.0, None, start_per_s
     for _ in range(12):
         result = run(high)

@@ -39,6 +39,8 @@ from benchmarks.analysis.continuous_batching import (
     plan,
     simulate,
 )
+from benchmarks.analysis.disaggregated import KVLink, Split, compare, explain_comparison, network, nvlink
+from benchmarks.analysis.disaggregated import simulate_disaggregated as serve_disaggregated
 from benchmarks.analysis.measured_step import CONFIG_KEYS, MeasuredStep, NoMeasurement
 from benchmarks.analysis.prefix_cache import SharedPrefix
 from benchmarks.analysis.serving import MODELS, PublishedModel, find_model
@@ -88,6 +90,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--kv-dtype", metavar="DTYPE", help="the KV cache's dtype (default: --dtype's; --gpu only)")
     p.add_argument("--tp", type=str, metavar="N", help="tensor parallel over N GPUs: two ring all-reduces a layer "
                    "over the GPU's NVLink (PCIe where it has none) in every step (default 1)")  # fmt: skip
+    p.add_argument("--disaggregate", metavar="P:D", help="disaggregated serving: P engines only compute prompts and "
+                   "D only decode, each on --tp GPUs, a prompt's KV cache crossing --kv-link-gbps (default: the "
+                   "GPU's NVLink, or PCIe) once per request; with --rate, those loads on it; with --tpot-budget-ms, "
+                   "the largest Poisson rate it and aggregated serving on the same GPUs (replicas of --tp GPUs) each "
+                   "meet, and which gives more tokens/s per GPU")  # fmt: skip
+    p.add_argument("--gpus", metavar="N", help="GPUs in all (default: --tp, or (P + D) × --tp with --disaggregate, "
+                   "which must use them all)")  # fmt: skip
+    p.add_argument("--kv-link-gbps", metavar="G", help="with --disaggregate: a network between the prefill and "
+                   "decode GPUs at G Gb/s per GPU (e.g. 400 for InfiniBand NDR) instead of NVLink")  # fmt: skip
     p.add_argument("--routing-skew", metavar="S", help="a mixture of experts' router skew: expert i gets a share "
                    "∝ (i + 1)^-S (default 0, uniform; MoE models only)")  # fmt: skip
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="a decoder size for llm:custom")
@@ -283,6 +294,8 @@ class Request:
     budget: Budget | None
     seed: int
     notes: tuple[str, ...]
+    split: Split | None = None  # disaggregated prefill and decode
+    link: KVLink | None = None
 
 
 def measured_step(args: argparse.Namespace) -> MeasuredStep:
@@ -392,9 +405,39 @@ def read_request(args: argparse.Namespace) -> Request:
         ttft = _number(args.ttft_budget_ms, "--ttft-budget-ms", 1e7) / 1e3 if args.ttft_budget_ms else None
         budget = Budget(_number(args.tpot_budget_ms, "--tpot-budget-ms", 1e6) / 1e3, ttft, percentile)
     notes = tuple(n for n in (gpu_note,) if n)
+    split, link = read_deployment(args, step, tp)
     return Request(model, step, engine, prompt, output, concurrency, rates,
                    _count(args.requests, "--requests", 1, MAX_REQUESTS), budget, _count(args.seed, "--seed", 0, 2**32),
-                   notes)  # fmt: skip
+                   notes, split, link)  # fmt: skip
+
+
+def read_deployment(args: argparse.Namespace, step: RooflineStep | MeasuredStep, tp: int) -> tuple[Any, Any]:
+    """--disaggregate, --gpus and --kv-link-gbps: the split and the link, or (None, None)."""
+    if args.disaggregate is None:
+        if args.kv_link_gbps is not None:
+            raise Refused("--kv-link-gbps is for --disaggregate")
+        if args.gpus is not None and _count(args.gpus, "--gpus", 1, 4096) != tp:
+            raise Refused(f"--gpus {args.gpus} with --tp {tp}: one engine uses --tp GPUs; give --disaggregate P:D to "
+                          "split more of them")  # fmt: skip
+        return None, None
+    if not isinstance(step, RooflineStep):
+        raise Refused("--disaggregate is for --gpu: a run measured one engine")
+    prefill, colon, decode = args.disaggregate.partition(":")
+    if not colon:
+        raise Refused(f"--disaggregate {args.disaggregate!r}: write P:D, e.g. 1:3")
+    split = Split(_count(prefill, "--disaggregate P", 1, 512), _count(decode, "--disaggregate D", 1, 512), tp)
+    if args.gpus is not None and _count(args.gpus, "--gpus", 1, 4096) != split.gpus:
+        raise Refused(
+            f"--disaggregate {args.disaggregate} with --tp {tp} uses {split.gpus} GPUs, not --gpus {args.gpus}"
+        )
+    if not (args.rate or args.tpot_budget_ms):
+        raise Refused("--disaggregate serves Poisson arrivals: give --rate or --tpot-budget-ms")
+    try:
+        if args.kv_link_gbps is not None:
+            return split, network(_number(args.kv_link_gbps, "--kv-link-gbps", 1e6))
+        return split, nvlink(step.gpu)
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
 
 
 # --------------------------------------------------------------------------- the answer
@@ -435,6 +478,8 @@ def answer(request: Request, progress: bool = True) -> dict[str, Any]:
     }  # fmt: skip
     runs: list[dict[str, Any]] = []
     results = []
+    if request.split is not None:
+        return disaggregated_answer(request, assumptions, progress)
     try:
         found_plan = None
         if request.budget is not None:  # first, so that a budget nothing meets is refused before any other output
@@ -485,6 +530,36 @@ def answer(request: Request, progress: bool = True) -> dict[str, Any]:
     return found
 
 
+def disaggregated_answer(request: Request, assumptions: dict[str, Any], progress: bool) -> dict[str, Any]:
+    """--disaggregate: each --rate on the split, and with a budget its comparison with aggregated serving."""
+    split, link = request.split, request.link
+    assumptions = {**assumptions, "deployment": split.describe(), "kv_link": link.describe()}
+    found: dict[str, Any] = {"assumptions": assumptions, "runs": [], "front": []}
+    try:
+        for index, rate in enumerate(request.rates or ()):
+            _progress(progress, f"rate {rate:g}/s", index, len(request.rates))
+            run = serve_disaggregated(request.step, request.engine, request.prompt, request.output, split, link,
+                                      n_requests=request.requests, rate_per_s=rate, seed=request.seed)  # fmt: skip
+            found["runs"].append({**_row("rate_per_s", rate, run.result),
+                                  "tokens_per_s_per_gpu": run.tokens_per_s_per_gpu})  # fmt: skip
+        if request.budget is not None:
+            _progress(progress, "aggregated and disaggregated serving", 0, 1)
+            c = compare(request.step, request.engine, request.prompt, request.output, request.budget, split, link,
+                        n_requests=request.requests, seed=request.seed)  # fmt: skip
+            found["comparison"] = {
+                "gpus": c.gpus,
+                "aggregated": {"replicas": c.aggregated_replicas, "rate_per_s": c.aggregated_rate,
+                               "tokens_per_s_per_gpu": c.aggregated_per_gpu},
+                "disaggregated": {"prefill_engines": split.prefill, "decode_engines": split.decode,
+                                  "rate_per_s": c.disaggregated_rate, "tokens_per_s_per_gpu": c.disaggregated_per_gpu},
+                "more_tokens_per_gpu": c.winner,
+                "explanation": explain_comparison(c, request.budget),
+            }  # fmt: skip
+    except Infeasible as exc:
+        raise Refused(str(exc)) from None
+    return found
+
+
 def _progress(show: bool, what: str, index: int, total: int) -> None:
     if show:
         print(f"simulating {what} ({index + 1}/{total})", file=sys.stderr, flush=True)
@@ -515,6 +590,7 @@ def text_lines(found: dict[str, Any]) -> list[str]:
         f"{_prefix_words(e)}. "
         f"Prompts {a['prompt_tokens']} tokens, outputs {a['output_tokens']}. Step times: {a['source']}.",
         *[f"Note: {note}." for note in a["notes"]],
+        *([f"Deployment: {a['deployment']}; KV cache over {a['kv_link']}."] if "deployment" in a else []),
         "",
     ]
     key = "rate_per_s" if found["runs"] and "rate_per_s" in found["runs"][0] else "concurrency"
@@ -538,4 +614,6 @@ def text_lines(found: dict[str, Any]) -> list[str]:
         lines.append("* on the front: no other concurrency gives more tokens/s in all and per user")
     if "budget" in found:
         lines += ["", found["budget"]["explanation"]]
+    if "comparison" in found:
+        lines += ["", found["comparison"]["explanation"]]
     return lines

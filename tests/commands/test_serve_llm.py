@@ -179,3 +179,32 @@ def test_prefix_caching_flags_report_the_share_found_cached(capsys):
     assert "--prefix-hit needs --prefix-tokens" in capsys.readouterr().err
     assert main(["llm:Llama-3-8B", "--gpu", "H100", "--prefix-tokens", "8", "--prefix-hit", "1.5"]) == 2
     assert "share from 0 to 1" in capsys.readouterr().err
+
+
+def test_disaggregate_compares_with_aggregated_serving_on_the_same_gpus(capsys):
+    args = ["llm:Llama-3-8B", "--gpu", "H100", "--prompt-tokens", "2000", "--output-tokens", "100", "--requests",
+            "300", "--disaggregate", "1:3", "--rate", "5", "--tpot-budget-ms", "10", "--json"]  # fmt: skip
+    assert main(args) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["assumptions"]["deployment"].startswith("1 prefill and 3 decode engines")
+    assert found["runs"][0]["rate_per_s"] == 5
+    c = found["comparison"]
+    assert c["gpus"] == 4 and c["aggregated"]["replicas"] == 4
+    assert c["more_tokens_per_gpu"] == "disaggregated"
+    assert "Disaggregated serving meets it with more tokens/s per GPU" in c["explanation"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (["--disaggregate", "1", "--rate", "1"], "write P:D"),
+        (["--disaggregate", "1:1", "--gpus", "3", "--rate", "1"], "uses 2 GPUs, not --gpus 3"),
+        (["--disaggregate", "1:1"], "give --rate or --tpot-budget-ms"),
+        (["--kv-link-gbps", "400"], "--kv-link-gbps is for --disaggregate"),
+        (["--disaggregate", "1:1", "--rate", "1", "--kv-link-gbps", "-4"], "--kv-link-gbps"),
+    ],
+)
+def test_disaggregate_refuses_what_makes_no_sense(capsys, extra, said):
+    assert main(["llm:Llama-3-8B", "--gpu", "H100", *extra]) == 2
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1
