@@ -63,6 +63,13 @@ MEMORY_FRACTION = 0.9  # vLLM's default gpu_memory_utilization
 KERNELS_PER_LAYER = 8  # two norms, QKV, attention, output projection, gate-up, activation, down
 MAX_REQUESTS = 200_000
 MAX_LENGTH = 10_000_000
+# The decode batch sizes vLLM captures CUDA graphs for, up to max_num_seqs rounded up to a multiple of 8
+# (vllm/worker/model_runner.py, https://github.com/vllm-project/vllm/pull/7894, merged 2024-08-29: “Capture graphs
+# for token size 1, 2, 4, 8, 16, 24, 32, 40, ..., 256.”, `_BATCH_SIZES_TO_CAPTURE = [1, 2, 4] + [_BATCH_SIZE_ALIGNMENT
+# * i for i in range(1, 1025)]`, `_BATCH_SIZE_ALIGNMENT = 8`). TensorRT-LLM pads the same way with its own list when
+# asked (https://nvidia.github.io/TensorRT-LLM/llm-api/reference/DecodeCudaGraphConfig.html, enable_padding: “If
+# true, batches are rounded up to the nearest cuda_graph_batch_size.”).
+GRAPH_ALIGNMENT = 8
 
 
 # --------------------------------------------------------------------------- the step time
@@ -99,6 +106,28 @@ class StepTime:
     @property
     def seconds(self) -> float:
         return self.fixed_s + (self.matmul_s + self.attention_s + self.communication_s) / self.efficiency
+
+
+def vllm_graph_sizes(max_num_seqs: int) -> tuple[int, ...]:
+    """The batch sizes vLLM captures for a running-sequence cap: 1, 2, 4, then every multiple of 8 up to the cap
+    rounded up to one."""
+    if max_num_seqs <= 4:
+        top = min(n for n in (1, 2, 4) if n >= max_num_seqs)
+        return tuple(n for n in (1, 2, 4) if n <= top)
+    top = -(-max_num_seqs // GRAPH_ALIGNMENT) * GRAPH_ALIGNMENT
+    return (1, 2, 4, *range(GRAPH_ALIGNMENT, top + 1, GRAPH_ALIGNMENT))
+
+
+def padded_batches(sizes: Sequence[int], largest: int) -> list[int]:
+    """For every decode batch 0..largest, the captured size it runs at: the smallest size that holds it, or itself
+    beyond the largest size (run without a graph)."""
+    ordered = sorted(set(sizes))
+    table, k = [], 0
+    for n in range(largest + 1):
+        while k < len(ordered) and ordered[k] < n:
+            k += 1
+        table.append(ordered[k] if k < len(ordered) and n > 0 else n)
+    return table
 
 
 def step_terms(model: PublishedModel, dense: DecodeTerms, s: float, kv_s: float) -> DecodeTerms:
@@ -376,6 +405,7 @@ class Engine:
     block_tokens: int = BLOCK_TOKENS
     memory_fraction: float = MEMORY_FRACTION
     prefix: SharedPrefix | None = None  # prefix caching on, for the prompt beginning the workload shares
+    cuda_graphs: bool = False  # decode-only steps run on CUDA graphs of vLLM's sizes for the cap, padded up to one
 
     def problems(self) -> list[str]:
         found = [] if self.prefix is None else self.prefix.problems()
@@ -603,6 +633,7 @@ class _Loop:
         "now",
         "output_cap",
         "outputs",
+        "pad",
         "peak_blocks",
         "pending",
         "preemptions",
@@ -652,6 +683,9 @@ class _Loop:
         self.peak_blocks, self.max_running = 0, 0
         self.prefilled = 0
         self.prefilled_arrivals = False  # requests come with their prompt's cache and first token (a decode engine)
+        # a decode-only step of n sequences runs at the captured size pad[n] (the padding rows cost matrix products)
+        cap = engine.max_num_seqs
+        self.pad = padded_batches(vllm_graph_sizes(cap), cap) if engine.cuda_graphs else None
         # prefix caching (set by simulate when the engine has it): who carries the prefix, the cached blocks each
         # sequence references, and how many whole prefix blocks its prompt holds
         self.cache: PrefixCache | None = None
@@ -867,6 +901,9 @@ class _Loop:
             pf_positions += c + take
             if c + take >= target[i]:
                 logits += 1
+        if not chunks and self.pad is not None and len(decoders) < len(self.pad):
+            padding = self.pad[len(decoders)] - len(decoders)
+            return self.step.step_seconds(len(decoders), positions, padding, 0.0, 0.0, logits + padding)
         return self.step.step_seconds(len(decoders), positions, pf_tokens, pf_attended, pf_positions, logits)
 
     def _record(self, seconds: float, area: float, steps: int) -> None:
@@ -963,8 +1000,9 @@ class _Loop:
         step, itl, now = self.step, self.itl, self.now
         t, area, taken = now, 0.0, 0
         gaps = []
+        padding = self.pad[d] - d if self.pad is not None and d < len(self.pad) else 0
         for j in range(k):
-            dt = step.step_seconds(d, base + j * d, 0, 0.0, 0.0, d)
+            dt = step.step_seconds(d, base + j * d, padding, 0.0, 0.0, d + padding)
             t += dt
             area += d * dt
             gaps.append(dt)

@@ -115,6 +115,11 @@ def parser() -> argparse.ArgumentParser:
         "--max-batched-tokens", metavar="N", help="tokens per step (default 8192, 2048 with chunked prefill)"
     )
     p.add_argument("--chunked-prefill", action="store_true", help="split prompts into steps that also decode")
+    p.add_argument("--no-cuda-graphs", action="store_true", help="run every step without CUDA graphs. By default "
+                   "(--gpu) a step that only decodes runs on a captured graph, its batch padded up to the next of "
+                   "vLLM's capture sizes (1, 2, 4, then every multiple of 8 up to max_num_seqs rounded up to one), "
+                   "the padding rows costing their matrix products, as vLLM and TensorRT-LLM (enable_padding) pad; "
+                   "with --run the measured times hold the device's behaviour, and nothing is padded")  # fmt: skip
     p.add_argument("--prefix-tokens", metavar="N", help="prefix caching: the first N tokens of a prompt are a "
                    "prefix shared by --prefix-hit of the requests (a system prompt); its whole blocks are computed "
                    "once, held once in the KV cache by every sequence that uses them, kept while memory allows and "
@@ -354,6 +359,7 @@ def read_request(args: argparse.Namespace) -> Request:
         reserve=bool(args.reserve_kv),
         block_tokens=_count(args.block_size, "--block-size", 1, 1024),
         memory_fraction=_number(args.memory_fraction, "--memory-fraction", 1.0),
+        cuda_graphs=args.run is None and not args.no_cuda_graphs,
     )
     if args.prefix_hit is not None and args.prefix_tokens is None:
         raise Refused("--prefix-hit needs --prefix-tokens")
@@ -465,7 +471,7 @@ def answer(request: Request, progress: bool = True) -> dict[str, Any]:
         "kv_limit_sequences": limit,
         "engine": {"max_num_seqs": engine.max_num_seqs, "max_batched_tokens": engine.max_batched_tokens,
                    "chunked_prefill": engine.chunked_prefill, "reserve_kv": engine.reserve,
-                   "memory_fraction": engine.memory_fraction,
+                   "memory_fraction": engine.memory_fraction, "cuda_graphs": engine.cuda_graphs,
                    "prefix_tokens": engine.prefix.tokens if engine.prefix else None,
                    "prefix_share": engine.prefix.share if engine.prefix else None},
         "prompt_tokens": request.prompt.describe(),
@@ -569,6 +575,12 @@ def _ms(value: float | None) -> str:
     return "–" if value is None else f"{value:,.1f}"
 
 
+def _graph_words(engine: dict[str, Any]) -> str:
+    if not engine.get("cuda_graphs"):
+        return "no CUDA graphs"
+    return "decode batches padded to vLLM's CUDA-graph sizes (1, 2, 4, 8, 16, 24, …)"
+
+
 def _prefix_words(engine: dict[str, Any]) -> str:
     if engine.get("prefix_tokens") is None:
         return ""
@@ -586,7 +598,8 @@ def text_lines(found: dict[str, Any]) -> list[str]:
         f"Weights {a['weights_bytes'] / 1e9:,.1f} GB; KV cache {a['kv_bytes_per_token'] / 1024:,.0f} KiB a token, "
         f"{a['kv_blocks']:,} blocks of {a['block_tokens']} ({a['kv_limit_sequences']:,} sequences of mean length).",
         f"Engine: max_num_seqs {e['max_num_seqs']}, max_batched_tokens {e['max_batched_tokens']:,}, chunked prefill "
-        f"{'on' if e['chunked_prefill'] else 'off (prompts first)'}, memory fraction {e['memory_fraction']:g}"
+        f"{'on' if e['chunked_prefill'] else 'off (prompts first)'}, memory fraction {e['memory_fraction']:g}, "
+        f"{_graph_words(e)}"
         f"{_prefix_words(e)}. "
         f"Prompts {a['prompt_tokens']} tokens, outputs {a['output_tokens']}. Step times: {a['source']}.",
         *[f"Note: {note}." for note in a["notes"]],
