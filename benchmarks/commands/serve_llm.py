@@ -44,6 +44,8 @@ from benchmarks.analysis.disaggregated import simulate_disaggregated as serve_di
 from benchmarks.analysis.measured_step import CONFIG_KEYS, MeasuredStep, NoMeasurement
 from benchmarks.analysis.prefix_cache import SharedPrefix
 from benchmarks.analysis.serving import MODELS, PublishedModel, find_model
+from benchmarks.analysis.tuning import Tuning, explain_tuning, tune
+from benchmarks.analysis.tuning import rows as tuning_rows
 from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_named
 from benchmarks.contract.results import ResultsError, read_run
 from snippets.costs import DecoderConfig
@@ -96,7 +98,12 @@ def parser() -> argparse.ArgumentParser:
                    "the largest Poisson rate it and aggregated serving on the same GPUs (replicas of --tp GPUs) each "
                    "meet, and which gives more tokens/s per GPU")  # fmt: skip
     p.add_argument("--gpus", metavar="N", help="GPUs in all (default: --tp, or (P + D) × --tp with --disaggregate, "
-                   "which must use them all)")  # fmt: skip
+                   "which must use them all; with --tune, the GPUs its TP widths divide)")  # fmt: skip
+    p.add_argument("--tune", action="store_true", help="with --tpot-budget-ms: search the settings a tuned "
+                   "deployment chooses, chunked prefill off (whole prompts first, 8192 tokens a step) or on with 512, "
+                   "2048 or 8192 tokens a step, each TP width that is a power of two dividing --gpus (replicas on "
+                   "the rest), and for each the largest max_num_seqs that meets the budget; rank them by output "
+                   "tokens/s per GPU at the largest Poisson rate that meets it, and name the one picked")  # fmt: skip
     p.add_argument("--kv-link-gbps", metavar="G", help="with --disaggregate: a network between the prefill and "
                    "decode GPUs at G Gb/s per GPU (e.g. 400 for InfiniBand NDR) instead of NVLink")  # fmt: skip
     p.add_argument("--routing-skew", metavar="S", help="a mixture of experts' router skew: expert i gets a share "
@@ -301,6 +308,7 @@ class Request:
     notes: tuple[str, ...]
     split: Split | None = None  # disaggregated prefill and decode
     link: KVLink | None = None
+    tune_gpus: int | None = None  # --tune over this many GPUs
 
 
 def measured_step(args: argparse.Namespace) -> MeasuredStep:
@@ -341,6 +349,8 @@ def read_request(args: argparse.Namespace) -> Request:
         dtype = dtype_named(args.dtype or "bfloat16")
         check_rate(gpu, dtype)
         tp = _count(args.tp or "1", "--tp", 1, 64)
+        if args.tune:  # the widest engine the search tries: the model must fit on it
+            tp = _count(args.gpus or str(tp), "--gpus", 1, 64)
         fixed = _number(args.step_overhead_ms, "--step-overhead-ms", 10_000) / 1e3 if args.step_overhead_ms else None
         efficiency = _number(args.efficiency or "1", "--efficiency", 1.0)
         kv_dtype = dtype_named(args.kv_dtype) if args.kv_dtype else None
@@ -412,9 +422,14 @@ def read_request(args: argparse.Namespace) -> Request:
         budget = Budget(_number(args.tpot_budget_ms, "--tpot-budget-ms", 1e6) / 1e3, ttft, percentile)
     notes = tuple(n for n in (gpu_note,) if n)
     split, link = read_deployment(args, step, tp)
+    tune_gpus = None
+    if args.tune:
+        if budget is None or not isinstance(step, RooflineStep) or split is not None:
+            raise Refused("--tune needs --gpu and --tpot-budget-ms, and is not for --disaggregate")
+        tune_gpus = tp
     return Request(model, step, engine, prompt, output, concurrency, rates,
                    _count(args.requests, "--requests", 1, MAX_REQUESTS), budget, _count(args.seed, "--seed", 0, 2**32),
-                   notes, split, link)  # fmt: skip
+                   notes, split, link, tune_gpus)  # fmt: skip
 
 
 def read_deployment(args: argparse.Namespace, step: RooflineStep | MeasuredStep, tp: int) -> tuple[Any, Any]:
@@ -422,7 +437,7 @@ def read_deployment(args: argparse.Namespace, step: RooflineStep | MeasuredStep,
     if args.disaggregate is None:
         if args.kv_link_gbps is not None:
             raise Refused("--kv-link-gbps is for --disaggregate")
-        if args.gpus is not None and _count(args.gpus, "--gpus", 1, 4096) != tp:
+        if args.gpus is not None and not args.tune and _count(args.gpus, "--gpus", 1, 4096) != tp:
             raise Refused(f"--gpus {args.gpus} with --tp {tp}: one engine uses --tp GPUs; give --disaggregate P:D to "
                           "split more of them")  # fmt: skip
         return None, None
@@ -486,6 +501,8 @@ def answer(request: Request, progress: bool = True) -> dict[str, Any]:
     results = []
     if request.split is not None:
         return disaggregated_answer(request, assumptions, progress)
+    if request.tune_gpus is not None:
+        return tuned_answer(request, assumptions, progress)
     try:
         found_plan = None
         if request.budget is not None:  # first, so that a budget nothing meets is refused before any other output
@@ -566,6 +583,25 @@ def disaggregated_answer(request: Request, assumptions: dict[str, Any], progress
     return found
 
 
+def tuned_answer(request: Request, assumptions: dict[str, Any], progress: bool) -> dict[str, Any]:
+    """--tune: every setting tried, and the one picked."""
+    base = request.step
+
+    def step_for(tp: int) -> RooflineStep:
+        return RooflineStep(base.model, base.gpu, base.dtype, tensor_parallel=tp, fixed_s=base.fixed_s,
+                            efficiency=base.efficiency, kv_dtype=base.kv_dtype,
+                            routing_skew=base.routing_skew)  # fmt: skip
+
+    _progress(progress, f"the settings over {request.tune_gpus} GPUs", 0, 1)
+    try:
+        found: Tuning = tune(step_for, request.engine, request.prompt, request.output, request.budget,
+                             request.tune_gpus, n_requests=request.requests, seed=request.seed)  # fmt: skip
+    except Infeasible as exc:
+        raise Refused(str(exc)) from None
+    tuning = {"gpus": found.gpus, "tried": tuning_rows(found), "explanation": explain_tuning(found)}
+    return {"assumptions": assumptions, "runs": [], "front": [], "tuning": tuning}
+
+
 def _progress(show: bool, what: str, index: int, total: int) -> None:
     if show:
         print(f"simulating {what} ({index + 1}/{total})", file=sys.stderr, flush=True)
@@ -590,6 +626,29 @@ def _prefix_words(engine: dict[str, Any]) -> str:
     )
 
 
+def _run_lines(found: dict[str, Any]) -> list[str]:
+    key = "rate_per_s" if "rate_per_s" in found["runs"][0] else "concurrency"
+    head = "rate/s" if key == "rate_per_s" else "clients"
+    lines = [
+        f"{head:>8}  {'TTFT ms p50/p90/p99':>25}  {'TPOT ms p50/p90/p99':>19}  {'ITL ms p50/p99':>14}  {'tok/s':>7}  "
+        f"{'per user':>8}  {'req/s':>7}  {'running':>7}  {'KV peak':>7}"
+    ]
+    for r in found["runs"]:
+        mark = "*" if key == "concurrency" and r[key] in found["front"] else " "
+        ttft = "/".join(_ms(r[f"ttft_p{q}_ms"]) for q in (50, 90, 99))
+        tpot = "/".join(_ms(r[f"tpot_p{q}_ms"]) for q in (50, 90, 99))
+        itl = "/".join(_ms(r[f"itl_p{q}_ms"]) for q in (50, 99))
+        lines.append(
+            f"{r[key]:>7g}{mark}  {ttft:>25}  {tpot:>19}  {itl:>14}  {r['tokens_per_s']:>7,.0f}  "
+            f"{r['tokens_per_s_per_user']:>8,.1f}  {r['requests_per_s']:>7,.2f}  {r['mean_running']:>7,.1f}  "
+            f"{r['kv_peak_share'] * 100:>6.0f} %{'  overloaded' if r['overloaded'] else ''}"
+            + (f"  prefix cached {r['prefix_hit_share'] * 100:.0f} %" if "prefix_hit_share" in r else "")
+        )
+    if key == "concurrency":
+        lines.append("* on the front: no other concurrency gives more tokens/s in all and per user")
+    return lines
+
+
 def text_lines(found: dict[str, Any]) -> list[str]:
     a = found["assumptions"]
     e = a["engine"]
@@ -606,27 +665,22 @@ def text_lines(found: dict[str, Any]) -> list[str]:
         *([f"Deployment: {a['deployment']}; KV cache over {a['kv_link']}."] if "deployment" in a else []),
         "",
     ]
-    key = "rate_per_s" if found["runs"] and "rate_per_s" in found["runs"][0] else "concurrency"
-    head = "rate/s" if key == "rate_per_s" else "clients"
-    lines.append(
-        f"{head:>8}  {'TTFT ms p50/p90/p99':>25}  {'TPOT ms p50/p90/p99':>19}  {'ITL ms p50/p99':>14}  {'tok/s':>7}  "
-        f"{'per user':>8}  {'req/s':>7}  {'running':>7}  {'KV peak':>7}"
-    )
-    for r in found["runs"]:
-        mark = "*" if key == "concurrency" and r[key] in found["front"] else " "
-        ttft = "/".join(_ms(r[f"ttft_p{q}_ms"]) for q in (50, 90, 99))
-        tpot = "/".join(_ms(r[f"tpot_p{q}_ms"]) for q in (50, 90, 99))
-        itl = "/".join(_ms(r[f"itl_p{q}_ms"]) for q in (50, 99))
-        lines.append(
-            f"{r[key]:>7g}{mark}  {ttft:>25}  {tpot:>19}  {itl:>14}  {r['tokens_per_s']:>7,.0f}  "
-            f"{r['tokens_per_s_per_user']:>8,.1f}  {r['requests_per_s']:>7,.2f}  {r['mean_running']:>7,.1f}  "
-            f"{r['kv_peak_share'] * 100:>6.0f} %{'  overloaded' if r['overloaded'] else ''}"
-            + (f"  prefix cached {r['prefix_hit_share'] * 100:.0f} %" if "prefix_hit_share" in r else "")
-        )
-    if key == "concurrency":
-        lines.append("* on the front: no other concurrency gives more tokens/s in all and per user")
+    if found["runs"]:
+        lines += _run_lines(found)
     if "budget" in found:
         lines += ["", found["budget"]["explanation"]]
     if "comparison" in found:
         lines += ["", found["comparison"]["explanation"]]
+    if "tuning" in found:
+        lines += ["", f"{'TP':>3}  {'prefill':>8}  {'tokens/step':>11}  {'max_num_seqs':>12}  {'rate/s':>7}  "
+                  f"{'tok/s/GPU':>9}"]  # fmt: skip
+        for r in found["tuning"]["tried"]:
+            rate = "–" if r["rate_per_s"] is None else f"{r['rate_per_s']:.2f}"
+            per_gpu = "–" if r["tokens_per_s_per_gpu"] is None else f"{r['tokens_per_s_per_gpu']:,.0f}"
+            lines.append(
+                f"{r['tensor_parallel']:>3}  {'chunked' if r['chunked_prefill'] else 'whole':>8}  "
+                f"{r['max_batched_tokens']:>11,}  {r['max_num_seqs'] or '–':>12}  {rate:>7}  {per_gpu:>9}"
+                f"{'  picked' if r['picked'] else ''}{'  (' + r['refused'] + ')' if r['refused'] else ''}"
+            )
+        lines += ["", found["tuning"]["explanation"]]
     return lines

@@ -208,3 +208,13 @@ def test_disaggregate_refuses_what_makes_no_sense(capsys, extra, said):
     assert main(["llm:Llama-3-8B", "--gpu", "H100", *extra]) == 2
     err = capsys.readouterr().err
     assert said in err and err.count("\n") == 1
+
+
+def test_tune_names_the_setting_it_picked(capsys):
+    args = ["llm:Llama-3-8B", "--gpu", "H100", "--gpus", "1", "--tune", "--tpot-budget-ms", "30", "--requests", "100",
+            "--output-tokens", "100"]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "picked" in out and "with the most output tokens/s per GPU is TP 1" in out
+    assert main(["llm:Llama-3-8B", "--gpu", "H100", "--tune"]) == 2
+    assert "--tune needs --gpu and --tpot-budget-ms" in capsys.readouterr().err
