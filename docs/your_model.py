@@ -9,7 +9,9 @@
 # one row either side of the multiples of 8, 64 and 128 near the answer (where tile and wave steps
 # sit); measures every batch it found again, in shared rounds, for the final numbers; and bisects
 # again any gap those numbers open at the budget. `--time-limit` bounds the whole command, importing
-# torch and measuring the ceilings included.
+# torch and measuring the ceilings included. Your model runs in a process of its own: a forward or a
+# factory that never returns is ended a few seconds past the limit, and the file keeps the batches
+# already timed, marked incomplete.
 #
 # ```sh
 # nox -s sweep -- examples/resnet50_small.py:factory --budget-ms 100 --percentile 90 --report report.html

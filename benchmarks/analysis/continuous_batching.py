@@ -55,6 +55,7 @@ from benchmarks.analysis.decode import DecodeTerms, decode_terms
 from benchmarks.analysis.prefix_cache import PrefixCache, SharedPrefix
 from benchmarks.analysis.published import KERNEL_LAUNCH_S
 from benchmarks.analysis.serving import PublishedModel, model_weight_bytes
+from benchmarks.contract.inputs import LENGTHS_LIMIT, InputError, read_text_bounded
 from benchmarks.gpus import BYTES_PER_ELEMENT, GPU
 from snippets.costs import FFN_MATRICES
 
@@ -352,10 +353,15 @@ class Lengths:
 
     @classmethod
     def from_file(cls, path: Path | str) -> Lengths:
-        """One whole number a line (blank lines and lines starting with # skipped). ValueError otherwise."""
+        """One whole number a line (blank lines and lines starting with # skipped). ValueError otherwise (also for
+        a file that is not a regular text file of at most LENGTHS_LIMIT bytes)."""
         path = Path(path)
         values = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            text = read_text_bounded(path, kind="token-length file", limit_bytes=LENGTHS_LIMIT)
+        except InputError as exc:
+            raise ValueError(str(exc)) from None
+        for number, line in enumerate(text.splitlines(), start=1):
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
@@ -404,6 +410,7 @@ class Engine:
     reserve: bool = False  # admit only when blocks for the longest answer allowed are free (no preemption ever)
     block_tokens: int = BLOCK_TOKENS
     memory_fraction: float = MEMORY_FRACTION
+    max_model_len: int | None = None  # the longest a request (prompt and answer) may be; longer ones are clipped
     prefix: SharedPrefix | None = None  # prefix caching on, for the prompt beginning the workload shares
     cuda_graphs: bool = False  # decode-only steps run on CUDA graphs of vLLM's sizes for the cap, padded up to one
 
@@ -413,6 +420,8 @@ class Engine:
             found.append("max_num_seqs must be at least 1")
         if self.max_batched_tokens < 1:
             found.append("max_batched_tokens must be at least 1")
+        if self.max_model_len is not None and self.max_model_len < 2:
+            found.append("max_model_len must be at least 2 (a prompt token and an answer token)")
         if self.chunked_prefill and self.max_batched_tokens < self.max_num_seqs:
             found.append("with chunked prefill, max_batched_tokens must be at least max_num_seqs")
         if self.block_tokens < 1:
@@ -533,6 +542,9 @@ def simulate(
         raise ValueError("every prompt and output holds at least one token")
     blocks_total = step.kv_blocks(engine.memory_fraction, engine.block_tokens) if kv_blocks is None else kv_blocks
     output_cap = max(output.high, max(outputs))
+    if engine.max_model_len is not None:
+        prompts, outputs = clip_pairs(prompts, outputs, engine.max_model_len)
+        output_cap = min(output_cap, engine.max_model_len - min(prompts))  # no answer runs past the model's length
     _check_fits(engine, prompts, outputs, output_cap, blocks_total)
     if rate_per_s is not None:
         if not (rate_per_s > 0 and math.isfinite(rate_per_s)):
@@ -589,12 +601,19 @@ def serve_requests(
     return Served(list(loop.first), list(loop.finish), result)
 
 
+def clip_pairs(prompts: list[int], outputs: list[int], longest: int) -> tuple[list[int], list[int]]:
+    """Each request clipped to `longest` tokens in all, as an engine's max_model_len bounds it: a prompt to
+    `longest` - 1 (one token of answer at least), then its answer to what is left."""
+    clipped = [min(p, longest - 1) for p in prompts]
+    return clipped, [min(o, longest - p) for p, o in zip(clipped, outputs)]
+
+
 def _check_fits(engine: Engine, prompts: list[int], outputs: list[int], output_cap: int, blocks_total: int) -> None:
     """Infeasible when the longest request cannot fit in the cache or, without chunked prefill, in one step."""
     bt = engine.block_tokens
     longest = max(p + o for p, o in zip(prompts, outputs))
     if engine.reserve:  # a prompt with the longest answer allowed
-        longest = max(prompts) + output_cap
+        longest = min(max(prompts) + output_cap, engine.max_model_len or math.inf)
     if -(-longest // bt) > blocks_total:
         raise Infeasible(
             f"the KV cache holds {blocks_total * bt:,} tokens ({blocks_total:,} blocks of {bt}), fewer than one "
@@ -828,7 +847,8 @@ class _Loop:
         tokens, or with `reserve` the longest sequence it may become (its prompt and the longest answer the output
         lengths allow, as an engine reserves a request's max_tokens: it cannot know the answer's length)."""
         if self.engine.reserve:
-            return self.target[i] + self.output_cap - self.emitted[i]
+            longest = self.target[i] + self.output_cap - self.emitted[i]
+            return longest if self.engine.max_model_len is None else min(longest, self.engine.max_model_len)
         return tokens
 
     def _continue_prompts(self, budget: int, chunks: list[tuple[int, int]]) -> int:

@@ -34,6 +34,7 @@ from benchmarks.analysis.continuous_batching import (
     Lengths,
     Result,
     RooflineStep,
+    clip_pairs,
     largest_rate,
     largest_rate_of,
     poisson_arrivals,
@@ -128,6 +129,8 @@ def simulate_disaggregated(
     rng = np.random.default_rng(seed)
     prompts = [int(x) for x in prompt.sample(n_requests, rng)]
     outputs = [int(x) for x in output.sample(n_requests, rng)]
+    if engine.max_model_len is not None:
+        prompts, outputs = clip_pairs(prompts, outputs, engine.max_model_len)
     arrivals = [float(t) for t in poisson_arrivals(rate_per_s, n_requests, rng)]
     first, finish = [math.nan] * n_requests, [math.nan] * n_requests
     ready = [math.nan] * n_requests

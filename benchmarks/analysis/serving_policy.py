@@ -39,6 +39,8 @@ SHORTLIST = 5  # candidates within budget whose capacity is measured
 # ---------------------------------------------------------------------------------------------------------
 # Arrivals at any rate
 
+TRACE_RATES = (1e-6, 1e9)  # requests per second a trace may average: the bounds --rate has
+
 
 @dataclass(frozen=True)
 class Arrivals:
@@ -61,6 +63,13 @@ class Arrivals:
         gaps = np.diff(np.asarray(times, dtype=float))
         if gaps.size == 0 or float(np.sum(gaps)) <= 0:
             raise ValueError(f"{name}: a trace needs at least two distinct arrival times")
+        rate = gaps.size / float(np.sum(gaps))
+        if not (math.isfinite(rate) and TRACE_RATES[0] <= rate <= TRACE_RATES[1]):
+            low, high = TRACE_RATES
+            raise ValueError(
+                f"{name}: its own rate, {rate:.3g} requests/s, is outside {low:g} to {high:g} requests/s: "
+                "give its times in seconds"
+            )
         return cls("trace", trace=tuple(gaps.tolist()), name=name)
 
     @property

@@ -15,6 +15,7 @@ torch.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -77,8 +78,10 @@ def parser() -> argparse.ArgumentParser:
         "step. Nothing is measured.",
         epilog=f"SOURCE is llm:MODEL with MODEL one of {names}, or llm:custom with --param KEY=VALUE for layers, "
         "d_model, heads, kv_heads, d_ff, ffn (gelu or swiglu; default swiglu), vocab (default 32000) and context (the "
-        "longest sequence, default 8192). Lengths: N (fixed), uniform:LOW-HIGH, lognormal:MEAN,SIGMA (σ of the "
-        "logarithm, clipped to the context) or file:PATH (one length a line). Example: python -m benchmarks serve "
+        "longest sequence, default 8192). Lengths: N (fixed), uniform:LOW-HIGH, lognormal:MEAN,SIGMA[,MAX] (σ of the "
+        "logarithm; each length at most MAX, default the context; a request whose prompt and answer together pass "
+        "the context is clipped to it, its answer first, as an engine's max_model_len does) or file:PATH (one length "
+        "a line). Example: python -m benchmarks serve "
         "llm:Llama-3-8B --gpu H100 --prompt-tokens 1000 --output-tokens 200 --tpot-budget-ms 50",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -231,16 +234,15 @@ def parse_lengths(text: str, what: str, longest: int) -> Lengths:
                 raise Refused(f"{what} {text!r}: LOW must not exceed HIGH")
             return Lengths.uniform(low_n, high_n)
         if kind == "lognormal":
-            mean, comma, sigma = rest.partition(",")
-            if not comma:
-                raise Refused(f"{what} {text!r}: write lognormal:MEAN,SIGMA")
-            return Lengths.lognormal(_number(mean, what, longest), _number(sigma, what, 3.0), longest)
+            parts = rest.split(",")
+            if len(parts) not in (2, 3):
+                raise Refused(f"{what} {text!r}: write lognormal:MEAN,SIGMA or lognormal:MEAN,SIGMA,MAX")
+            high = _count(parts[2], what, 1, longest) if len(parts) == 3 else longest
+            return Lengths.lognormal(_number(parts[0], what, high), _number(parts[1], what, 3.0), high)
         if kind == "file":
             try:
                 found = Lengths.from_file(rest)
-            except (OSError, UnicodeDecodeError) as exc:
-                raise Refused(f"{what} {text!r}: cannot read {rest!r}: {exc.strerror or exc}") from None
-            except ValueError as exc:
+            except ValueError as exc:  # also a file that cannot be read, or is not a regular text file
                 raise Refused(f"{what}: {exc}") from None
             return found
     except Refused as exc:
@@ -388,21 +390,23 @@ def read_request(args: argparse.Namespace) -> Request:
         )
     prompt = parse_lengths(args.prompt_tokens, "--prompt-tokens", model.max_context)
     output = parse_lengths(args.output_tokens, "--output-tokens", model.max_context)
-    if prompt.high + output.high > model.max_context:
+    longest = prompt.high + output.high
+    if "lognormal" in (prompt.kind, output.kind):  # a log-normal tail: each request clipped to the context
+        engine = dataclasses.replace(engine, max_model_len=model.max_context)
+        longest = min(longest, model.max_context)
+    elif longest > model.max_context:
         raise Refused(
-            f"prompt and output reach {prompt.high + output.high:,} tokens, beyond {model.name}'s context of "
-            f"{model.max_context:,}"
+            f"prompt and output reach {longest:,} tokens, beyond {model.name}'s context of {model.max_context:,}"
         )
     held = step.kv_blocks(engine.memory_fraction, engine.block_tokens) * engine.block_tokens
-    if held < prompt.high + output.high:
+    if held < longest:
         raise Refused(
-            f"the KV cache left beside the weights holds {held:,} tokens, fewer than one request of "
-            f"{prompt.high + output.high:,}"
+            f"the KV cache left beside the weights holds {held:,} tokens, fewer than one request of {longest:,}"
         )
-    if not chunked and prompt.high + output.high > engine.max_batched_tokens:
+    if not chunked and longest > engine.max_batched_tokens:
         raise Refused(
             f"without --chunked-prefill every prompt (and one computed again after a preemption) must fit in "
-            f"--max-batched-tokens ({engine.max_batched_tokens:,}); requests reach {prompt.high + output.high:,} tokens"
+            f"--max-batched-tokens ({engine.max_batched_tokens:,}); requests reach {longest:,} tokens"
         )
     concurrency = rates = None
     if args.rate:

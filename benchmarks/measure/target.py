@@ -57,9 +57,11 @@ def _import(spec: str) -> Any:
         path = Path(where)
         if not path.is_file():
             raise TargetError(f"TARGET {spec}: no such file {where}")
-        sys.path.insert(0, str(path.resolve().parent))  # so the file can import its neighbours
         name = f"_batching_target_{path.stem}"
-        module_spec = importlib.util.spec_from_file_location(name, path)
+        module_spec = importlib.util.spec_from_file_location(name, path) if path.suffix == ".py" else None
+        if module_spec is None or module_spec.loader is None:
+            raise TargetError(f"TARGET {spec}: {where} is not a Python file (give path/to/file.py:factory)")
+        sys.path.insert(0, str(path.resolve().parent))  # so the file can import its neighbours
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[name] = module
         with _importing(where):
