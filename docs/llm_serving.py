@@ -82,6 +82,21 @@ page.show("largest_concurrency_within_budget")
 page.show("published_results_against_predictions")
 
 # %% [markdown]
+# ## Prefix caching and disaggregated prefill and decode
+#
+# Two things deployments add on top of continuous batching. **Prefix caching** (vLLM's automatic
+# prefix caching, SGLang's RadixAttention) keeps the KV blocks of a prompt's beginning that other
+# prompts share, such as a system prompt: a prompt that finds them is computed from after them,
+# and all sequences hold one copy; blocks no sequence uses stay cached until memory runs short,
+# then go longest-unused first (`--prefix-tokens`, `--prefix-hit`). **Disaggregated serving**
+# (NVIDIA Dynamo, vLLM's and SGLang's prefill/decode split) gives prompts and decoding GPUs of
+# their own, and each prompt's KV cache crosses a link from one to the other
+# (`--disaggregate P:D`, `--kv-link-gbps`).
+
+# %% tags=["hide-input"]
+page.show("prefix_caching_and_disaggregation")
+
+# %% [markdown]
 # ## How the engines' settings map onto the model
 #
 # The command takes each engine's main settings under one name:
