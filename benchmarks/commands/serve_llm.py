@@ -5,7 +5,10 @@ For each load (closed loops of N clients, or Poisson rates) it prints time to fi
 and inter-token latency at p50/p90/p99, total and per-user tokens per second, requests per second, the
 concurrency reached and the KV cache used; the front of total against per-user tokens per second; and, given a
 budget on time per output token (and optionally time to first token), the largest concurrency, running-sequence
-cap and Poisson rate that meet it, with what binds.
+cap and Poisson rate that meet it, with what binds. Prefix caching (--prefix-tokens, --prefix-hit), CUDA-graph
+padding of decode batches (on unless --no-cuda-graphs), disaggregated prefill and decode compared with aggregated
+serving on the same GPUs (--disaggregate, --kv-link-gbps) and a search of the engine settings a tuned deployment
+chooses (--tune, --gpus) are explained in --help.
 
 Every refusal (an unknown model or GPU, a model that cannot fit, lengths beyond the model's context, a budget no
 concurrency meets, a malformed number) is one line on stderr and exit status 2. Pure Python: nothing here imports
