@@ -579,11 +579,13 @@ def serve_requests(
     arrivals: list[float],
     *,
     prefilled: bool = False,
+    carriers: list[bool] | None = None,
 ) -> Served:
     """Serve requests that arrive at the given times (one stage of a disaggregated deployment). With `prefilled`,
     each arrives with its prompt's KV cache and its first token, computed elsewhere: it is admitted once blocks for
     its prompt and the longest answer allowed are free (nothing is preempted), and decodes its other tokens; its
-    `first` is the time it was admitted."""
+    `first` is the time it was admitted. With the engine's prefix caching, `carriers` says which requests begin with
+    the shared prefix (none when not given)."""
     if not prompts or len(prompts) != len(outputs) or len(prompts) != len(arrivals):
         raise ValueError("give one prompt, output and arrival per request, at least one")
     if prefilled and min(outputs) < 2:
@@ -597,6 +599,9 @@ def serve_requests(
     rate = len(arrivals) / max(max(arrivals) - min(arrivals), 1e-9)
     loop = _Loop(step, engine, list(prompts), list(outputs), list(arrivals), blocks_total, rate, None, output_cap)
     loop.prefilled_arrivals = prefilled
+    if engine.prefix is not None:
+        loop.carriers = list(carriers) if carriers is not None else [False] * len(prompts)
+        loop.cache = PrefixCache()
     result = loop.run()
     return Served(list(loop.first), list(loop.finish), result)
 

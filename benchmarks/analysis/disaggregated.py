@@ -9,7 +9,8 @@ The model here, each stage the continuous-batching simulator (`benchmarks.analys
 
 - requests arrive as a Poisson process and a router deals them to the prefill engines in turn;
 - a prefill engine batches whole prompts (or chunks, with chunked prefill) up to its token budget and samples each
-  request's first token; its blocks are freed once the prompt is computed;
+  request's first token; its blocks are freed once the prompt is computed (with prefix caching, the shared prefix's
+  stay cached there; the whole prompt's cache still crosses to the decode engine);
 - the prompt's cache crosses the link in prompt × (KV bytes a token) / (link bandwidth × GPUs of an engine) plus a
   stated latency: with tensor parallelism each GPU sends its own heads' share over its own link. Contention between
   transfers on one link is left out;
@@ -132,13 +133,17 @@ def simulate_disaggregated(
     if engine.max_model_len is not None:
         prompts, outputs = clip_pairs(prompts, outputs, engine.max_model_len)
     arrivals = [float(t) for t in poisson_arrivals(rate_per_s, n_requests, rng)]
+    carriers = [False] * n_requests
+    if engine.prefix is not None:  # drawn as simulate draws them: the prefill engines cache the shared prefix
+        carriers = [bool(x) for x in rng.random(n_requests) < engine.prefix.share]
     first, finish = [math.nan] * n_requests, [math.nan] * n_requests
     ready = [math.nan] * n_requests
     transfer = np.array([link.seconds(p * step.kv_bytes_per_token, split.tensor_parallel) for p in prompts])
     waiting, stage_results = 0, []
     for k in range(split.prefill):
         mine = list(range(k, n_requests, split.prefill))
-        served = serve_requests(step, engine, [prompts[i] for i in mine], [1] * len(mine), [arrivals[i] for i in mine])
+        served = serve_requests(step, engine, [prompts[i] for i in mine], [1] * len(mine), [arrivals[i] for i in mine],
+                                carriers=[carriers[i] for i in mine])  # fmt: skip
         waiting += served.result.waiting_at_last_arrival
         for j, i in enumerate(mine):
             ready[i] = served.first[j] + transfer[i]

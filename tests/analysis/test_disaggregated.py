@@ -63,3 +63,15 @@ def test_a_tight_budget_per_token_favours_decode_engines_a_loose_one_aggregated_
     loose = compare(STEP, Engine(), prompt, output, Budget(0.100), Split(3, 1), nvlink(H100), n_requests=300)
     assert loose.winner == "aggregated"
     assert loose.aggregated_per_gpu > loose.disaggregated_per_gpu
+
+
+def test_the_prefill_engines_cache_a_shared_prefix():
+    from benchmarks.analysis.prefix_cache import SharedPrefix
+
+    def run(engine):
+        return simulate_disaggregated(STEP, engine, Lengths.fixed(1000), Lengths.fixed(20), Split(1, 1),
+                                      nvlink(H100), n_requests=200, rate_per_s=20.0)  # fmt: skip
+
+    plain, cached = run(Engine()), run(Engine(prefix=SharedPrefix(800, 0.9)))
+    assert cached.result.percentile("ttft", 50) < 0.6 * plain.result.percentile("ttft", 50)
+    assert cached.transfer_s.tolist() == plain.transfer_s.tolist()  # the whole prompt's cache still crosses
