@@ -433,6 +433,8 @@ def read_request(args: argparse.Namespace) -> Request:
     if args.tune:
         if budget is None or not isinstance(step, RooflineStep) or split is not None:
             raise Refused("--tune needs --gpu and --tpot-budget-ms, and is not for --disaggregate")
+        if args.rate or args.concurrency:
+            raise Refused("--tune answers the budget alone: drop --rate and --concurrency")
         tune_gpus = tp
     return Request(model, step, engine, prompt, output, concurrency, rates,
                    _count(args.requests, "--requests", 1, MAX_REQUESTS), budget, _count(args.seed, "--seed", 0, 2**32),
@@ -458,8 +460,8 @@ def read_deployment(args: argparse.Namespace, step: RooflineStep | MeasuredStep,
         raise Refused(
             f"--disaggregate {args.disaggregate} with --tp {tp} uses {split.gpus} GPUs, not --gpus {args.gpus}"
         )
-    if not (args.rate or args.tpot_budget_ms):
-        raise Refused("--disaggregate serves Poisson arrivals: give --rate or --tpot-budget-ms")
+    if not (args.rate or args.tpot_budget_ms) or args.concurrency:
+        raise Refused("--disaggregate serves Poisson arrivals: give --rate or --tpot-budget-ms, not --concurrency")
     try:
         if args.kv_link_gbps is not None:
             return split, network(_number(args.kv_link_gbps, "--kv-link-gbps", 1e6))

@@ -200,6 +200,8 @@ def test_disaggregate_compares_with_aggregated_serving_on_the_same_gpus(capsys):
         (["--disaggregate", "1", "--rate", "1"], "write P:D"),
         (["--disaggregate", "1:1", "--gpus", "3", "--rate", "1"], "uses 2 GPUs, not --gpus 3"),
         (["--disaggregate", "1:1"], "give --rate or --tpot-budget-ms"),
+        (["--disaggregate", "1:1", "--concurrency", "4", "--tpot-budget-ms", "50"], "not --concurrency"),
+        (["--tune", "--tpot-budget-ms", "50", "--rate", "3"], "--tune answers the budget alone"),
         (["--kv-link-gbps", "400"], "--kv-link-gbps is for --disaggregate"),
         (["--disaggregate", "1:1", "--rate", "1", "--kv-link-gbps", "-4"], "--kv-link-gbps"),
     ],
