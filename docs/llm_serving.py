@@ -34,7 +34,10 @@
 #   read once for the whole step; two FLOPs per weight per new token; the output head for each
 #   sequence that samples a token), then the attention (each sequence reads its own cache), each
 #   at max(FLOPs ÷ peak FLOP/s, bytes ÷ bandwidth), plus a fixed cost per step: one published
-#   kernel-launch time (about 3 µs) for each of eight kernels per layer.
+#   kernel-launch time (about 3 µs) for each of eight kernels per layer. A step that only decodes
+#   runs on a captured CUDA graph, its batch padded up to the next of vLLM's capture sizes (1, 2,
+#   4, then every multiple of 8), as vLLM and TensorRT-LLM pad; the padding rows cost their matrix
+#   products.
 #
 # Tensor parallelism over *n* GPUs is one device with *n* times the rate, bandwidth and memory:
 # the all-reduces between them are not counted, which flatters it. The same simulator also runs on

@@ -88,3 +88,14 @@ def test_the_reason_disaggregation_wins_is_said_only_when_the_streams_show_it():
     stalls = llm_serving.longest_gap_ratio(c.aggregated) > 2
     smooth = llm_serving.longest_gap_ratio(c.disaggregated.result) < 1.25
     assert bool(said) == (c.winner == "disaggregated" and stalls and smooth)
+
+
+def test_the_budget_answer_is_the_commands_answer(capsys):
+    found = llm_serving.budget_plan()
+    args = ["llm:Llama-3-8B", "--gpu", "H100", "--prompt-tokens", str(llm_serving.PROMPT), "--output-tokens",
+            str(llm_serving.OUTPUT), "--tpot-budget-ms", "50", "--concurrency", "1", "--json"]  # fmt: skip
+    assert serve_llm.main(args) == 0
+    import json
+
+    said = json.loads(capsys.readouterr().out)["budget"]
+    assert said["concurrency"] == found.concurrency and said["rate_per_s"] == found.rate_per_s

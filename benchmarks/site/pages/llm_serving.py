@@ -67,7 +67,7 @@ class Setting:
 
 def setting(gpu: str, engine: Engine | None = None) -> Setting:
     return Setting(gpu, RooflineStep(MODEL, find_gpu(gpu), DTYPE), Lengths.fixed(PROMPT), Lengths.fixed(OUTPUT),
-                   engine or Engine())  # fmt: skip
+                   engine or Engine(cuda_graphs=True))  # fmt: skip
 
 
 @cache
@@ -83,7 +83,7 @@ def fronts() -> dict[str, list[FrontPoint]]:
 
 @cache
 def chunked_front() -> list[FrontPoint]:
-    s = setting(FOCUS, Engine(chunked_prefill=True, max_batched_tokens=CHUNK))
+    s = setting(FOCUS, Engine(chunked_prefill=True, max_batched_tokens=CHUNK, cuda_graphs=True))
     return front(s.step, s.engine, s.prompt, s.output, [c for c in CONCURRENCY if c <= 2 * s.limit],
                  n_requests=REQUESTS)  # fmt: skip
 
