@@ -46,7 +46,7 @@ CHUNK = 2048  # tokens a step with chunked prefill (vLLM's default for it)
 BUDGET = Budget(0.050)
 PROMPTS_FIRST, CHUNKED = "prompts first", f"chunked prefill ({CHUNK:,} tokens a step)"
 PREFIX_TOKENS, PREFIX_SHARES, PREFIX_RATE = 800, (0.0, 0.5, 0.9), 20.0  # a shared system prompt, Poisson req/s
-SPLIT_GPU, SPLIT_TP, SPLIT = "NVIDIA H200", 2, Split(1, 3, 2)
+SPLIT_GPU, SPLIT_TP, SPLIT = "NVIDIA H200", 2, Split(2, 2, 2)
 SPLIT_MODEL, SPLIT_LENGTHS = LLAMA_3_3_70B, (2000, 200)
 SPLIT_BUDGET = Budget(0.020, 1.0)
 CHECK_HEADERS = ["published by", "configuration", "figure", "published", "predicted", "ratio", "what differs"]
@@ -358,8 +358,7 @@ def prefix_runs() -> list[tuple[float, Result]]:
 def split_comparison() -> Comparison:
     step = RooflineStep(SPLIT_MODEL, find_gpu(SPLIT_GPU), DTYPE, tensor_parallel=SPLIT_TP)
     prompt, output = (Lengths.fixed(n) for n in SPLIT_LENGTHS)
-    return compare(step, Engine(cuda_graphs=True), prompt, output, SPLIT_BUDGET, SPLIT, nvlink(step.gpu),
-                   n_requests=600)  # fmt: skip
+    return compare(step, Engine(cuda_graphs=True), prompt, output, SPLIT_BUDGET, SPLIT, nvlink(step.gpu))
 
 
 def prefix_rows() -> list[list[str]]:
