@@ -84,7 +84,8 @@ def tune(
         step = steps[s.tensor_parallel]
         room = step.kv_blocks(engine.memory_fraction, engine.block_tokens) * engine.block_tokens
         if room < prompt.high + output.high:
-            tried.append(Tried(s, None, None, f"the cache beside the weights holds {room:,} tokens"))
+            said = "the weights leave no room for a KV cache" if room == 0 else f"the cache holds {room:,} tokens"
+            tried.append(Tried(s, None, None, said))
             continue
         settings_here = dataclasses.replace(engine, chunked_prefill=s.chunked_prefill,
                                             max_batched_tokens=s.max_batched_tokens)  # fmt: skip
