@@ -18,6 +18,8 @@ from benchmarks.commands import fleet
 from benchmarks.commands import predict as predict_cli
 from benchmarks.commands import sweep as sweep_cli
 from benchmarks.commands.choices import Refused
+from benchmarks.contract.noise_scale import KIND as NOISE_SCALE
+from benchmarks.contract.noise_scale import read_noise_scale
 from benchmarks.contract.results import (
     DEFAULT_RESULTS_DIR,
     ResultsError,
@@ -316,6 +318,8 @@ def _validate(args: argparse.Namespace) -> int:
             doc = load_json(path)
             if isinstance(doc, dict) and doc.get("kind") == SERVING_CHECK:
                 read_serving_check(path)
+            elif isinstance(doc, dict) and doc.get("kind") == NOISE_SCALE:
+                read_noise_scale(path)
             else:
                 read_document(path)
         except ResultsError as exc:

@@ -143,6 +143,16 @@ def add_parser(commands) -> None:
         f"{sweep_watch.GRACE_S:g} s past the limit (a forward or factory that never returns) is ended, and the file "
         "keeps the batches already timed",
     )
+    sweep.add_argument(
+        "--train",
+        action="store_true",
+        help="time a training step (zero_grad, forward, loss, backward, AdamW update) instead of a forward pass; "
+        "the factory may return (model, make_input, loss_fn) with loss_fn(output) a scalar (default: the output's "
+        "mean square); also counts the activations autograd keeps per sample and recommends a batch",
+    )
+    sweep.add_argument(
+        "--memory-gb", type=_positive_float, metavar="GB", help="with --train: the memory the step may use"
+    )
     sweep.add_argument("--threads", type=_positive_int, metavar="N", help="CPU threads (default: all cores but one)")
     sweep.add_argument("--debug", action="store_true", help="print the traceback when the sweep fails")
 
@@ -164,10 +174,14 @@ def _options(args: argparse.Namespace) -> dict:
         "vocab": args.vocab,
         "results_dir": args.results_dir,
         "allow_contended": args.allow_contended,
+        "train": args.train,
+        "memory_gb": args.memory_gb,
     }
 
 
 def _problem(args: argparse.Namespace) -> str | None:
+    if args.memory_gb is not None and not args.train:
+        return "--memory-gb is a training sweep's budget: give --train too"
     problem = options_problem(_options(args)) or report_problem(args.report, force=args.force)
     if problem or args.report is None:
         return problem
@@ -246,7 +260,7 @@ def _measure(args: argparse.Namespace, started: float, announce: sweep_watch.Ann
         print(f"error: {sweep.doc['run']['interrupted']}; the file is marked incomplete", file=sys.stderr)
         print(sweep.path)
         return 1
-    report_written = _show(sweep.doc, rec, args.report)
+    report_written = _show(sweep.doc, rec, args.report, args.memory_gb)
     print(sweep.path)
     return 0 if report_written else 2
 
@@ -287,7 +301,7 @@ def _remove_partial_writes(path: Path) -> None:
         partial.unlink(missing_ok=True)
 
 
-def _show(doc: dict, rec, report: Path | None) -> bool:
+def _show(doc: dict, rec, report: Path | None, memory_gb: float | None = None) -> bool:
     """Print the table and the recommendation; write the report if one is asked for. False when it
     could not be written (said in one line)."""
     from benchmarks.site.sweep_table import table_lines
@@ -295,6 +309,10 @@ def _show(doc: dict, rec, report: Path | None) -> bool:
     print("\n".join(table_lines(doc)))
     print()
     print("\n".join(rec.lines))
+    if "training" in doc:
+        from benchmarks.analysis.training import sweep_training_lines
+
+        print("\n".join(["", *sweep_training_lines(doc, memory_gb)]))
     if report is None:
         return True
     from benchmarks.site.report import write_report

@@ -76,6 +76,8 @@ class SweepSettings:
     vocab: int | None = None
     results_dir: Path | None = None  # None: keep nothing on disk
     allow_contended: bool = False  # measure even while another measurement holds the device's lock
+    train: bool = False  # time a training step (`benchmarks.measure.train_sweep`), not a forward pass
+    memory_gb: float | None = None  # a training sweep's memory budget for its recommendation
     command: list[str] = field(default_factory=list)
 
 
@@ -463,6 +465,7 @@ def run_sweep(
     target = load_target(
         spec, backend.device, DTYPES[dtype], input_shape=settings.input_shape, vocab=settings.vocab,
         input_dtype=DTYPES.get(settings.input_dtype or dtype), model=model, make_input=make_input,
+        train=settings.train,
     )  # fmt: skip
     target.notes.extend(notes)
     check_contract(target, spec, first_batches(settings))
@@ -499,6 +502,10 @@ def _locked_sweep(target, backend, settings, dtype, mode, say, started, contende
     say("measuring two probes (one operator's dispatch; small matrix products' streaming rate)")
     probes = measure_probes(backend, dtype, mode, deadline=sweep.deadline)
     sweep.start_document(ceilings, probes)
+    if settings.train:
+        from benchmarks.measure.train_sweep import training_record
+
+        sweep.doc["training"] = training_record(target.model, target.make_inputs, DTYPES[dtype].itemsize)
     if on_file is not None and sweep.path is not None:
         on_file(sweep.path)
     if contended:

@@ -88,9 +88,14 @@ def _dtype_order(dtype: str) -> tuple:
 # --------------------------------------------------------------------------- knees
 
 
+def mlp_runs(data: SiteData) -> list[Run]:
+    """Per device, the run its MLP curves come from (a newer run of other workloads alone never hides them)."""
+    return data.shown_for("mlp")
+
+
 def knee_table(data: SiteData) -> Table:
     rows = []
-    for run in data.shown:
+    for run in mlp_runs(data):
         found = dv.knee_rows(run)
         if not found:
             rows.append([label(run), "no depth-8 MLP measured", "–", "–", "–", "–", "–"])
@@ -132,11 +137,11 @@ def normalised_rows(run: Run) -> list[dict]:
 
 
 def curves_parts(data: SiteData) -> list:
-    rows = [row for run in data.shown for row in normalised_rows(run)]
+    rows = [row for run in mlp_runs(data) for row in normalised_rows(run)]
     if not rows:
         return [Paragraph("No committed run has an MLP curve with a ridge batch to normalise by.")]
-    devices = [label(run) for run in data.shown if any(row["device"] == label(run) for row in rows)]
-    dtypes = ", ".join(dict.fromkeys(k.curve.dtype for run in data.shown for k in dv.knee_rows(run)))
+    devices = [label(run) for run in mlp_runs(data) if any(row["device"] == label(run) for row in rows)]
+    dtypes = ", ".join(dict.fromkeys(k.curve.dtype for run in mlp_runs(data) for k in dv.knee_rows(run)))
     chart = normalised_chart(
         rows,
         devices,
@@ -230,7 +235,7 @@ def knees_against_ridges(data: SiteData) -> list[str]:
     """Per device: its measured knees against the ridge batch of its ceilings and of the rates its kernels reached, and
     its ceilings as a share of the datasheet."""
     said = []
-    for run in data.shown:
+    for run in mlp_runs(data):
         rows = dv.knee_rows(run)
         predicted = [row.ratio for row in rows if row.ratio]
         fitted = [row.fitted_ratio for row in rows if row.fitted_ratio]
