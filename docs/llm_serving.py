@@ -34,7 +34,9 @@
 #   read once for the whole step; two FLOPs per weight per new token; the output head for each
 #   sequence that samples a token), then the attention (each sequence reads its own cache), each
 #   at max(FLOPs ÷ peak FLOP/s, bytes ÷ bandwidth), plus a fixed cost per step for the kernels'
-#   launches, counted under the table below.
+#   launches, counted under the table below. A step that only decodes runs on a captured CUDA
+#   graph, its batch padded up to the next of vLLM's capture sizes (1, 2, 4, then every multiple
+#   of 8), as vLLM and TensorRT-LLM pad; the padding rows cost their matrix products.
 #
 # Tensor parallelism over *n* GPUs is one device with *n* times the rate, bandwidth and memory:
 # the all-reduces between them are not counted, which flatters it. The same simulator also runs on
@@ -80,6 +82,21 @@ page.show("largest_concurrency_within_budget")
 
 # %% tags=["hide-input"]
 page.show("published_results_against_predictions")
+
+# %% [markdown]
+# ## Prefix caching and disaggregated prefill and decode
+#
+# Two things deployments add on top of continuous batching. **Prefix caching** (vLLM's automatic
+# prefix caching, SGLang's RadixAttention) keeps the KV blocks of a prompt's beginning that other
+# prompts share, such as a system prompt: a prompt that finds them is computed from after them,
+# and all sequences hold one copy; blocks no sequence uses stay cached until memory runs short,
+# then go longest-unused first (`--prefix-tokens`, `--prefix-hit`). **Disaggregated serving**
+# (NVIDIA Dynamo, vLLM's and SGLang's prefill/decode split) gives prompts and decoding GPUs of
+# their own, and each prompt's KV cache crosses a link from one to the other
+# (`--disaggregate P:D`, `--kv-link-gbps`).
+
+# %% tags=["hide-input"]
+page.show("prefix_caching_and_disaggregation")
 
 # %% [markdown]
 # ## How the engines' settings map onto the model

@@ -25,8 +25,9 @@ plus the all-reduces between the GPUs: two a layer of tokens × d_model activati
 GPU's NVLink (PCIe where it has none) with a per-call latency (`benchmarks.analysis.cost_model`), as a part of
 the step of their own. Imbalance between the GPUs is left out. A mixture of experts reads, each step, the weights
 of the experts its tokens touch (their expected number under uniform or skewed routing), plus the shared parts.
-The KV cache may have a dtype of its own. Pipeline parallelism, speculative decoding and prefix caching are not
-modelled.
+The KV cache may have a dtype of its own. With a shared prompt prefix the engine caches its blocks
+(`benchmarks.analysis.prefix_cache`): a prompt that begins with cached blocks is computed from after them, and
+they are held once. Pipeline parallelism and speculative decoding are not modelled.
 
 Pure Python and numpy, deterministic under a seed: nothing on this module's import path may import torch.
 """
@@ -37,7 +38,7 @@ import dataclasses
 import math
 from array import array
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ from benchmarks.analysis.cost_model import (
     tensor_parallel_seconds,
 )
 from benchmarks.analysis.decode import DecodeTerms, decode_terms
+from benchmarks.analysis.prefix_cache import PrefixCache, SharedPrefix
 from benchmarks.analysis.published import KERNEL_LAUNCH_S
 from benchmarks.analysis.serving import PublishedModel, model_weight_bytes
 from benchmarks.contract.inputs import LENGTHS_LIMIT, InputError, read_text_bounded
@@ -75,6 +77,13 @@ LAYER_KERNELS = (
 KERNELS_PER_LAYER = len(LAYER_KERNELS)
 MAX_REQUESTS = 200_000
 MAX_LENGTH = 10_000_000
+# The decode batch sizes vLLM captures CUDA graphs for, up to max_num_seqs rounded up to a multiple of 8
+# (vllm/worker/model_runner.py, https://github.com/vllm-project/vllm/pull/7894, merged 2024-08-29: “Capture graphs
+# for token size 1, 2, 4, 8, 16, 24, 32, 40, ..., 256.”, `_BATCH_SIZES_TO_CAPTURE = [1, 2, 4] + [_BATCH_SIZE_ALIGNMENT
+# * i for i in range(1, 1025)]`, `_BATCH_SIZE_ALIGNMENT = 8`). TensorRT-LLM pads the same way with its own list when
+# asked (https://nvidia.github.io/TensorRT-LLM/llm-api/reference/DecodeCudaGraphConfig.html, enable_padding: “If
+# true, batches are rounded up to the nearest cuda_graph_batch_size.”).
+GRAPH_ALIGNMENT = 8
 
 
 # --------------------------------------------------------------------------- the step time
@@ -111,6 +120,28 @@ class StepTime:
     @property
     def seconds(self) -> float:
         return self.fixed_s + (self.matmul_s + self.attention_s + self.communication_s) / self.efficiency
+
+
+def vllm_graph_sizes(max_num_seqs: int) -> tuple[int, ...]:
+    """The batch sizes vLLM captures for a running-sequence cap: 1, 2, 4, then every multiple of 8 up to the cap
+    rounded up to one."""
+    if max_num_seqs <= 4:
+        top = min(n for n in (1, 2, 4) if n >= max_num_seqs)
+        return tuple(n for n in (1, 2, 4) if n <= top)
+    top = -(-max_num_seqs // GRAPH_ALIGNMENT) * GRAPH_ALIGNMENT
+    return (1, 2, 4, *range(GRAPH_ALIGNMENT, top + 1, GRAPH_ALIGNMENT))
+
+
+def padded_batches(sizes: Sequence[int], largest: int) -> list[int]:
+    """For every decode batch 0..largest, the captured size it runs at: the smallest size that holds it, or itself
+    beyond the largest size (run without a graph)."""
+    ordered = sorted(set(sizes))
+    table, k = [], 0
+    for n in range(largest + 1):
+        while k < len(ordered) and ordered[k] < n:
+            k += 1
+        table.append(ordered[k] if k < len(ordered) and n > 0 else n)
+    return table
 
 
 def step_terms(model: PublishedModel, dense: DecodeTerms, s: float, kv_s: float) -> DecodeTerms:
@@ -393,9 +424,11 @@ class Engine:
     block_tokens: int = BLOCK_TOKENS
     memory_fraction: float = MEMORY_FRACTION
     max_model_len: int | None = None  # the longest a request (prompt and answer) may be; longer ones are clipped
+    prefix: SharedPrefix | None = None  # prefix caching on, for the prompt beginning the workload shares
+    cuda_graphs: bool = False  # decode-only steps run on CUDA graphs of vLLM's sizes for the cap, padded up to one
 
     def problems(self) -> list[str]:
-        found = []
+        found = [] if self.prefix is None else self.prefix.problems()
         if self.max_num_seqs < 1:
             found.append("max_num_seqs must be at least 1")
         if self.max_batched_tokens < 1:
@@ -440,6 +473,9 @@ class Result:
     first_s: np.ndarray = field(default_factory=lambda: np.array([]))
     finish_s: np.ndarray = field(default_factory=lambda: np.array([]))
     outputs: np.ndarray = field(default_factory=lambda: np.array([]))
+    prefilled_tokens: int = 0  # prompt tokens computed (after preemptions too), not taken from the prefix cache
+    prefix_hit_share: float | None = None  # blocks of the shared prefix found cached, of those asked for
+    prefix_evictions: int = 0
 
     def percentile(self, metric: str, p: float) -> float:
         values = getattr(self, f"{metric}_s")
@@ -493,7 +529,10 @@ class Result:
             preemptions=self.preemptions,
             steps=self.steps,
             overloaded=self.overloaded,
+            prefilled_tokens=self.prefilled_tokens,
         )
+        if self.prefix_hit_share is not None:
+            found.update(prefix_hit_share=self.prefix_hit_share, prefix_evictions=self.prefix_evictions)
         return found
 
 
@@ -542,7 +581,56 @@ def simulate(
         if clients is None or clients < 1:
             raise ValueError("clients must be at least 1")
         arrivals = [0.0] * min(clients, n_requests) + [math.inf] * max(0, n_requests - clients)
-    return _Loop(step, engine, prompts, outputs, arrivals, blocks_total, rate_per_s, clients, output_cap).run()
+    loop = _Loop(step, engine, prompts, outputs, arrivals, blocks_total, rate_per_s, clients, output_cap)
+    if engine.prefix is not None:
+        loop.carriers = [bool(x) for x in rng.random(n_requests) < engine.prefix.share]
+        loop.cache = PrefixCache()
+    return loop.run()
+
+
+@dataclass(frozen=True)
+class Served:
+    """Requests served by one engine from given arrivals: when each got its first token and its last, and the run's
+    figures."""
+
+    first: list[float]
+    finish: list[float]
+    result: Result
+
+
+def serve_requests(
+    step: RooflineStep,
+    engine: Engine,
+    prompts: list[int],
+    outputs: list[int],
+    arrivals: list[float],
+    *,
+    prefilled: bool = False,
+    carriers: list[bool] | None = None,
+) -> Served:
+    """Serve requests that arrive at the given times (one stage of a disaggregated deployment). With `prefilled`,
+    each arrives with its prompt's KV cache and its first token, computed elsewhere: it is admitted once blocks for
+    its prompt and the longest answer allowed are free (nothing is preempted), and decodes its other tokens; its
+    `first` is the time it was admitted. With the engine's prefix caching, `carriers` says which requests begin with
+    the shared prefix (none when not given)."""
+    if not prompts or len(prompts) != len(outputs) or len(prompts) != len(arrivals):
+        raise ValueError("give one prompt, output and arrival per request, at least one")
+    if prefilled and min(outputs) < 2:
+        raise ValueError("a decode engine serves answers of two tokens or more: the first came with the cache")
+    if prefilled:
+        engine = dataclasses.replace(engine, reserve=True, prefix=None)
+    blocks_total = step.kv_blocks(engine.memory_fraction, engine.block_tokens)
+    output_cap = max(outputs)
+    _check_fits(engine if not prefilled else dataclasses.replace(engine, chunked_prefill=True), prompts, outputs,
+                output_cap, blocks_total)  # fmt: skip
+    rate = len(arrivals) / max(max(arrivals) - min(arrivals), 1e-9)
+    loop = _Loop(step, engine, list(prompts), list(outputs), list(arrivals), blocks_total, rate, None, output_cap)
+    loop.prefilled_arrivals = prefilled
+    if engine.prefix is not None:
+        loop.carriers = list(carriers) if carriers is not None else [False] * len(prompts)
+        loop.cache = PrefixCache()
+    result = loop.run()
+    return Served(list(loop.first), list(loop.finish), result)
 
 
 def clip_pairs(prompts: list[int], outputs: list[int], longest: int) -> tuple[list[int], list[int]]:
@@ -574,10 +662,47 @@ class _Loop:
     """The step loop. Sequences are request indices; every list below is indexed by request."""
 
     __slots__ = (  # the state every step reads: slots read a little faster than an instance's dictionary
-        "_cursor", "arrivals", "blocks", "blocks_total", "busy", "clients", "computed", "done", "emitted", "engine",
-        "finish", "first", "free", "issued", "itl", "last", "max_running", "now", "output_cap", "outputs",
-        "peak_blocks", "pending", "preemptions", "prefill_time", "prompts", "rate", "running", "running_area", "start",
-        "step", "steps", "target", "waiting", "waiting_at_last_arrival",
+        "_cursor",
+        "arrivals",
+        "blocks",
+        "blocks_total",
+        "busy",
+        "cache",
+        "carriers",
+        "clients",
+        "computed",
+        "done",
+        "emitted",
+        "engine",
+        "finish",
+        "first",
+        "free",
+        "issued",
+        "itl",
+        "last",
+        "max_running",
+        "now",
+        "output_cap",
+        "outputs",
+        "pad",
+        "peak_blocks",
+        "pending",
+        "preemptions",
+        "prefill_time",
+        "prefilled",
+        "prefilled_arrivals",
+        "prefix_blocks",
+        "prompts",
+        "rate",
+        "running",
+        "running_area",
+        "shared",
+        "start",
+        "step",
+        "steps",
+        "target",
+        "waiting",
+        "waiting_at_last_arrival",
     )  # fmt: skip
 
     def __init__(self, step, engine, prompts, outputs, arrivals, blocks_total, rate, clients, output_cap):
@@ -607,6 +732,17 @@ class _Loop:
         self.done, self.steps, self.preemptions = 0, 0, 0
         self.busy, self.prefill_time, self.running_area = 0.0, 0.0, 0.0
         self.peak_blocks, self.max_running = 0, 0
+        self.prefilled = 0
+        self.prefilled_arrivals = False  # requests come with their prompt's cache and first token (a decode engine)
+        # a decode-only step of n sequences runs at the captured size pad[n] (the padding rows cost matrix products)
+        cap = engine.max_num_seqs
+        self.pad = padded_batches(vllm_graph_sizes(cap), cap) if engine.cuda_graphs else None
+        # prefix caching (set by simulate when the engine has it): who carries the prefix, the cached blocks each
+        # sequence references, and how many whole prefix blocks its prompt holds
+        self.cache: PrefixCache | None = None
+        self.carriers: list[bool] = []
+        self.shared: list[list[int]] = [[] for _ in range(n)] if engine.prefix is not None else []
+        self.prefix_blocks = [0] * n if engine.prefix is not None else []
 
     def run(self) -> Result:
         """Every step: queue the arrivals, schedule the step's tokens, run it (or several plain decode steps at
@@ -647,6 +783,9 @@ class _Loop:
         Otherwise every sequence that holds its prompt decodes (preempting while blocks run short) and, with
         chunked prefill, pieces of prompts fill the rest of the token budget."""
         e, computed, target = self.engine, self.computed, self.target
+        if self.prefilled_arrivals:
+            self._admit_prefilled()
+            return self._grow_caches([i for i in self.running if computed[i] >= target[i]]), []
         decoders = [i for i in self.running if computed[i] >= target[i]]
         chunks: list[tuple[int, int]] = []
         if not e.chunked_prefill and self.waiting:
@@ -666,17 +805,74 @@ class _Loop:
         waiting, running = self.waiting, self.running
         while waiting and budget > 0 and len(running) < cap:
             i = waiting[0]
-            take = target[i] if whole else min(target[i], budget)
-            need = -(-self._held_at_admission(i, take) // bt)
+            cached, pinned = self._cached_beginning(i)
+            left = target[i] - cached * bt
+            take = left if whole else min(left, budget)
+            held = -(-self._held_at_admission(i, cached * bt + take) // bt)
+            need = held - cached + pinned
             if take > budget or need > self.free:
                 break
             waiting.popleft()
             running.append(i)
             self.free -= need
-            self.blocks[i] = need
+            self.blocks[i] = held
+            if self.cache is not None and self.carriers[i]:
+                self._take_cached(i)
             chunks.append((i, take))
             budget -= take
         return budget
+
+    def _admit_prefilled(self) -> None:
+        """A decode engine's admission: requests whose prompt's cache came from a prefill engine, oldest first, each
+        once blocks for its prompt and the longest answer allowed are free. Its first token came with the cache."""
+        bt, cap, waiting, running = self.engine.block_tokens, self.engine.max_num_seqs, self.waiting, self.running
+        while waiting and len(running) < cap:
+            i = waiting[0]
+            need = -(-self._held_at_admission(i, self.target[i]) // bt)
+            if need > self.free:
+                break
+            waiting.popleft()
+            running.append(i)
+            self.free -= need
+            self.blocks[i] = need
+            self.computed[i] = self.target[i]
+            self.emitted[i] = 1
+            self.first[i] = self.last[i] = self.now
+
+    def _cached_beginning(self, i: int) -> tuple[int, int]:
+        """Prefix caching: the blocks of sequence i's prompt found in the cache, and how many of them no sequence
+        holds now (counted free until taken). (0, 0) without a prefix."""
+        if self.cache is None or not self.carriers[i]:
+            return 0, 0
+        self.cache.evict_to(self.free)
+        wanted = self.engine.prefix.blocks(self.engine.block_tokens, self.target[i])
+        self.prefix_blocks[i] = wanted
+        found = self.cache.resident(0, wanted)
+        return found, sum(1 for b in range(found) if self.cache.references[(0, b)] == 0)
+
+    def _take_cached(self, i: int) -> None:
+        """Sequence i references the prefix's cached blocks (those `_cached_beginning` found): its prefill starts
+        after them."""
+        taken, _ = self.cache.acquire(0, self.prefix_blocks[i])
+        self.shared[i] = list(range(taken))
+        self.computed[i] = taken * self.engine.block_tokens
+        self.cache.evict_to(self.free)
+
+    def _release_blocks(self, i: int) -> None:
+        """Sequence i's blocks go back: its own at once, the cached ones it shared when no other sequence holds them
+        (they stay cached until evicted)."""
+        if self.cache is not None and self.shared[i]:
+            self.free += self.blocks[i] - len(self.shared[i]) + self.cache.release(0, self.shared[i])
+            self.shared[i] = []
+        else:
+            self.free += self.blocks[i]
+        self.blocks[i] = 0
+
+    def _publish_prefix(self, i: int, before: int) -> None:
+        """Once sequence i has computed the prefix's whole blocks, those it computed itself enter the cache."""
+        end = self.prefix_blocks[i] * self.engine.block_tokens
+        if self.carriers[i] and before < end <= self.computed[i]:
+            self.shared[i] += self.cache.publish(0, len(self.shared[i]), self.prefix_blocks[i])
 
     def _held_at_admission(self, i: int, tokens: int) -> int:
         """Positions to hold blocks for when sequence i is admitted with `tokens` of its prompt this step: those
@@ -733,8 +929,7 @@ class _Loop:
         """Preempt the most recently admitted sequence by recompute: its blocks are freed, and it waits at the head
         of the queue to compute its prompt and the tokens it has emitted again. Returns it."""
         victim = self.running.pop()
-        self.free += self.blocks[victim]
-        self.blocks[victim] = 0
+        self._release_blocks(victim)
         self.target[victim] = self.prompts[victim] + self.emitted[victim]
         self.computed[victim] = 0
         self.waiting.appendleft(victim)
@@ -752,17 +947,23 @@ class _Loop:
         pf_tokens, pf_attended, pf_positions = 0, 0.0, 0.0
         for i, take in chunks:
             c = computed[i]
+            self.prefilled += take
             pf_tokens += take
             pf_attended += take * c + take * (take + 1) / 2
             pf_positions += c + take
             if c + take >= target[i]:
                 logits += 1
+        if not chunks and self.pad is not None and len(decoders) < len(self.pad):
+            padding = self.pad[len(decoders)] - len(decoders)
+            return self.step.step_seconds(len(decoders), positions, padding, 0.0, 0.0, logits + padding)
         return self.step.step_seconds(len(decoders), positions, pf_tokens, pf_attended, pf_positions, logits)
 
     def _record(self, seconds: float, area: float, steps: int) -> None:
         """Move the clock past `steps` steps that took `seconds`, and keep the run's totals and peaks (`area`: the
         running sequences integrated over the time)."""
         self.running_area += area
+        if self.cache is not None:
+            self.cache.evict_to(self.free)
         self.max_running = max(self.max_running, len(self.running))
         self.peak_blocks = max(self.peak_blocks, self.blocks_total - self.free)
         self.now += seconds
@@ -784,6 +985,8 @@ class _Loop:
                 finished.append(i)
         for i, take in chunks:
             computed[i] += take
+            if self.cache is not None:
+                self._publish_prefix(i, computed[i] - take)
             if computed[i] >= target[i]:
                 emitted[i] += 1
                 if math.isnan(self.first[i]):
@@ -802,8 +1005,7 @@ class _Loop:
         gone = set(finished)
         self.running = [i for i in self.running if i not in gone]
         for i in finished:
-            self.free += self.blocks[i]
-            self.blocks[i] = 0
+            self._release_blocks(i)
             self.finish[i] = self.now
             self.done += 1
             if self.clients is not None:
@@ -850,8 +1052,9 @@ class _Loop:
         step, itl, now = self.step, self.itl, self.now
         t, area, taken = now, 0.0, 0
         gaps = []
+        padding = self.pad[d] - d if self.pad is not None and d < len(self.pad) else 0
         for j in range(k):
-            dt = step.step_seconds(d, base + j * d, 0, 0.0, 0.0, d)
+            dt = step.step_seconds(d, base + j * d, padding, 0.0, 0.0, d + padding)
             t += dt
             area += d * dt
             gaps.append(dt)
@@ -914,6 +1117,9 @@ class _Loop:
             first_s=first,
             finish_s=finish,
             outputs=outs,
+            prefilled_tokens=self.prefilled,
+            prefix_hit_share=None if self.cache is None else self.cache.hit_share,
+            prefix_evictions=0 if self.cache is None else self.cache.evicted,
         )
 
 
@@ -1107,10 +1313,18 @@ class Steady:
     ttft_s: float
     tokens_per_s: float  # output tokens finished within the window's span ÷ that span
     result: Result
+    window_arrivals_per_s: float | None = None  # requests arrived within the window ÷ its span
+
+    @property
+    def arrived_per_s(self) -> float:
+        """Requests that arrived within the window ÷ its span: what this run offered there (a Poisson run's own
+        window strays a few per cent from its nominal rate)."""
+        return self.window_arrivals_per_s if self.window_arrivals_per_s is not None else self.rate_per_s
 
     @property
     def served_share(self) -> float:
-        return self.served_per_s / self.rate_per_s
+        """Finished ÷ arrived over the window: about 1 at steady state, below it when the backlog grows."""
+        return self.served_per_s / self.arrived_per_s
 
     @property
     def backlog_growth(self) -> int:
@@ -1168,6 +1382,7 @@ def steady(result: Result, budget: Budget) -> Steady:
         ttft_s=float(np.percentile(ttft, budget.percentile)),
         tokens_per_s=float(result.outputs[finished].sum() / span),
         result=result,
+        window_arrivals_per_s=float(len(inside) / span),
     )
 
 
@@ -1233,6 +1448,13 @@ def largest_rate(
     def run(rate: float) -> Result:
         return simulate(step, engine, prompt, output, n_requests=n_requests, rate_per_s=rate, seed=seed)
 
+    return largest_rate_of(run, budget, start_per_s, halvings=halvings)
+
+
+def largest_rate_of(
+    run: Callable[[float], Result], budget: Budget, start_per_s: float, *, halvings: int = 6
+) -> tuple[float | None, Result | None]:
+    """`largest_rate` for any deployment: `run(rate)` serves Poisson arrivals at `rate` requests/s."""
     low, best, high = 0.0, None, start_per_s
     for _ in range(12):
         result = run(high)

@@ -5,7 +5,10 @@ For each load (closed loops of N clients, or Poisson rates) it prints time to fi
 and inter-token latency at p50/p90/p99, total and per-user tokens per second, requests per second, the
 concurrency reached and the KV cache used; the front of total against per-user tokens per second; and, given a
 budget on time per output token (and optionally time to first token), the largest concurrency, running-sequence
-cap and Poisson rate that meet it, with what binds.
+cap and Poisson rate that meet it, with what binds. Prefix caching (--prefix-tokens, --prefix-hit), CUDA-graph
+padding of decode batches (on unless --no-cuda-graphs), disaggregated prefill and decode compared with aggregated
+serving on the same GPUs (--disaggregate, --kv-link-gbps) and a search of the engine settings a tuned deployment
+chooses (--tune, --gpus) are explained in --help.
 
 Every refusal (an unknown model or GPU, a model that cannot fit, lengths beyond the model's context, a budget no
 concurrency meets, a malformed number) is one line on stderr and exit status 2. Pure Python: nothing here imports
@@ -42,10 +45,15 @@ from benchmarks.analysis.continuous_batching import (
     plan,
     simulate,
 )
+from benchmarks.analysis.disaggregated import KVLink, Split, compare, explain_comparison, network, nvlink
+from benchmarks.analysis.disaggregated import simulate_disaggregated as serve_disaggregated
 from benchmarks.analysis.forecast import DECODE, PREFILL, committed, expected_words
 from benchmarks.analysis.forecast_step import ForecastStep
 from benchmarks.analysis.measured_step import CONFIG_KEYS, MeasuredStep, NoMeasurement
+from benchmarks.analysis.prefix_cache import SharedPrefix
 from benchmarks.analysis.serving import MODELS, PublishedModel, find_model
+from benchmarks.analysis.tuning import Tuning, explain_tuning, tune
+from benchmarks.analysis.tuning import rows as tuning_rows
 from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_named
 from benchmarks.contract.results import ResultsError, read_run
 from snippets.costs import DecoderConfig
@@ -101,6 +109,20 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--kv-dtype", metavar="DTYPE", help="the KV cache's dtype (default: --dtype's; --gpu only)")
     p.add_argument("--tp", type=str, metavar="N", help="tensor parallel over N GPUs: two ring all-reduces a layer "
                    "over the GPU's NVLink (PCIe where it has none) in every step (default 1)")  # fmt: skip
+    p.add_argument("--disaggregate", metavar="P:D", help="disaggregated serving: P engines only compute prompts and "
+                   "D only decode, each on --tp GPUs, a prompt's KV cache crossing --kv-link-gbps (default: the "
+                   "GPU's NVLink, or PCIe) once per request; with --rate, those loads on it; with --tpot-budget-ms, "
+                   "the largest Poisson rate it and aggregated serving on the same GPUs (replicas of --tp GPUs) each "
+                   "meet, and which gives more tokens/s per GPU")  # fmt: skip
+    p.add_argument("--gpus", metavar="N", help="GPUs in all (default: --tp, or (P + D) × --tp with --disaggregate, "
+                   "which must use them all; with --tune, the GPUs its TP widths divide)")  # fmt: skip
+    p.add_argument("--tune", action="store_true", help="with --tpot-budget-ms: search the settings a tuned "
+                   "deployment chooses, chunked prefill off (whole prompts first, 8192 tokens a step) or on with 512, "
+                   "2048 or 8192 tokens a step, each TP width that is a power of two dividing --gpus (replicas on "
+                   "the rest), and for each the largest max_num_seqs that meets the budget; rank them by output "
+                   "tokens/s per GPU at the largest Poisson rate that meets it, and name the one picked")  # fmt: skip
+    p.add_argument("--kv-link-gbps", metavar="G", help="with --disaggregate: a network between the prefill and "
+                   "decode GPUs at G Gb/s per GPU (e.g. 400 for InfiniBand NDR) instead of NVLink")  # fmt: skip
     p.add_argument("--routing-skew", metavar="S", help="a mixture of experts' router skew: expert i gets a share "
                    "∝ (i + 1)^-S (default 0, uniform; MoE models only)")  # fmt: skip
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="a decoder size for llm:custom")
@@ -117,6 +139,19 @@ def parser() -> argparse.ArgumentParser:
         "--max-batched-tokens", metavar="N", help="tokens per step (default 8192, 2048 with chunked prefill)"
     )
     p.add_argument("--chunked-prefill", action="store_true", help="split prompts into steps that also decode")
+    p.add_argument("--no-cuda-graphs", action="store_true", help="run every step without CUDA graphs. By default "
+                   "(--gpu) a step that only decodes runs on a captured graph, its batch padded up to the next of "
+                   "vLLM's capture sizes (1, 2, 4, then every multiple of 8 up to max_num_seqs rounded up to one), "
+                   "the padding rows costing their matrix products, as vLLM and TensorRT-LLM (enable_padding) pad; "
+                   "with --run the measured times hold the device's behaviour, and nothing is padded")  # fmt: skip
+    p.add_argument("--prefix-tokens", metavar="N", help="prefix caching: the first N tokens of a prompt are a "
+                   "prefix shared by --prefix-hit of the requests (a system prompt); its whole blocks are computed "
+                   "once, held once in the KV cache by every sequence that uses them, kept while memory allows and "
+                   "evicted longest-unused first (a prefix's end before its start); at least a prompt's last token "
+                   "is always computed (default: no prefix caching)")  # fmt: skip
+    p.add_argument("--prefix-hit", metavar="P", help="share of requests whose prompt begins with the shared prefix, "
+                   "0 to 1 (default 1; needs --prefix-tokens). The share of its blocks found cached is reported: "
+                   "lower when the first copy is still being computed or was evicted")  # fmt: skip
     p.add_argument("--reserve-kv", action="store_true", help="admit a request only when blocks for its whole answer "
                    "are free, so nothing is ever preempted (TensorRT-LLM's GUARANTEED_NO_EVICT); default: admit on "
                    "the prompt's blocks and preempt the newest when the cache runs out (vLLM)")  # fmt: skip
@@ -187,6 +222,16 @@ def _number(text: str, what: str, high: float = math.inf) -> float:
         raise Refused(f"{what} {text!r}: give a number") from None
     if not (math.isfinite(value) and 0 < value <= high):
         raise Refused(f"{what} {text!r}: give a number above 0{'' if high == math.inf else f' and at most {high:g}'}")
+    return value
+
+
+def _share(text: str, what: str) -> float:
+    try:
+        value = float(text) if str(text).isascii() else math.nan
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 1:
+        raise Refused(f"{what} {text!r}: give a share from 0 to 1")
     return value
 
 
@@ -279,6 +324,9 @@ class Request:
     budget: Budget | None
     seed: int
     notes: tuple[str, ...]
+    split: Split | None = None  # disaggregated prefill and decode
+    link: KVLink | None = None
+    tune_gpus: int | None = None  # --tune over this many GPUs
 
 
 def measured_step(args: argparse.Namespace) -> MeasuredStep:
@@ -319,6 +367,8 @@ def read_request(args: argparse.Namespace) -> Request:
         dtype = dtype_named(args.dtype or "bfloat16")
         check_rate(gpu, dtype)
         tp = _count(args.tp or "1", "--tp", 1, 64)
+        if args.tune:  # the widest engine the search tries: the model must fit on it
+            tp = _count(args.gpus or str(tp), "--gpus", 1, 64)
         fixed = _number(args.step_overhead_ms, "--step-overhead-ms", 10_000) / 1e3 if args.step_overhead_ms else None
         efficiency = _number(args.efficiency or "1", "--efficiency", 1.0)
         kv_dtype = dtype_named(args.kv_dtype) if args.kv_dtype else None
@@ -342,7 +392,14 @@ def read_request(args: argparse.Namespace) -> Request:
         reserve=bool(args.reserve_kv),
         block_tokens=_count(args.block_size, "--block-size", 1, 1024),
         memory_fraction=_number(args.memory_fraction, "--memory-fraction", 1.0),
+        cuda_graphs=args.run is None and not args.no_cuda_graphs,
     )
+    if args.prefix_hit is not None and args.prefix_tokens is None:
+        raise Refused("--prefix-hit needs --prefix-tokens")
+    if args.prefix_tokens is not None:
+        share = 1.0 if args.prefix_hit is None else _share(args.prefix_hit, "--prefix-hit")
+        prefix = SharedPrefix(_count(args.prefix_tokens, "--prefix-tokens", 1, model.max_context), share)
+        engine = Engine(**{**engine.__dict__, "prefix": prefix})
     if engine.problems():
         raise Refused(engine.problems()[0])
     usable = step.memory_bytes * engine.memory_fraction
@@ -389,9 +446,46 @@ def read_request(args: argparse.Namespace) -> Request:
         ttft = _number(args.ttft_budget_ms, "--ttft-budget-ms", 1e7) / 1e3 if args.ttft_budget_ms else None
         budget = Budget(_number(args.tpot_budget_ms, "--tpot-budget-ms", 1e6) / 1e3, ttft, percentile)
     notes = tuple(n for n in (gpu_note,) if n)
+    split, link = read_deployment(args, step, tp)
+    tune_gpus = None
+    if args.tune:
+        if budget is None or not isinstance(step, RooflineStep) or split is not None:
+            raise Refused("--tune needs --gpu and --tpot-budget-ms, and is not for --disaggregate")
+        if args.rate or args.concurrency:
+            raise Refused("--tune answers the budget alone: drop --rate and --concurrency")
+        tune_gpus = tp
     return Request(model, step, engine, prompt, output, concurrency, rates,
                    _count(args.requests, "--requests", 1, MAX_REQUESTS), budget, _count(args.seed, "--seed", 0, 2**32),
-                   notes)  # fmt: skip
+                   notes, split, link, tune_gpus)  # fmt: skip
+
+
+def read_deployment(args: argparse.Namespace, step: RooflineStep | MeasuredStep, tp: int) -> tuple[Any, Any]:
+    """--disaggregate, --gpus and --kv-link-gbps: the split and the link, or (None, None)."""
+    if args.disaggregate is None:
+        if args.kv_link_gbps is not None:
+            raise Refused("--kv-link-gbps is for --disaggregate")
+        if args.gpus is not None and not args.tune and _count(args.gpus, "--gpus", 1, 4096) != tp:
+            raise Refused(f"--gpus {args.gpus} with --tp {tp}: one engine uses --tp GPUs; give --disaggregate P:D to "
+                          "split more of them")  # fmt: skip
+        return None, None
+    if not isinstance(step, RooflineStep):
+        raise Refused("--disaggregate is for --gpu: a run measured one engine")
+    prefill, colon, decode = args.disaggregate.partition(":")
+    if not colon:
+        raise Refused(f"--disaggregate {args.disaggregate!r}: write P:D, e.g. 1:3")
+    split = Split(_count(prefill, "--disaggregate P", 1, 512), _count(decode, "--disaggregate D", 1, 512), tp)
+    if args.gpus is not None and _count(args.gpus, "--gpus", 1, 4096) != split.gpus:
+        raise Refused(
+            f"--disaggregate {args.disaggregate} with --tp {tp} uses {split.gpus} GPUs, not --gpus {args.gpus}"
+        )
+    if not (args.rate or args.tpot_budget_ms) or args.concurrency:
+        raise Refused("--disaggregate serves Poisson arrivals: give --rate or --tpot-budget-ms, not --concurrency")
+    try:
+        if args.kv_link_gbps is not None:
+            return split, network(_number(args.kv_link_gbps, "--kv-link-gbps", 1e6))
+        return split, nvlink(step.gpu)
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
 
 
 # --------------------------------------------------------------------------- the answer
@@ -423,7 +517,9 @@ def answer(request: Request, progress: bool = True) -> dict[str, Any]:
         "kv_limit_sequences": limit,
         "engine": {"max_num_seqs": engine.max_num_seqs, "max_batched_tokens": engine.max_batched_tokens,
                    "chunked_prefill": engine.chunked_prefill, "reserve_kv": engine.reserve,
-                   "memory_fraction": engine.memory_fraction},
+                   "memory_fraction": engine.memory_fraction, "cuda_graphs": engine.cuda_graphs,
+                   "prefix_tokens": engine.prefix.tokens if engine.prefix else None,
+                   "prefix_share": engine.prefix.share if engine.prefix else None},
         "prompt_tokens": request.prompt.describe(),
         "output_tokens": request.output.describe(),
         "seed": request.seed,
@@ -434,6 +530,10 @@ def answer(request: Request, progress: bool = True) -> dict[str, Any]:
     }  # fmt: skip
     runs: list[dict[str, Any]] = []
     results = []
+    if request.split is not None:
+        return disaggregated_answer(request, assumptions, progress)
+    if request.tune_gpus is not None:
+        return tuned_answer(request, assumptions, progress)
     try:
         found_plan = None
         if request.budget is not None:  # first, so that a budget nothing meets is refused before any other output
@@ -486,6 +586,58 @@ def answer(request: Request, progress: bool = True) -> dict[str, Any]:
     return found
 
 
+def disaggregated_answer(request: Request, assumptions: dict[str, Any], progress: bool) -> dict[str, Any]:
+    """--disaggregate: each --rate on the split, and with a budget its comparison with aggregated serving."""
+    split, link = request.split, request.link
+    assumptions = {**assumptions, "deployment": split.describe(), "kv_link": link.describe()}
+    found: dict[str, Any] = {"assumptions": assumptions, "runs": [], "front": []}
+    try:
+        for index, rate in enumerate(request.rates or ()):
+            _progress(progress, f"rate {rate:g}/s", index, len(request.rates))
+            run = serve_disaggregated(request.step, request.engine, request.prompt, request.output, split, link,
+                                      n_requests=request.requests, rate_per_s=rate, seed=request.seed)  # fmt: skip
+            found["runs"].append({**_row("rate_per_s", rate, run.result),
+                                  "tokens_per_s_per_gpu": run.tokens_per_s_per_gpu})  # fmt: skip
+        if request.budget is not None:
+            _progress(progress, "aggregated and disaggregated serving", 0, 1)
+            c = compare(request.step, request.engine, request.prompt, request.output, request.budget, split, link,
+                        n_requests=request.requests, seed=request.seed)  # fmt: skip
+            found["comparison"] = {
+                "gpus": c.gpus,
+                "aggregated": {"replicas": c.aggregated_replicas, "rate_per_s": c.aggregated_rate,
+                               "tokens_per_s_per_gpu": c.aggregated_per_gpu},
+                "disaggregated": {"prefill_engines": split.prefill, "decode_engines": split.decode,
+                                  "rate_per_s": c.disaggregated_rate, "tokens_per_s_per_gpu": c.disaggregated_per_gpu},
+                "more_tokens_per_gpu": c.winner,
+                "explanation": explain_comparison(c, request.budget),
+            }  # fmt: skip
+    except Infeasible as exc:
+        raise Refused(str(exc)) from None
+    return found
+
+
+def tuned_answer(request: Request, assumptions: dict[str, Any], progress: bool) -> dict[str, Any]:
+    """--tune: every setting tried, and the one picked."""
+    base = request.step
+
+    ceiling = base.ceiling_step if isinstance(base, ForecastStep) else base
+
+    def step_for(tp: int) -> RooflineStep:
+        step = RooflineStep(ceiling.model, ceiling.gpu, ceiling.dtype, tensor_parallel=tp, fixed_s=ceiling.fixed_s,
+                            efficiency=ceiling.efficiency, kv_dtype=ceiling.kv_dtype,
+                            routing_skew=ceiling.routing_skew)  # fmt: skip
+        return ForecastStep.of(step, base.forecast) if isinstance(base, ForecastStep) else step
+
+    _progress(progress, f"the settings over {request.tune_gpus} GPUs", 0, 1)
+    try:
+        found: Tuning = tune(step_for, request.engine, request.prompt, request.output, request.budget,
+                             request.tune_gpus, n_requests=request.requests, seed=request.seed)  # fmt: skip
+    except Infeasible as exc:
+        raise Refused(str(exc)) from None
+    tuning = {"gpus": found.gpus, "tried": tuning_rows(found), "explanation": explain_tuning(found)}
+    return {"assumptions": assumptions, "runs": [], "front": [], "tuning": tuning}
+
+
 def _progress(show: bool, what: str, index: int, total: int) -> None:
     if show:
         print(f"simulating {what} ({index + 1}/{total})", file=sys.stderr, flush=True)
@@ -513,26 +665,28 @@ def _answer_lines(a: dict[str, Any]) -> list[str]:
     return []
 
 
-def text_lines(found: dict[str, Any]) -> list[str]:
-    a = found["assumptions"]
-    e = a["engine"]
-    lines = [
-        f"{a['step_time']}.",
-        *_answer_lines(a),
-        f"Weights {a['weights_bytes'] / 1e9:,.1f} GB; KV cache {a['kv_bytes_per_token'] / 1024:,.0f} KiB a token, "
-        f"{a['kv_blocks']:,} blocks of {a['block_tokens']} ({a['kv_limit_sequences']:,} sequences of mean length).",
-        f"Engine: max_num_seqs {e['max_num_seqs']}, max_batched_tokens {e['max_batched_tokens']:,}, chunked prefill "
-        f"{'on' if e['chunked_prefill'] else 'off (prompts first)'}, memory fraction {e['memory_fraction']:g}. "
-        f"Prompts {a['prompt_tokens']} tokens, outputs {a['output_tokens']}. Step times: {a['source']}.",
-        *[f"Note: {note}." for note in a["notes"]],
-        "",
-    ]
-    key = "rate_per_s" if found["runs"] and "rate_per_s" in found["runs"][0] else "concurrency"
+def _graph_words(engine: dict[str, Any]) -> str:
+    if not engine.get("cuda_graphs"):
+        return "no CUDA graphs"
+    return "decode batches padded to vLLM's CUDA-graph sizes (1, 2, 4, 8, 16, 24, …)"
+
+
+def _prefix_words(engine: dict[str, Any]) -> str:
+    if engine.get("prefix_tokens") is None:
+        return ""
+    return (
+        f", prefix caching on: {engine['prefix_share'] * 100:g} % of prompts begin with a shared prefix of "
+        f"{engine['prefix_tokens']:,} tokens"
+    )
+
+
+def _run_lines(found: dict[str, Any]) -> list[str]:
+    key = "rate_per_s" if "rate_per_s" in found["runs"][0] else "concurrency"
     head = "rate/s" if key == "rate_per_s" else "clients"
-    lines.append(
+    lines = [
         f"{head:>8}  {'TTFT ms p50/p90/p99':>25}  {'TPOT ms p50/p90/p99':>19}  {'ITL ms p50/p99':>14}  {'tok/s':>7}  "
         f"{'per user':>8}  {'user e2e':>8}  {'req/s':>7}  {'running':>7}  {'KV peak':>7}"
-    )
+    ]
     for r in found["runs"]:
         mark = "*" if key == "concurrency" and r[key] in found["front"] else " "
         ttft = "/".join(_ms(r[f"ttft_p{q}_ms"]) for q in (50, 90, 99))
@@ -543,10 +697,47 @@ def text_lines(found: dict[str, Any]) -> list[str]:
             f"{r['tokens_per_s_per_user']:>8,.1f}  {r['tokens_per_s_per_user_with_first']:>8,.1f}  "
             f"{r['requests_per_s']:>7,.2f}  {r['mean_running']:>7,.1f}  "
             f"{r['kv_peak_share'] * 100:>6.0f} %{'  overloaded' if r['overloaded'] else ''}"
+            + (f"  prefix cached {r['prefix_hit_share'] * 100:.0f} %" if "prefix_hit_share" in r else "")
         )
     if key == "concurrency":
         lines.append("* on the front: no other concurrency gives more tokens/s in all and per user")
+    return lines
+
+
+def text_lines(found: dict[str, Any]) -> list[str]:
+    a = found["assumptions"]
+    e = a["engine"]
+    lines = [
+        f"{a['step_time']}.",
+        *_answer_lines(a),
+        f"Weights {a['weights_bytes'] / 1e9:,.1f} GB; KV cache {a['kv_bytes_per_token'] / 1024:,.0f} KiB a token, "
+        f"{a['kv_blocks']:,} blocks of {a['block_tokens']} ({a['kv_limit_sequences']:,} sequences of mean length).",
+        f"Engine: max_num_seqs {e['max_num_seqs']}, max_batched_tokens {e['max_batched_tokens']:,}, chunked prefill "
+        f"{'on' if e['chunked_prefill'] else 'off (prompts first)'}, memory fraction {e['memory_fraction']:g}, "
+        f"{_graph_words(e)}"
+        f"{_prefix_words(e)}. "
+        f"Prompts {a['prompt_tokens']} tokens, outputs {a['output_tokens']}. Step times: {a['source']}.",
+        *[f"Note: {note}." for note in a["notes"]],
+        *([f"Deployment: {a['deployment']}; KV cache over {a['kv_link']}."] if "deployment" in a else []),
+        "",
+    ]
+    if found["runs"]:
+        lines += _run_lines(found)
     lines.append(PER_USER_WORDS)
     if "budget" in found:
         lines += ["", found["budget"]["explanation"]]
+    if "comparison" in found:
+        lines += ["", found["comparison"]["explanation"]]
+    if "tuning" in found:
+        lines += ["", f"{'TP':>3}  {'prefill':>8}  {'tokens/step':>11}  {'max_num_seqs':>12}  {'rate/s':>7}  "
+                  f"{'tok/s/GPU':>9}"]  # fmt: skip
+        for r in found["tuning"]["tried"]:
+            rate = "–" if r["rate_per_s"] is None else f"{r['rate_per_s']:.2f}"
+            per_gpu = "–" if r["tokens_per_s_per_gpu"] is None else f"{r['tokens_per_s_per_gpu']:,.0f}"
+            lines.append(
+                f"{r['tensor_parallel']:>3}  {'chunked' if r['chunked_prefill'] else 'whole':>8}  "
+                f"{r['max_batched_tokens']:>11,}  {r['max_num_seqs'] or '–':>12}  {rate:>7}  {per_gpu:>9}"
+                f"{'  picked' if r['picked'] else ''}{'  (' + r['refused'] + ')' if r['refused'] else ''}"
+            )
+        lines += ["", found["tuning"]["explanation"]]
     return lines

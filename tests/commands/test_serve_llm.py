@@ -179,6 +179,64 @@ def test_a_kv_cache_of_its_own_dtype_holds_twice_the_tokens(capsys):
     assert "KV cache in float8" in fp8["step_time"]
 
 
+def test_prefix_caching_flags_report_the_share_found_cached(capsys):
+    from benchmarks.commands.serve_llm import main
+
+    assert main(["llm:Llama-3-8B", "--gpu", "H100", "--rate", "20", "--requests", "200", "--prefix-tokens", "800",
+                 "--prefix-hit", "0.5", "--json"]) == 0  # fmt: skip
+    import json
+
+    found = json.loads(capsys.readouterr().out)
+    assert found["assumptions"]["engine"]["prefix_tokens"] == 800
+    assert found["runs"][0]["prefix_hit_share"] > 0.9
+    assert found["runs"][0]["prefilled_tokens"] < 200 * 1000 * 0.7
+    assert main(["llm:Llama-3-8B", "--gpu", "H100", "--prefix-hit", "0.5"]) == 2
+    assert "--prefix-hit needs --prefix-tokens" in capsys.readouterr().err
+    assert main(["llm:Llama-3-8B", "--gpu", "H100", "--prefix-tokens", "8", "--prefix-hit", "1.5"]) == 2
+    assert "share from 0 to 1" in capsys.readouterr().err
+
+
+def test_disaggregate_compares_with_aggregated_serving_on_the_same_gpus(capsys):
+    args = ["llm:Llama-3-8B", "--gpu", "H100", "--prompt-tokens", "2000", "--output-tokens", "100", "--requests",
+            "300", "--disaggregate", "1:3", "--rate", "5", "--tpot-budget-ms", "10", "--ceiling", "--json"]  # fmt: skip
+    assert main(args) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["assumptions"]["deployment"].startswith("1 prefill and 3 decode engines")
+    assert found["runs"][0]["rate_per_s"] == 5
+    c = found["comparison"]
+    assert c["gpus"] == 4 and c["aggregated"]["replicas"] == 4
+    assert c["more_tokens_per_gpu"] == "disaggregated"
+    assert "Disaggregated serving meets it with more tokens/s per GPU" in c["explanation"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (["--disaggregate", "1", "--rate", "1"], "write P:D"),
+        (["--disaggregate", "1:1", "--gpus", "3", "--rate", "1"], "uses 2 GPUs, not --gpus 3"),
+        (["--disaggregate", "1:1"], "give --rate or --tpot-budget-ms"),
+        (["--disaggregate", "1:1", "--concurrency", "4", "--tpot-budget-ms", "50"], "not --concurrency"),
+        (["--tune", "--tpot-budget-ms", "50", "--rate", "3"], "--tune answers the budget alone"),
+        (["--kv-link-gbps", "400"], "--kv-link-gbps is for --disaggregate"),
+        (["--disaggregate", "1:1", "--rate", "1", "--kv-link-gbps", "-4"], "--kv-link-gbps"),
+    ],
+)
+def test_disaggregate_refuses_what_makes_no_sense(capsys, extra, said):
+    assert main(["llm:Llama-3-8B", "--gpu", "H100", *extra]) == 2
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1
+
+
+def test_tune_names_the_setting_it_picked(capsys):
+    args = ["llm:Llama-3-8B", "--gpu", "H100", "--gpus", "1", "--tune", "--tpot-budget-ms", "30", "--requests", "100",
+            "--output-tokens", "100"]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "picked" in out and "with the most output tokens/s per GPU is TP 1" in out
+    assert main(["llm:Llama-3-8B", "--gpu", "H100", "--tune"]) == 2
+    assert "--tune needs --gpu and --tpot-budget-ms" in capsys.readouterr().err
+
+
 def test_log_normal_lengths_are_served_each_request_clipped_to_the_context(capsys):
     argv = [*BASE[:3], "--prompt-tokens", "lognormal:1500,1.2", "--output-tokens", "lognormal:300,1,4000",
             "--concurrency", "4", "--requests", "200", "--chunked-prefill", "--json"]  # fmt: skip

@@ -30,9 +30,7 @@ def one_line(capsys) -> str:
 def test_a_profile_run_as_the_curve_is_one_line(no_cluster, capsys, tmp_path):
     run = result_files([DEFAULT_RESULTS_DIR])[0]
     assert command.main(["--quick", "--curve", str(run), "--out", str(tmp_path)]) == 2
-    assert (
-        one_line(capsys).startswith(f"error: --curve {run}: kind: is a profile run, not a model sweep")
-    )
+    assert one_line(capsys).startswith(f"error: --curve {run}: kind: is a profile run, not a model sweep")
 
 
 def test_a_curve_that_is_no_file_is_one_line(no_cluster, capsys, tmp_path):

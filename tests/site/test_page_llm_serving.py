@@ -123,3 +123,34 @@ def test_the_notebooks_settings_table_names_options_the_command_takes():
     options = {option for action in serve_llm.parser()._actions for option in action.option_strings}
     assert len(rows) == 7 and set(rows) <= options, set(rows) - options
     assert "--max-num-seqs" in notebook and "max_num_tokens" in notebook and "--mem-fraction-static" in notebook
+
+
+def test_prefix_caching_and_disaggregation_are_labelled_simulated_and_show_their_effect(page):
+    words = _plain(page.html("prefix_caching_and_disaggregation"))
+    assert words.count("Simulated") >= 2 and "nothing measured" in words and "bfloat16" in words
+    assert llm_serving.FOCUS in words and llm_serving.SPLIT_GPU in words
+    runs = dict(llm_serving.prefix_runs())
+    assert runs[0.9].prefilled_tokens < runs[0.5].prefilled_tokens < runs[0.0].prefilled_tokens
+    assert runs[0.9].percentile("ttft", 50) < runs[0.0].percentile("ttft", 50)
+    c = llm_serving.split_comparison()
+    assert f"{c.aggregated_rate:.2f}" in words and f"{c.disaggregated_rate:.2f}" in words
+    assert ("disaggregated serving gives more tokens/s per GPU" in words) == (c.winner == "disaggregated")
+
+
+def test_the_reason_disaggregation_wins_is_said_only_when_the_streams_show_it():
+    c = llm_serving.split_comparison()
+    said = llm_serving.why_split_wins(c)
+    stalls = llm_serving.longest_gap_ratio(c.aggregated) > 2
+    smooth = llm_serving.longest_gap_ratio(c.disaggregated.result) < 1.25
+    assert bool(said) == (c.winner == "disaggregated" and stalls and smooth)
+
+
+def test_the_budget_answer_is_the_commands_answer_on_the_ceiling_the_page_draws(capsys):
+    found = llm_serving.budget_plan()
+    args = ["llm:Llama-3-8B", "--gpu", "H100", "--prompt-tokens", str(llm_serving.PROMPT), "--output-tokens",
+            str(llm_serving.OUTPUT), "--tpot-budget-ms", "50", "--concurrency", "1", "--ceiling", "--json"]  # fmt: skip
+    assert serve_llm.main(args) == 0
+    import json
+
+    said = json.loads(capsys.readouterr().out)["budget"]
+    assert said["concurrency"] == found.concurrency and said["rate_per_s"] == found.rate_per_s

@@ -18,16 +18,20 @@ from benchmarks.analysis.continuous_batching import (
     Engine,
     FrontPoint,
     Lengths,
+    Result,
     RooflineStep,
     explain,
     front,
     kv_limit,
     plan,
+    simulate,
 )
 from benchmarks.analysis.cost_model import ALLREDUCE_LATENCY_S
+from benchmarks.analysis.disaggregated import Comparison, Split, compare, nvlink
+from benchmarks.analysis.prefix_cache import SharedPrefix
 from benchmarks.analysis.published import KERNEL_LAUNCH_S
 from benchmarks.analysis.published_serving import ServingCheck, serving_checks
-from benchmarks.analysis.serving import LLAMA_3_8B
+from benchmarks.analysis.serving import LLAMA_3_3_70B, LLAMA_3_8B
 from benchmarks.gpus import find_gpu
 from benchmarks.site import text
 from benchmarks.site.charts import figure
@@ -45,6 +49,10 @@ REQUESTS = 400  # per closed loop (at least four per client)
 CHUNK = 2048  # tokens a step with chunked prefill (vLLM's default for it)
 BUDGET = Budget(0.050)
 PROMPTS_FIRST, CHUNKED = "prompts first", f"chunked prefill ({CHUNK:,} tokens a step)"
+PREFIX_TOKENS, PREFIX_SHARES, PREFIX_RATE = 800, (0.0, 0.5, 0.9), 20.0  # a shared system prompt, Poisson req/s
+SPLIT_GPU, SPLIT_TP, SPLIT = "NVIDIA H200", 2, Split(2, 2, 2)
+SPLIT_MODEL, SPLIT_LENGTHS = LLAMA_3_3_70B, (2000, 200)
+SPLIT_BUDGET = Budget(0.020, 1.0)
 CHECK_HEADERS = ["published by", "configuration", "figure", "published", "predicted", "ratio", "what differs"]
 
 
@@ -63,7 +71,7 @@ class Setting:
 
 def setting(gpu: str, engine: Engine | None = None) -> Setting:
     return Setting(gpu, RooflineStep(MODEL, find_gpu(gpu), DTYPE), Lengths.fixed(PROMPT), Lengths.fixed(OUTPUT),
-                   engine or Engine())  # fmt: skip
+                   engine or Engine(cuda_graphs=True))  # fmt: skip
 
 
 @cache
@@ -79,7 +87,7 @@ def fronts() -> dict[str, list[FrontPoint]]:
 
 @cache
 def chunked_front() -> list[FrontPoint]:
-    s = setting(FOCUS, Engine(chunked_prefill=True, max_batched_tokens=CHUNK))
+    s = setting(FOCUS, Engine(chunked_prefill=True, max_batched_tokens=CHUNK, cuda_graphs=True))
     return front(s.step, s.engine, s.prompt, s.output, [c for c in CONCURRENCY if c <= 2 * s.limit],
                  n_requests=REQUESTS)  # fmt: skip
 
@@ -103,6 +111,7 @@ def build() -> Page:
             "predicted_latencies_and_chunked_prefill": predicted_latencies(),
             "largest_concurrency_within_budget": largest_concurrency_within_budget(),
             "published_results_against_predictions": published_against_predicted(),
+            "prefix_caching_and_disaggregation": prefix_caching_and_disaggregation(),
         },
         extra={
             "budget_answer": budget_answer(),
@@ -370,6 +379,143 @@ def largest_concurrency_within_budget() -> list:
                 " the command answers with the forecast: each step's operations divided by the efficiencies fitted "
                 "to published figures, with the error those figures showed (the page Checked against published "
                 "measurements).",
+            ]
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------- prefix caching, disaggregation
+
+
+@cache
+def prefix_runs() -> list[tuple[float, Result]]:
+    """Poisson arrivals on the focus GPU with a share of prompts beginning with one shared prefix."""
+    s = setting(FOCUS, Engine(cuda_graphs=True))
+    found = []
+    for share in PREFIX_SHARES:
+        engine = Engine(cuda_graphs=True, prefix=SharedPrefix(PREFIX_TOKENS, share))
+        found.append((share, simulate(s.step, engine, s.prompt, s.output, n_requests=1000, rate_per_s=PREFIX_RATE)))
+    return found
+
+
+@cache
+def split_comparison() -> Comparison:
+    step = RooflineStep(SPLIT_MODEL, find_gpu(SPLIT_GPU), DTYPE, tensor_parallel=SPLIT_TP)
+    prompt, output = (Lengths.fixed(n) for n in SPLIT_LENGTHS)
+    return compare(step, Engine(cuda_graphs=True), prompt, output, SPLIT_BUDGET, SPLIT, nvlink(step.gpu))
+
+
+def prefix_rows() -> list[list[str]]:
+    rows = []
+    for share, r in prefix_runs():
+        cached = "–" if share == 0 else f"{r.prefix_hit_share * 100:.1f} %"
+        rows.append([
+            f"{share * 100:.0f} %", cached, f"{r.prefilled_tokens / (r.requests * PROMPT) * 100:.0f} %",
+            _ms(r.percentile("ttft", 50)), _ms(r.percentile("ttft", 99)), _ms(r.percentile("tpot", 99)),
+            f"{r.kv_peak_share * 100:.1f} %",
+        ])  # fmt: skip
+    return rows
+
+
+def split_rows(c: Comparison) -> list[list[str]]:
+    def row(name: str, rate: float | None, run: Result | None, per_gpu: float | None) -> list[str]:
+        if rate is None or run is None:
+            return [name, "no rate meets it", "–", "–", "–"]
+        return [name, f"{rate:.2f}", f"{per_gpu:,.0f}", _ms(run.percentile("ttft", 99)),
+                _ms(run.percentile("tpot", 99))]  # fmt: skip
+
+    d = None if c.disaggregated is None else c.disaggregated.result
+    return [
+        row(f"aggregated: {c.aggregated_replicas} engines of {SPLIT_TP} GPUs", c.aggregated_rate, c.aggregated,
+            c.aggregated_per_gpu),
+        row(f"disaggregated: {SPLIT.describe()}", c.disaggregated_rate, d, c.disaggregated_per_gpu),
+    ]  # fmt: skip
+
+
+def longest_gap_ratio(run: Result) -> float:
+    """The longest gap between two tokens of a stream over the median gap: a prefill that stops the streams shows
+    as a gap several plain steps long."""
+    return float(run.itl_s.max()) / run.percentile("itl", 50)
+
+
+def why_split_wins(c: Comparison) -> str:
+    """Why disaggregation wins, said only when the runs show it: the aggregated streams stop for prefills (their
+    longest gap between tokens over twice the median) and the decode engines' do not (within 1.25 times)."""
+    if c.winner != "disaggregated" or c.aggregated is None or c.disaggregated is None:
+        return ""
+    a, d = c.aggregated, c.disaggregated.result
+    if not (longest_gap_ratio(a) > 2 and longest_gap_ratio(d) < 1.25):
+        return ""
+    return (
+        f" In the aggregated engines a prompt stops every stream for a step of its own: their longest gap between "
+        f"tokens is {_ms(float(a.itl_s.max()))} against a median of {_ms(a.percentile('itl', 50))}, so a budget this "
+        f"close to the plain decode step leaves room for few such stops and they meet it only with "
+        f"{a.mean_running:.1f} sequences running on average; the decode engines never compute a prompt (longest gap "
+        f"{_ms(float(d.itl_s.max()))}) and run {d.mean_running / SPLIT.decode:.1f} each."
+    )
+
+
+def prefix_caching_and_disaggregation() -> list:
+    """Prefix caching at three shares of prompts with a shared prefix, and aggregated against disaggregated serving
+    for one case: both simulated on datasheet rooflines."""
+    c = split_comparison()
+    verdict = {None: "neither meets the budget", "aggregated": "aggregated serving gives more tokens/s per GPU",
+               "disaggregated": "disaggregated serving gives more tokens/s per GPU"}[c.winner]  # fmt: skip
+    link = c.link.describe()
+    return [
+        Paragraph(
+            [
+                strong(f"Simulated on the datasheet roofline ({MODEL.name}, {DTYPE}, {FOCUS}): "),
+                f"{PROMPT:,}-token prompts and {OUTPUT}-token answers arriving at random at {PREFIX_RATE:g} "
+                f"requests/s, a share of them beginning with the same {PREFIX_TOKENS}-token prefix (a system prompt) "
+                "whose whole KV blocks the engine caches: a prompt that finds them is computed from after them, "
+                "and every sequence holds the one copy.",
+            ]
+        ),
+        Table(
+            [
+                "prompts with the prefix",
+                "its blocks found cached",
+                "prompt tokens computed",
+                "TTFT p50",
+                "TTFT p99",
+                "TPOT p99",
+                "KV cache at peak",
+            ],
+            prefix_rows(),
+            f"Simulated from the {FOCUS} datasheet roofline, {DTYPE}; nothing measured",
+        ),
+        Paragraph(
+            [
+                strong(
+                    f"Simulated on the datasheet roofline ({SPLIT_MODEL.name}, {DTYPE}, {SPLIT.gpus} × {SPLIT_GPU}): "
+                ),
+                f"{SPLIT_LENGTHS[0]:,}-token prompts and {SPLIT_LENGTHS[1]}-token answers, the budget "
+                f"{SPLIT_BUDGET.describe()}. Each deployment is run at the largest random arrival rate that meets it; "
+                f"tokens/s per GPU is that rate times the answer's length over the {SPLIT.gpus} GPUs. In the "
+                f"disaggregated one each prompt's KV cache crosses {link}. Here {verdict}.{why_split_wins(c)}",
+            ]
+        ),
+        Table(
+            ["deployment", "largest rate, requests/s", "output tokens/s per GPU", "TTFT p99", "TPOT p99"],
+            split_rows(c),
+            f"Simulated from the {SPLIT_GPU} datasheet roofline, {DTYPE}, tensor parallel {SPLIT_TP}; nothing measured",
+        ),
+        Paragraph(
+            [
+                "From the command line: ",
+                code(
+                    f"python -m benchmarks serve llm:{MODEL.name} --gpu H100 --rate {PREFIX_RATE:g} --prefix-tokens "
+                    f"{PREFIX_TOKENS} --prefix-hit 0.5"
+                ),
+                " and ",
+                code(
+                    f"python -m benchmarks serve llm:{SPLIT_MODEL.name} --gpu H200 --tp {SPLIT_TP} --disaggregate "
+                    f"{SPLIT.prefill}:{SPLIT.decode} --prompt-tokens {SPLIT_LENGTHS[0]} --output-tokens "
+                    f"{SPLIT_LENGTHS[1]} --tpot-budget-ms {SPLIT_BUDGET.tpot_s * 1e3:g} --ttft-budget-ms "
+                    f"{SPLIT_BUDGET.ttft_s * 1e3:g}"
+                ),
+                ".",
             ]
         ),
     ]
