@@ -31,3 +31,28 @@ def test_intensity_chart_is_vega_lite_with_labels_on_both_sides():
     spec = charts.gpu_intensity_chart(gpus, 4096, "intensity").to_dict()
     aligns = {layer["mark"].get("align") for layer in spec["layer"] if layer["mark"].get("type") == "text"}
     assert aligns == {"left", "right"}
+
+
+def _grid_lines(svg: str) -> list[bool]:
+    """Each drawn grid line of the y axis in an SVG from vl-convert: whether it shows (opacity above zero)."""
+    import re
+
+    grids = [part.split("</g>", 1)[0] for part in svg.split('class="mark-rule role-axis-grid"')[1:]]
+    lines = [line for grid in grids for line in re.findall(r"<line[^>]*>", grid) if 'y2="0"' in line]  # horizontal
+    return [not re.search(r'(stroke-)?opacity="0"', line) for line in lines]
+
+
+def test_a_log_axis_draws_grid_lines_at_powers_of_ten_only():
+    vl_convert = __import__("pytest").importorskip("vl_convert")
+    import altair as alt
+
+    rows = [{"x": x, "y": y} for x, y in ((1, 1.5), (2, 40), (3, 900))]  # SYNTHETIC: spans three decades
+    chart = alt.Chart(alt.Data(values=rows)).mark_line().encode(x="x:Q", y=alt.Y("y:Q", scale=alt.Scale(type="log")))
+    spec = charts.legible(chart.to_dict())
+    svg = vl_convert.vegalite_to_svg(spec)
+    shown = _grid_lines(svg)
+    assert sum(shown) == 4  # 1, 10, 100 and 1000 (the domain, made nice, ends there)
+    assert len(shown) > sum(shown), "the 2…9 ticks between the decades keep no grid line"
+    listed = alt.Y("y:Q", scale=alt.Scale(type="log"), axis=alt.Axis(values=[2, 20, 200]))
+    kept = charts.legible(alt.Chart(alt.Data(values=rows)).mark_line().encode(x="x:Q", y=listed).to_dict())
+    assert "gridOpacity" not in kept["encoding"]["y"]["axis"], "an axis that lists its values keeps its grid"

@@ -524,7 +524,31 @@ def legible(spec: dict[str, Any]) -> dict[str, Any]:
         ("symbolBaseStrokeColor", LABEL_GREY),
     ):
         legend.setdefault(key, value)
+    _major_grid_only(spec)
     return spec
+
+
+# A log axis's grid at powers of ten only: Vega puts a tick, and so a grid line, at every 2, 3, … 9 between them.
+MAJOR_GRID = {"condition": {"test": "abs(log(datum.value) / LN10 - round(log(datum.value) / LN10)) < 1e-6", "value": 1}}
+
+
+def _major_grid_only(node: Any) -> None:
+    """Every base-10 log axis in `node` (a spec or part of one) draws grid lines at powers of ten only; an axis
+    whose values the spec lists, or that sets its own grid opacity, is left as it is."""
+    if isinstance(node, list):
+        for item in node:
+            _major_grid_only(item)
+        return
+    if not isinstance(node, dict):
+        return
+    scale = node.get("scale")
+    axis = node.get("axis", {})
+    if isinstance(scale, dict) and scale.get("type") == "log" and scale.get("base", 10) == 10 and axis is not None:
+        if "values" not in axis and "gridOpacity" not in axis:
+            node["axis"] = {**axis, "gridOpacity": {**MAJOR_GRID, "value": 0}}
+    for key, value in node.items():
+        if key not in ("data", "datasets"):
+            _major_grid_only(value)
 
 
 class Figure:
