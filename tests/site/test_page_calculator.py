@@ -106,3 +106,11 @@ def test_the_calculator_says_its_mlp_predictions_have_no_published_band():
     said = calculator.build(site_data(empty=True)).html("chart")
     assert "Beside these predictions, what real systems reach: " in said
     assert "no published figure is of this kind of work" in said and "no other kind&#x27;s band is borrowed" in said
+
+
+def test_the_title_names_the_chosen_device_dtype_and_mlp():
+    vl_convert = __import__("pytest").importorskip("vl_convert")
+    spec = calculator.build(site_data(empty=True)).sections["chart"][0].spec
+    assert all(name in spec["title"]["text"]["expr"] for name in ("gpu", "dtype", "layers", "layer_width"))
+    svg = vl_convert.vegalite_to_svg(spec)  # what the exported PNG and SVG show: the default choice, named
+    assert "NVIDIA H100 SXM · bfloat16 · MLP of 8 layers, width 4096" in svg

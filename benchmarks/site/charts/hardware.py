@@ -8,6 +8,8 @@ Pure Python (Altair builds JSON only): nothing here imports torch.
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Sequence
 from typing import Any
 
@@ -254,8 +256,15 @@ def calculator_chart(
     return (
         alt.vconcat(*panels)
         .add_params(*_calculator_params(names, default_gpu))
-        .properties(title=chart_title(title, *subtitle))
+        .properties(title=alt.TitleParams(**{**chart_title(title, *subtitle).to_dict(), "text": chosen_title(title)}))
     )
+
+
+def chosen_title(title: str) -> alt.ExprRef:
+    """The title as two lines that follow the controls: `title`, then the chosen device, dtype and MLP, so that the
+    drawn chart and every image made of it (the exported PNG shows the default choice) say what they show."""
+    choice = "gpu + ' · ' + dtype + ' · MLP of ' + layers + ' layers, width ' + layer_width"
+    return alt.ExprRef(expr=f"[{json.dumps(title)}, {choice}]")
 
 
 def _missing_rate(rates: list[dict[str, Any]]) -> alt.Chart:
