@@ -543,9 +543,9 @@ def _major_grid_only(node: Any) -> None:
         return
     scale = node.get("scale")
     axis = node.get("axis", {})
-    if isinstance(scale, dict) and scale.get("type") == "log" and scale.get("base", 10) == 10 and axis is not None:
-        if "values" not in axis and "gridOpacity" not in axis:
-            node["axis"] = {**axis, "gridOpacity": {**MAJOR_GRID, "value": 0}}
+    decimal_log = isinstance(scale, dict) and scale.get("type") == "log" and scale.get("base", 10) == 10
+    if decimal_log and axis is not None and "values" not in axis and "gridOpacity" not in axis:
+        node["axis"] = {**axis, "gridOpacity": {**MAJOR_GRID, "value": 0}}
     for key, value in node.items():
         if key not in ("data", "datasets"):
             _major_grid_only(value)

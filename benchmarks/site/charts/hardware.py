@@ -9,7 +9,6 @@ Pure Python (Altair builds JSON only): nothing here imports torch.
 from __future__ import annotations
 
 import json
-
 from collections.abc import Sequence
 from typing import Any
 
