@@ -38,7 +38,7 @@ from benchmarks.site.charts.serving import (
     mlperf_chart,
 )
 from benchmarks.site.pages import serving_check
-from benchmarks.site.render import Bullets, Heading, Page, Paragraph, Table, autolink, code, tag
+from benchmarks.site.render import Bullets, Heading, Page, Paragraph, Table, code, tag
 
 PERCENTILE = 99
 SHARES = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)  # of the reference policy's ceiling
