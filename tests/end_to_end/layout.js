@@ -93,6 +93,19 @@
         }
       }
     }
+    // A note on a rule (a ridge, a limit) sits beside it, never struck through by it or another rule: checked
+    // where the chart is drawn as its spec lays it out (a phone's narrowed copy squeezes every plot).
+    const rules = tablesMayScroll ? [] : [...svg.querySelectorAll(".mark-rule.role-mark line")].map(box);
+    for (const t of [...svg.querySelectorAll(".mark-text.role-mark text")].filter(shown)) {
+      const r = box(t);
+      const struck = rules.some((q) =>
+        q.width < 2
+          ? q.left > r.left + 1 && q.left < r.right - 1 && Math.min(q.bottom, r.bottom) - Math.max(q.top, r.top) > 2
+          : q.height < 2 && q.top > r.top + 1 && q.top < r.bottom - 1 &&
+            Math.min(q.right, r.right) - Math.max(q.left, r.left) > 2,
+      );
+      if (struck) problems.push(`a rule strikes through its note: "${words(t)}"`);
+    }
     for (const axis of svg.querySelectorAll(".role-axis-label")) {
       const ticks = [...axis.querySelectorAll("text")].filter(shown).map((t) => [box(t), words(t)]);
       ticks.sort((a, b) => a[0].left - b[0].left);

@@ -287,6 +287,7 @@ def mode_chart(curves: Sequence[Curve], title: str) -> alt.FacetChart:
 
 DTYPE_SHORT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "tfloat32": "tf32", "float8": "fp8"}
 LABEL_PX = 12  # px a 10 px label needs between its neighbours on one side of a chart
+NOTE_PX = 17  # px from a rule to the top of the 10 px label set just above it, and a gap
 
 
 def gpu_ridges(gpus: Sequence[Any]) -> list[tuple[str, float]]:
@@ -336,7 +337,9 @@ def gpu_intensity_chart(gpus: Sequence[Any], width: int, title: str) -> alt.Laye
     ridges = gpu_ridges(gpus)
     values = [r["intensity"] for r in rows] + [v for _, v in ridges]
     domain = [min(values) / 1.5, max(values) * 1.5]
-    min_ratio = (domain[1] / domain[0]) ** (LABEL_PX / HEIGHT)
+    # the labels alternate sides, so rules of either side sit √min_ratio apart: room for a label and its gap above
+    # its own rule below the next one, which would otherwise strike through it
+    min_ratio = (domain[1] / domain[0]) ** (2 * NOTE_PX / HEIGHT)
     marks = spaced_labels(ridges, min_ratio)
     scale = alt.Scale(type="log", domain=domain, nice=False)
     base = alt.Chart(alt.Data(values=chart_rows(rows))).encode(x=batch_axis(batches))
