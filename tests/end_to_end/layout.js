@@ -121,6 +121,10 @@
       const seen = contrast(t, svg, bg);
       if (seen < CONTRAST) problems.push(`faint label ${seen.toFixed(2)}:1: "${words(t)}"`);
     }
+    for (const rule of svg.querySelectorAll(".mark-rule.role-mark line")) {
+      const seen = contrast(rule, svg, bg);
+      if (seen < CONTRAST) problems.push(`faint rule ${seen.toFixed(2)}:1`);
+    }
     for (const legend of svg.querySelectorAll(".role-legend")) {
       // Vega draws a legend's symbols as one mark and its labels as another, entry by entry in the same order.
       const names = [...legend.querySelectorAll(".role-legend-label text")].map(words);
