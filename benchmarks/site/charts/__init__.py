@@ -340,7 +340,7 @@ def gpu_intensity_chart(gpus: Sequence[Any], width: int, title: str) -> alt.Laye
     # the labels alternate sides, so rules of either side sit √min_ratio apart: room for a label and its gap above
     # its own rule below the next one, which would otherwise strike through it
     min_ratio = (domain[1] / domain[0]) ** (2 * NOTE_PX / HEIGHT)
-    marks = spaced_labels(ridges, min_ratio)
+    marks = [{**mark, "lines": mark["label"].split(" · ")} for mark in spaced_labels(ridges, min_ratio)]
     scale = alt.Scale(type="log", domain=domain, nice=False)
     base = alt.Chart(alt.Data(values=chart_rows(rows))).encode(x=batch_axis(batches))
     y = alt.Y("intensity:Q", title="arithmetic intensity (FLOP per byte)", scale=scale)
@@ -353,12 +353,15 @@ def gpu_intensity_chart(gpus: Sequence[Any], width: int, title: str) -> alt.Laye
     rules = rule_base.mark_rule(strokeDash=[4, 3], color="#888").encode(
         tooltip=[alt.Tooltip("label:N", title="ridge intensity (FLOP/B)")]
     )
+    # a lone ridge's label sits just above its rule; ridges that share one hang below it, one line each, where the
+    # gap to the next rule down is wider (the 16-bit ridges crowd together, the fp32 ones sit far below)
     labels = [
-        rule_base.transform_filter(f"datum.side == '{side}'")
-        .mark_text(align=side, dx=4 if side == "left" else -4, dy=-3, baseline="bottom", fontSize=10,
+        rule_base.transform_filter(f"datum.side == '{side}' && {test}")
+        .mark_text(align=side, dx=4 if side == "left" else -4, dy=dy, baseline=baseline, fontSize=10,
                    color=LABEL_GREY)
-        .encode(text="label:N", x=alt.value(0 if side == "left" else "width"))
+        .encode(text="lines:N", x=alt.value(0 if side == "left" else "width"))
         for side in ("left", "right")
+        for test, dy, baseline in (("length(datum.lines) == 1", -3, "bottom"), ("length(datum.lines) > 1", 3, "top"))
     ]  # fmt: skip
     subtitle = [
         f"{width}×{width} weight · dashed: datasheet ridge intensity (peak FLOP/s ÷ bandwidth)",

@@ -283,7 +283,7 @@ def calculator_chart(
 def chosen_title(title: str) -> alt.ExprRef:
     """The title as two lines that follow the controls: `title`, then the chosen device, dtype and MLP, so that the
     drawn chart and every image made of it (the exported PNG shows the default choice) say what they show."""
-    choice = "gpu + ' · ' + dtype + ' · MLP of ' + layers + ' layers, width ' + layer_width"
+    choice = "gpu, dtype + ' · MLP of ' + layers + ' layers, width ' + layer_width"  # short lines: a phone's column
     return alt.ExprRef(expr=f"[{json.dumps(title)}, {choice}]")
 
 
