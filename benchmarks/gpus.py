@@ -282,7 +282,8 @@ GPUS: tuple[GPU, ...] = (
         bandwidth=300 * GIGA,
         sm_count=58,
         l2_bytes=48 * MIB,
-        memory_bytes=24 * GIB,
+        memory_bytes=23_034 * MIB,  # 24 GB on the datasheet; nvidia-smi reports 23,034 MiB for an L4
+        memory_from="driver",
         interconnect=Interconnect(
             PCIE_GEN4_X16,
             64 * GIGA,
@@ -296,7 +297,9 @@ GPUS: tuple[GPU, ...] = (
         notes="INT8 242.5 TOPS dense: half the datasheet's 485 with sparsity. 72 W, GDDR6, PCIe. NVIDIA's datasheet "
         "gives no SM count: 58 is the multiprocessor count the CUDA "
         "driver reports for an L4 (7,424 CUDA cores at 128 per SM, of the AD104's 60 SMs). Its low bandwidth gives "
-        "it one of the highest ridges here.",
+        "it one of the highest ridges here. Memory: 24 GB on the datasheet; nvidia-smi reports 23,034 MiB (22.5 GiB) "
+        "for an L4 (driver 550.90.07: https://github.com/SakkarinKt/gpu-warmup/blob/main/HARDWARE.md, “GPU memory: "
+        "23034 MiB”), the figure used here.",
     ),
     GPU(
         name="NVIDIA L40S",

@@ -139,6 +139,23 @@ def decode_sweeps(
     return tuple(sweeps)
 
 
+def train_sweeps(mlp: dict, decoder: dict, dtypes, modes, mlp_batches, decoder_batches, **settings):
+    """Training steps of the MLP with AdamW and with SGD, and of the decoder stack with AdamW. Resident: a step's
+    working set (weights, gradients, optimizer state) is several times the weights, larger than any cache here,
+    and copies would multiply the optimizer state."""
+    sweeps = [
+        CurvePlan(
+            "train-mlp", {**mlp, "optimizer": optimizer}, dtypes, modes, mlp_batches, cache="resident", **settings
+        )
+        for optimizer in ("adamw", "sgd")
+    ]
+    params = {**decoder, "optimizer": "adamw"}
+    sweeps.append(CurvePlan("train-decoder", params, dtypes, modes, decoder_batches, cache="resident", **settings))
+    return tuple(sweeps)
+
+
+QUICK_TRAIN_MLP = {"width": 512, "depth": 8}
+QUICK_TRAIN_DECODER = {"layers": 2, "d_model": 256, "heads": 4, "kv_heads": 2, "d_ff": 768, "ffn": "swiglu", "seq": 64}
 QUICK_MLP_WIDTHS = (256, 512, 1024)
 BERT_BASE = {"layers": 12, "d_model": 768, "heads": 12, "d_ff": 3072, "seq_len": 128, "pooler": "yes"}
 FULL_MLP_WIDTHS = (1024, 2048, 4096, 8192)
@@ -151,7 +168,9 @@ QUICK = Profile(
     "rotated, one 1024-wide Linear layer (cache-resident) at every second batch size to 128, then every 8 to 256, an "
     "8-expert top-2 MoE layer (three routing skews, expert choice, dense baseline) at batch 1 to 256, three Conv2d "
     "layers and ResNet-50 at 64×64 pixels to batch 32 and 16, and decode steps of a 2-layer, 512-wide Transformer "
-    "at contexts 128 and 2048 (MHA and GQA) with a prefill, to batch 32.",
+    "at contexts 128 and 2048 (MHA and GQA) with a prefill, to batch 32; training steps (forward, backward, "
+    "update) of an 8×512 MLP with AdamW and with SGD to batch 256 and of a 2-layer, 256-wide decoder on 64-token "
+    "sequences with AdamW to batch 16.",
     sweeps=(
         *(
             CurvePlan("mlp", {"width": width, "depth": 8}, ("float32",), ("graph", "eager"), QUICK_BATCHES)
@@ -208,6 +227,16 @@ QUICK = Profile(
             rounds=7,
             min_sample_s=0.01,
         ),
+        *train_sweeps(
+            QUICK_TRAIN_MLP,
+            QUICK_TRAIN_DECODER,
+            ("float32",),
+            ("eager",),
+            (1, 2, 4, 8, 16, 32, 64, 128, 256),
+            (1, 2, 4, 8, 16),
+            rounds=7,
+            min_sample_s=0.02,
+        ),
     ),
     rounds=13,
     min_sample_s=0.02,
@@ -227,7 +256,9 @@ FULL = Profile(
     "1024 and ResNet-50 at 224×224 to batch 512; decode steps of a 4-layer, 4096-wide Transformer (d_ff 14336) "
     "at contexts 128 to 32768, MHA and 8 KV heads, to batch 512 (skipping batches whose KV cache exceeds its "
     "share of 70 % of the memory left free), and a 512-token prefill; a BERT-base encoder over 128-token sequences "
-    "to batch 256.",
+    "to batch 256; training steps (forward, backward, update) "
+    "of the 8×1024 MLP with AdamW and SGD to batch 4096 and of one such decoder layer on 512-token sequences with "
+    "AdamW to batch 32, bf16, graph replay and eager.",
     sweeps=(
         *(
             CurvePlan("mlp", {"width": width, "depth": 8}, dtypes, ("graph", "eager"), batches)
@@ -291,6 +322,15 @@ FULL = Profile(
             rounds=15,
         ),
         CurvePlan("encoder", BERT_BASE, ("bfloat16",), ("graph", "eager"), (1, 2, 4, 8, 16, 32, 64, 128, 256)),
+        *train_sweeps(
+            {"width": 1024, "depth": 8},
+            {"layers": 1, "d_model": 4096, "heads": 32, "kv_heads": 8, "d_ff": 14336, "ffn": "swiglu", "seq": 512},
+            ("bfloat16",),
+            ("graph", "eager"),
+            (1, 4, 16, 64, 256, 1024, 4096),
+            (1, 2, 4, 8, 16, 32),
+            rounds=10,
+        ),
     ),
     rounds=20,
     min_sample_s=0.002,
@@ -332,6 +372,14 @@ SMOKE = Profile(
         CurvePlan("resnet50", {"resolution": 32}, ("bfloat16",), ("graph", "eager"), (1, 2)),
         *decode_sweeps(
             SMOKE_DECODER, (16,), 2, ("bfloat16",), ("graph", "eager"), (1, 4), prefill_context=8, prefill_max_batch=2
+        ),
+        *train_sweeps(
+            {"width": 32, "depth": 2},
+            {**SMOKE_DECODER, "kv_heads": 2, "seq": 8},
+            ("float32",),
+            ("graph", "eager"),
+            (1, 4),
+            (1, 2),
         ),
     ),
     rounds=2,

@@ -451,7 +451,141 @@ ENCODER = Workload(
     operations=encoder_operations,
 )
 
-WORKLOADS: dict[str, Workload] = {w.name: w for w in (MLP, LINEAR, MOE, CONV, RESNET50, DECODE, ENCODER)}
+# --------------------------------------------------------------------------- training steps
+
+TRAIN_SEQUENCES = BatchUnit(
+    "batch size (sequences of seq tokens)", "throughput (tokens per second)", "tokens/s", "sequences"
+)
+
+
+def optimizer_name(p: Mapping[str, Any]) -> str:
+    return {"adamw": "AdamW", "sgd": "SGD"}.get(p.get("optimizer"), "?")
+
+
+def _optimizer_param() -> Param:
+    return Param("optimizer", str, "adamw, or sgd with momentum 0.9", "adamw", choices=costs.OPTIMIZERS)
+
+
+def _precision_param() -> Param:
+    return Param(
+        "precision",
+        str,
+        "pure: weights, gradients and optimizer state in the dtype (what the harness measures); mixed: fp32 master "
+        "weights and optimizer state beside low-precision weights (predicted only)",
+        "pure",
+        choices=costs.PRECISIONS,
+        optional=True,
+    )
+
+
+def train_mlp_phases(p: Mapping[str, Any], s: int, batch: float) -> tuple[tuple[str, float, float], ...]:
+    """(phase, FLOPs, bytes) of one training step of the MLP: forward, input gradient, weight gradient, optimizer."""
+    return costs.train_mlp_phases(batch, p["width"], p["depth"], s, p["optimizer"], p.get("precision", "pure"))
+
+
+def train_decoder_phases(p: Mapping[str, Any], s: int, batch: float) -> tuple[tuple[str, float, float], ...]:
+    """(phase, FLOPs, bytes) of one training step of the decoder stack on `batch` sequences of `seq` tokens."""
+    config = decoder_config(p)
+    return costs.train_decoder_phases(batch, p["seq"], config, s, p["optimizer"], p.get("precision", "pure"))
+
+
+def _summed(phases) -> Callable[[Mapping[str, Any], int, float], tuple[float, float]]:
+    def cost(p, s, batch):
+        parts = phases(p, s, batch)
+        return sum(part[1] for part in parts), sum(part[2] for part in parts)
+
+    return cost
+
+
+def training_parameters(p: Mapping[str, Any]) -> int:
+    """Parameters a training workload updates."""
+    if "width" in p:
+        return costs.mlp_parameters(p["width"], p["depth"])
+    return costs.weight_elements(decoder_config(p))
+
+
+def saved_bytes_per_sample(p: Mapping[str, Any], s: int, checkpointed: bool = False) -> float:
+    """Bytes autograd keeps per sample (a row, or a sequence of seq tokens) by the hand count of `snippets.costs`.
+    The MLP keeps only each layer's input, so checkpointing saves it nothing."""
+    if "width" in p:
+        return s * costs.mlp_saved_elements_per_sample(p["width"], p["depth"])
+    return s * costs.decoder_saved_elements_per_sample(decoder_config(p), p["seq"], checkpointed)
+
+
+def _train_decoder_consistency(p) -> str | None:
+    try:
+        decoder_config(p)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+TRAIN_BYTES = (
+    "forward: as inference; input gradient: each weight and output gradient read and the input gradient written; "
+    "weight gradient: each layer's input and output gradient read and the weight gradient written; optimizer: "
+    "every parameter, its gradient and its state read and written once (AdamW 7 accesses a parameter, SGD 5); "
+    "elementwise operations fused"
+)
+
+TRAIN_MLP = Workload(
+    name="train-mlp",
+    description="one training step (forward, mean-squared-error loss, backward, optimizer update) of the MLP",
+    snippet="snippets/train.py",
+    params=(
+        _int("width", "features in and out of every layer", 1024, high=2**17),
+        _int("depth", "Linear+ReLU layers", 8, high=1024),
+        _optimizer_param(),
+        _precision_param(),
+    ),
+    unit=ROWS,
+    label=lambda p: f"width {_get(p, 'width')}, {optimizer_name(p)}",
+    shape=lambda p: f"training step of the {_get(p, 'depth')}×{_get(p, 'width')} MLP",
+    cost=_summed(train_mlp_phases),
+    weight_bytes=lambda p, s: s * costs.mlp_parameters(p["width"], p["depth"]),
+    operators=lambda p: 2 * p["depth"] + 2 + 4 * p["depth"] + 8 * 2 * p["depth"],  # forward, loss, backward, update
+    bytes_counted=TRAIN_BYTES,
+    operations=train_mlp_phases,
+)
+
+TRAIN_DECODER = Workload(
+    name="train-decoder",
+    description="one training step of a stack of pre-norm decoder layers (causal attention, no KV cache) on whole "
+    "sequences of `seq` tokens",
+    snippet="snippets/train.py",
+    params=(
+        _int("layers", "decoder layers", 1, high=1024),
+        _int("d_model", "width of the hidden state", 4096, high=2**17),
+        _int("heads", "query heads", 32, high=1024),
+        _int("kv_heads", "key/value heads (fewer than heads: grouped-query attention)", 8, high=1024),
+        _int("d_ff", "hidden width of the FFN", 14336, high=2**19),
+        Param(
+            "ffn",
+            str,
+            "swiglu: SiLU(gate)·up then down, as Llama; gelu: up, GELU, down",
+            "swiglu",
+            choices=costs.FFN_KINDS,
+        ),
+        _int("seq", "tokens in each training sequence", 2048, high=2**20),
+        _optimizer_param(),
+        _precision_param(),
+    ),
+    unit=TRAIN_SEQUENCES,
+    label=lambda p: f"seq {_get(p, 'seq')}, {optimizer_name(p)}",
+    shape=lambda p: (
+        f"training step of a {_get(p, 'layers')}-layer decoder (d={_get(p, 'd_model')}, {_get(p, 'heads')} heads, "
+        f"{'SwiGLU' if p.get('ffn') == 'swiglu' else 'GELU'} FFN {_get(p, 'd_ff')})"
+    ),
+    cost=_summed(train_decoder_phases),
+    weight_bytes=lambda p, s: s * costs.weight_elements(decoder_config(p)),
+    consistency=_train_decoder_consistency,
+    operators=lambda p: 60 * p["layers"] + 4,  # about 18 forward, 30 backward and 12 update operators a layer
+    bytes_counted=TRAIN_BYTES,
+    operations=train_decoder_phases,
+)
+
+WORKLOADS: dict[str, Workload] = {
+    w.name: w for w in (MLP, LINEAR, MOE, CONV, RESNET50, DECODE, ENCODER, TRAIN_MLP, TRAIN_DECODER)
+}
 
 
 def workload(name: str) -> Workload:

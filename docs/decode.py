@@ -1,15 +1,18 @@
 # %% [markdown]
 # # Transformer decode: the KV cache is a per-sequence weight
 #
-# The article treats a Transformer as an MLP: thanks to the [KV cache](../glossary/#kv-cache), it
-# says, attention costs little, so a decoder batches like a stack of Linear layers. Half of that is
-# right. The cache does save the arithmetic: a decode step computes keys and values for the new
-# token only. But it does not save the memory traffic. Every step must read the cached keys and
-# values of every position of every sequence, and unlike the weights that read is not shared across
-# the batch. This page measures decode steps of a small decoder stack (`snippets/decode.py`:
-# pre-norm attention and a SwiGLU FFN per layer, as in Llama, no embedding or LM head) at several
-# context lengths, with full multi-head attention (MHA) and with grouped-query attention (GQA), and
-# a prefill beside them.
+# The article treats a Transformer as an MLP. In the Chinese translation this site started from:
+# “Transformers 本質上就是多層感知機（MLPs）” (“Transformers are in essence multilayer perceptrons (MLPs)”), and
+# “由于有了 KV 緩存（能夠將計算數據保留在內存中），注意力機制所消耗的時間被大幅減少”
+# (“thanks to the [KV cache](../glossary/#kv-cache),
+# which keeps computed data in memory, the time the attention mechanism takes is greatly reduced”),
+# so a decoder would batch like a stack of Linear layers. Half of that is right. The cache does save
+# the arithmetic: a decode step computes keys and values for the new token only. But it does not
+# save the memory traffic. Every step must read the cached keys and values of every position of
+# every sequence, and unlike the weights that read is not shared across the batch. This page
+# measures decode steps of a small decoder stack (`snippets/decode.py`: pre-norm attention and a
+# SwiGLU FFN per layer, as in Llama, no embedding or LM head) at several context lengths, with full
+# multi-head attention (MHA) and with grouped-query attention (GQA), and a prefill beside them.
 #
 # ## What one decode step moves
 #

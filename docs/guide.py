@@ -97,6 +97,10 @@ page.show("waves")
 # ([Transformer decode](../decode/)). How the cache caps what an engine serves at once, with
 # time to first token and each user's tokens per second, is on
 # [Serving LLMs with continuous batching](../llm_serving/).
+#
+# Choosing a batch for training instead: a step adds the backward pass and a fixed-cost optimizer
+# update, memory for activations caps the batch, and past the gradient noise scale a larger batch
+# stops cutting the steps ([Training](../training/)).
 
 # %% tags=["hide-input"]
 page.show("kv")

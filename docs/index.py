@@ -28,7 +28,9 @@ page.show("gpu_curve_measured_or_predicted")
 
 # %% [markdown]
 # **Tuning a batch size?** [Choosing your batch size](guide/) walks through it: look up the ridge batch, find your
-# regime, measure your own model, and round to what the hardware likes.
+# regime, measure your own model, and round to what the hardware likes. **Training?**
+# [Training: the batch a step affords and the batch the data can use](training/) adds the backward pass, the
+# optimizer's fixed cost, activation memory and the gradient noise scale.
 #
 # The site started from Finbarr Timbers' article
 # [“How does batching work on modern GPUs?”](https://www.artfintel.com/p/how-does-batching-work-on-modern)

@@ -33,8 +33,8 @@
 # - **A step's time** is the decode page's per-operation sum: the matrix products (every weight
 #   read once for the whole step; two FLOPs per weight per new token; the output head for each
 #   sequence that samples a token), then the attention (each sequence reads its own cache), each
-#   at max(FLOPs ÷ peak FLOP/s, bytes ÷ bandwidth), plus a fixed cost per step: one published
-#   kernel-launch time (about 3 µs) for each of eight kernels per layer.
+#   at max(FLOPs ÷ peak FLOP/s, bytes ÷ bandwidth), plus a fixed cost per step for the kernels'
+#   launches, counted under the table below.
 #
 # Tensor parallelism over *n* GPUs is one device with *n* times the rate, bandwidth and memory:
 # the all-reduces between them are not counted, which flatters it. The same simulator also runs on
@@ -121,6 +121,6 @@ if budget := page.extra["budget_answer"]:  # None when no concurrency meets the 
         f"({budget['what binds']}). "
     )
 page.show_takeaway(
-    lesson + "Predictions here are upper bounds from the datasheet; the published engines checked here reach "
-    f"{page.extra['published_share_of_roofline']} of them."
+    lesson + "Predictions here are upper bounds from the datasheet; the share of them the published engines checked "
+    f"here reach is, {page.extra['published_share_of_roofline']}."
 )

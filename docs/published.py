@@ -1,9 +1,11 @@
 # %% [markdown]
 # # Checked against published measurements
 #
-# Every curve on this site's other pages is measured by its own harness, and every prediction
-# beside it comes from the roofline: a call takes at least as long as its bytes take to cross
-# memory and its FLOPs take to compute. Until a GPU run is committed here, the way to see how
+# Most curves on this site's other pages are measured by its own harness, with the roofline's
+# prediction beside them; some are predictions alone, and labelled so: the home page's and the
+# calculator's GPU curves, the devices page's datasheet lines, the steps page's tile model and every
+# curve on the LLM-serving page. The roofline says a call takes at least as long as its bytes take
+# to cross memory and its FLOPs take to compute. Until a GPU run is committed here, the way to see how
 # far real GPUs fall short of that bound is to predict what others have measured and published.
 # This page does that for every figure in `benchmarks/published/measurements.json` that names
 # one configuration (the one that does not is listed at the end): each row there cites its

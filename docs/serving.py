@@ -6,9 +6,8 @@
 # stay under a budget, so what max batch, what max queue delay and how many model instances? Those are
 # Triton's `max_batch_size` and `max_queue_delay_microseconds`, TorchServe's `batch_size` and
 # `max_batch_delay`, and Ray Serve's `max_batch_size` and `batch_wait_timeout_s`. This page answers
-# it from a measured batch curve, by simulating the server: nothing below was timed on a server, and
-# every number is simulated from a committed results file or from a curve scaled to a cited published
-# figure.
+# it from a measured batch curve, by simulating the server (the section below the example says which
+# numbers were measured and which simulated).
 #
 # ## The simulation
 #
@@ -72,8 +71,8 @@ page.show("batch_formed")
 # ## What the latency is made of
 #
 # Each request's latency splits into the time it waited for an instance (or for the batcher),
-# the time it sat in a batch that was still filling, and the batch's own run. At low load the
-# max delay is most of the waiting; under load, queueing behind earlier batches takes over.
+# the time it sat in a batch that was still filling, and the batch's own run; which of them is the
+# larger depends on the percentile and the load, as the paragraph under the chart reads it.
 
 # %% tags=["hide-input"]
 page.show("breakdown")
@@ -81,9 +80,8 @@ page.show("breakdown")
 # %% [markdown]
 # ## Latency against throughput: the hockey stick
 #
-# Every policy's p99 stays nearly flat as the rate rises, then turns up steeply as the instance
-# approaches what it can serve. Batching moves the corner to the right: a larger batch serves
-# more requests per second of instance time, at the price of a longer call.
+# Each policy's p99 against the throughput it serves, up to where it overloads; the paragraph under
+# the chart says how each one rises and what batching does to the highest rate within the budget.
 
 # %% tags=["hide-input"]
 page.show("hockey")
@@ -133,8 +131,8 @@ page.show("recommend")
 # times. The simulator then gets only what was measured: the server's own cost per request
 # (through a replica that does no work), the batch times the server measured inside itself, and
 # each repeat's arrival times. Measured and simulated p50, mean batch and batch sizes are set side
-# by side; p99 is shown but not judged, because on a small machine shared with other work it
-# follows that work. `nox -s serving-check` repeats the check on your machine.
+# by side; p99 is shown but not judged, for the reason the summary gives. `nox -s serving-check`
+# repeats the check on your machine.
 
 # %% tags=["hide-input"]
 page.show("real_server")
@@ -150,7 +148,7 @@ page.show("real_server")
 # deque timeout in the Server scenario. The check here:
 #
 # 1. takes the shape of the batch curve from the roofline of ResNet-50 on the H100 SXM datasheet
-#    (fp16 stands in for a precision the files read do not state);
+#    (in a stand-in precision, named under the chart);
 # 2. scales it so that one GPU at the Offline batch of 2,048 delivers an eighth of the published
 #    Offline figure;
 # 3. serves Poisson queries on the seven inference streams the configuration keeps in flight on

@@ -135,10 +135,10 @@ page.show("corrections")
 # %% [markdown]
 # ## A CPU has a roofline too
 #
-# The article says a CPU scales linearly with the batch. Measured, it does not quite: a CPU has a
-# memory bandwidth and an arithmetic rate like a GPU, only a lower ridge batch: several times
-# lower than a datacenter GPU's in float32, and tens of times lower than that of its bfloat16
-# tensor cores.
+# The article says a CPU scales linearly with the batch. Measured here, it does not quite: the
+# run below follows a roofline made of its own copy bandwidth and matmul rate, with a far lower
+# ridge batch than a datacenter GPU's. What that ceiling is, and what it is not, is said under
+# the chart.
 
 # %% tags=["hide-input"]
 page.show("cpu")

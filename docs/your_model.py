@@ -9,7 +9,9 @@
 # one row either side of the multiples of 8, 64 and 128 near the answer (where tile and wave steps
 # sit); measures every batch it found again, in shared rounds, for the final numbers; and bisects
 # again any gap those numbers open at the budget. `--time-limit` bounds the whole command, importing
-# torch and measuring the ceilings included.
+# torch and measuring the ceilings included. Your model runs in a process of its own: a forward or a
+# factory that never returns is ended a few seconds past the limit, and the file keeps the batches
+# already timed, marked incomplete.
 #
 # ```sh
 # nox -s sweep -- examples/resnet50_small.py:factory --budget-ms 100 --percentile 90 --report report.html
@@ -47,9 +49,10 @@
 # A stretch that runs faster than a measured ceiling is said not to be bounded by it; no share above
 # 100 % is quoted. Every answer carries its noise: the first line says how noisy the machine was (the
 # p90 against the median, the ceilings' spread between their samples); a budget met or missed within the
-# spread of a batch's percentile says so and names the safe choice; a 5 % cut-off that falls within a
-# batch's noise names the next batch beyond it; and a step or an "avoid it" is said only beyond the
-# noise.
+# spread of a batch's percentile says so and names the largest batch clearly within it; a 5 % cut-off
+# that falls within a batch's noise names the next batch beyond it; and a step or an "avoid it" is said
+# only beyond the noise. Each batch it names is named for what it is (the largest within the budget,
+# the one with a margin, the recommended one), with a line saying how they relate.
 # To serve the model behind a dynamic batcher, `python -m benchmarks serve SWEEP.json` plans the max
 # batch, max delay and instances from the same file ([Serving with dynamic batching](../serving/)).
 #

@@ -318,3 +318,137 @@ def encoder_cost(batch, seq_len, config, bytes_per_element, pooler=True):
     cost["flops"] = cost["matmul_flops"] + cost["attention_flops"]
     cost["bytes"] = cost["weight_bytes"] + cost["activation_bytes"]
     return cost
+
+
+# --------------------------------------------------------------------------- training steps
+#
+# A training step is the forward pass, the backward pass (the gradient with respect to each layer's input, passed
+# down, and the gradient with respect to its weight, kept) and one optimizer update. Each matrix product of the
+# forward has two twins in the backward with the same FLOPs, so a step is about three forwards; the update reads and
+# writes every parameter and its optimizer state once, whatever the batch.
+
+TRAIN_PHASES = ("forward", "input gradient", "weight gradient", "optimizer")
+OPTIMIZERS = ("adamw", "sgd")
+# Tensors of one parameter's size the update reads or writes: AdamW reads the parameter, its gradient and both
+# moments and writes the parameter and both moments (7); SGD with momentum reads the parameter, the gradient and the
+# momentum buffer and writes the parameter and the buffer (5).
+OPTIMIZER_ACCESSES = {"adamw": 7, "sgd": 5}
+OPTIMIZER_FLOPS = {"adamw": 12, "sgd": 3}  # elementwise FLOPs per parameter (decay, moments, the division, the step)
+OPTIMIZER_STATES = {"adamw": 2, "sgd": 1}  # state tensors of a parameter's size: two moments, one momentum buffer
+PRECISIONS = ("pure", "mixed")
+FP32_BYTES = 4
+
+
+def optimizer_cost(parameters, optimizer, bytes_per_element, precision="pure"):
+    """(FLOPs, bytes) of one optimizer update of `parameters` parameters.
+
+    pure: the parameters, gradients and state all in the training dtype (what the harness measures): each access
+    is `bytes_per_element`. mixed: the matmuls run on low-precision weights whose fp32 master copy the update
+    keeps: it reads the low-precision gradient, reads and writes the fp32 master and each fp32 state tensor, and
+    writes the new low-precision weights (AdamW in bf16: 2 + 8 + 16 + 2 = 28 bytes per parameter; SGD: 20).
+    """
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {optimizer!r}")
+    flops = OPTIMIZER_FLOPS[optimizer] * parameters
+    if precision == "pure":
+        return flops, OPTIMIZER_ACCESSES[optimizer] * bytes_per_element * parameters
+    if precision != "mixed":
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    per_parameter = 2 * bytes_per_element + FP32_BYTES * 2 * (1 + OPTIMIZER_STATES[optimizer])
+    return flops, per_parameter * parameters
+
+
+def state_bytes(parameters, optimizer, bytes_per_element, precision="pure"):
+    """Memory held between steps, by part: weights, gradients, optimizer state (and the fp32 master weights in
+    mixed precision, counted with the optimizer state)."""
+    states = OPTIMIZER_STATES[optimizer]
+    if precision == "mixed":
+        optimizer_state = FP32_BYTES * (states + 1) * parameters
+    else:
+        optimizer_state = bytes_per_element * states * parameters
+    return {
+        "weights": bytes_per_element * parameters,
+        "gradients": bytes_per_element * parameters,
+        "optimizer state": optimizer_state,
+    }
+
+
+def mlp_parameters(width, depth):
+    return depth * (width * width + width)
+
+
+def train_mlp_phases(batch, width, depth, bytes_per_element, optimizer, precision="pure"):
+    """(phase, FLOPs, bytes) of one training step of the `mlp_cost` MLP with a mean-squared-error loss.
+
+    forward: `mlp_cost`. input gradient: every layer but the first (the network's input needs none) multiplies the
+    output gradient by its weight: 2·b·w² FLOPs; it reads the weight and the output gradient and writes the input
+    gradient (the ReLU's mask is fused). weight gradient: every layer multiplies the output gradient by its input,
+    2·b·w² FLOPs, and sums it over the batch for the bias; it reads both and writes the weight and bias gradients.
+    optimizer: `optimizer_cost` over every weight and bias.
+    """
+    s, w, b = bytes_per_element, width, batch
+    forward = mlp_cost(b, w, depth, s)
+    input_grad = ((depth - 1) * 2 * b * w * w, (depth - 1) * s * (w * w + 2 * b * w))
+    weight_grad = (depth * (2 * b * w * w + b * w), depth * s * (2 * b * w + w * w + w))
+    update = optimizer_cost(mlp_parameters(w, depth), optimizer, s, precision)
+    return tuple(zip(TRAIN_PHASES, *zip(forward, input_grad, weight_grad, update)))
+
+
+def mlp_saved_elements_per_sample(width, depth):
+    """Elements autograd keeps per sample for the MLP's backward: each Linear's input (the first is the network's
+    input; each later one is the ReLU output before it, the same tensor the ReLU keeps for its mask), the last
+    ReLU's output (kept by it and by the loss) and the loss target: (depth + 2)·width."""
+    return (depth + 2) * width
+
+
+def decoder_saved_elements_per_token(config):
+    """Elements autograd keeps per token in each layer of the training block (`snippets/train.py`), counted by
+    hand: the layer input and the first norm's output (2·d), q, k and v and the attention output (2·d + 2·kv·hd),
+    the attention's log-sum-exp (heads), the output projection's input (d, a copy: the heads are transposed back),
+    the residual sum, the second norm's output and what a norm keeps of an input that needs a gradient (3·d), the
+    norms' reciprocal RMS (2), and in the FFN the gate, its SiLU, up and their product (4·d_ff; GELU: up and its
+    GELU, 2·d_ff). Checked against the tensors autograd saves (saved_tensors_hooks) within a few per cent."""
+    c = config
+    ffn = 4 * c.d_ff if c.ffn == "swiglu" else 2 * c.d_ff
+    return 8 * c.d_model + 2 * c.kv_heads * c.head_dim + c.heads + 2 + ffn
+
+
+def decoder_saved_elements_per_sample(config, seq, checkpointed=False):
+    """Elements kept per sequence of `seq` tokens: every layer's (`decoder_saved_elements_per_token`) plus the
+    final norm's and the loss's (4·d per token). With activation checkpointing each layer keeps only its input
+    (d per token) and one layer's activations exist at a time, rebuilt during the backward."""
+    per_layer = decoder_saved_elements_per_token(config)
+    layers = config.layers * config.d_model + per_layer if checkpointed else config.layers * per_layer
+    return seq * (layers + 4 * config.d_model)
+
+
+def train_decoder_phases(batch, seq, config, bytes_per_element, optimizer, precision="pure"):
+    """(phase, FLOPs, bytes) of one training step of `batch` sequences of `seq` tokens through the decoder stack.
+
+    forward: `prefill_cost` (causal attention over `seq` positions). input gradient: each projection's input
+    gradient, 2 FLOPs per weight element per token, reading the weights and each projection's output gradient and
+    writing its input gradient; and the attention's backward, twice its forward FLOPs (the gradients of Q, K, V and
+    of the scores), reading q, k, v, the output and its gradient and writing dq, dk, dv. weight gradient: 2 FLOPs
+    per weight element per token, reading each projection's input and output gradient and writing the weight
+    gradients. optimizer: `optimizer_cost` over every weight. Norms, activations and residual adds are fused.
+    """
+    s, c = bytes_per_element, config
+    tokens = batch * seq
+    forward = prefill_cost(batch, seq, c, s)
+    matmul = 2 * matmul_weight_elements(c) * tokens
+    attention = forward["flops"] - matmul
+    moved = s * tokens * c.layers * activation_elements_per_token(c)  # every projection's input and output
+    attention_bytes = s * tokens * c.layers * 2 * (2 * c.d_model + 2 * c.kv_heads * c.head_dim)
+    weights = s * matmul_weight_elements(c)
+    input_grad = (matmul + 2 * attention, weights + moved + attention_bytes)
+    weight_grad = (matmul, weights + moved)
+    update = optimizer_cost(weight_elements(c), optimizer, s, precision)
+    phases = (forward["flops"], forward["bytes"]), input_grad, weight_grad, update
+    return tuple((name, flops, moved_bytes) for name, (flops, moved_bytes) in zip(TRAIN_PHASES, phases))
+
+
+def largest_batch(memory_bytes, fixed_bytes, per_sample_bytes):
+    """The largest batch whose activations fit beside the fixed state: 0 when even one does not."""
+    if per_sample_bytes <= 0:
+        raise ValueError("per-sample memory must be positive")
+    return max(0, int((memory_bytes - fixed_bytes) // per_sample_bytes))

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-MAX_TRACE_BYTES = 64_000_000
+from benchmarks.contract.inputs import TRACE_LIMIT, InputError, read_text_bounded
+
+MAX_TRACE_BYTES = TRACE_LIMIT
 MAX_TRACE_REQUESTS = 5_000_000
 
 
@@ -61,14 +63,9 @@ def trace_arrivals(path: Path | str) -> np.ndarray:
     the first is moved to 0. A bad file raises TraceError naming the file and the line or index."""
     path = Path(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_TRACE_BYTES:
-            raise TraceError(f"{path}: is larger than {MAX_TRACE_BYTES:,} bytes")
-        text = path.read_text(encoding="utf-8")
-    except TraceError:
-        raise
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TraceError(f"{path}: cannot be read: {exc}") from None
+        text = read_text_bounded(path, kind="trace", limit_bytes=MAX_TRACE_BYTES)
+    except InputError as exc:
+        raise TraceError(str(exc)) from None
     if text.lstrip().startswith("["):
         try:
             values = json.loads(text)

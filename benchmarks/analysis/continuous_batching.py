@@ -53,12 +53,26 @@ from benchmarks.analysis.cost_model import (
 from benchmarks.analysis.decode import DecodeTerms, decode_terms
 from benchmarks.analysis.published import KERNEL_LAUNCH_S
 from benchmarks.analysis.serving import PublishedModel, model_weight_bytes
+from benchmarks.contract.inputs import LENGTHS_LIMIT, InputError, read_text_bounded
 from benchmarks.gpus import BYTES_PER_ELEMENT, GPU
 from snippets.costs import FFN_MATRICES
 
 BLOCK_TOKENS = 16  # vLLM's default block size
 MEMORY_FRACTION = 0.9  # vLLM's default gpu_memory_utilization
-KERNELS_PER_LAYER = 8  # two norms, QKV, attention, output projection, gate-up, activation, down
+# The kernels one decoder layer launches in this model of a step: its four matrix products and its attention, and
+# the elementwise passes between them (two norms and the activation), one launch each. A count of operations, not
+# of any engine's kernels: engines fuse some (a norm into a projection) and split others.
+LAYER_KERNELS = (
+    "attention norm",
+    "QKV projection",
+    "attention",
+    "output projection",
+    "MLP norm",
+    "gate-up projection",
+    "activation",
+    "down projection",
+)
+KERNELS_PER_LAYER = len(LAYER_KERNELS)
 MAX_REQUESTS = 200_000
 MAX_LENGTH = 10_000_000
 
@@ -321,10 +335,15 @@ class Lengths:
 
     @classmethod
     def from_file(cls, path: Path | str) -> Lengths:
-        """One whole number a line (blank lines and lines starting with # skipped). ValueError otherwise."""
+        """One whole number a line (blank lines and lines starting with # skipped). ValueError otherwise (also for
+        a file that is not a regular text file of at most LENGTHS_LIMIT bytes)."""
         path = Path(path)
         values = []
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            text = read_text_bounded(path, kind="token-length file", limit_bytes=LENGTHS_LIMIT)
+        except InputError as exc:
+            raise ValueError(str(exc)) from None
+        for number, line in enumerate(text.splitlines(), start=1):
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
@@ -373,6 +392,7 @@ class Engine:
     reserve: bool = False  # admit only when blocks for the longest answer allowed are free (no preemption ever)
     block_tokens: int = BLOCK_TOKENS
     memory_fraction: float = MEMORY_FRACTION
+    max_model_len: int | None = None  # the longest a request (prompt and answer) may be; longer ones are clipped
 
     def problems(self) -> list[str]:
         found = []
@@ -380,6 +400,8 @@ class Engine:
             found.append("max_num_seqs must be at least 1")
         if self.max_batched_tokens < 1:
             found.append("max_batched_tokens must be at least 1")
+        if self.max_model_len is not None and self.max_model_len < 2:
+            found.append("max_model_len must be at least 2 (a prompt token and an answer token)")
         if self.chunked_prefill and self.max_batched_tokens < self.max_num_seqs:
             found.append("with chunked prefill, max_batched_tokens must be at least max_num_seqs")
         if self.block_tokens < 1:
@@ -412,6 +434,12 @@ class Result:
     step_share: dict[str, float] = field(default_factory=dict)  # prefill and decode shares of the busy time
     prompt_mean: float = 0.0  # tokens, over the requests served
     waiting_at_last_arrival: int = 0  # of an open loop
+    user_rate_s: np.ndarray = field(default_factory=lambda: np.array([]))  # per request: output tokens ÷ e2e
+    # per request, in request order (every request, warm-up included): arrival, first token, last token, outputs
+    arrival_s: np.ndarray = field(default_factory=lambda: np.array([]))
+    first_s: np.ndarray = field(default_factory=lambda: np.array([]))
+    finish_s: np.ndarray = field(default_factory=lambda: np.array([]))
+    outputs: np.ndarray = field(default_factory=lambda: np.array([]))
 
     def percentile(self, metric: str, p: float) -> float:
         values = getattr(self, f"{metric}_s")
@@ -428,8 +456,15 @@ class Result:
 
     @property
     def tokens_per_s_per_user(self) -> float:
-        """What one user sees while its answer streams: 1 / the median time per output token."""
+        """What one user sees while its answer streams, the first token's wait left out: 1 / the median time per
+        output token after the first."""
         return 1 / float(np.median(self.tpot_s)) if len(self.tpot_s) else math.nan
+
+    @property
+    def tokens_per_s_per_user_with_first(self) -> float:
+        """What one user gets from sending its request to its last token, the first token's wait included: the
+        median over requests of output tokens ÷ end-to-end time."""
+        return float(np.median(self.user_rate_s)) if len(self.user_rate_s) else math.nan
 
     @property
     def kv_peak_share(self) -> float:
@@ -449,6 +484,7 @@ class Result:
         found.update(
             tokens_per_s=self.tokens_per_s,
             tokens_per_s_per_user=self.tokens_per_s_per_user,
+            tokens_per_s_per_user_with_first=self.tokens_per_s_per_user_with_first,
             requests_per_s=self.requests_per_s,
             mean_running=self.mean_running,
             max_running=self.max_running,
@@ -494,6 +530,9 @@ def simulate(
         raise ValueError("every prompt and output holds at least one token")
     blocks_total = step.kv_blocks(engine.memory_fraction, engine.block_tokens) if kv_blocks is None else kv_blocks
     output_cap = max(output.high, max(outputs))
+    if engine.max_model_len is not None:
+        prompts, outputs = clip_pairs(prompts, outputs, engine.max_model_len)
+        output_cap = min(output_cap, engine.max_model_len - min(prompts))  # no answer runs past the model's length
     _check_fits(engine, prompts, outputs, output_cap, blocks_total)
     if rate_per_s is not None:
         if not (rate_per_s > 0 and math.isfinite(rate_per_s)):
@@ -506,12 +545,19 @@ def simulate(
     return _Loop(step, engine, prompts, outputs, arrivals, blocks_total, rate_per_s, clients, output_cap).run()
 
 
+def clip_pairs(prompts: list[int], outputs: list[int], longest: int) -> tuple[list[int], list[int]]:
+    """Each request clipped to `longest` tokens in all, as an engine's max_model_len bounds it: a prompt to
+    `longest` - 1 (one token of answer at least), then its answer to what is left."""
+    clipped = [min(p, longest - 1) for p in prompts]
+    return clipped, [min(o, longest - p) for p, o in zip(clipped, outputs)]
+
+
 def _check_fits(engine: Engine, prompts: list[int], outputs: list[int], output_cap: int, blocks_total: int) -> None:
     """Infeasible when the longest request cannot fit in the cache or, without chunked prefill, in one step."""
     bt = engine.block_tokens
     longest = max(p + o for p, o in zip(prompts, outputs))
     if engine.reserve:  # a prompt with the longest answer allowed
-        longest = max(prompts) + output_cap
+        longest = min(max(prompts) + output_cap, engine.max_model_len or math.inf)
     if -(-longest // bt) > blocks_total:
         raise Infeasible(
             f"the KV cache holds {blocks_total * bt:,} tokens ({blocks_total:,} blocks of {bt}), fewer than one "
@@ -637,7 +683,8 @@ class _Loop:
         tokens, or with `reserve` the longest sequence it may become (its prompt and the longest answer the output
         lengths allow, as an engine reserves a request's max_tokens: it cannot know the answer's length)."""
         if self.engine.reserve:
-            return self.target[i] + self.output_cap - self.emitted[i]
+            longest = self.target[i] + self.output_cap - self.emitted[i]
+            return longest if self.engine.max_model_len is None else min(longest, self.engine.max_model_len)
         return tokens
 
     def _continue_prompts(self, budget: int, chunks: list[tuple[int, int]]) -> int:
@@ -862,6 +909,11 @@ class _Loop:
             step_share={"prefill-only steps": self.prefill_time / busy if busy else 0.0},
             prompt_mean=sum(self.prompts) / n,
             waiting_at_last_arrival=self.waiting_at_last_arrival,
+            user_rate_s=outs[kept] / (finish - arr)[kept],
+            arrival_s=arr,
+            first_s=first,
+            finish_s=finish,
+            outputs=outs,
         )
 
 
@@ -966,6 +1018,9 @@ class Plan:
     rate_result: Result | None
     binds: str  # "kv-memory", "step-time", "prefills" or "time-to-first-token"
     step: Any  # a RooflineStep, or any step with the same step_seconds and kv_blocks (a measured one)
+    steady: Steady | None = None  # the check of `rate_per_s` at steady state (None: no rate searched)
+    searched_per_s: float | None = None  # the short search's rate, before the steady-state check
+    failed: tuple[Steady, ...] = ()  # the rates that failed the steady-state check, highest first
 
     @property
     def max_num_seqs(self) -> int:
@@ -1014,10 +1069,133 @@ def plan(
     beyond = run(good + 1) if bad is not None else None
     binds = _binding(budget, cache[good], beyond)
     rate, rate_result = (None, None)
-    if find_rate:
-        rate, rate_result = largest_rate(step, _with_cap(engine, good), prompt, output, budget,
-                                         cache[good].requests_per_s, n_requests=n_requests, seed=seed)  # fmt: skip
-    return Plan(budget, good, cache[good], beyond, limit, rate, rate_result, binds, step)
+    if not find_rate:
+        return Plan(budget, good, cache[good], beyond, limit, rate, rate_result, binds, step)
+    capped = _with_cap(engine, good)
+    rate, rate_result = largest_rate(step, capped, prompt, output, budget, cache[good].requests_per_s,
+                                     n_requests=n_requests, seed=seed)  # fmt: skip
+    if rate is None:
+        return Plan(budget, good, cache[good], beyond, limit, rate, rate_result, binds, step)
+    passed, failed = steady_rate(step, capped, prompt, output, budget, rate, n_requests=n_requests, seed=seed)
+    return Plan(budget, good, cache[good], beyond, limit, passed.rate_per_s if passed else None,
+                passed.result if passed else None, binds, step, passed, rate, failed)  # fmt: skip
+
+
+# --------------------------------------------------------------------------- steady state
+
+STEADY_LENGTH = 5  # the check runs this many times the search's requests
+STEADY_EDGE = 0.1  # the share of requests left out at each end: the warm-up (first arrivals) and the drain (last)
+STEADY_SERVED = 0.95  # served ÷ offered over the window, at least
+STEADY_BACKLOG = 0.02  # requests waiting for their first token may grow over the window by this share of it, at most
+STEADY_STEP = 0.95  # each retry offers this share of the last rate that failed
+STEADY_TRIES = 12
+
+
+@dataclass(frozen=True)
+class Steady:
+    """One long run at a rate, measured over a window that leaves out the warm-up and the drain."""
+
+    rate_per_s: float
+    requests: int  # in the run
+    window: int  # requests measured (arrived in the window, whatever their outputs)
+    served_per_s: float  # requests that finished within the window's span ÷ that span
+    ttft_first_half_s: float  # median TTFT of the window's first half (by arrival)
+    ttft_second_half_s: float
+    backlog_start: int  # requests arrived and waiting for their first token when the window opens
+    backlog_end: int  # and when it closes
+    tpot_s: float  # at the budget's percentile, over the window
+    ttft_s: float
+    tokens_per_s: float  # output tokens finished within the window's span ÷ that span
+    result: Result
+
+    @property
+    def served_share(self) -> float:
+        return self.served_per_s / self.rate_per_s
+
+    @property
+    def backlog_growth(self) -> int:
+        return self.backlog_end - self.backlog_start
+
+    @property
+    def stable(self) -> bool:
+        """Served ≈ offered, and the queue for a first token does not grow over the window."""
+        return self.served_share >= STEADY_SERVED and self.backlog_growth <= STEADY_BACKLOG * self.window
+
+    def meets(self, budget: Budget) -> bool:
+        within = self.tpot_s <= budget.tpot_s and (budget.ttft_s is None or self.ttft_s <= budget.ttft_s)
+        return self.stable and within
+
+    def describe(self, budget: Budget) -> str:
+        p = f"p{budget.percentile:g}"
+        return (
+            f"{self.rate_per_s:.2f} requests/s offered, {self.served_per_s:.2f} served; "
+            f"{self.backlog_start:,} requests waiting for a first token as the window opens, "
+            f"{self.backlog_end:,} as it closes; median TTFT "
+            f"{self.ttft_first_half_s * 1e3:,.0f} ms in the window's first half and "
+            f"{self.ttft_second_half_s * 1e3:,.0f} ms in its second; {p} time per output token "
+            f"{self.tpot_s * 1e3:.1f} ms and {p} time to first token {self.ttft_s * 1e3:,.0f} ms"
+        )
+
+
+def steady(result: Result, budget: Budget) -> Steady:
+    """The steady-state figures of one open-loop run: the requests that arrived after the first STEADY_EDGE and
+    before the last STEADY_EDGE of arrivals, their latencies at the budget's percentile, and how fast requests and
+    tokens finished over the window's span against the rate offered."""
+    n = len(result.arrival_s)
+    order = np.argsort(result.arrival_s, kind="stable")
+    inside = order[int(n * STEADY_EDGE) : n - int(n * STEADY_EDGE)]
+    start, end = result.arrival_s[inside[0]], result.arrival_s[inside[-1]]
+    span = end - start
+    finished = (result.finish_s >= start) & (result.finish_s <= end)
+    ttft = result.first_s[inside] - result.arrival_s[inside]
+    many = inside[result.outputs[inside] > 1]
+    tpot = (result.finish_s[many] - result.first_s[many]) / (result.outputs[many] - 1)
+    half = len(inside) // 2
+
+    def backlog(t: float) -> int:
+        return int((result.arrival_s <= t).sum() - (result.first_s <= t).sum())
+
+    return Steady(
+        rate_per_s=float(result.offered_rate),
+        requests=n,
+        window=len(inside),
+        served_per_s=float(finished.sum() / span),
+        ttft_first_half_s=float(np.median(ttft[:half])),
+        ttft_second_half_s=float(np.median(ttft[half:])),
+        backlog_start=backlog(start),
+        backlog_end=backlog(end),
+        tpot_s=float(np.percentile(tpot, budget.percentile)) if len(tpot) else math.nan,
+        ttft_s=float(np.percentile(ttft, budget.percentile)),
+        tokens_per_s=float(result.outputs[finished].sum() / span),
+        result=result,
+    )
+
+
+def steady_rate(
+    step: Any,
+    engine: Engine,
+    prompt: Lengths,
+    output: Lengths,
+    budget: Budget,
+    rate_per_s: float,
+    *,
+    n_requests: int = 1000,
+    seed: int = 0,
+) -> tuple[Steady | None, tuple[Steady, ...]]:
+    """Re-check a rate the short search found with a run STEADY_LENGTH times as long, measured at steady state;
+    while it fails (unstable, or over the budget), offer STEADY_STEP of it. The largest rate that passed (None when
+    none of STEADY_TRIES did), and the ones that failed."""
+    n = min(MAX_REQUESTS, STEADY_LENGTH * n_requests)
+    failed = []
+    rate = rate_per_s
+    for _ in range(STEADY_TRIES):
+        result = simulate(step, engine, prompt, output, n_requests=n, rate_per_s=rate, seed=seed)
+        found = steady(result, budget)
+        if found.meets(budget):
+            return found, tuple(failed)
+        failed.append(found)
+        rate *= STEADY_STEP
+    return None, tuple(failed)
 
 
 def _with_cap(engine: Engine, cap: int) -> Engine:
@@ -1091,13 +1269,10 @@ def explain(found: Plan) -> str:
         f"(max_num_seqs) to {found.concurrency}. There the {p} time per output token is "
         f"{r.percentile('tpot', b.percentile) * 1e3:.1f} ms and the {p} time to first token "
         f"{r.percentile('ttft', b.percentile) * 1e3:,.0f} ms, for {r.tokens_per_s:,.0f} output tokens/s in all and "
-        f"{r.tokens_per_s_per_user:,.0f} per user, with {r.kv_peak_share * 100:.0f} % of the KV cache at its peak."
+        f"{r.tokens_per_s_per_user:,.0f} per user while an answer streams ({r.tokens_per_s_per_user_with_first:,.0f} "
+        f"counting the wait for the first token), with {r.kv_peak_share * 100:.0f} % of the KV cache at its peak."
     )
-    if found.rate_per_s is not None:
-        head += (
-            f" Under random (Poisson) arrivals the same cap meets the budget up to about {found.rate_per_s:.2f} "
-            f"requests/s ({found.rate_result.tokens_per_s:,.0f} tokens/s)."
-        )
+    head += rate_words(found)
     x = found.beyond
     if found.binds == "kv-memory":
         why = (
@@ -1114,18 +1289,11 @@ def explain(found: Plan) -> str:
         tpot, itl = x.percentile("tpot", b.percentile) * 1e3, x.percentile("itl", 50) * 1e3
         why = (
             f" What binds is the time per output token: with {found.concurrency + 1} clients its {p} reaches "
-            f"{tpot:.1f} ms, while a plain decode step takes {itl:.1f} ms (median gap between tokens"
+            f"{tpot:.1f} ms, while the median gap between two tokens is {itl:.1f} ms"
         )
         if isinstance(found.step, RooflineStep):
-            detail = found.step.detail(found.step.decode_work(found.concurrency + 1, _mean_context(found)))
-            e = detail.efficiency
-            scaled = "" if e == 1 else f"; each roofline time divided by the stated efficiency {e:g}"
-            why += (
-                f"; the matrix products {detail.matmul_s / e * 1e3:.1f} ms, {detail.matmul_bound}-bound, the "
-                f"attention over every sequence's cache {detail.attention_s / e * 1e3:.1f} ms, plus "
-                f"{detail.fixed_s * 1e3:.2f} ms fixed{scaled}"
-            )
-        why += ")."
+            why += decode_step_words(found.step, x.mean_running, _mean_context(found))
+        why += "."
         if found.binds == "prefills":
             why += (
                 " Most of the difference is prefills: each new prompt takes a step of its own (or a share of one) "
@@ -1134,6 +1302,48 @@ def explain(found: Plan) -> str:
         else:
             why += " Each extra sequence adds its own cache read and its arithmetic to every step."
     return head + why
+
+
+def rate_words(found: Plan) -> str:
+    """The Poisson rate the cap sustains at steady state, how it was checked, and the rates that failed the check."""
+    b, ok = found.budget, found.steady
+    if found.searched_per_s is None:
+        return ""
+    if ok is None:
+        return (
+            f" Under random (Poisson) arrivals the short search's {found.searched_per_s:.2f} requests/s, and "
+            f"{len(found.failed)} lower rates, failed the steady-state check; no rate is reported."
+        )
+    said = (
+        f" Under random (Poisson) arrivals the same cap meets the budget at steady state up to about "
+        f"{ok.rate_per_s:.2f} requests/s ({ok.tokens_per_s:,.0f} output tokens/s over the measured window): checked "
+        f"with {ok.requests:,} requests, the first and last {STEADY_EDGE:.0%} of arrivals left out as warm-up and "
+        f"drain, {ok.describe(b)}."
+    )
+    if found.failed:
+        worst = found.failed[0]
+        why = "it did not keep up" if not worst.stable else "it missed the budget"
+        more = len(found.failed) - 1
+        between = f", as {'does' if more == 1 else 'do'} {more} lower rate{'s' * (more > 1)} tried" if more else ""
+        said += (
+            f" The short search ({worst.requests // STEADY_LENGTH:,} requests a run) found "
+            f"{found.searched_per_s:.2f}/s, which fails that check ({why}: {worst.describe(b)}){between}."
+        )
+    return said
+
+
+def decode_step_words(step: RooflineStep, running: float, context: float) -> str:
+    """A plain decode step of the run's mean running batch at its mean context, and the parts that sum to it."""
+    batch = max(1, round(running))
+    detail = step.detail(step.decode_work(batch, context))
+    e = detail.efficiency
+    scaled = "" if e == 1 else f"; each roofline time divided by the stated efficiency {e:g}"
+    return (
+        f"; a plain decode step of {batch} sequences (the run's mean batch) at the mean context of "
+        f"{context:,.0f} tokens takes {detail.seconds * 1e3:.1f} ms on the roofline: the matrix products "
+        f"{detail.matmul_s / e * 1e3:.1f} ms, {detail.matmul_bound}-bound, the attention over every sequence's cache "
+        f"{detail.attention_s / e * 1e3:.1f} ms, plus {detail.fixed_s * 1e3:.2f} ms fixed{scaled}"
+    )
 
 
 def _mean_context(found: Plan) -> float:

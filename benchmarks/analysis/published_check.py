@@ -107,8 +107,16 @@ def _call(model: Model, phase: str, context: int) -> PredictedPoint:
 
 
 def _split(points: Sequence[PredictedPoint]) -> tuple[float, float]:
-    memory = sum(p.seconds for p in points if p.bound != COMPUTE)
+    """The predicted time in memory-bound and in compute-bound work: per operation where a call sums several (a
+    decode step's matrix products and its attention each under their own bound), else per call."""
+    memory = sum(_memory_bound_s(p) for p in points)
     return memory, sum(p.seconds for p in points) - memory
+
+
+def _memory_bound_s(point: PredictedPoint) -> float:
+    if point.operations and point.seconds == point.roofline_s:
+        return sum(op.seconds for op in point.operations if op.bound != COMPUTE)
+    return point.seconds if point.bound != COMPUTE else 0.0
 
 
 def predicted(model: Model, unit: str) -> Prediction:

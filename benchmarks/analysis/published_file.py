@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.contract.inputs import InputError, read_text_bounded
 from benchmarks.gpus import find_gpu
 from benchmarks.workloads import WORKLOADS
 
@@ -132,11 +133,9 @@ class FieldReader:
     def rows(self) -> list:
         """Every row of the file's `measurements` list, each checked by the subclass's `row`, their ids unique."""
         try:
-            if self.path.stat().st_size > MAX_FILE_BYTES:
-                self.fail("(file)", f"is larger than {MAX_FILE_BYTES:,} bytes")
-            doc = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            self.fail("(file)", f"cannot be read: {exc}")
+            doc = json.loads(read_text_bounded(self.path, kind="published-figures file", limit_bytes=MAX_FILE_BYTES))
+        except InputError as exc:
+            self.fail("(file)", exc.message)
         except (ValueError, RecursionError) as exc:  # ValueError: bad JSON, or a number of thousands of digits
             self.fail("(json)", f"is not JSON: {str(exc)[:120]}")
         doc = self.mapping(doc, "(document)", {"about", "measurements"}, {"about", "measurements"})

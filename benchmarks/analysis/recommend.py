@@ -381,7 +381,7 @@ def verdict_lines(rec: Recommendation, failures: Sequence[dict], unit: str = "sa
         if rec.within_budget is not None:
             w = rec.within_budget
             lines.append(
-                f"Within the {_ms(rec.budget_s)} p{p} budget: batch {w.batch} ({_ms(w.percentile_s)}), "
+                f"Largest batch within the {_ms(rec.budget_s)} p{p} budget: batch {w.batch} ({_ms(w.percentile_s)}), "
                 + _compare(w, base, p)
                 + "."
                 + _gap_words(rec)
@@ -407,6 +407,9 @@ def verdict_lines(rec: Recommendation, failures: Sequence[dict], unit: str = "sa
         )
     if rec.run is not None:
         lines.append(run_line(rec))
+        relation = answers_line(rec)
+        if relation:
+            lines.append(relation)
     if rec.free_up_to is not None and rec.free_up_to.batch > base.batch:
         f = rec.free_up_to
         lines.append(
@@ -465,8 +468,12 @@ def budget_margin_line(rec: Recommendation) -> str | None:
     parts = []
     high = w.interval(p)[1]
     if high > budget:
-        safe = [q for q in rec.measured if q.batch < w.batch and q.interval(p)[1] <= budget]
-        choice = f"batch {safe[-1].batch} is the safe choice" if safe else "no smaller batch is clearly within it"
+        safe = margin_batch(rec)
+        choice = (
+            f"batch {safe.batch} is the largest whose whole p{p} spread stays within it (the choice with a margin)"
+            if safe
+            else "no smaller batch is clearly within it"
+        )
         parts.append(
             f"Batch {w.batch} meets the {_ms(budget)} p{p} budget by {_ms(budget - w.percentile_s)}, within the spread "
             f"of its p{p} ({_ms(w.interval(p)[0])}–{_ms(high)}): {choice}."
@@ -514,21 +521,53 @@ def breaks_budget_line(rec: Recommendation) -> str:
     )
 
 
+def margin_batch(rec: Recommendation) -> SweepPoint | None:
+    """The largest batch below the one within the budget whose whole spread at the percentile is within it."""
+    w, p = rec.within_budget, rec.percentile
+    if w is None or w.interval(p)[1] <= rec.budget_s:
+        return None
+    safe = [q for q in rec.measured if q.batch < w.batch and q.interval(p)[1] <= rec.budget_s]
+    return safe[-1] if safe else None
+
+
+def answers_line(rec: Recommendation) -> str | None:
+    """How the batches named above relate, when they differ, and how `serve`'s max batch differs from them all."""
+    named = {rec.run.batch}
+    said = []
+    if rec.within_budget is not None:
+        named.add(rec.within_budget.batch)
+        said.append(f"batch {rec.within_budget.batch} is the largest whose p{rec.percentile} fits the budget")
+    safe = margin_batch(rec)
+    if safe is not None:
+        named.add(safe.batch)
+        said.append(f"batch {safe.batch} fits it with a margin for the noise")
+    said.append(f"batch {rec.run.batch} is the recommended one, the guide's rule")
+    if len(named) < 2:
+        return None
+    return (
+        "How these answers relate: " + "; ".join(said) + ". `serve` answers another question from this sweep: the max "
+        "batch for a dynamic batcher under an arrival rate, where each request also waits for its batch to form and "
+        "for a free instance, so its max batch may be none of these."
+    )
+
+
 def run_line(rec: Recommendation) -> str:
     """The batch to run, and which step of the guide's rule chose it."""
     if rec.within_budget is not None:
-        why, which = "the smaller of the two", "the smaller of the two"
+        near = f"batch {rec.near_best.batch}, the first within 5 % of the highest throughput" if rec.near_best else ""
+        why = f"the smaller of batch {rec.within_budget.batch}, the largest within the budget, and {near}"
+        which = "the smaller of the two"
     elif rec.budget_s is not None:
         why, which = "no batch meets the budget, so the fastest", "the fastest, as no batch meets the budget"
     else:
         why, which = "no budget given", "the smallest near the highest throughput, as no budget is given"
     run, ruled = rec.run, rec.ruled
     if ruled is None or ruled.batch == run.batch:
-        return f"Run batch {run.batch} ({why}: the rule of the batch-size guide)."
+        return f"Recommended batch: run batch {run.batch} ({why}: the rule of the batch-size guide)."
     return (
-        f"Run batch {run.batch} (the rule of the batch-size guide: batch {ruled.batch} is {which}, but the larger "
-        f"batch {run.batch} measured no slower, {_ms(run.median_s)} median against {_ms(ruled.median_s)}, at "
-        f"{run.throughput / ruled.throughput:.2f}× the throughput)."
+        f"Recommended batch: run batch {run.batch} (the rule of the batch-size guide: batch {ruled.batch} is "
+        f"{which}, but the larger batch {run.batch} measured no slower, {_ms(run.median_s)} median against "
+        f"{_ms(ruled.median_s)}, at {run.throughput / ruled.throughput:.2f}× the throughput)."
     )
 
 

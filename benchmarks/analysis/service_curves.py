@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.analysis.cost_model import FUSED
-from benchmarks.analysis.dynamic_batching import ServiceCurve
+from benchmarks.analysis.dynamic_batching import MAX_BATCH, ServiceCurve
 from benchmarks.analysis.predict import predict
 from benchmarks.contract.results import ModelSweep, Run
 from benchmarks.gpus import GPU
@@ -67,7 +67,8 @@ def from_sweep(sweep: ModelSweep) -> ServiceSource:
     if not ok:
         raise SourceError(f"{sweep.path}: points: no batch size was measured (none is ok)")
     model = sweep.doc["model"]
-    curve = ServiceCurve.from_samples({p["batch"]: _samples(p) for p in ok}, model["name"])
+    servable = _servable(sweep, {p["batch"]: _samples(p) for p in ok})
+    curve = ServiceCurve.from_samples(servable, model["name"])
     return ServiceSource(
         curve,
         f"{model['name']} ({model['target']})",
@@ -75,7 +76,7 @@ def from_sweep(sweep: ModelSweep) -> ServiceSource:
         model["dtype"],
         model["mode"],
         "measured",
-        f"sweep {sweep.id}, {sweep.started_at[:10]} ({sweep.path})",
+        f"sweep {sweep.id}, {sweep.started_at[:10]} ({sweep.path}){_left_out(len(ok) - len(servable))}",
         _suggested(curve, (sweep.doc.get("recommendation") or {}).get("run")),
     )
 
@@ -134,7 +135,8 @@ def from_run(
     for record in found:
         by_batch.setdefault(record["batch"], []).extend(_samples(record))
     spec = WORKLOADS[workload]
-    curve = ServiceCurve.from_samples(by_batch, spec.shape(dict(key[0])))
+    servable = _servable(run, by_batch)
+    curve = ServiceCurve.from_samples(servable, spec.shape(dict(key[0])))
     return ServiceSource(
         curve,
         spec.shape(dict(key[0])),
@@ -142,9 +144,24 @@ def from_run(
         key[1],
         f"{key[2]}, {key[3]} weights",
         "measured",
-        f"run {run.id}, {run.started_at[:10]} ({run.path})",
+        f"run {run.id}, {run.started_at[:10]} ({run.path}){_left_out(len(by_batch) - len(servable))}",
         _suggested(curve),
     )
+
+
+def _servable(document: ModelSweep | Run, by_batch: dict[int, list[float]]) -> dict[int, list[float]]:
+    """The batches a server can be planned with (up to the simulator's MAX_BATCH): larger ones, which a results file
+    may hold, are left out; a curve with none left is refused in one line."""
+    kept = {batch: samples for batch, samples in by_batch.items() if batch <= MAX_BATCH}
+    if not kept:
+        raise SourceError(
+            f"{document.path}: every batch measured is above {MAX_BATCH:,}, the largest a served batch may be"
+        )
+    return kept
+
+
+def _left_out(count: int) -> str:
+    return f"; {count} batch size{'s' * (count != 1)} above {MAX_BATCH:,} left out" if count else ""
 
 
 def _words(params: Mapping[str, Any], dtype: str | None, mode: str | None, cache: str | None) -> str:

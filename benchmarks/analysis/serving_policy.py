@@ -39,6 +39,8 @@ SHORTLIST = 5  # candidates within budget whose capacity is measured
 # ---------------------------------------------------------------------------------------------------------
 # Arrivals at any rate
 
+TRACE_RATES = (1e-6, 1e9)  # requests per second a trace may average: the bounds --rate has
+
 
 @dataclass(frozen=True)
 class Arrivals:
@@ -61,6 +63,13 @@ class Arrivals:
         gaps = np.diff(np.asarray(times, dtype=float))
         if gaps.size == 0 or float(np.sum(gaps)) <= 0:
             raise ValueError(f"{name}: a trace needs at least two distinct arrival times")
+        rate = gaps.size / float(np.sum(gaps))
+        if not (math.isfinite(rate) and TRACE_RATES[0] <= rate <= TRACE_RATES[1]):
+            low, high = TRACE_RATES
+            raise ValueError(
+                f"{name}: its own rate, {rate:.3g} requests/s, is outside {low:g} to {high:g} requests/s: "
+                "give its times in seconds"
+            )
         return cls("trace", trace=tuple(gaps.tolist()), name=name)
 
     @property
@@ -554,7 +563,24 @@ def explain(plan: Plan) -> str:
             f"It sustains up to {per_s(cap.rate_per_s)} within the budget, {cap.rate_per_s / max(plan.rates):.1f}× "
             f"{per_s(max(plan.rates))}; {why}. "
         )
-    return text + plain_words
+    return text + plain_words + searched_words(plan)
+
+
+def searched_words(plan: Plan) -> str:
+    """What the chosen max batch is, the max batches it was chosen among, and how it relates to a sweep's batch."""
+    if plan.chosen is None or plan.chosen.policy.server == "none":
+        return ""
+    tried = sorted({c.policy.max_batch for c in plan.tried})
+    if not tried:
+        return ""
+    largest = tried[-1]
+    powers = all(b & (b - 1) == 0 for b in tried if b != largest)
+    among = "the powers of two up to the curve's largest batch, and that batch" if powers else "the batches listed"
+    return (
+        f" Max batch {plan.chosen.policy.max_batch} is serve's max batch for the dynamic batcher, chosen among "
+        f"{', '.join(map(str, tried))} ({among}); a sweep's largest batch within a budget answers another question, "
+        "the latency of one call, where here each request also waits for its batch to form and for a free instance."
+    )
 
 
 def summary(plan: Plan) -> dict:

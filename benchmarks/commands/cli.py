@@ -17,6 +17,9 @@ from benchmarks.commands import doctor as doctor_cli
 from benchmarks.commands import fleet
 from benchmarks.commands import predict as predict_cli
 from benchmarks.commands import sweep as sweep_cli
+from benchmarks.commands.choices import Refused
+from benchmarks.contract.noise_scale import KIND as NOISE_SCALE
+from benchmarks.contract.noise_scale import read_noise_scale
 from benchmarks.contract.results import (
     DEFAULT_RESULTS_DIR,
     ResultsError,
@@ -315,6 +318,8 @@ def _validate(args: argparse.Namespace) -> int:
             doc = load_json(path)
             if isinstance(doc, dict) and doc.get("kind") == SERVING_CHECK:
                 read_serving_check(path)
+            elif isinstance(doc, dict) and doc.get("kind") == NOISE_SCALE:
+                read_noise_scale(path)
             else:
                 read_document(path)
         except ResultsError as exc:
@@ -364,6 +369,19 @@ def _summary(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; a refusal no command caught is one line and exit 2, and Ctrl-C anywhere one line and 130
+    (the measuring commands first keep what they measured)."""
+    try:
+        return _command(argv)
+    except Refused as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+
+
+def _command(argv: list[str] | None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     if given and given[0] == "serve":  # its own parser: every refusal one line
         try:

@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -26,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.contract.results import DEFAULT_RESULTS_DIR, ResultsError, read_run, write_atomic
+from benchmarks.contract.inputs import RESULTS_LIMIT, read_bytes_bounded
+from benchmarks.contract.results import DEFAULT_RESULTS_DIR, ResultsError, load_json, read_run, write_atomic
 from benchmarks.profiles import PROFILES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -165,7 +167,8 @@ def run_on_node(profile: str, time_limit: float | None, run_args: Sequence[str],
         tail = " ".join(line.strip() for line in stderr[-3:] if line.strip())[:400]
         raise RuntimeError(f"`benchmarks run` exited {process.returncode}: {tail or stdout.strip()[-400:]}")
     path = files[-1]
-    return {"name": path.name, "slug": path.parent.name, "data": path.read_bytes()}
+    data = read_bytes_bounded(path, kind="results file", limit_bytes=RESULTS_LIMIT)
+    return {"name": path.name, "slug": path.parent.name, "data": data}
 
 
 def _die_with_parent() -> None:
@@ -182,8 +185,8 @@ def _progress_of(out: Path) -> tuple[str, int] | None:
     if not files:
         return None
     try:
-        doc = json.loads(files[-1].read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        doc = load_json(files[-1])
+    except ResultsError:
         return None
     points = len(doc.get("records") or [])
     return ("points", points) if points else ("ceilings done", 0)
@@ -278,6 +281,10 @@ def drive(args: argparse.Namespace, say: Callable[[str], None] | None = None) ->
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     say = say or (lambda line: print(line, file=sys.stderr, flush=True))
+    unreachable = reachability_problem(args.address)
+    if unreachable:  # Ray itself would retry for ever
+        print(f"error: --address {args.address}: {unreachable}", file=sys.stderr)
+        return 2
     local = {"_node_ip_address": _host(args.address)} if _on_loopback(args.address) else {}
     try:
         ray.init(
@@ -308,6 +315,33 @@ def drive(args: argparse.Namespace, say: Callable[[str], None] | None = None) ->
         return _collect(args, chosen, say, ray, Queue, NodeAffinitySchedulingStrategy)
     finally:
         ray.shutdown()
+
+
+CONNECT_TIMEOUT_S = 5.0
+
+
+def host_and_port(address: str) -> tuple[str, int] | None:
+    """The host and port an --address names ('ray://head:10001', '10.0.0.1:6379', '[::1]:6379'); None for
+    'auto' or an address without a port, which Ray resolves itself."""
+    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    if not colon or not host or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
+        return None
+    return host.strip("[]"), int(port)
+
+
+def reachability_problem(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> str | None:
+    """Why nothing can be joined at `address`, dialling exactly the host and port it names within `timeout_s`;
+    None when something answers there (or the address is Ray's to resolve)."""
+    target = host_and_port(address)
+    if target is None:
+        return None
+    try:
+        with socket.create_connection(target, timeout=timeout_s):
+            return None
+    except TimeoutError:
+        return f"nothing answered at {target[0]}:{target[1]} within {timeout_s:g} s; is the cluster's head running?"
+    except OSError as exc:
+        return f"nothing answers at {target[0]}:{target[1]} ({exc.strerror or exc}); is the cluster's head running?"
 
 
 def _host(address: str) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.analysis import bands
+from benchmarks.analysis import bands, training
 from benchmarks.analysis.cost_model import ALLREDUCE_LATENCY_S, FUSED, FUSION_WORDS, FUSIONS
 from benchmarks.analysis.predict import (
     COMMUNICATION,
@@ -209,6 +209,8 @@ def _point(
     band: bands.Band | None,
     deployment: Deployment = Deployment(),
 ) -> dict[str, Any]:
+    if training.is_training(name):
+        return _training_point(name, params, dtype, device, point)
     held = footprint_bytes(name, params, dtype, point.batch, deployment.kv_dtype)
     memory = None if device.memory_bytes is None else device.memory_bytes * deployment.tensor_parallel
     expected = band.expected_s(point.seconds) if band is not None else None
@@ -227,6 +229,50 @@ def _point(
             {"name": op.name, "seconds": op.seconds, "bound": op.bound, "detail": op.detail} for op in point.operations
         ]
     return found
+
+
+def _training_point(name: str, params: dict[str, Any], dtype: str, device: Device, point: PredictedPoint) -> dict:
+    """A training step's point: its time by phase, with checkpointing, the memory it holds and whether it fits."""
+    step = training.Step(point, params.get("seq", 1), name == "train-decoder")
+    held = training.memory(name, params, dtype)
+    memory_bytes = {"full": held.total(point.batch), "checkpointed": held.total(point.batch, checkpointed=True)}
+    fits = {k: None if device.memory_bytes is None else v <= device.memory_bytes for k, v in memory_bytes.items()}
+    return {
+        "batch": point.batch,
+        "seconds": step.seconds,
+        "label": training.LABEL,
+        "phases_seconds": step.phases,
+        "checkpointed_seconds": step.checkpointed_seconds,
+        "expected_seconds": None,
+        "throughput": step.throughput,
+        "flops": point.flops,
+        "bytes": point.bytes,
+        "bound": point.bound,
+        "memory_bytes": memory_bytes,
+        "fits": fits["full"],
+        "fits_checkpointed": fits["checkpointed"],
+    }
+
+
+def training_summary(spec: Workload, params: dict[str, Any], dtype: str, device: Device) -> dict[str, Any]:
+    """What a training step holds whatever the batch, the activations per sample and the largest batch that fits."""
+    held = training.memory(spec.name, params, dtype)
+    largest = {
+        kind: None if device.memory_bytes is None else held.largest_batch(device.memory_bytes, kind == "checkpointed")
+        for kind in ("full", "checkpointed")
+    }
+    return {
+        "label": training.LABEL,
+        "held_bytes": dict(held.held),
+        "activation_bytes_per_sample": {"full": held.per_sample, "checkpointed": held.per_sample_checkpointed},
+        "activations_counted": "the tensors autograd keeps for the backward, counted by hand per layer (checked "
+        "against saved_tensors_hooks on small models); workspace and the framework's own memory are not counted",
+        "largest_batch": largest,
+        "ridge_batch": training.ridge_batch(spec.name, params, device.ceilings, dtype),
+        "checkpointing": "every layer checkpointed: the backward reruns each layer's forward (one more forward)"
+        if spec.name == "train-decoder"
+        else "the MLP keeps only each layer's input: checkpointing drops nothing",
+    }
 
 
 def throughput_unit(spec: Workload, params: dict[str, Any]) -> str:
@@ -284,12 +330,24 @@ def report(
         if device.gpu
         else {"kind": kind, "band": None, "why": "no band: the published figures are GPU systems, this is a CPU run"}
     )
-    return {
+    found = {
         "assumptions": assumptions,
         "points": [_point(spec.name, params, dtype, device, p, band, deployment) for p in points],
         "ridge_batch": [{"count": c.count, "batch": c.batch, "on_ridge": c.on_ridge} for c in counts],
         "band": banded,
     }
+    if training.is_training(spec.name):
+        assumptions["label"] = training.LABEL
+        assumptions["model"] = (
+            "time per step = the sum over its phases (forward, input gradient, weight gradient, optimizer) of each "
+            "phase's max(FLOPs / peak FLOP/s, bytes / bandwidth): no fixed cost per call, perfect overlap within a "
+            "phase; a ceiling, not a forecast"
+        )
+        assumptions["fits_counts"] = (
+            "weights, gradients, optimizer state and the activations of the batch, against the device's memory"
+        )
+        found["training"] = training_summary(spec, params, dtype, device)
+    return found
 
 
 def model_words(spec: Workload, deployment: Deployment) -> str:
@@ -359,8 +417,9 @@ def table_lines(found: dict[str, Any]) -> list[str]:
         f"{text.fmt_rate(a['flops_per_s'], 'FLOP/s')} {a['dtype']}, {text.fmt_rate(a['bytes_per_s'], 'B/s')}, "
         f"{memory} of memory ({a['memory_from']})"
     )
+    what = "Ceiling (roofline), not measured" if a.get("label") == training.LABEL else "Predicted, not measured"
     lines = [
-        f"Predicted, not measured: {a['configuration']} in {a['dtype']} on {a['device']} ({a['ceilings_from']})",
+        f"{what}: {a['configuration']} in {a['dtype']} on {a['device']} ({a['ceilings_from']})",
         f"  ceilings: {ceilings} ({a['source']})",
         f"  model: {a['model']}",
         f"  bytes counted ({a['bytes_per_element']:g} per element): {a['bytes_counted']}",
@@ -376,6 +435,8 @@ def table_lines(found: dict[str, Any]) -> list[str]:
             f"{p['batch']:>10,} {text.fmt_time(p['seconds']):>10} {rate:>16} {p['flops']:>10.3g} "
             f"{text.fmt_bytes(p['bytes']):>10}  {p['bound']:<8} {fits}"
         )
+    if "training" in found:  # the first seven lines: what is predicted, on what, how; then the step's own rows
+        return lines[:7] + training_lines(found)
     lines += deployment_lines(found)
     stated, *others = [RidgeCount(c["count"], c["batch"], c["on_ridge"]) for c in found["ridge_batch"]]
     lines.append(f"ridge batch ({stated.count}): {text.ridge_count_words(stated, explained=True)}")
@@ -387,4 +448,48 @@ def table_lines(found: dict[str, Any]) -> list[str]:
         band = bands.band_for(banded["kind"])
         lines.append(f"band: {band_words(band)}; so, per batch:")
         lines += [f"{p['batch']:>10,}  {expected_words(p['seconds'], band)}" for p in found["points"]]
+    return lines
+
+
+def training_lines(found: dict[str, Any]) -> list[str]:
+    """A training step's rows: the time by phase, with checkpointing, the memory, then the largest batch."""
+    a, t = found["assumptions"], found["training"]
+    held = ", ".join(f"{part} {text.fmt_bytes(size)}" for part, size in t["held_bytes"].items())
+    per_sample = t["activation_bytes_per_sample"]
+    lines = [
+        f"held whatever the batch: {held}",
+        f"activations per sample: {text.fmt_bytes(per_sample['full'])}, "
+        f"{text.fmt_bytes(per_sample['checkpointed'])} checkpointed ({t['checkpointing']})",
+        f"  counted: {t['activations_counted']}",
+        "",
+        f"{'batch':>8} {'step':>9} {'forward':>9} {'input gr.':>9} {'weight gr.':>10} {'optimizer':>9} "
+        f"{'checkpt.':>9} {'throughput':>16} {'memory':>10} {'checkpt.':>10}  bound",
+    ]
+    for p in found["points"]:
+        phase = p["phases_seconds"]
+        fits = {True: "", False: " (no fit)", None: ""}
+        rate = f"{text.sig(p['throughput'])} {a['throughput_unit']}"
+        lines.append(
+            f"{p['batch']:>8,} {text.fmt_time(p['seconds']):>9} {text.fmt_time(phase['forward']):>9} "
+            f"{text.fmt_time(phase['input gradient']):>9} {text.fmt_time(phase['weight gradient']):>10} "
+            f"{text.fmt_time(phase['optimizer']):>9} {text.fmt_time(p['checkpointed_seconds']):>9} {rate:>16} "
+            f"{text.fmt_bytes(p['memory_bytes']['full']) + fits[p['fits']]:>10} "
+            f"{text.fmt_bytes(p['memory_bytes']['checkpointed']) + fits[p['fits_checkpointed']]:>10}  {p['bound']}"
+        )
+    largest = t["largest_batch"]
+    if largest["full"] is None:
+        lines.append("largest batch that fits: unknown (the device's memory is not known)")
+    else:
+        lines.append(f"largest batch that fits: {largest['full']:,}; with checkpointing {largest['checkpointed']:,}")
+    ridge = t["ridge_batch"]
+    lines.append(
+        "ridge batch of the step (compute time overtakes memory time, summed over the phases): "
+        + (
+            "never up to 16,777,216"
+            if ridge is None
+            else "compute-bound from one sample"
+            if ridge <= 1
+            else text.sig(ridge)
+        )
+    )
     return lines

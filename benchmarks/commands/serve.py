@@ -54,13 +54,13 @@ from benchmarks.analysis.serving_policy import (
     summary,
 )
 from benchmarks.commands.choices import Refused, dtype_named, gpu_named, workload_params
+from benchmarks.contract.inputs import CURVE_LIMIT, InputError, read_text_bounded
 from benchmarks.contract.results import ResultsError, Run, read_document
 from benchmarks.workloads import WORKLOADS
 
 PERCENTILES = (50, 90, 95, 99, 99.9)
 MAX_RATES = 20
 MAX_INSTANCES = 64
-MAX_CSV_BYTES = 1 << 20
 NO_POLICY_MEETS = 3  # exit status when nothing meets the budget (the closest policy is printed)
 EPILOG = """examples:
   python -m benchmarks serve benchmarks/sweeps/DEVICE/SWEEP.json --rate 20,60 --budget-ms 100
@@ -243,22 +243,11 @@ def load_source(args: argparse.Namespace) -> ServiceSource:
 
 
 def _read_csv(path: Path) -> str:
-    """A curve's CSV text: a regular file of at most MAX_CSV_BYTES, read once."""
+    """A curve's CSV text: a regular file of at most CURVE_LIMIT, read once (a byte-order mark is dropped)."""
     try:
-        if not path.is_file():
-            raise Refused(
-                f"{path}: is not a regular file" if path.exists() else f"{path}: cannot be read (no such file)"
-            )
-        with path.open("rb") as handle:
-            data = handle.read(MAX_CSV_BYTES + 1)
-    except OSError as exc:
-        raise Refused(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    if len(data) > MAX_CSV_BYTES:
-        raise Refused(f"{path}: over {MAX_CSV_BYTES >> 20} MiB; a batch curve is one short row per batch size")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise Refused(f"{path}: is not UTF-8 text") from None
+        return read_text_bounded(path, kind="batch curve", limit_bytes=CURVE_LIMIT).removeprefix("\ufeff")
+    except InputError as exc:
+        raise Refused(str(exc)) from None
 
 
 # --------------------------------------------------------------------------- the answer
@@ -311,7 +300,8 @@ def text_lines(source: ServiceSource, plan: Plan) -> list[str]:
 
 def main(argv: list[str]) -> int:
     argv = list(argv)
-    if any(arg.strip().lower().startswith("llm:") for arg in argv):  # SOURCE, wherever it stands
+    source = source_argument(argv)
+    if source is not None and source.strip().lower().startswith("llm:"):  # SOURCE, wherever it stands
         return _llm(argv)
     try:
         args = parser().parse_args(argv)
@@ -355,6 +345,9 @@ def main(argv: list[str]) -> int:
     except Refused as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if largest is not None and largest > source.curve.largest:
+        print(f"note: --max-batch {largest:,} is above the curve's largest batch, {source.curve.largest:,}: "
+              f"policies are planned up to {source.curve.largest:,}", file=sys.stderr)  # fmt: skip
     if policy is not None:
         found = evaluate(
             policy, source.curve, rates, percentile, budget_s, arrivals=arrivals, overhead_s=overhead_s,
@@ -365,7 +358,7 @@ def main(argv: list[str]) -> int:
         else:
             print("\n".join(evaluation_lines(source, found, arrivals)))
         return NO_POLICY_MEETS if found.meets is False else 0
-    progress = _progress if sys.stderr.isatty() else None
+    progress = _progress if sys.stderr.isatty() else None  # Ctrl-C in the simulations: one line, from cli.main
     plan = search(
         source.curve,
         rates,
@@ -475,6 +468,26 @@ def evaluation_json(found: Evaluation) -> dict[str, Any]:
         "capacity_per_s": found.capacity.rate_per_s if found.capacity else None,
         "at_rates": [{"rate_per_s": o.rate, **o.result.summary()} for o in found.outcomes],
     }
+
+
+FLAGS = {"--json", "--chunked-prefill", "--reserve-kv", "-h", "--help"}  # the options of serve (and serve llm:)
+# that take no value
+
+
+def source_argument(argv: list[str]) -> str | None:
+    """The SOURCE positional of a serve command line: the first argument that is neither an option nor an
+    option's value (None when there is none)."""
+    skip = positional = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--" and not positional:
+            positional = True
+        elif not positional and arg.startswith("-") and len(arg) > 1:
+            skip = "=" not in arg and arg not in FLAGS
+        else:
+            return arg
+    return None
 
 
 def _source_json(source: ServiceSource) -> dict[str, Any]:

@@ -15,6 +15,7 @@ torch.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -24,6 +25,8 @@ from typing import Any
 
 from benchmarks.analysis.continuous_batching import (
     BLOCK_TOKENS,
+    KERNELS_PER_LAYER,
+    LAYER_KERNELS,
     MEMORY_FRACTION,
     Budget,
     Engine,
@@ -60,6 +63,13 @@ class _Parser(argparse.ArgumentParser):
         raise Refused(message)
 
 
+PER_USER_WORDS = (
+    "Per-user tokens/s: 'per user' is 1 ÷ the median time per output token, what a user sees while its answer "
+    "streams, the wait for the first token left out; 'user e2e' counts that wait: the median over requests of output "
+    "tokens ÷ the time from sending to the last token."
+)
+
+
 def parser() -> argparse.ArgumentParser:
     names = ", ".join(m.name for m in MODELS)
     p = _Parser(
@@ -69,11 +79,13 @@ def parser() -> argparse.ArgumentParser:
         "per second, the concurrency reached and the KV cache used; the front of total against per-user tokens/s; "
         "and with --tpot-budget-ms the largest concurrency, running-sequence cap and rate that meet the budget. "
         "The step time is the roofline of the decoder's matrix products and attention plus a stated fixed cost per "
-        "step. Nothing is measured.",
+        "step. Nothing is measured. " + PER_USER_WORDS,
         epilog=f"SOURCE is llm:MODEL with MODEL one of {names}, or llm:custom with --param KEY=VALUE for layers, "
         "d_model, heads, kv_heads, d_ff, ffn (gelu or swiglu; default swiglu), vocab (default 32000) and context (the "
-        "longest sequence, default 8192). Lengths: N (fixed), uniform:LOW-HIGH, lognormal:MEAN,SIGMA (σ of the "
-        "logarithm, clipped to the context) or file:PATH (one length a line). Example: python -m benchmarks serve "
+        "longest sequence, default 8192). Lengths: N (fixed), uniform:LOW-HIGH, lognormal:MEAN,SIGMA[,MAX] (σ of the "
+        "logarithm; each length at most MAX, default the context; a request whose prompt and answer together pass "
+        "the context is clipped to it, its answer first, as an engine's max_model_len does) or file:PATH (one length "
+        "a line). Example: python -m benchmarks serve "
         "llm:Llama-3-8B --gpu H100 --prompt-tokens 1000 --output-tokens 200 --tpot-budget-ms 50",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -109,8 +121,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--block-size", default=str(BLOCK_TOKENS), metavar="N", help="KV block, tokens (default 16)")
     p.add_argument("--memory-fraction", default=str(MEMORY_FRACTION), metavar="F", help="share of the GPU memory "
                    "for weights and KV cache (default 0.9)")  # fmt: skip
-    p.add_argument("--step-overhead-ms", metavar="MS", help="fixed cost per step (default: 3 µs per kernel, 8 kernels "
-                   "a layer)")  # fmt: skip
+    p.add_argument("--step-overhead-ms", metavar="MS", help="fixed cost per step (default: 3 µs per kernel, "
+                   f"{KERNELS_PER_LAYER} kernels a layer: {', '.join(LAYER_KERNELS)})")  # fmt: skip
     p.add_argument("--efficiency", metavar="F", help="share of the roofline reached, 0 < F ≤ 1 "
                    "(default 1: the roofline itself; the page shows what published systems reach)")  # fmt: skip
     p.add_argument("--tpot-budget-ms", metavar="MS", help="budget on the time per output token at --percentile")
@@ -189,16 +201,15 @@ def parse_lengths(text: str, what: str, longest: int) -> Lengths:
                 raise Refused(f"{what} {text!r}: LOW must not exceed HIGH")
             return Lengths.uniform(low_n, high_n)
         if kind == "lognormal":
-            mean, comma, sigma = rest.partition(",")
-            if not comma:
-                raise Refused(f"{what} {text!r}: write lognormal:MEAN,SIGMA")
-            return Lengths.lognormal(_number(mean, what, longest), _number(sigma, what, 3.0), longest)
+            parts = rest.split(",")
+            if len(parts) not in (2, 3):
+                raise Refused(f"{what} {text!r}: write lognormal:MEAN,SIGMA or lognormal:MEAN,SIGMA,MAX")
+            high = _count(parts[2], what, 1, longest) if len(parts) == 3 else longest
+            return Lengths.lognormal(_number(parts[0], what, high), _number(parts[1], what, 3.0), high)
         if kind == "file":
             try:
                 found = Lengths.from_file(rest)
-            except (OSError, UnicodeDecodeError) as exc:
-                raise Refused(f"{what} {text!r}: cannot read {rest!r}: {exc.strerror or exc}") from None
-            except ValueError as exc:
+            except ValueError as exc:  # also a file that cannot be read, or is not a regular text file
                 raise Refused(f"{what}: {exc}") from None
             return found
     except Refused as exc:
@@ -334,21 +345,23 @@ def read_request(args: argparse.Namespace) -> Request:
         )
     prompt = parse_lengths(args.prompt_tokens, "--prompt-tokens", model.max_context)
     output = parse_lengths(args.output_tokens, "--output-tokens", model.max_context)
-    if prompt.high + output.high > model.max_context:
+    longest = prompt.high + output.high
+    if "lognormal" in (prompt.kind, output.kind):  # a log-normal tail: each request clipped to the context
+        engine = dataclasses.replace(engine, max_model_len=model.max_context)
+        longest = min(longest, model.max_context)
+    elif longest > model.max_context:
         raise Refused(
-            f"prompt and output reach {prompt.high + output.high:,} tokens, beyond {model.name}'s context of "
-            f"{model.max_context:,}"
+            f"prompt and output reach {longest:,} tokens, beyond {model.name}'s context of {model.max_context:,}"
         )
     held = step.kv_blocks(engine.memory_fraction, engine.block_tokens) * engine.block_tokens
-    if held < prompt.high + output.high:
+    if held < longest:
         raise Refused(
-            f"the KV cache left beside the weights holds {held:,} tokens, fewer than one request of "
-            f"{prompt.high + output.high:,}"
+            f"the KV cache left beside the weights holds {held:,} tokens, fewer than one request of {longest:,}"
         )
-    if not chunked and prompt.high + output.high > engine.max_batched_tokens:
+    if not chunked and longest > engine.max_batched_tokens:
         raise Refused(
             f"without --chunked-prefill every prompt (and one computed again after a preemption) must fit in "
-            f"--max-batched-tokens ({engine.max_batched_tokens:,}); requests reach {prompt.high + output.high:,} tokens"
+            f"--max-batched-tokens ({engine.max_batched_tokens:,}); requests reach {longest:,} tokens"
         )
     concurrency = rates = None
     if args.rate:
@@ -450,7 +463,9 @@ def answer(request: Request, progress: bool = True) -> dict[str, Any]:
             "percentile": request.budget.percentile,
             "concurrency": found_plan.concurrency,
             "max_num_seqs": found_plan.max_num_seqs,
-            "rate_per_s": found_plan.rate_per_s,
+            "rate_per_s": found_plan.rate_per_s,  # the largest rate that passed the steady-state check
+            "rate_searched_per_s": found_plan.searched_per_s,  # the short search's, before that check
+            "rate_failed_per_s": [f.rate_per_s for f in found_plan.failed],
             "binds": found_plan.binds,
             "at": _row("concurrency", found_plan.concurrency, found_plan.result),
             "explanation": explain(found_plan),
@@ -484,7 +499,7 @@ def text_lines(found: dict[str, Any]) -> list[str]:
     head = "rate/s" if key == "rate_per_s" else "clients"
     lines.append(
         f"{head:>8}  {'TTFT ms p50/p90/p99':>25}  {'TPOT ms p50/p90/p99':>19}  {'ITL ms p50/p99':>14}  {'tok/s':>7}  "
-        f"{'per user':>8}  {'req/s':>7}  {'running':>7}  {'KV peak':>7}"
+        f"{'per user':>8}  {'user e2e':>8}  {'req/s':>7}  {'running':>7}  {'KV peak':>7}"
     )
     for r in found["runs"]:
         mark = "*" if key == "concurrency" and r[key] in found["front"] else " "
@@ -493,11 +508,13 @@ def text_lines(found: dict[str, Any]) -> list[str]:
         itl = "/".join(_ms(r[f"itl_p{q}_ms"]) for q in (50, 99))
         lines.append(
             f"{r[key]:>7g}{mark}  {ttft:>25}  {tpot:>19}  {itl:>14}  {r['tokens_per_s']:>7,.0f}  "
-            f"{r['tokens_per_s_per_user']:>8,.1f}  {r['requests_per_s']:>7,.2f}  {r['mean_running']:>7,.1f}  "
+            f"{r['tokens_per_s_per_user']:>8,.1f}  {r['tokens_per_s_per_user_with_first']:>8,.1f}  "
+            f"{r['requests_per_s']:>7,.2f}  {r['mean_running']:>7,.1f}  "
             f"{r['kv_peak_share'] * 100:>6.0f} %{'  overloaded' if r['overloaded'] else ''}"
         )
     if key == "concurrency":
         lines.append("* on the front: no other concurrency gives more tokens/s in all and per user")
+    lines.append(PER_USER_WORDS)
     if "budget" in found:
         lines += ["", found["budget"]["explanation"]]
     return lines

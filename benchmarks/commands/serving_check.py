@@ -36,31 +36,49 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _measuring_problem(args: argparse.Namespace) -> str | None:
+    """Why measuring cannot start, in one line, checked before any cluster starts: the curve the service follows,
+    the results directory, Ray and its Serve library."""
+    from benchmarks.measure import serving_check as check
+    from benchmarks.measure.session import RunRefused, check_writable
+
+    curve = args.curve or check.default_curve()
+    if curve is None:
+        return f"--curve: no committed sweep of {check.MODEL_TARGET} to follow; give one"
+    try:
+        check.curve_table(curve, (check.QUICK if args.quick else check.FULL).max_batch)
+    except ResultsError as exc:
+        return f"--curve {exc}"
+    try:
+        check_writable(args.out, flag="--out")
+    except RunRefused as exc:
+        return str(exc)
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return "measuring needs Ray: run `nox -s serving-check` (or install the serving-check group)"
+    try:
+        from ray import serve  # noqa: F401
+    except ImportError as exc:
+        return f"measuring needs Ray Serve, which this Ray lacks ({exc}): pip install 'ray[serve]'"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = _parser().parse_args(argv)
     path = args.compare
     if path is None:
+        problem = _measuring_problem(args)
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
         from benchmarks.measure import serving_check as check
 
-        curve = args.curve or check.default_curve()
-        if curve is None:
-            print(f"--curve: no committed sweep of {check.MODEL_TARGET} to follow; give one", file=sys.stderr)
-            return 2
-        if not curve.is_file():
-            print(f"--curve: no such file: {curve}", file=sys.stderr)
-            return 2
-        try:
-            import ray  # noqa: F401
-        except ImportError:
-            print(
-                "measuring needs Ray: run `nox -s serving-check` (or install the serving-check group)", file=sys.stderr
-            )
-            return 2
         try:
             path = check.run_check(
                 check.QUICK if args.quick else check.FULL,
-                curve.resolve(),
+                (args.curve or check.default_curve()).resolve(),
                 args.out,
                 ["python", "-m", "benchmarks.commands.serving_check", *argv],
             )
@@ -72,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         found = compare_file(path)
     except ResultsError as exc:
-        print(str(exc), file=sys.stderr)
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps({"check": found.check.id, "overhead_s": found.overhead_s, "rows": found.table()}, indent=1))

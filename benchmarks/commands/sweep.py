@@ -11,10 +11,12 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from benchmarks.analysis import recommend
-from benchmarks.contract.results import DEFAULT_SWEEPS_DIR
+from benchmarks.commands import sweep_watch
+from benchmarks.contract.results import DEFAULT_SWEEPS_DIR, ResultsError, load_json, write_atomic
 from benchmarks.contract.sweep_options import DTYPES, options_problem, report_problem
 
 
@@ -137,7 +139,19 @@ def add_parser(commands) -> None:
         type=_positive_float,
         metavar="SECONDS",
         help="the whole command's wall time, import and ceilings included; a final pass it cuts short keeps the "
-        "search's numbers and marks the file incomplete",
+        "search's numbers and marks the file incomplete. The model runs in a process of its own: one still running "
+        f"{sweep_watch.GRACE_S:g} s past the limit (a forward or factory that never returns) is ended, and the file "
+        "keeps the batches already timed",
+    )
+    sweep.add_argument(
+        "--train",
+        action="store_true",
+        help="time a training step (zero_grad, forward, loss, backward, AdamW update) instead of a forward pass; "
+        "the factory may return (model, make_input, loss_fn) with loss_fn(output) a scalar (default: the output's "
+        "mean square); also counts the activations autograd keeps per sample and recommends a batch",
+    )
+    sweep.add_argument(
+        "--memory-gb", type=_positive_float, metavar="GB", help="with --train: the memory the step may use"
     )
     sweep.add_argument("--threads", type=_positive_int, metavar="N", help="CPU threads (default: all cores but one)")
     sweep.add_argument("--debug", action="store_true", help="print the traceback when the sweep fails")
@@ -160,10 +174,14 @@ def _options(args: argparse.Namespace) -> dict:
         "vocab": args.vocab,
         "results_dir": args.results_dir,
         "allow_contended": args.allow_contended,
+        "train": args.train,
+        "memory_gb": args.memory_gb,
     }
 
 
 def _problem(args: argparse.Namespace) -> str | None:
+    if args.memory_gb is not None and not args.train:
+        return "--memory-gb is a training sweep's budget: give --train too"
     problem = options_problem(_options(args)) or report_problem(args.report, force=args.force)
     if problem or args.report is None:
         return problem
@@ -198,6 +216,18 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
+    if not sweep_watch.can_watch():
+        return _measure(args, started, lambda path: None)
+    limit = args.time_limit
+    deadline = None if limit is None else started + limit + sweep_watch.GRACE_S
+    ending = sweep_watch.watch(lambda announce: _measure(args, started, announce), deadline)
+    if ending.code is not None:
+        return ending.code
+    return _abandoned(ending, args, started)
+
+
+def _measure(args: argparse.Namespace, started: float, announce: sweep_watch.Announce) -> int:
+    """The sweep itself, in the measuring process: its table, recommendation and path printed; its exit code."""
     from benchmarks.measure.backends import DeviceUnavailable
     from benchmarks.measure.session import RunRefused
     from benchmarks.measure.sweep import SweepSettings, SweepStopped, run_sweep
@@ -207,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
     options["input_dtype"] = None if args.input_dtype == "int64" else args.input_dtype  # tokens: the vocabulary's
     settings = SweepSettings(**options, command=["python", "-m", "benchmarks", *sys.argv[1:]])  # not this machine's
     try:
-        sweep, rec = run_sweep(args.target, settings, recommend, started=started)
+        sweep, rec = run_sweep(args.target, settings, recommend, started=started, on_file=announce)
     except (TargetError, DeviceUnavailable, RunRefused) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -230,12 +260,48 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {sweep.doc['run']['interrupted']}; the file is marked incomplete", file=sys.stderr)
         print(sweep.path)
         return 1
-    report_written = _show(sweep.doc, rec, args.report)
+    report_written = _show(sweep.doc, rec, args.report, args.memory_gb)
     print(sweep.path)
     return 0 if report_written else 2
 
 
-def _show(doc: dict, rec, report: Path | None) -> bool:
+def _abandoned(ending: sweep_watch.Ending, args: argparse.Namespace, started: float) -> int:
+    """The measuring process ended without finishing the command (it hung past the time limit, or exited on its
+    own): say so in one line, and finish the file it kept, marked incomplete, with what its points support."""
+    why = ending.why or "the model's process ended"
+    if args.time_limit is not None and ending.timed_out:
+        why = f"--time-limit {args.time_limit:g}: {why}"
+    path = ending.path
+    if path is None or not path.is_file():
+        print(f"error: {why} before timing any batch; no results file kept", file=sys.stderr)
+        return 1
+    _remove_partial_writes(path)
+    try:
+        doc = load_json(path)
+        timed = sum(p.get("status") == "ok" for p in doc["points"])
+        why = f"{why} after timing {timed} batch size{'s' * (timed != 1)}"
+        rec = recommend.from_document(doc)
+        doc["recommendation"] = rec.as_dict()
+        doc["run"].update(complete=False, interrupted=why, wall_s=max(time.perf_counter() - started, 1e-6),
+                          finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))  # fmt: skip
+        write_atomic(path, doc)
+    except (ResultsError, KeyError, TypeError, AttributeError, OSError) as exc:
+        print(f"error: {why}; its file {path} cannot be finished: {exc}", file=sys.stderr)
+        return 1
+    if timed:
+        _show(doc, rec, args.report)
+    print(f"error: {why}; the file keeps {'them' if timed else 'nothing timed'}, marked incomplete", file=sys.stderr)
+    print(path)
+    return 0 if timed and ending.timed_out else 1
+
+
+def _remove_partial_writes(path: Path) -> None:
+    """The temporary file of a write the ended process did not finish (the results file itself is whole)."""
+    for partial in path.parent.glob(f".{path.name}.*.tmp"):
+        partial.unlink(missing_ok=True)
+
+
+def _show(doc: dict, rec, report: Path | None, memory_gb: float | None = None) -> bool:
     """Print the table and the recommendation; write the report if one is asked for. False when it
     could not be written (said in one line)."""
     from benchmarks.site.sweep_table import table_lines
@@ -243,6 +309,10 @@ def _show(doc: dict, rec, report: Path | None) -> bool:
     print("\n".join(table_lines(doc)))
     print()
     print("\n".join(rec.lines))
+    if "training" in doc:
+        from benchmarks.analysis.training import sweep_training_lines
+
+        print("\n".join(["", *sweep_training_lines(doc, memory_gb)]))
     if report is None:
         return True
     from benchmarks.site.report import write_report

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.contract.inputs import RESULTS_LIMIT, InputError, read_text_bounded
 from benchmarks.contract.schema import migrate
 from benchmarks.contract.validate import validate_document
 
@@ -126,7 +127,7 @@ class LoadReport:
     sweeps: list[ModelSweep] = field(default_factory=list)  # model sweeps found among the files
 
 
-MAX_FILE_BYTES = 256 * 2**20  # a full GPU profile writes a few MiB
+MAX_FILE_BYTES = RESULTS_LIMIT
 
 
 def read_document(path: Path | str, *, layout: bool = True) -> Run | ModelSweep:
@@ -168,11 +169,9 @@ def load_json(path: Path) -> Any:
     """The parsed JSON of one file of any kind this contract reads (results, sweeps, serving checks), or
     ResultsError naming the file: too large, unreadable, empty or not JSON. Validation is the caller's."""
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise ResultsError(path, "(file)", f"is larger than {MAX_FILE_BYTES // 2**20} MiB")
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ResultsError(path, "(file)", f"cannot be read: {exc}") from None
+        text = read_text_bounded(path, kind="results file", limit_bytes=MAX_FILE_BYTES)
+    except InputError as exc:
+        raise ResultsError(path, "(file)", exc.message) from None
     if not text.strip():
         raise ResultsError(path, "(file)", "is empty")
     return _parse(path, text)

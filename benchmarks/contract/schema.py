@@ -321,6 +321,11 @@ RECORD = object_schema(
             {"type": "string", "enum": list(ATTENTION_BACKENDS)},
             "Attention workloads: the scaled-dot-product-attention backend the calls were pinned to.",
         ),
+        "saved_activation_bytes": described(
+            {"type": "number", "minimum": 0, "maximum": 2**60},
+            "Training steps: bytes of the tensors autograd kept for the backward at this batch, parameters left out, "
+            "counted with torch.autograd.graph.saved_tensors_hooks (each storage once).",
+        ),
         "kernels_error": described(
             TEXT, "Why kernel names could not be recorded at a sampled batch (the point is still timed)."
         ),

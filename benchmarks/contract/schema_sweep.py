@@ -181,6 +181,37 @@ PROBES = object_schema(
     "Small probes measured beside the ceilings, the evidence for a sweep's diagnosis.",
 )
 
+_BYTES = {"type": "number", "minimum": 0, "maximum": 2**60}
+TRAINING = object_schema(
+    {
+        "optimizer": described(TEXT, "The optimizer of the timed step."),
+        "loss": described(TEXT, "The loss of the timed step."),
+        "held_bytes": described(
+            {
+                "type": "object",
+                "propertyNames": {"enum": ["weights", "gradients", "optimizer state"]},
+                "additionalProperties": _BYTES,
+                "required": ["weights", "gradients", "optimizer state"],
+            },
+            "Held whatever the batch: weights, their gradients and the optimizer's state.",
+        ),
+        "saved_bytes": described(
+            {
+                "type": "object",
+                "maxProperties": 16,
+                "propertyNames": {"pattern": "^[1-9][0-9]{0,6}$"},
+                "additionalProperties": _BYTES,
+            },
+            "Bytes of the tensors autograd kept for the backward, by batch.",
+        ),
+        "saved_bytes_per_sample": described(_BYTES, "Their growth per sample."),
+        "counted": described(TEXT, "How they were counted."),
+    },
+    ["optimizer", "loss", "held_bytes", "saved_bytes", "saved_bytes_per_sample", "counted"],
+    "A training sweep (`sweep --train`): what its step holds and what autograd keeps per sample.",
+    extra=False,
+)
+
 SWEEP_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "batching model sweep",
@@ -195,6 +226,7 @@ SWEEP_SCHEMA: dict[str, Any] = {
             "model": MODEL,
             "settings": SETTINGS,
             "points": {"type": "array", "maxItems": MAX_POINTS, "items": SWEEP_POINT},
+            "training": TRAINING,
             "recommendation": described(
                 {"type": ["object", "null"], "maxProperties": 64},
                 "What the measurements support (benchmarks.analysis.recommend), as numbers and its verdict lines.",

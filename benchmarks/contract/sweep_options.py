@@ -19,7 +19,7 @@ INPUT_DTYPES = (*DTYPES, "int64")
 MODES = ("eager", "graph", "compile")
 PERCENTILES = (50, 90, 99)
 WHOLE_FROM_1 = ("max_batch", "threads", "vocab")
-ABOVE_0 = ("budget_ms", "time_limit_s")
+ABOVE_0 = ("budget_ms", "time_limit_s", "memory_gb")
 
 
 def flag(name: str) -> str:

@@ -10,7 +10,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from benchmarks import workloads
 from benchmarks.workloads import Workload
-from snippets import cnn, costs, decode, encoder, linear, mlp, moe
+from snippets import cnn, costs, decode, encoder, linear, mlp, moe, train
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -315,4 +315,77 @@ class Encoder(Adapter):
         return Prepared(models, (params["seq_len"], params["d_model"]), max_batch, dtype, device)
 
 
-ADAPTERS = {adapter.name: adapter for adapter in (MLP(), Linear(), MoE(), Conv(), ResNet50(), Decode(), Encoder())}
+class TrainPrepared(Prepared):
+    """Training steps of model copies, each with its own optimizer; inputs and targets are row prefixes of one
+    buffer each, sized for the largest batch. A timed call is one whole step of every copy (or the first `copies`)."""
+
+    def __init__(self, steps: list[train.TrainStep], features: tuple[int, ...], max_batch: int, dtype, device):
+        super().__init__([step.model for step in steps], features, max_batch, dtype, device)
+        self.steps = steps
+        self.targets = torch.randn_like(self.inputs)
+
+    def call(self, batch: int, mode: str = "eager", copies: int | None = None) -> Callable[[], Any]:
+        if mode == "compile":
+            raise ValueError("the training workloads have no compile mode")
+        x, target, steps = self.inputs[:batch], self.targets[:batch], self.steps[:copies]
+
+        def step_every_copy() -> None:
+            for step in steps:
+                step(x, target)
+
+        return step_every_copy
+
+
+class Training(Adapter):
+    """snippets/train.py: forward, loss, backward and optimizer step; records what autograd saves per point."""
+
+    kind = ""
+
+    def check(self, dtype: str, device: torch.device) -> tuple[float, float]:
+        """Gradients and one update of each optimizer against float64."""
+        return train.check_correctness(torch_dtype(dtype), device, self.kind), train.TOLERANCE[torch_dtype(dtype)]
+
+    def build(self, params: dict, dtype: str, device: torch.device) -> torch.nn.Module:
+        raise NotImplementedError
+
+    def features(self, params: dict) -> tuple[int, ...]:
+        raise NotImplementedError
+
+    def setup(self, params: dict, dtype: str, device: torch.device, copies: int, max_batch: int) -> Prepared:
+        if params.get("precision", "pure") != "pure":
+            raise ValueError("the harness measures pure precision only (mixed precision is predicted, not measured)")
+        steps = [train.TrainStep(self.build(params, dtype, device), params["optimizer"]) for _ in range(copies)]
+        return TrainPrepared(steps, self.features(params), max_batch, dtype, device)
+
+    def point_info(self, prepared: TrainPrepared, batch: int) -> dict:
+        """The bytes autograd keeps for this batch's backward (the first copy's, parameters left out)."""
+        x, target = prepared.inputs[:batch], prepared.targets[:batch]
+        return {"saved_activation_bytes": train.saved_tensor_bytes(prepared.copies[0], x, target)}
+
+
+class TrainMLP(Training):
+    spec = workloads.TRAIN_MLP
+    kind = "mlp"
+
+    def build(self, params, dtype, device):
+        return mlp.make_mlp(params["width"], params["depth"], torch_dtype(dtype), device)
+
+    def features(self, params):
+        return (params["width"],)
+
+
+class TrainDecoder(Training):
+    spec = workloads.TRAIN_DECODER
+    kind = "decoder"
+
+    def build(self, params, dtype, device):
+        return train.make_decoder(workloads.decoder_config(params), torch_dtype(dtype), device)
+
+    def features(self, params):
+        return (params["seq"], params["d_model"])
+
+
+ADAPTERS = {
+    adapter.name: adapter
+    for adapter in (MLP(), Linear(), MoE(), Conv(), ResNet50(), Decode(), Encoder(), TrainMLP(), TrainDecoder())
+}

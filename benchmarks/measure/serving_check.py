@@ -18,7 +18,6 @@ Only this harness imports Ray (through `benchmarks.measure.serving_server`, load
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import secrets
@@ -29,7 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchmarks.contract.results import read_sweep, write_atomic
+from benchmarks.contract.results import ResultsError, load_json, read_sweep, write_atomic
 from benchmarks.measure.serving_cleanup import marked_processes
 from benchmarks.measure.serving_client import Load, drive, poisson_schedule
 from benchmarks.measure.session import ROOT, provenance
@@ -42,9 +41,9 @@ def default_curve() -> Path | None:
     found = []
     for path in sorted((ROOT / "benchmarks" / "sweeps").glob("*/*.json")):
         try:
-            if json.loads(path.read_text(encoding="utf-8"))["model"].get("target") == MODEL_TARGET:
+            if load_json(path)["model"].get("target") == MODEL_TARGET:
                 found.append(path)
-        except (OSError, ValueError, KeyError, AttributeError):
+        except (ResultsError, KeyError, AttributeError, TypeError):
             continue
     return max(found, key=lambda p: p.name, default=None)
 
@@ -94,6 +93,11 @@ class Plan:
                 found += [Case("model", "blocking", max_batch, delay, rate, repeat) for rate in self.model_rates]
         return found
 
+    @property
+    def max_batch(self) -> int:
+        """The largest batch any of its policies forms: the curve must be measured up to it."""
+        return max([b for b, _ in self.policies] + [self.model_policy[0] if self.model_policy else 1])
+
 
 FULL = Plan(  # rates up to about 70 % of what each handler style sustains with the curve at SCALE
     policies=((16, 0.005), (8, 0.020)),
@@ -124,7 +128,7 @@ def curve_table(path: Path, max_batch: int, scale: float = SCALE) -> tuple[dict[
     }
     batches = sorted(measured)
     if not batches or batches[0] != 1 or batches[-1] < max_batch:
-        raise SystemExit(f"{path}: points: needs measured batches from 1 to at least {max_batch}")
+        raise ResultsError(path, "points", f"needs measured batches from 1 to at least {max_batch}")
     table = {}
     for b in range(1, max_batch + 1):
         low = max(x for x in batches if x <= b)
@@ -221,7 +225,7 @@ def run_check(plan: Plan, curve_path: Path, out_dir: Path, command: list[str]) -
     from benchmarks.measure import serving_server as server
 
     wall = time.perf_counter()
-    max_batch = max([b for b, _ in plan.policies] + [plan.model_policy[0] if plan.model_policy else 1])
+    max_batch = plan.max_batch
     table, label = curve_table(curve_path, max_batch)
     doc = _new_document(curve_path, table, label, max_batch, command)
     path = out_dir / doc["host"]["slug"] / f"{doc['run']['id']}.json"

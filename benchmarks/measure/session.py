@@ -27,14 +27,14 @@ class Terminated(BaseException):
     """SIGTERM arrived. A BaseException, so no point's error handling swallows it."""
 
 
-def check_writable(directory: Path) -> None:
-    """Create the results directory if needed and prove a file can be written in it."""
+def check_writable(directory: Path, flag: str = "--results-dir") -> None:
+    """Create the results directory if needed and prove a file can be written in it (a refusal names `flag`)."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=directory, prefix=".write-check-", suffix=".tmp"):
             pass
     except OSError as exc:
-        raise RunRefused(f"--results-dir {directory}: cannot write there ({exc.strerror or exc})") from None
+        raise RunRefused(f"{flag} {directory}: cannot write there ({exc.strerror or exc})") from None
 
 
 def remove_temporaries(directory: Path) -> list[Path]:

@@ -76,6 +76,8 @@ class SweepSettings:
     vocab: int | None = None
     results_dir: Path | None = None  # None: keep nothing on disk
     allow_contended: bool = False  # measure even while another measurement holds the device's lock
+    train: bool = False  # time a training step (`benchmarks.measure.train_sweep`), not a forward pass
+    memory_gb: float | None = None  # a training sweep's memory budget for its recommendation
     command: list[str] = field(default_factory=list)
 
 
@@ -103,6 +105,7 @@ class Sweep:
         self.path: Path | None = None
         self.doc: dict = {}
         self._compiled = None
+        self.rows_checked: set[int] = set()  # batches whose output was seen to keep the batch
 
     # ------------------------------------------------------------------ timing
 
@@ -117,6 +120,9 @@ class Sweep:
         def prepare():
             args, kwargs = self.target.make_inputs(batch)
             model = self._model()
+            if batch not in self.rows_checked:
+                check_rows(model(*args, **kwargs), batch)
+                self.rows_checked.add(batch)
 
             def call():
                 model(*args, **kwargs)
@@ -431,13 +437,14 @@ def _say(text: str) -> None:
 
 def run_sweep(
     spec: str, settings: SweepSettings, advice: Any, say: Callable[[str], None] = _say, model=None, make_input=None,
-    started: float | None = None,
+    started: float | None = None, on_file: Callable[[Path], None] | None = None,
 ):  # fmt: skip
     """Load the target, search, measure, recommend; return the Sweep and its Recommendation. `advice` is the
     analysis that reads measured points (benchmarks.analysis.recommend, given by the command: measuring never
     imports analysis); the search asks it where the budget crossing lies. `started` (a time.perf_counter()
     value) is when the command began: the time limit counts from it.
-    On KeyboardInterrupt the file is kept, marked incomplete, and the interrupt goes on up."""
+    On KeyboardInterrupt the file is kept, marked incomplete, and the interrupt goes on up. `on_file(path)` is
+    called once the results file is first written (a watching process then knows where it is)."""
     started = time.perf_counter() if started is None else started  # the limit covers the ceilings too
     backend = select_backend(settings.device, settings.threads)
     dtype = settings.dtype or ("bfloat16" if backend.kind == "cuda" else "float32")
@@ -458,6 +465,7 @@ def run_sweep(
     target = load_target(
         spec, backend.device, DTYPES[dtype], input_shape=settings.input_shape, vocab=settings.vocab,
         input_dtype=DTYPES.get(settings.input_dtype or dtype), model=model, make_input=make_input,
+        train=settings.train,
     )  # fmt: skip
     target.notes.extend(notes)
     check_contract(target, spec, first_batches(settings))
@@ -468,12 +476,12 @@ def run_sweep(
     lock = DeviceLock(device["slug"])
     contended = lock.acquire(settings.allow_contended)
     try:
-        return _locked_sweep(target, backend, settings, dtype, mode, say, started, contended, lock, advice)
+        return _locked_sweep(target, backend, settings, dtype, mode, say, started, contended, lock, advice, on_file)
     finally:
         lock.release()
 
 
-def _locked_sweep(target, backend, settings, dtype, mode, say, started, contended, lock, advice):
+def _locked_sweep(target, backend, settings, dtype, mode, say, started, contended, lock, advice, on_file=None):
     """The sweep itself, once the device is locked; its time limit counts from the command's start."""
     limit = settings.time_limit_s
     spent = time.perf_counter() - started
@@ -494,6 +502,12 @@ def _locked_sweep(target, backend, settings, dtype, mode, say, started, contende
     say("measuring two probes (one operator's dispatch; small matrix products' streaming rate)")
     probes = measure_probes(backend, dtype, mode, deadline=sweep.deadline)
     sweep.start_document(ceilings, probes)
+    if settings.train:
+        from benchmarks.measure.train_sweep import training_record
+
+        sweep.doc["training"] = training_record(target.model, target.make_inputs, DTYPES[dtype].itemsize)
+    if on_file is not None and sweep.path is not None:
+        on_file(sweep.path)
     if contended:
         sweep.doc["run"]["contended"] = True
     try:
@@ -552,6 +566,20 @@ def check_contract(target: Target, spec: str, batches: list[int]) -> None:
         bad = [t for t in found if t.is_floating_point() and not bool(torch.isfinite(t).all())]
         if bad:
             raise TargetError(f"{spec}: at batch {batch} the output holds NaN or infinite values")
+
+
+class BatchShrinks(Exception):
+    """The model's output has fewer (or more) rows than its input: it did not compute the whole batch."""
+
+
+def check_rows(out: Any, batch: int) -> None:
+    """Refuse an output whose first tensor's first dimension is not the batch: a model that drops rows at some
+    batch sizes would otherwise be credited with throughput it did not deliver."""
+    found = tensors(out)
+    rows = found[0].shape[0] if found and found[0].dim() > 0 else None
+    if rows != batch:
+        shown = "no batch dimension" if rows is None else f"{rows} rows"
+        raise BatchShrinks(f"the output has {shown} at batch {batch}: not timed, as it does not compute the batch")
 
 
 def _samples(outcome: Outcome) -> int:

@@ -57,9 +57,11 @@ def _import(spec: str) -> Any:
         path = Path(where)
         if not path.is_file():
             raise TargetError(f"TARGET {spec}: no such file {where}")
-        sys.path.insert(0, str(path.resolve().parent))  # so the file can import its neighbours
         name = f"_batching_target_{path.stem}"
-        module_spec = importlib.util.spec_from_file_location(name, path)
+        module_spec = importlib.util.spec_from_file_location(name, path) if path.suffix == ".py" else None
+        if module_spec is None or module_spec.loader is None:
+            raise TargetError(f"TARGET {spec}: {where} is not a Python file (give path/to/file.py:factory)")
+        sys.path.insert(0, str(path.resolve().parent))  # so the file can import its neighbours
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[name] = module
         with _importing(where):
@@ -92,8 +94,9 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0][:240]}" if text else type(exc).__name__
 
 
-def call_factory(spec: str) -> tuple[nn.Module, Callable | None]:
-    """Import TARGET and call its factory: the model, and the input maker when it returns one."""
+def call_factory(spec: str) -> tuple[nn.Module, Callable | None, Callable | None]:
+    """Import TARGET and call its factory: the model, the input maker when it returns one, and the loss function
+    when it returns (model, make_input, loss_fn) (`sweep --train`)."""
     where, colon, attribute = spec.rpartition(":")
     if not colon or not where or not attribute:
         raise TargetError(f"TARGET {spec!r}: give path/to/file.py:factory or package.module:factory")
@@ -112,12 +115,14 @@ def call_factory(spec: str) -> tuple[nn.Module, Callable | None]:
     except Exception as exc:
         raise TargetError(f"{attribute}() raised {_one_line(exc)}") from exc
     if isinstance(made, nn.Module):
-        return made, None
+        return made, None, None
     if isinstance(made, tuple) and len(made) == 2 and isinstance(made[0], nn.Module) and callable(made[1]):
-        return made[0], made[1]
+        return made[0], made[1], None
+    if isinstance(made, tuple) and len(made) == 3 and isinstance(made[0], nn.Module) and all(map(callable, made[1:])):
+        return made
     raise TargetError(
         f"{attribute}() returned {type(made).__name__}: return an nn.Module, or (module, make_input) where "
-        "make_input(batch) returns the inputs"
+        "make_input(batch) returns the inputs, or (module, make_input, loss_fn) to train with loss_fn(output)"
     )
 
 
@@ -214,19 +219,34 @@ def load_target(
     input_dtype: torch.dtype | None = None,
     model: nn.Module | None = None,
     make_input: Callable | None = None,
+    train: bool = False,
+    loss_fn: Callable | None = None,
 ) -> Target:
     """The model on the device in the dtype, in eval mode, with a checked input maker; `model` and
-    `make_input` instead of a TARGET for the Python API."""
+    `make_input` instead of a TARGET for the Python API. With `train`, the model is timed as a whole training
+    step (`benchmarks.measure.train_sweep.TrainingStep`) with `loss_fn` or the factory's."""
     if model is None:
-        model, make_input = call_factory(spec)
-    elif not _already(model, device, dtype):
-        model = copy.deepcopy(model)  # the caller's model stays on its device, in its dtype
+        model, make_input, made_loss = call_factory(spec)
+        loss_fn = loss_fn or made_loss
+    elif train or not _already(model, device, dtype):
+        model = copy.deepcopy(model)  # the caller's model stays on its device, in its dtype, with its weights
     notes = []
-    if model.training:
+    if train:
+        notes.append("timed as a training step: zero_grad, forward, loss, backward and an AdamW update, in train mode")
+    elif loss_fn is not None:
+        notes.append("the factory's loss_fn is used only by a training sweep (--train)")
+    elif model.training:
         notes.append("the model was in training mode: swept in eval mode, without gradients")
     else:
         notes.append("swept in eval mode, without gradients")
     model = model.eval().to(device=device, dtype=dtype)
+    if train:
+        from benchmarks.measure.train_sweep import TrainingStep
+
+        try:
+            model = TrainingStep(model, loss_fn)
+        except ValueError as exc:
+            raise TargetError(str(exc)) from None
     if make_input is not None:
         maker = make_input
         words = "the factory's make_input(batch)"

@@ -164,3 +164,61 @@ def test_reserving_each_answers_blocks_admits_fewer_and_never_preempts(chunked):
     greedy = simulate(step(), Engine(chunked_prefill=chunked, max_batched_tokens=512), Lengths.fixed(100),
                       Lengths.fixed(60), n_requests=40, clients=12, kv_blocks=40)  # fmt: skip
     assert greedy.max_running > 4
+
+
+def one_at_a_time_seconds(s: RooflineStep, prompt: int, output: int) -> float:
+    """A request served alone: its prefill step, then a decode step per further token (an M/D/1 server's time)."""
+    prefill = s.detail(s.prefill_work(prompt)).seconds
+    return prefill + sum(s.detail(s.decode_work(1, prompt + k)).seconds for k in range(1, output))
+
+
+@pytest.mark.parametrize("load, stable", [(0.5, True), (1.3, False)])
+def test_one_sequence_at_a_time_is_steady_below_its_capacity_and_not_above(load, stable):
+    s, engine = step(), Engine(max_num_seqs=1)
+    capacity = 1 / one_at_a_time_seconds(s, 200, 20)
+    run = simulate(s, engine, Lengths.fixed(200), Lengths.fixed(20), n_requests=3000, rate_per_s=load * capacity)
+    found = cb.steady(run, Budget(1.0))
+    assert found.stable is stable
+    if stable:  # a queue that keeps up serves what is offered, and its wait does not grow over the window
+        assert found.served_share == pytest.approx(1, abs=0.05) and abs(found.backlog_growth) < 10
+    else:  # above capacity it serves at most its capacity, and the queue and the wait for a first token grow
+        assert found.served_per_s <= capacity * 1.02 and found.backlog_growth > 0.2 * found.window
+        assert found.ttft_second_half_s > 2 * found.ttft_first_half_s
+
+
+def test_a_rate_found_by_a_short_search_above_capacity_is_not_reported():
+    """Llama-3-8B on an H100 at 50 ms p99: the 1,000-request search finds a rate the engine cannot sustain; the
+    answer is the largest rate that passes a run five times as long at steady state, the same under the seed."""
+    s, lengths, budget = step(), (Lengths.fixed(1000), Lengths.fixed(200)), Budget(0.050)
+    found = plan(s, Engine(), *lengths, budget, n_requests=1000)
+    assert found.searched_per_s is not None and found.failed and found.failed[0].rate_per_s == found.searched_per_s
+    assert not found.failed[0].stable and found.failed[0].served_share < cb.STEADY_SERVED
+    ok = found.steady
+    assert ok.requests == 5000 and ok.meets(budget) and found.rate_per_s == ok.rate_per_s < found.searched_per_s
+    said = cb.explain(found)
+    assert f"meets the budget at steady state up to about {ok.rate_per_s:.2f} requests/s" in said
+    assert f"meets the budget up to about {found.searched_per_s:.2f}" not in said
+    assert f"found {found.searched_per_s:.2f}/s, which fails that check (it did not keep up" in said
+    again = plan(s, Engine(), *lengths, budget, n_requests=1000)
+    assert again.rate_per_s == found.rate_per_s
+
+
+def test_per_user_tokens_per_second_is_given_with_and_without_the_first_token():
+    run = simulate(step(), Engine(), Lengths.fixed(1000), Lengths.fixed(200), n_requests=64, clients=16)
+    streaming, whole = run.tokens_per_s_per_user, run.tokens_per_s_per_user_with_first
+    assert whole < streaming
+    assert whole * 16 == pytest.approx(run.tokens_per_s, rel=0.1)  # the clients' share of the total
+
+
+def test_the_step_words_add_up_to_the_step_they_state():
+    import re
+
+    said = cb.decode_step_words(step(), 279.4, 1100)
+    total, *parts = (float(x) for x in re.findall(r"([\d.]+) ms", said))
+    assert total == pytest.approx(sum(parts), abs=0.11)
+    assert "279 sequences" in said and "1,100 tokens" in said
+
+
+def test_the_fixed_cost_counts_the_kernels_it_names():
+    assert cb.KERNELS_PER_LAYER == len(cb.LAYER_KERNELS) == 8
+    assert step().fixed_s == pytest.approx(3e-6 * len(cb.LAYER_KERNELS) * LLAMA_3_8B.config.layers)

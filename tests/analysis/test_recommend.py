@@ -22,7 +22,7 @@ def test_the_largest_batch_within_the_budget_and_what_it_buys():
     # latency ≈ 1 ms + 0.1 ms per row: 3 ms holds 16 rows (2.6 ms), not 32 (4.2 ms)
     rec = rec_of(make_sweep(budget_ms=3.0))
     assert rec.within_budget.batch == 16 and rec.budget_missed_by is None
-    line = line_of(rec, "Within the 3 ms p90 budget: batch 16 (")
+    line = line_of(rec, "Largest batch within the 3 ms p90 budget: batch 16 (")
     ratio = rec.within_budget.throughput / rec.base.throughput
     assert f"{ratio:.1f}× the throughput of batch 1" in line
 
@@ -75,7 +75,11 @@ def test_the_batch_to_run_is_the_guides_rule():
     rec = rec_of(doc)
     points = [(p["batch"], p["percentile_s"]) for p in doc["points"]]
     assert rec.run.batch == 16 == min(rec.within_budget.batch, rec.near_best.batch)
-    assert "Run batch 16 (the smaller of the two: the rule of the batch-size guide)." in rec.lines
+    assert (
+        f"Recommended batch: run batch 16 (the smaller of batch 16, the largest within the budget, and batch "
+        f"{rec.near_best.batch}, the first within 5 % of the highest throughput: the rule of the batch-size guide)."
+        in rec.lines
+    )
     medians = [(p["batch"], p["median_s"]) for p in doc["points"]]
     assert choose(medians, 3e-3) == 16 and choose(points, 3e-3) == 16
     assert rec_of(make_sweep(budget_ms=None)).run.batch == 64
@@ -102,9 +106,9 @@ def test_a_larger_batch_measured_no_slower_is_run_instead():
     rec = recommend.recommend(measured(*pairs), [], None, 50, None)
     assert (rec.near_best.batch, rec.ruled.batch, rec.run.batch) == (63, 63, 64)
     assert (
-        "Run batch 64 (the rule of the batch-size guide: batch 63 is the smallest near the highest throughput, as "
-        "no budget is given, but the larger batch 64 measured no slower, 0.00911 ms median against 0.0093 ms, at "
-        "1.04× the throughput)."
+        "Recommended batch: run batch 64 (the rule of the batch-size guide: batch 63 is the smallest near the highest "
+        "throughput, as no budget is given, but the larger batch 64 measured no slower, 0.00911 ms median against "
+        "0.0093 ms, at 1.04× the throughput)."
     ) in rec.lines
     from snippets.choose import choose
 
@@ -119,7 +123,10 @@ def test_a_budget_no_batch_meets_runs_the_fastest_batch():
         rec.lines[0]
         == "No batch meets the 0.001 ms p99 budget: batch 1, the fastest, takes 0.0046 ms, 4.6× the budget."
     )
-    assert "Run batch 1 (no batch meets the budget, so the fastest: the rule of the batch-size guide)." in rec.lines
+    assert (
+        "Recommended batch: run batch 1 (no batch meets the budget, so the fastest: the rule of the batch-size guide)."
+        in rec.lines
+    )
     from snippets.choose import choose
 
     assert choose([(b, ms / 1e3) for b, ms in pairs], 1e-6) == 1
@@ -191,7 +198,9 @@ def test_a_budget_met_within_the_spread_names_the_safe_choice():
     rec = recommend.recommend(points, [], 60.0, 90, None)
     assert rec.within_budget.batch == 24
     line = line_of(rec, "Batch 24 meets the 60 ms p90 budget by ")
-    assert "within the spread of its p90" in line and line.endswith("batch 23 is the safe choice.")
+    assert "within the spread of its p90" in line and line.endswith(
+        "batch 23 is the largest whose whole p90 spread stays within it (the choice with a margin)."
+    )
     far = recommend.recommend([spread(16, 40.0, 1.0), spread(24, 50.0, 1.0), spread(32, 75.0, 1.0)], [], 60.0, 90, None)
     assert not any("within the spread" in line for line in far.lines)
 
@@ -265,3 +274,32 @@ def test_a_memory_stretch_is_weighed_against_the_small_matmul_probe_and_dispatch
     assert "30 % of the measured copy bandwidth, and 89 % of the rate this device's small matrix products" in line
     assert line.endswith("dispatching its 50 operators at 3 µs each (the dispatch probe, 8×64 MLP at batch 1) takes "
                          "0.15 ms, 6 % of the time.")  # fmt: skip
+
+
+def test_each_batch_answer_is_named_for_what_it_is_and_how_they_relate():
+    rec = rec_of(make_sweep(budget_ms=3.0))
+    assert line_of(rec, "Largest batch within the 3 ms p90 budget: batch ")
+    assert line_of(rec, f"Recommended batch: run batch {rec.run.batch} (")
+    relation = recommend.answers_line(rec)
+    if {rec.run.batch, rec.within_budget.batch} != {rec.run.batch}:
+        assert relation in rec.lines
+        assert f"batch {rec.within_budget.batch} is the largest whose p90 fits the budget" in relation
+        assert "`serve` answers another question" in relation
+    safe = recommend.margin_batch(rec)
+    if safe is not None:
+        assert f"batch {safe.batch} fits it with a margin for the noise" in relation
+
+
+def test_a_sweep_with_a_margin_answer_says_how_its_answers_relate():
+    """The committed ResNet-50 sweep: batch 5 within the budget, batch 4 with a margin, batch 5 recommended."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks/sweeps/cpu-amd-epyc/20261201T144540Z-sweep-ecf4be.json"
+    rec = recommend.from_document(json.loads(path.read_text(encoding="utf-8")))
+    safe = recommend.margin_batch(rec)
+    assert safe is not None and safe.batch < rec.within_budget.batch
+    relation = recommend.answers_line(rec)
+    assert relation in rec.lines and "safe choice" not in " ".join(rec.lines)
+    assert f"batch {safe.batch} fits it with a margin for the noise" in relation
+    assert f"batch {rec.run.batch} is the recommended one, the guide's rule" in relation

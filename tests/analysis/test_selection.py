@@ -42,3 +42,13 @@ def test_the_runs_table_says_what_each_run_covers():
     table = home.build(data).html("committed_runs_by_device")
     assert "<td>resnet50</td><td>resnet50</td>" in table  # covers, charted here
     assert "<td>linear, mlp</td><td>mlp, linear</td>" in table
+
+
+def test_a_newer_run_of_other_workloads_keeps_the_devices_pages_mlp_knees():
+    from benchmarks.site.pages import devices
+
+    full = make_run()
+    alone = devices.knee_table(site_data(full)).rows
+    partial = _partial("20260301T000000Z-only", "2026-03-01T00:00:00+00:00")
+    with_partial = devices.knee_table(site_data(full, partial)).rows
+    assert with_partial == alone and "no depth-8 MLP measured" not in str(with_partial)

@@ -118,3 +118,14 @@ def test_mlperf_server_prediction():
     assert not found.at_published.result.overloaded
     assert found.at_published.latency_s < serving_mlperf.BOUND_S
     assert math.isclose(found.published_share_of_offline, 600179 / 727437)
+
+
+def test_the_answer_names_itself_and_the_max_batches_it_was_chosen_among():
+    plan = search(CURVE, [50.0], 0.100, 99, n=2_000, check_n=4_000)
+    said = explain(plan)
+    tried = sorted({c.policy.max_batch for c in plan.tried})
+    assert (
+        f"Max batch {plan.chosen.policy.max_batch} is serve's max batch for the dynamic batcher, chosen among " in said
+    )
+    assert f"{', '.join(map(str, tried))} (the powers of two up to the curve's largest batch, and that batch)" in said
+    assert "a sweep's largest batch within a budget answers another question" in said

@@ -2,6 +2,10 @@
 
 import argparse
 import json
+import socket
+import sys
+import time
+import types
 from pathlib import Path
 
 import pytest
@@ -134,3 +138,38 @@ def test_the_progress_queue_lives_on_the_driver_node_so_a_lost_worker_loses_only
     with pytest.raises(Stop):
         fleet._collect(argparse.Namespace(), [], print, FakeRay(), fake_queue, affinity)
     assert placed == {"num_cpus": 0, "scheduling_strategy": ("affinity", "driver-node", False)}
+
+
+@pytest.fixture
+def fake_ray(monkeypatch):
+    """A stand-in Ray whose init fails the test: fleet must refuse before it joins anything."""
+    modules = {name: types.ModuleType(name) for name in ("ray", "ray.util", "ray.util.queue",
+                                                          "ray.util.scheduling_strategies")}  # fmt: skip
+    modules["ray"].init = lambda **kwargs: pytest.fail(f"ray.init({kwargs}) was called")
+    modules["ray.util.queue"].Queue = object
+    modules["ray.util.scheduling_strategies"].NodeAffinitySchedulingStrategy = object
+    for name, module in modules.items():
+        monkeypatch.setitem(sys.modules, name, module)
+
+
+def test_an_address_where_nothing_listens_is_one_line_in_bounded_time(fake_ray, capsys, monkeypatch):
+    dialled = []
+    connect = socket.create_connection
+
+    def recording(address, timeout=None):
+        dialled.append(address)
+        return connect(address, timeout=timeout)
+
+    monkeypatch.setattr(socket, "create_connection", recording)
+    began = time.perf_counter()
+    assert main(["fleet", "--address", "127.0.0.1:1", "--dry-run"]) == 2
+    assert time.perf_counter() - began < fleet.CONNECT_TIMEOUT_S + 2
+    assert dialled == [("127.0.0.1", 1)]
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: --address 127.0.0.1:1: nothing answers at 127.0.0.1:1 (") and "\n" not in err
+
+
+def test_the_address_dialled_is_the_one_given():
+    assert fleet.host_and_port("ray://head.example:10001") == ("head.example", 10001)
+    assert fleet.host_and_port("[::1]:6379") == ("::1", 6379)
+    assert fleet.host_and_port("auto") is None and fleet.host_and_port("10.0.0.1:99999") is None

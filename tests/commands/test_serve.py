@@ -11,7 +11,8 @@ import pytest
 
 from benchmarks.analysis.sweeps import load_sweeps
 from benchmarks.commands.cli import main
-from benchmarks.contract.results import DEFAULT_RESULTS_DIR, result_files
+from benchmarks.commands.serve import source_argument
+from benchmarks.contract.results import DEFAULT_RESULTS_DIR, result_files, write_atomic
 
 FAST = ["--requests", "2000"]
 
@@ -179,7 +180,7 @@ def test_a_bad_csv_is_one_line_naming_its_line(capsys, tmp_path, text, message):
 def test_a_csv_that_is_not_a_regular_file_is_refused(capsys, tmp_path):
     (tmp_path / "dir.csv").mkdir()
     code, _, err = serve(capsys, str(tmp_path / "dir.csv"), "--rate", "5", "--budget-ms", "50")
-    assert code == 2 and "is not a regular file" in err
+    assert code == 2 and "not a regular file" in err
 
 
 def test_a_csv_spread_sets_the_tail_not_the_median():
@@ -267,3 +268,60 @@ def test_host_cores_queue_the_overhead_and_cap_the_rate(capsys, curve_csv):
     assert json.loads(out)["at_rates"][0]["overloaded"]  # 2.4 cores of work on 2
     code, _, err = serve(capsys, curve_csv, "--rate", "5", "--policy", "8/1", "--host-cores", "2")
     assert code == 2 and "give --overhead-ms too" in err
+
+
+def test_only_the_source_chooses_the_llm_planner(capsys, resnet_sweep):
+    code, _, err = serve(capsys, resnet_sweep, "--rate", "2", "--budget-ms", "100", "--server", "llm:x", *FAST)
+    assert code == 2 and err.strip() == "error: --server 'llm:x': choose from triton, ray, torchserve, none"
+    assert source_argument(["--rate", "2", "--server=llm:x", "--json", "llm:Llama-3-8B"]) == "llm:Llama-3-8B"
+    assert source_argument(["--budget-ms", "5", "--", "--odd.json"]) == "--odd.json"
+
+
+@pytest.mark.parametrize(
+    ("times", "message"),
+    [
+        ("0\n1e308\n", "its own rate, 1e-308 requests/s, is outside 1e-06 to 1e+09 requests/s"),
+        ("0\n1e-320\n", "its own rate, inf requests/s, is outside"),
+        ("0\n1e-300\n", "its own rate, 1e+300 requests/s, is outside"),
+    ],
+)
+def test_a_trace_whose_own_rate_is_out_of_bounds_is_one_line(capsys, resnet_sweep, tmp_path, times, message):
+    trace = tmp_path / "trace.txt"
+    trace.write_text(times)
+    code, out, err = serve(capsys, resnet_sweep, "--budget-ms", "100", "--arrivals", f"trace:{trace}", "--json", *FAST)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"error: {trace}: ") and message in err
+
+
+def test_batches_above_the_simulators_largest_are_left_out(capsys, tmp_path):
+    from tests.synthetic import make_sweep
+
+    path = tmp_path / "big.json"
+    write_atomic(path, make_sweep(batches=(1, 1024, 70000), per_row_s=1e-7))
+    code, out, err = serve(capsys, str(path), "--rate", "100", "--budget-ms", "100", "--json", *FAST)
+    assert code == 0, err
+    found = json.loads(out)["source"]
+    assert found["largest_batch"] == 1024 and found["provenance"].endswith("; 1 batch size above 65,536 left out")
+    write_atomic(path, make_sweep(batches=(70000,), per_row_s=1e-7))
+    code, _, err = serve(capsys, str(path), "--rate", "100", "--budget-ms", "100", *FAST)
+    assert code == 2 and err.strip() == (
+        f"error: {path}: every batch measured is above 65,536, the largest a served batch may be"
+    )
+
+
+def test_a_max_batch_above_the_curve_is_said(capsys, resnet_sweep):
+    code, _, err = serve(capsys, resnet_sweep, "--rate", "5", "--budget-ms", "300", "--max-batch", "4096", *FAST)
+    assert code == 0
+    assert "note: --max-batch 4,096 is above the curve's largest batch, " in err
+
+
+def test_ctrl_c_during_the_simulations_is_one_line_and_exit_130(capsys, resnet_sweep, monkeypatch):
+    from benchmarks.commands import serve as serve_command
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(serve_command, "search", interrupted)
+    code, out, err = serve(capsys, resnet_sweep, "--rate", "5", "--budget-ms", "300", *FAST)
+    assert code == 130 and out == ""
+    assert err.strip() == "interrupted"

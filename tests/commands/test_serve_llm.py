@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from benchmarks.commands.serve_llm import main
+from benchmarks.commands.serve_llm import main, parser
 
 BASE = ["llm:Llama-3-8B", "--gpu", "H100", "--prompt-tokens", "1000", "--output-tokens", "200"]
 
@@ -63,7 +63,7 @@ def test_a_custom_decoder_is_served(capsys):
         ([*BASE, "--rate", "fast"], "--rate 'fast'"),
         ([*BASE, "--efficiency", "2"], "--efficiency '2'"),
         ([*BASE, "--prompt-tokens", "uniform:9-3"], "LOW must not exceed HIGH"),
-        ([*BASE, "--prompt-tokens", "file:/nonexistent/lengths"], "cannot read"),
+        ([*BASE, "--prompt-tokens", "file:/nonexistent/lengths"], "lengths: cannot be read"),
         ([*BASE, "--chunked-prefill", "--max-batched-tokens", "16"], "at least max_num_seqs"),
         (["llm:custom", "--gpu", "H100", "--param", "layers=2"], "needs --param for d_model"),
         (["llm:Llama-3-8B", "--gpu", "L4", "--memory-fraction", "0.5"], "does not fit"),
@@ -162,3 +162,63 @@ def test_a_kv_cache_of_its_own_dtype_holds_twice_the_tokens(capsys):
     assert fp8["kv_bytes_per_token"] == bf16["kv_bytes_per_token"] / 2
     assert fp8["kv_blocks"] == pytest.approx(2 * bf16["kv_blocks"], abs=1)
     assert "KV cache in float8" in fp8["step_time"]
+
+
+def test_log_normal_lengths_are_served_each_request_clipped_to_the_context(capsys):
+    argv = [*BASE[:3], "--prompt-tokens", "lognormal:1500,1.2", "--output-tokens", "lognormal:300,1,4000",
+            "--concurrency", "4", "--requests", "200", "--chunked-prefill", "--json"]  # fmt: skip
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    found = json.loads(out)["assumptions"]
+    assert found["prompt_tokens"] == "log-normal, mean 1,500, σ 1.2 (at most 8,192)"
+    assert found["output_tokens"] == "log-normal, mean 300, σ 1 (at most 4,000)"
+    assert main([*BASE[:3], "--prompt-tokens", "lognormal:100,1,99999"]) == 2
+    assert "give a whole number from 1 to 8,192" in capsys.readouterr().err
+
+
+def test_pairs_are_clipped_answer_first_and_the_simulator_serves_the_clipped_requests():
+    import numpy as np
+
+    from benchmarks.analysis.continuous_batching import Engine, Lengths, RooflineStep, clip_pairs, simulate
+    from benchmarks.analysis.serving import MODELS
+    from benchmarks.gpus import gpus_matching
+
+    assert clip_pairs([10, 8000, 9000], [5, 500, 9000], 8192) == ([10, 8000, 8191], [5, 192, 1])
+    model = next(m for m in MODELS if m.name == "Llama-3-8B")
+    step = RooflineStep(model, gpus_matching("H100 SXM")[0], "bfloat16")
+    lengths = Lengths.lognormal(3000, 1.5, 8192)
+    engine = Engine(chunked_prefill=True, max_batched_tokens=2048, max_model_len=8192)
+    result = simulate(step, engine, lengths, lengths, n_requests=300, clients=8, seed=1)
+    rng = np.random.default_rng(1)  # the lengths simulate drew, in its order
+    prompts, outputs = [int(x) for x in lengths.sample(300, rng)], [int(x) for x in lengths.sample(300, rng)]
+    assert any(p + o > 8192 for p, o in zip(prompts, outputs))  # the clipping has work to do
+    prompts, outputs = clip_pairs(prompts, outputs, 8192)
+    assert result.requests == 300 and result.output_tokens == sum(outputs)
+    assert result.prompt_mean == pytest.approx(sum(prompts) / 300)
+
+
+def test_ctrl_c_during_the_simulations_is_one_line_and_exit_130(capsys, monkeypatch):
+    from benchmarks.commands import serve_llm
+    from benchmarks.commands.cli import main as cli_main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(serve_llm, "simulate", interrupted)
+    assert cli_main(["serve", *BASE, "--concurrency", "4", "--requests", "100"]) == 130
+    out, err = capsys.readouterr()
+    assert err.strip().splitlines()[-1] == "interrupted" and "Traceback" not in err + out
+
+
+def test_per_user_tokens_per_second_is_defined_with_and_without_the_first_token(capsys):
+    assert main([*BASE, "--concurrency", "1,16", "--requests", "64"]) == 0
+    out = capsys.readouterr().out
+    assert "per user  user e2e" in out
+    assert "'per user' is 1 ÷ the median time per output token" in out and "'user e2e' counts that wait" in out
+
+
+def test_the_help_names_the_kernels_it_counts_and_defines_per_user():
+    said = " ".join(parser().format_help().split())
+    assert "8 kernels a layer: attention norm, QKV projection" in said
+    assert "'user e2e' counts that wait" in said

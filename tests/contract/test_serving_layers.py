@@ -34,4 +34,4 @@ def test_the_comparison_command_refuses_a_bad_file_in_one_line(tmp_path):
         text=True,
     )
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"{bad}: run: is required but missing")
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"error: {bad}: run: is required but missing")

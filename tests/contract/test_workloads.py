@@ -75,7 +75,7 @@ def test_readme_names_every_file_a_new_workload_touches():
     registries = set()
     for path in [*root.glob("benchmarks/**/*.py"), *root.glob("snippets/*.py")]:
         source = path.read_text(encoding="utf-8")
-        if all(f'"{name}"' in source or f"workloads.{name.upper()}" in source for name in WORKLOADS):
+        if all(f'"{name}"' in source or f"workloads.{name.upper().replace('-', '_')}" in source for name in WORKLOADS):
             registries.add(path.relative_to(root).as_posix())
     assert {"benchmarks/workloads.py", "benchmarks/measure/adapters.py", "benchmarks/profiles.py"} <= registries
     assert registries - named == set(), f"README's list misses {sorted(registries - named)}"

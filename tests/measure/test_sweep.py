@@ -1,11 +1,15 @@
 """`python -m benchmarks sweep` on tiny models on this CPU: the search, the file, and every bad input."""
 
 import json
+import os
+import signal
 import textwrap
+import threading
 import time
 
 import pytest
 
+from benchmarks.commands import sweep_watch
 from benchmarks.commands.cli import main
 from benchmarks.contract.results import read_sweep
 from benchmarks.measure import sweep as sweep_module
@@ -296,6 +300,8 @@ BAD_TARGETS = [
      "the model returned str with no tensor in it"),
     ("{model}:factory", "from torch import nn\ndef factory():\n    return nn.Identity()\n",
      "the factory returns no input maker: give --input-shape"),
+    ("/etc/passwd:factory", None, "TARGET /etc/passwd:factory: /etc/passwd is not a Python file"),
+    ("{text}:factory", None, "model.txt is not a Python file (give path/to/file.py:factory)"),
 ]  # fmt: skip
 
 
@@ -303,6 +309,8 @@ BAD_TARGETS = [
 def test_bad_targets_end_in_one_line(fast, tmp_path, target, capsys, spec, source, message):
     if source is not None:
         spec = spec.format(model=target(source).rsplit(":", 1)[0])
+    if "{text}" in spec:
+        spec = spec.format(text=target(TINY, name="model.txt").rsplit(":", 1)[0])
     shape = [] if "input maker" in message else ["--input-shape", "32"]
     assert sweep(tmp_path, spec, *shape, "--batches", "1") == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -460,3 +468,114 @@ def test_every_measurement_of_a_sweep_captures_into_a_fresh_graph_pool(fast, mon
     workloads = log[log.index("new pool") :]  # the ceilings capture before: one phase of their own
     measurements = "".join("n" if entry == "new pool" else "p" for entry in workloads).split("n")[1:]
     assert len(measurements) >= 3 and all(measurements)  # search, probes, final: each a fresh pool first
+
+
+# A model that misbehaves from batch 4 on: batches 1 and 2 are timed first (the contract is checked at 1 and 2).
+MISBEHAVES_FROM_4 = """
+import os, sys, time
+import torch
+from torch import nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(32, 32)
+
+    def forward(self, x):
+        if x.shape[0] >= 4:
+            {action}
+        return self.layer(x)
+
+def factory():
+    return Model()
+"""
+
+
+def misbehaving(target, action: str) -> str:
+    return target(MISBEHAVES_FROM_4.replace("{action}", action))
+
+
+def test_a_forward_that_never_returns_is_ended_at_the_time_limit_keeping_what_was_timed(
+    fast, tmp_path, target, capsys, monkeypatch
+):
+    monkeypatch.setattr(sweep_watch, "GRACE_S", 1.0)
+    monkeypatch.setattr(sweep_module, "SEARCH_SHARE", 0.9)  # the search reaches batch 4 also on a busy machine
+    began = time.perf_counter()
+    code = sweep(tmp_path, misbehaving(target, "time.sleep(600)"), "--input-shape", "32", "--time-limit", "6")
+    assert time.perf_counter() - began < 6 + 1 + 4
+    assert code == 0
+    found, out = written(capsys)
+    doc = found.doc
+    assert [(p["batch"], p["status"]) for p in doc["points"]] == [(1, "ok"), (2, "ok")]
+    why = (
+        "--time-limit 6: the model's process was still running 1 s past the time limit and was ended after timing "
+        "2 batch sizes"
+    )
+    assert not doc["run"]["complete"] and doc["run"]["interrupted"] == why
+    assert doc["recommendation"]["run"] in (1, 2)
+    assert f"error: {why}; the file keeps them, marked incomplete" in out.err and "Traceback" not in out.err
+    assert not list(found.path.parent.glob(".*.tmp"))
+
+
+def test_a_factory_that_never_returns_is_ended_at_the_time_limit(fast, tmp_path, target, capsys, monkeypatch):
+    monkeypatch.setattr(sweep_watch, "GRACE_S", 1.0)
+    source = "import time\nfrom torch import nn\ndef factory():\n    time.sleep(600)\n    return nn.Identity()\n"
+    began = time.perf_counter()
+    code = sweep(tmp_path, target(source), "--input-shape", "32", "--time-limit", "5")
+    assert time.perf_counter() - began < 5 + 1 + 4
+    assert code == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == (
+        "error: --time-limit 5: the model's process was still running 1 s past the time limit and was ended "
+        "before timing any batch; no results file kept"
+    )
+
+
+@pytest.mark.parametrize(("action", "status"), [("os._exit(0)", 0), ("sys.exit(3)", 3)])
+def test_a_model_that_ends_its_process_is_reported_with_what_was_kept(fast, tmp_path, target, capsys, action, status):
+    assert sweep(tmp_path, misbehaving(target, action), "--input-shape", "32") == 1
+    found, out = written(capsys)
+    doc = found.doc
+    assert [(p["batch"], p["status"]) for p in doc["points"]] == [(1, "ok"), (2, "ok")]
+    why = f"the model's process exited with status {status} after timing 2 batch sizes"
+    assert not doc["run"]["complete"] and doc["run"]["interrupted"] == why
+    assert f"error: {why}; the file keeps them, marked incomplete" in out.err
+    assert "Highest throughput: batch " in out.out
+
+
+def test_a_model_that_drops_rows_at_some_batch_is_not_credited_with_them(fast, tmp_path, target, capsys):
+    assert sweep(tmp_path, misbehaving(target, "return self.layer(x[:3])"), "--input-shape", "32") == 0
+    found, _ = written(capsys)
+    points = {p["batch"]: p for p in found.doc["points"]}
+    assert [points[b]["status"] for b in (1, 2, 4)] == ["ok", "ok", "error"]
+    assert "the output has 3 rows at batch 4" in points[4]["message"]
+    assert found.doc["run"]["search_stopped"].startswith("batch 4 failed")
+    assert found.doc["recommendation"]["run"] in (1, 2)
+
+
+def test_ctrl_c_reaches_a_model_stuck_in_its_forward_and_the_file_is_kept(fast, tmp_path, target, capsys):
+    """The terminal's Ctrl-C reaches the command's process, which hands it on to the measuring process once."""
+    out_dir = tmp_path / "out"
+
+    def interrupt_once_two_batches_are_written():
+        deadline = time.perf_counter() + 60
+        while time.perf_counter() < deadline:
+            for path in out_dir.glob("*/*.json"):
+                try:
+                    if len(json.loads(path.read_text())["points"]) >= 2:
+                        time.sleep(0.5)  # into batch 4's endless forward
+                        os.kill(os.getpid(), signal.SIGINT)
+                        return
+                except (ValueError, KeyError, OSError):
+                    pass
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=interrupt_once_two_batches_are_written, daemon=True)
+    watcher.start()
+    code = sweep(tmp_path, misbehaving(target, "time.sleep(600)"), "--input-shape", "32")
+    watcher.join(5)
+    assert code == 130
+    found, out = written(capsys)
+    assert [(p["batch"], p["status"]) for p in found.doc["points"]] == [(1, "ok"), (2, "ok")]
+    assert found.doc["run"]["interrupted"] == "KeyboardInterrupt: stopped"
+    assert "kept 2 batch sizes, marked incomplete" in out.err and "Traceback" not in out.err

@@ -102,8 +102,7 @@ def test_one_slow_sample_does_not_end_the_search(fast, tmp_path, target, capsys,
     spec = target("import torch\nfrom torch import nn\n\ndef factory():\n    return nn.Linear(32, 32)\n")
     assert sweep(tmp_path, spec, "--input-shape", "32", "--max-batch", "16") == 0
     found, out = written(capsys)
-    assert slowed == [4]
-    assert "measured batches 1, 2, 4 again" in out.err
+    assert "measured batches 1, 2, 4 again" in out.err  # the slowed batch 4 (slowed in the measuring process)
     assert {1, 2, 4, 8, 16} <= {p["batch"] for p in found.doc["points"] if p["status"] == "ok"}
     assert found.doc["run"]["search_stopped"] == "the largest batch allowed (--max-batch 16)"
 
@@ -135,10 +134,10 @@ def test_the_time_limit_bounds_the_whole_command(fast, tmp_path, capsys, monkeyp
     """Every stage after the set-up (loading the model, the ceilings, the probes) keeps to the limit counted from
     the command's start; only a set-up that alone outlasts it (a heavily loaded machine) can push the end past
     it."""
-    real, searching = sweep_module.Sweep.search, []
+    real, searching = sweep_module.Sweep.search, tmp_path / "search-started"
 
-    def search(self):
-        searching.append(time.perf_counter())
+    def search(self):  # in the measuring process: the time it starts searching (the clock is the machine's)
+        searching.write_text(repr(time.perf_counter()))
         real(self)
 
     monkeypatch.setattr(sweep_module.Sweep, "search", search)
@@ -147,7 +146,7 @@ def test_the_time_limit_bounds_the_whole_command(fast, tmp_path, capsys, monkeyp
     assert sweep(tmp_path, f"{HOLDOUT}:transformer", "--time-limit", str(limit)) == 0
     elapsed = time.perf_counter() - started
     found, _ = written(capsys)
-    set_up = searching[0] - started
+    set_up = float(searching.read_text()) - started
     bound = max(limit, set_up + 1.0) + 1.5  # one count or one round past the limit at most
     assert found.doc["run"]["wall_s"] <= bound and elapsed <= bound + 1.0
 

@@ -122,3 +122,16 @@ def test_not_measured_lists_batches_once_per_configuration():
     assert len(lines) == 4  # two contexts × two attention types, both modes on one line
     assert all("batches 16, 32 skipped (not run: KV cache over budget)" in line for line in lines)
     assert all("eager, graph" in line or "graph, eager" in line for line in lines)
+
+
+def test_the_articles_claim_about_attention_is_quoted_in_its_words_with_a_translation():
+    from pathlib import Path
+
+    notebook = (Path(__file__).resolve().parents[2] / "docs" / "decode.py").read_text(encoding="utf-8")
+    prose = " ".join(line.lstrip("# ") for line in notebook.splitlines()[:12])
+    assert "attention costs little" not in prose
+    assert (
+        "注意力機制所消耗的時間被大幅減少" in prose
+        and "the time the attention mechanism takes is greatly reduced" in prose
+    )
+    assert "Transformers 本質上就是多層感知機（MLPs）" in prose and "Transformers are in essence multilayer" in prose

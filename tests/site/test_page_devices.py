@@ -92,3 +92,14 @@ def test_the_measured_device_stands_beside_datasheet_gpus_predicted_and_dashed()
     assert dash[1] != dash[0]  # the datasheet's predictions are dashed, the measurement solid
     assert "predicted dashed" in figure.visible
     assert "No results" in page_module.build(site_data(empty=True)).html("beside")
+
+
+def test_the_datasheet_lines_name_their_cache_state_and_band():
+    from benchmarks.site.pages import devices as page_module
+
+    lines = page_module.datasheet_line_words()
+    assert "none kept in cache" in lines[0] and lines[1].startswith("band: ")
+    assert all(len(line) <= 110 for line in lines)
+    figure = page_module.build(site_data(make_run(kind="cpu"))).sections["beside"][0]
+    subtitle = figure.spec["title"]["subtitle"]
+    assert lines[0] in subtitle and lines[1] in subtitle and "cache " in subtitle[0]

@@ -58,7 +58,64 @@ def test_the_lesson_states_the_budgets_answer_and_the_published_share(page):
     assert said["concurrency"] == str(found.concurrency) and said["what binds"] == llm_serving.BINDS[found.binds]
     assert said["budget"] == "50 ms p99" and said["lengths"] == "1,000/200"
     ratios = llm_serving.throughput_ratios()
-    assert page.extra["published_share_of_roofline"].startswith(f"{min(ratios):.2f}")
+    said = page.extra["published_share_of_roofline"]
+    assert (
+        f"on the {len(ratios)} rows that compare a throughput or the mean gap between tokens, {min(ratios):.2f}" in said
+    )
+    others = [c.ratio for c in llm_serving.checks() if c.ratio not in ratios]
+    assert f"on the other {len(others)}" in said and f"{min(others):.2f}–{max(others):.2f}" in said
+
+
+def test_every_range_over_the_published_table_covers_it_or_names_its_rows(page):
+    said = _plain(page.html("published_results_against_predictions"))
+    every = [c.ratio for c in llm_serving.checks()]
+    assert "none fell below" not in said
+    assert f"Over all {len(every)} rows it runs from {min(every):.2f} to {max(every):.2f}" in said
+    for check in llm_serving.other_checks():
+        assert f"{check.row.metric.split(' at ')[0]}: {check.ratio:.2f}" in said
+
+
+def test_the_memory_column_says_where_each_figure_comes_from(page):
+    table = next(part for part in page.sections["predicted_memory_and_step_time_by_gpu"] if hasattr(part, "rows"))
+    by_gpu = {row[0]: row[1] for row in table.rows}
+    assert by_gpu["NVIDIA L4"] == "22.5 GiB (as its driver reports it)"  # 23,034 MiB, not the datasheet's 24 GB
+    assert by_gpu["NVIDIA H100 SXM"] == "79.6 GiB (as its driver reports it)"
+    assert "24.0 GiB" not in page.html("predicted_memory_and_step_time_by_gpu")
+
+
+def test_per_user_is_defined_and_given_with_and_without_the_first_token(page):
+    said = _plain(page.html("predicted_front_by_gpu"))
+    best = max(llm_serving.fronts()["NVIDIA H100 SXM"], key=lambda p: p.result.tokens_per_s).result
+    assert f"{best.tokens_per_s_per_user:,.0f} each while an answer streams and" in said
+    assert f"{best.tokens_per_s_per_user_with_first:,.0f} each counting the wait for the first token" in said
+    assert "the wait for the first token left out" in said
+
+
+def test_the_fixed_cost_names_the_kernels_it_counts(page):
+    said = _plain(page.html("predicted_memory_and_step_time_by_gpu"))
+    assert "for each of the 8 kernels this model counts in a layer (attention norm, QKV projection" in said
+    assert "eight kernels per layer" not in NOTEBOOK.read_text(encoding="utf-8")
+
+
+def test_the_budget_rate_is_the_steady_state_answer(page):
+    said = _plain(page.html("largest_concurrency_within_budget"))
+    found = llm_serving.budget_plan()
+    assert f"meets the budget at steady state up to about {found.rate_per_s:.2f} requests/s" in said
+    assert "meets the budget up to about 40.16" not in said
+
+
+def test_the_llm_charts_draw_the_published_decode_band():
+    band = llm_serving.decode_band()
+    assert band is not None
+    front, latency = llm_serving.predicted_front()[0], llm_serving.predicted_latencies()[0]
+    for figure in (front, latency):
+        assert f"{band.n} published decode step figures reached {band.low * 100:.0f}–{band.high * 100:.0f} %" in (
+            " ".join(figure.spec["title"]["subtitle"])
+        )
+        assert all(len(line) <= 120 for line in figure.spec["title"]["subtitle"])
+    assert '"per_user_high"' in str(front.spec).replace("'", '"')
+    rows = llm_serving.band_rows(band)
+    assert rows and all(r["fast_ms"] < r["slow_ms"] for r in rows)
 
 
 def test_the_notebooks_settings_table_names_options_the_command_takes():

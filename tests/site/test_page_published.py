@@ -116,3 +116,19 @@ def test_text_from_the_data_file_is_escaped(tmp_path):
     out = published.build(read_published(path)).text()
     assert "<script>" not in out and "<img src=x" not in out
     assert "&lt;img src=x onerror=alert(1)&gt;" in out
+
+
+def test_the_bound_is_split_per_operation_not_named_for_most_of_a_mixed_call():
+    """A generation at batch 256 sums compute-bound matrix products and memory-bound attention: the page gives the
+    split per operation (63 % compute-bound here), not 'most of the predicted time is memory-bound'."""
+    found = {c.row.id: c for c in pc.checks()}["trtllm080-a100-llama7b-b256-128-128"]
+    points = [pc._call(found.row.model, "prefill", found.row.model.input_tokens)] + [
+        pc._call(found.row.model, "decode", found.row.model.input_tokens + k)
+        for k in range(found.row.model.output_tokens - 1)
+    ]
+    compute = sum(op.seconds for p in points for op in p.operations if op.bound == "compute")
+    share = compute / sum(p.seconds for p in points)
+    said = published.method_words(found)
+    assert "most of the predicted time" not in said
+    assert f"{text.sig(100 * share, 2)} % in operations bound by compute" in said
+    assert share > 0.5

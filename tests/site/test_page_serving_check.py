@@ -79,3 +79,24 @@ def test_the_machine_is_called_shared_only_when_its_load_exceeded_its_cores(tmp_
     assert ("other work shared the machine" in words) is said
     page = serving_check.build(read_serving_check(write_check(tmp_path, doc)))
     assert ("2 CPUs (shared)" in page.text()) is said and "not judged on a shared machine" not in page.text()
+
+
+def test_the_cases_are_counted_per_service_with_every_policy_and_rate(committed):
+    check, page = committed
+    rows = compare(check).rows
+    said = plain(page.html("summary"))
+    assert "both batch handler styles" not in said
+    for service in {r.case.service for r in rows}:
+        mine = [r for r in rows if r.case.service == service]
+        rates = text.sig_range([r.case.rate_per_s for r in mine])
+        assert f"{len(mine)} of the {service} service (" in said and f"{rates} requests/s)" in said
+    policies = len({(r.case.max_batch, r.case.max_delay_s) for r in rows})
+    assert f"{policies} policies in all" in said
+
+
+def test_p99_is_left_unjudged_for_the_reason_the_file_gives(committed):
+    check, page = committed
+    said = plain(page.html("summary"))
+    counts = [r.requests for r in compare(check).rows]
+    assert f"each case answered {min(counts):,}–{max(counts):,} requests, so its p99 rests on its" in said
+    assert ("other work shared the machine" in said) == serving_check.shared(check.doc["host"])

@@ -13,7 +13,7 @@ def test_each_sweep_shows_its_recommendation_charts_and_table():
     page = your_model.build([sweep_of(make_sweep())])
     text = page.html("sweeps")
     assert "SyntheticModel on Synthetic GPU" in text
-    assert "Within the 3 ms p90 budget: batch 16" in text
+    assert "Largest batch within the 3 ms p90 budget: batch 16" in text
     assert text.count('<figure class="bchart"') == 3 and "Every batch size measured" in text
 
 
@@ -59,3 +59,17 @@ def test_a_smaller_batch_that_breaks_the_budget_is_named():
     slow["timing"]["samples_s"][-1] = 3.2e-3
     text = your_model.build([sweep_of(doc)]).html("sweeps")
     assert "Batch 8 breaks the budget (3.2 ms p90) although the larger batch 16 meets it" in text
+
+
+def test_every_sweep_chart_names_its_cache_state_and_a_cpus_threads():
+    gpu = make_sweep()
+    cpu = make_sweep()
+    cpu["device"] = {**cpu["device"], "kind": "cpu", "threads": 2}
+    for doc, threads in ((gpu, None), (cpu, "2 threads")):
+        page = your_model.build([sweep_of(doc)])
+        figures = [part for part in page.sections["sweeps"] if hasattr(part, "spec")]
+        assert len(figures) >= 2
+        for figure in figures:
+            first = figure.spec["title"]["subtitle"][0]
+            assert "cache resident" in first
+            assert (threads in first) if threads else "thread" not in first

@@ -7,7 +7,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from benchmarks.measure.adapters import ADAPTERS
 from benchmarks.workloads import WORKLOADS
-from snippets import cnn, decode, encoder, linear, mlp
+from snippets import cnn, decode, encoder, linear, mlp, train
 
 
 class CpuTensorsMade(TorchDispatchMode):
@@ -37,6 +37,8 @@ BUILDERS = {
     "resnet50": lambda: cnn.make_resnet50(BF16, META),
     "decode": lambda: decode.make_decoder(decode.CHECK_CONFIG, BF16, META),
     "encoder": lambda: encoder.make_encoder(encoder.CHECK_CONFIG, BF16, META),
+    "train-mlp": lambda: ADAPTERS["train-mlp"].build({"width": 64, "depth": 2}, "bfloat16", META),
+    "train-decoder": lambda: train.make_decoder(train.CHECK_CONFIG, BF16, META),
 }
 
 

@@ -37,11 +37,17 @@ def _at(value: float, domain: list[float], pixels: float) -> float:
     return pixels * (math.log(value) - low) / (high - low)
 
 
-def labelled_points(rows: Sequence[dict[str, Any]], height: float) -> list[dict[str, Any]]:
+def labelled_points(
+    rows: Sequence[dict[str, Any]],
+    height: float,
+    x_domain: list[float] | None = None,
+    y_domain: list[float] | None = None,
+) -> list[dict[str, Any]]:
     """The rows whose concurrency label, drawn up and to the right of its point, clears every label kept before
     it and every point, on the narrowest plot the chart is drawn at (wider, they only move apart): each line's
-    first and last point first, then the rest in order."""
-    x_domain, y_domain = _domain([r["per_user"] for r in rows]), _domain([r["total"] for r in rows])
+    first and last point first, then the rest in order. The domains are the axes' (default: the rows' own)."""
+    x_domain = x_domain or _domain([r["per_user"] for r in rows])
+    y_domain = y_domain or _domain([r["total"] for r in rows])
     where = [(_at(r["per_user"], x_domain, NARROWEST_PLOT), height - _at(r["total"], y_domain, height)) for r in rows]
     points = [(x - 4, y - 4, x + 4, y + 4) for x, y in where]
 
@@ -63,15 +69,26 @@ def labelled_points(rows: Sequence[dict[str, Any]], height: float) -> list[dict[
     return [rows[i] for i in sorted(kept)]
 
 
-def front_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[str]) -> alt.LayerChart:
+def front_chart(
+    rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[str], band: tuple[float, float] | None = None
+) -> alt.LayerChart:
     """`rows` hold gpu, concurrency, total (tokens/s), per_user (tokens/s) and kv_full (the cache full at its
-    peak): one line per GPU through its concurrencies, per-user rate on x, total on y, both log."""
+    peak): one line per GPU through its concurrencies, per-user rate on x, total on y, both log. With `band`
+    (low, high: shares of the roofline published systems reached), a faint segment through each point from the
+    low share to the high one: the same point slowed by each share, per user and in all alike."""
     gpus = list(dict.fromkeys(r["gpu"] for r in rows))
     color = alt.Color("gpu:N", title="GPU (datasheet)", scale=alt.Scale(domain=gpus, range=PALETTE[: len(gpus)]))
-    x = alt.X("per_user:Q", title="tokens per second per user (1 / median time per output token)",
-              scale=_log([r["per_user"] for r in rows]), axis=alt.Axis(format="~s", **SPACED))  # fmt: skip
-    y = alt.Y("total:Q", title="output tokens per second, all users", scale=_log([r["total"] for r in rows]),
-              axis=alt.Axis(format="~s", **SPACED))  # fmt: skip
+    low, high = band or (1.0, 1.0)
+    spans = [{**r, "per_user_low": r["per_user"] * low, "total_low": r["total"] * low,
+              "per_user_high": r["per_user"] * high, "total_high": r["total"] * high} for r in rows]  # fmt: skip
+    x_title = "tokens per second per user (1 / median time per output token, first token's wait left out)"
+    x_domain = _domain([v for r in spans for v in (r["per_user_low"], r["per_user"])])
+    x_scale = alt.Scale(type="log", domain=x_domain, nice=False)
+    y_title = "output tokens per second, all users"
+    y_domain = _domain([v for r in spans for v in (r["total_low"], r["total"])])
+    y_scale = alt.Scale(type="log", domain=y_domain, nice=False)
+    x = alt.X("per_user:Q", title=x_title, scale=x_scale, axis=alt.Axis(format="~s", **SPACED))
+    y = alt.Y("total:Q", title=y_title, scale=y_scale, axis=alt.Axis(format="~s", **SPACED))
     tip = [
         alt.Tooltip("gpu:N", title="GPU"),
         alt.Tooltip("concurrency:Q", title="concurrent requests"),
@@ -79,7 +96,7 @@ def front_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[s
         alt.Tooltip("per_user:Q", title="tokens/s per user", format=",.1f"),
         alt.Tooltip("kv_peak:Q", title="KV cache at its peak", format=".0%"),
     ]
-    base = alt.Chart(alt.Data(values=chart_rows(list(rows))))
+    base = alt.Chart(alt.Data(values=chart_rows(spans)))
     line = base.mark_line(strokeWidth=2).encode(x=x, y=y, color=color, order="concurrency:Q", tooltip=tip)
     points = base.mark_point(filled=True, size=50).encode(
         x=x,
@@ -89,21 +106,33 @@ def front_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[s
                                                                   range=["circle", "cross"])),
         tooltip=tip,
     )  # fmt: skip
-    spaced = alt.Chart(alt.Data(values=chart_rows(labelled_points(rows, HEIGHT + 40))))
+    spaced = alt.Chart(alt.Data(values=chart_rows(labelled_points(rows, HEIGHT + 40, x_domain, y_domain))))
     labels = spaced.mark_text(align="left", dx=5, dy=-6, fontSize=10, color=LABEL_GREY).encode(
         x=x, y=y, text="concurrency:Q"
     )
-    chart = alt.layer(line, points, labels).properties(
-        width=WIDTH, height=HEIGHT + 40, title=chart_title(title, *subtitle)
-    )
+    layers = [line, points, labels]
+    if band is not None:
+        segment = base.mark_rule(strokeWidth=4, opacity=0.25).encode(
+            x=alt.X("per_user_low:Q", scale=x_scale, title=x_title),
+            y=alt.Y("total_low:Q", scale=y_scale, title=y_title),
+            x2="per_user_high:Q", y2="total_high:Q", color=color,
+        )  # fmt: skip
+        layers.insert(0, segment)
+    chart = alt.layer(*layers).properties(width=WIDTH, height=HEIGHT + 40, title=chart_title(title, *subtitle))
     return chart.configure_legend(orient="bottom", direction="horizontal", labelLimit=LEGEND_LABELS)
 
 
 def token_latency_chart(
-    rows: Sequence[dict[str, Any]], limit: float | None, title: str, subtitle: Sequence[str]
+    rows: Sequence[dict[str, Any]],
+    limit: float | None,
+    title: str,
+    subtitle: Sequence[str],
+    band_rows: Sequence[dict[str, Any]] = (),
 ) -> alt.HConcatChart:
     """Two panels against concurrency (log-log): time to first token, and time per output token, each at p50
-    (solid) and p99 (dashed), one colour per `series`; a rule where the KV cache fills (`limit`)."""
+    (solid) and p99 (dashed), one colour per `series`; a rule where the KV cache fills (`limit`). `band_rows`
+    (concurrency, fast_ms, slow_ms) shade, in the time-per-token panel, what the published systems' band of
+    shares of the roofline gives for a p50."""
     series = list(dict.fromkeys(r["series"] for r in rows))
     color = alt.Color("series:N", title="engine", scale=alt.Scale(domain=series, range=PALETTE[: len(series)]))
     dash = alt.StrokeDash("percentile:N", title="percentile", scale=alt.Scale(domain=list(DASH),
@@ -126,6 +155,10 @@ def token_latency_chart(
         line = base.mark_line(strokeWidth=2).encode(x=x, y=y, color=color, strokeDash=dash, tooltip=tip)
         dots = base.mark_point(filled=True, size=30).encode(x=x, y=y, color=color, tooltip=tip)
         layers = [line, dots]
+        if metric == "tpot_ms" and band_rows:
+            shade = alt.Chart(alt.Data(values=chart_rows(list(band_rows)))).mark_area(opacity=0.15, color=LABEL_GREY)
+            layers.insert(0, shade.encode(x=x, y=alt.Y("fast_ms:Q", title=words, scale=alt.Scale(type="log")),
+                                          y2="slow_ms:Q"))  # fmt: skip
         if limit is not None:
             marked = alt.Chart(alt.Data(values=[{"concurrency": limit, "label": f"KV cache full ≈ {limit:,.0f}"}]))
             layers += [

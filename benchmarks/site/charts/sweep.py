@@ -17,10 +17,15 @@ WIDTH = 560
 SPACED = alt.Axis(labelOverlap="greedy", labelSeparation=4)  # a log axis drops labels that would touch
 
 
+SWEEP_CACHE = "resident"  # a sweep calls the same model on the same inputs back to back after a warm-up
+
+
 def where(doc: dict) -> str:
-    """Device, dtype and mode: the words every sweep chart carries."""
-    model = doc["model"]
-    return f"{doc['device']['name']}, {model['dtype']}, {model['mode']}"
+    """Device (with its thread count on a CPU), dtype, mode and cache state: the words every sweep chart carries."""
+    model, device = doc["model"], doc["device"]
+    threads = device.get("threads") if device.get("kind") == "cpu" else None
+    on = f", {threads} thread{'s' * (threads != 1)}" if threads else ""
+    return f"{device['name']}{on}, {model['dtype']}, {model['mode']}, cache {SWEEP_CACHE} (same inputs, warm)"
 
 
 def sweep_rows(doc: dict) -> list[dict]:

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from benchmarks.analysis import curves as c
 from benchmarks.analysis import devices as dv
+from benchmarks.analysis.bands import kind_of
 from benchmarks.analysis.curves import SiteData
-from benchmarks.analysis.predict import predict
+from benchmarks.analysis.predict import STATED_COUNT, predict
 from benchmarks.contract.results import Run
 from benchmarks.gpus import find_gpu
 from benchmarks.site import charts, text
+from benchmarks.site.bands import chart_line
 from benchmarks.site.charts.devices import DATASHEET, MEASURED, ROOFLINE, beside_datasheets_chart, normalised_chart
 from benchmarks.site.render import NO_RESULTS, Html, Page, Paragraph, Table, tag
 
@@ -88,9 +90,14 @@ def _dtype_order(dtype: str) -> tuple:
 # --------------------------------------------------------------------------- knees
 
 
+def mlp_runs(data: SiteData) -> list[Run]:
+    """Per device, the run its MLP curves come from (a newer run of other workloads alone never hides them)."""
+    return data.shown_for("mlp")
+
+
 def knee_table(data: SiteData) -> Table:
     rows = []
-    for run in data.shown:
+    for run in mlp_runs(data):
         found = dv.knee_rows(run)
         if not found:
             rows.append([label(run), "no depth-8 MLP measured", "–", "–", "–", "–", "–"])
@@ -132,11 +139,11 @@ def normalised_rows(run: Run) -> list[dict]:
 
 
 def curves_parts(data: SiteData) -> list:
-    rows = [row for run in data.shown for row in normalised_rows(run)]
+    rows = [row for run in mlp_runs(data) for row in normalised_rows(run)]
     if not rows:
         return [Paragraph("No committed run has an MLP curve with a ridge batch to normalise by.")]
-    devices = [label(run) for run in data.shown if any(row["device"] == label(run) for row in rows)]
-    dtypes = ", ".join(dict.fromkeys(k.curve.dtype for run in data.shown for k in dv.knee_rows(run)))
+    devices = [label(run) for run in mlp_runs(data) if any(row["device"] == label(run) for row in rows)]
+    dtypes = ", ".join(dict.fromkeys(k.curve.dtype for run in mlp_runs(data) for k in dv.knee_rows(run)))
     chart = normalised_chart(
         rows,
         devices,
@@ -188,8 +195,9 @@ def beside_datasheets(data: SiteData) -> list:
         rows,
         f"The {curve.shape} in {dtype}: measured on one device, predicted on datasheet GPUs",
         [
-            f"{label(curve.run)}, {curve.mode}, measured solid · {', '.join(shown)}: roofline of the datasheet, "
-            "predicted, dashed"
+            f"{label(curve.run)}, {curve.mode}, cache {curve.cache}, measured solid · {', '.join(shown)}: roofline "
+            "of the datasheet, predicted, dashed",
+            *datasheet_line_words(),
         ],
     )
     figure = charts.figure(
@@ -202,6 +210,11 @@ def beside_datasheets(data: SiteData) -> list:
         f"Measured solid on {label(curve.run)}; predicted dashed from the datasheets of {', '.join(shown)}.",
     )
     return [figure]
+
+
+def datasheet_line_words() -> list[str]:
+    """The datasheet lines' cache state (the byte count the roofline uses) and their band, or why they have none."""
+    return [f"datasheet lines: weights and {STATED_COUNT['mlp']}, none kept in cache;", chart_line(kind_of("mlp", {}))]
 
 
 # --------------------------------------------------------------------------- software
@@ -230,7 +243,7 @@ def knees_against_ridges(data: SiteData) -> list[str]:
     """Per device: its measured knees against the ridge batch of its ceilings and of the rates its kernels reached, and
     its ceilings as a share of the datasheet."""
     said = []
-    for run in data.shown:
+    for run in mlp_runs(data):
         rows = dv.knee_rows(run)
         predicted = [row.ratio for row in rows if row.ratio]
         fitted = [row.fitted_ratio for row in rows if row.fitted_ratio]

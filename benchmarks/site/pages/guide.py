@@ -9,11 +9,12 @@ from benchmarks.analysis import bands
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.predict import predict
+from benchmarks.analysis.published_file import read_published
 from benchmarks.analysis.serving import LLAMA_3_8B, kv_budget, model_weight_bytes, weight_only_ridge_batch
 from benchmarks.analysis.steps import tiles_and_waves
 from benchmarks.gpus import GPU, find_gpu
 from benchmarks.site import charts, text
-from benchmarks.site.bands import band_words, expected_words, no_band_words
+from benchmarks.site.bands import band_words, no_band_words
 from benchmarks.site.charts.guide import pick_chart
 from benchmarks.site.render import Page, Paragraph, Source, Table, autolink, strong
 from benchmarks.site.tables import ridge_table
@@ -21,7 +22,7 @@ from snippets.choose import FLAT_SHARE, choose, largest_within, throughput_flatt
 
 H100 = find_gpu("NVIDIA H100 SXM")
 EXAMPLE_BUDGET_S = 0.010  # a latency budget for the worked example
-CONTEXTS = (2048, 8192, 32768)
+CONTEXTS = tuple(c for c in (2048, 4096, 8192, 32768) if c <= LLAMA_3_8B.max_context)  # within its context
 WEIGHT_BITS = (16, 8, 4)
 TILE = (128, 128)  # an example tile: batch rows × output columns
 OUT_FEATURES = 4096
@@ -124,7 +125,8 @@ def kv_example() -> list:
                 f"weights take {text.fmt_bytes(weights)}, leaving {text.fmt_bytes(budgets[0].free_bytes)}. Each "
                 f"cached token holds K and V in each of {LLAMA_3_8B.config.layers} layers for "
                 f"{LLAMA_3_8B.config.kv_heads} KV heads of {LLAMA_3_8B.config.head_dim}: "
-                f"{text.fmt_bytes(per_token)} per token. So the memory holds at most:",
+                f"{text.fmt_bytes(per_token)} per token. Its context is at most "
+                f"{LLAMA_3_8B.max_context:,} tokens, so the rows stop there. The memory holds at most:",
             ]
         ),
         Table(["context (tokens)", "KV cache per sequence", "sequences that fit"], rows),
@@ -144,7 +146,7 @@ def memory_words(gpu: GPU) -> str:
 def step_example(budgets) -> str:
     """One decode step of the worked example predicted on the datasheet, with the band of published decode steps
     beside it: what to expect, not only the bound."""
-    context, budget = CONTEXTS[1], budgets[1]
+    context, budget = CONTEXTS[-1], budgets[-1]
     batch = max(1, min(64, budget.sequences))
     params = {**asdict(LLAMA_3_8B.config), "context": context, "phase": "decode"}
     point = predict("decode", params, H100.ceilings("bfloat16"), "bfloat16", [batch])[0]
@@ -156,7 +158,48 @@ def step_example(budgets) -> str:
     found = bands.band_for(kind := bands.kind_of("decode", params))
     if found is None:
         return said + f"What to expect beside it: {no_band_words(kind)}."
-    return said + f"What to expect beside it: {band_words(found)}; so {expected_words(point.seconds, found)}."
+    fast, typical, slow = found.expected_s(point.seconds)
+    return (
+        said + f"Beside it, the spread published systems reached: {band_words(found)}, which would put it at "
+        f"{text.fmt_time(fast)}–{text.fmt_time(slow)}. {band_shape_words(found, typical)}"
+    )
+
+
+def whole_generations(found: bands.Band) -> int:
+    """How many of a band's figures are whole generations (prompt and answer timed together), not single steps."""
+    kinds = {m.id: m.model.kind for m in read_published() if m.model is not None}
+    return sum(kinds.get(f.id) == "generation" for f in found.figures)
+
+
+def clusters(ratios: list[float]) -> tuple[list[float], list[float]]:
+    """The ratios split at their widest gap."""
+    ordered = sorted(ratios)
+    cut = max(range(1, len(ordered)), key=lambda i: ordered[i] - ordered[i - 1])
+    return ordered[:cut], ordered[cut:]
+
+
+def percent_range(values: list[float]) -> str:
+    return f"{min(values) * 100:.0f}–{max(values) * 100:.0f} %"
+
+
+def band_shape_words(found: bands.Band, typical_s: float) -> str:
+    """What the band is made of: how many figures time a whole generation rather than a decode step, and, when the
+    figures form two groups with the median between them, that the median is no typical value."""
+    generations = whole_generations(found)
+    said = (
+        f"It is a spread, not a forecast: {generations} of its {found.n} figures time whole generations (prompt and "
+        f"answer together, counted as decode steps because decoding takes most of their predicted time), not single "
+        "decode steps"
+    )
+    low, high = clusters([f.ratio for f in found.figures])
+    if max(low) < found.median < min(high):
+        return said + (
+            f"; and they fall in two groups, {percent_range(low)} ({len(low)} figures) and {percent_range(high)} "
+            f"({len(high)}), with the "
+            f"median, {found.median * 100:.0f} % ({text.fmt_time(typical_s)} here), in the gap between them, so no "
+            "figure sits near it."
+        )
+    return said + f"; their median, {found.median * 100:.0f} %, gives {text.fmt_time(typical_s)}."
 
 
 def budget_words(budgets) -> str:

@@ -11,7 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+from benchmarks.analysis import bands
 from benchmarks.analysis.continuous_batching import (
+    KERNELS_PER_LAYER,
+    LAYER_KERNELS,
     Budget,
     Engine,
     FrontPoint,
@@ -23,6 +26,7 @@ from benchmarks.analysis.continuous_batching import (
     plan,
 )
 from benchmarks.analysis.cost_model import ALLREDUCE_LATENCY_S
+from benchmarks.analysis.published import KERNEL_LAUNCH_S
 from benchmarks.analysis.published_serving import ServingCheck, serving_checks
 from benchmarks.analysis.serving import LLAMA_3_8B
 from benchmarks.gpus import find_gpu
@@ -102,7 +106,7 @@ def build() -> Page:
         },
         extra={
             "budget_answer": budget_answer(),
-            "published_share_of_roofline": text.h(text.sig_range(throughput_ratios())),
+            "published_share_of_roofline": text.h(ratios_by_rows()),
         },
     )
 
@@ -118,6 +122,25 @@ BINDS = {"kv-memory": "the KV memory binds", "step-time": "the step time binds",
 # --------------------------------------------------------------------------- the setup
 
 
+def memory_cell(gpu) -> str:
+    """A GPU's memory in GiB with where it comes from: the driver's total where known, else the datasheet's."""
+    where = "as its driver reports it" if gpu.memory_from == "driver" else "the datasheet's GB read as GiB"
+    return f"{text.fmt_bytes(gpu.memory_bytes)} ({where})"
+
+
+def fixed_cost_words(step: RooflineStep) -> list:
+    """Where the fixed cost per step comes from: one published launch time for each kernel the model counts."""
+    source, url = KERNEL_LAUNCH_S.source.rsplit(" (", 1)
+    return [
+        f"The fixed cost per step is {_ms(step.fixed_s)}: one published kernel-launch time "
+        f"({KERNEL_LAUNCH_S.value * 1e6:g} µs, {source}, ",
+        autolink(url.rstrip(")")),
+        f") for each of the {KERNELS_PER_LAYER} kernels this model counts in a layer ({', '.join(LAYER_KERNELS)}), "
+        f"times {step.model.config.layers} layers. It is a count of operations, not of any engine's kernels: engines "
+        "fuse some and split others.",
+    ]
+
+
 def memory_and_step_time_by_gpu() -> list:
     """The model's weights and KV cache per token, and per GPU its memory, KV blocks, the sequences that fit and the
     decode step's time for one sequence and for a full cache."""
@@ -128,7 +151,7 @@ def memory_and_step_time_by_gpu() -> list:
         one = step.detail(step.decode_work(1, PROMPT + OUTPUT / 2)).seconds
         full = step.detail(step.decode_work(max(1, s.limit), PROMPT + OUTPUT / 2)).seconds
         rows.append([
-            gpu, text.fmt_bytes(step.memory_bytes), text.fmt_bytes(step.weight_bytes),
+            gpu, memory_cell(s.step.gpu), text.fmt_bytes(step.weight_bytes),
             f"{step.kv_blocks():,}", f"{s.limit:,}", _ms(one), _ms(full), _ms(step.fixed_s),
         ])  # fmt: skip
     step = setting(FOCUS).step
@@ -147,7 +170,7 @@ def memory_and_step_time_by_gpu() -> list:
         Table(
             [
                 "GPU",
-                "memory",
+                "memory (GiB)",
                 "weights",
                 "KV blocks (90 % of memory)",
                 "sequences that fit",
@@ -158,6 +181,7 @@ def memory_and_step_time_by_gpu() -> list:
             rows,
             "Datasheet roofline; nothing measured. Model dimensions: " + MODEL.source,
         ),
+        Paragraph(fixed_cost_words(step)),
     ]
 
 
@@ -188,25 +212,48 @@ def one_user_and_best_total_by_gpu() -> str:
         said.append(
             f"on the {gpu} one user gets {alone.tokens_per_s_per_user:,.0f} tokens/s, and the most in all is "
             f"{best.result.tokens_per_s:,.0f} tokens/s at {best.concurrency} clients, "
-            f"{best.result.tokens_per_s_per_user:,.0f} each"
+            f"{best.result.tokens_per_s_per_user:,.0f} each while an answer streams and "
+            f"{best.result.tokens_per_s_per_user_with_first:,.0f} each counting the wait for the first token"
         )
     return (
         "Predicted (datasheet roofline, prompts first): "
         + "; ".join(said)
-        + ". Past the KV limit the total stops rising: more clients only wait for blocks."
+        + f". {PER_USER} Past the KV limit the total stops rising: more clients only wait for blocks."
     )
+
+
+PER_USER = (
+    "Per user here means 1 ÷ the median time per output token, what a user sees while its answer streams, the wait "
+    "for the first token left out; counting that wait, a user gets its output tokens ÷ the time from sending its "
+    "request to the last token (the median over requests), which times the clients gives the total."
+)
+
+
+def decode_band() -> bands.Band | None:
+    """The share of the roofline published decode-step figures reached: the band a decode-bound step falls in."""
+    return bands.band_for(bands.DECODE)
+
+
+def band_label(band: bands.Band | None, drawn: str) -> str:
+    """What a chart's band is, or why it draws none."""
+    if band is None:
+        return f"no band: fewer than {bands.MIN_FIGURES} published {bands.DECODE} figures"
+    return f"{drawn}: {band.n} published {bands.DECODE} figures reached {band.low * 100:.0f}–{band.high * 100:.0f} %"
 
 
 def predicted_front() -> list:
     """The chart of total against per-user tokens per second on every GPU, and what it reaches on each."""
+    band = decode_band()
     chart = front_chart(
         front_rows(),
         f"Tokens per second in all against per user: {MODEL.name}, {DTYPE}",
         [
             "Predicted from datasheet rooflines, nothing measured.",
             f"Closed loops of 1–512 clients (up to twice the KV limit), {PROMPT:,}-token prompts, {OUTPUT}-token "
-            "answers, prompts first",
+            "answers, prompts first;",
+            band_label(band, "faint: each point at the band's ends"),
         ],
+        (band.low, band.high) if band else None,
     )
     return [
         figure(
@@ -233,6 +280,17 @@ def latency_rows() -> list[dict]:
                     rows.append({"series": series, "concurrency": p.concurrency, "metric": metric,
                                  "percentile": f"p{q}", "ms": p.result.percentile(name, q) * 1e3})  # fmt: skip
     return rows
+
+
+def band_rows(band: bands.Band | None) -> list[dict]:
+    """The prompts-first p50 time per output token divided by the band's high and low shares, per concurrency."""
+    if band is None:
+        return []
+    return [
+        {"concurrency": p.concurrency, "fast_ms": p.result.percentile("tpot", 50) * 1e3 / band.high,
+         "slow_ms": p.result.percentile("tpot", 50) * 1e3 / band.low}
+        for p in fronts()[FOCUS]
+    ]  # fmt: skip
 
 
 def why_time_per_token_rises() -> str:
@@ -273,6 +331,7 @@ def predicted_latencies() -> list:
     """The chart of time to first token and per output token against concurrency, why the time per token rises,
     and what chunked prefill changes."""
     s = setting(FOCUS)
+    band = decode_band()
     chart = token_latency_chart(
         latency_rows(),
         s.limit,
@@ -280,8 +339,10 @@ def predicted_latencies() -> list:
         [
             f"Predicted from the datasheet roofline, nothing measured. Closed loops, {PROMPT:,}-token prompts, "
             f"{OUTPUT}-token answers;",
-            "solid p50, dashed p99; the dotted rule marks where the KV cache is full",
+            "solid p50, dashed p99; the dotted rule marks where the KV cache is full;",
+            band_label(band, "grey: prompts-first p50 at the band's ends"),
         ],
+        band_rows(band),
     )
     return [
         figure(
@@ -322,8 +383,8 @@ def largest_concurrency_within_budget() -> list:
                     f"python -m benchmarks serve llm:{MODEL.name} --gpu H100 --prompt-tokens {PROMPT} "
                     f"--output-tokens {OUTPUT} --tpot-budget-ms {BUDGET.tpot_s * 1e3:g}"
                 ),
-                ". The roofline is an upper bound on speed: the published checks below reach about "
-                f"{text.sig_range(throughput_ratios())} of it, and the command's ",
+                ". The roofline is an upper bound on speed; the share of it the published checks below reach is, "
+                f"{ratios_by_rows()}; the command's ",
                 code("--efficiency"),
                 " divides every step's roofline time by such a share.",
             ]
@@ -334,9 +395,35 @@ def largest_concurrency_within_budget() -> list:
 # --------------------------------------------------------------------------- published checks
 
 
+STEADY_FIGURES = ("tokens_per_s", "itl_mean", "tokens_per_s_at_budget")
+
+
 def throughput_ratios() -> list[float]:
     """Ratios of the rows that compare a throughput or the mean gap between tokens under a stated load."""
-    return [c.ratio for c in checks() if c.row.setup.figure in ("tokens_per_s", "itl_mean", "tokens_per_s_at_budget")]
+    return [c.ratio for c in checks() if c.row.setup.figure in STEADY_FIGURES]
+
+
+def other_checks() -> list[ServingCheck]:
+    """The rows that compare a time to first token or a time per output token at a published rate."""
+    return [c for c in checks() if c.row.setup.figure not in STEADY_FIGURES]
+
+
+def ratio_range(values: list[float]) -> str:
+    low, high = f"{min(values):.2f}", f"{max(values):.2f}"
+    return low if low == high else f"{low}–{high}"
+
+
+def ratios_by_rows() -> str:
+    """The published ÷ predicted ratios over every row of the table, each range naming the rows it covers."""
+    steady, others = throughput_ratios(), other_checks()
+    said = f"on the {len(steady)} rows that compare a throughput or the mean gap between tokens, {ratio_range(steady)}"
+    if others:
+        names = "; ".join(f"{c.row.source['short']}, {c.row.metric.split(' at ')[0]}: {c.ratio:.2f}" for c in others)
+        said += (
+            f"; on the other {len(others)}, which compare a time to first token or a time per output token "
+            f"({names}), {ratio_range([c.ratio for c in others])}"
+        )
+    return said
 
 
 def what_differs(check: ServingCheck) -> str:
@@ -380,15 +467,14 @@ def published_against_predicted() -> list:
     """The published serving figures beside the simulator's predictions for the same setups, with their sources."""
     found = checks()
     sources = list(dict.fromkeys((c.row.source["short"], c.row.source["url"], c.row.source["locator"]) for c in found))
-    low, high = min(throughput_ratios()), max(throughput_ratios())
     return [
         Paragraph(
             f"Each row is a figure others published (quoted, with its source, in benchmarks/published/serving.json) "
             f"beside the simulator's prediction for the same model, GPUs, lengths and load on the datasheet "
             f"roofline. The ratio is the share of the prediction the published system reached: published ÷ "
-            f"predicted for a throughput, predicted ÷ published for a time. For throughputs and gaps between tokens "
-            f"it runs from {low:.2f} to {high:.2f}: no published engine reached the roofline, and none fell below "
-            f"{low:.2f} of it."
+            f"predicted for a throughput, predicted ÷ published for a time. Over all {len(found)} rows it runs from "
+            f"{min(c.ratio for c in found):.2f} to {max(c.ratio for c in found):.2f}, so no published engine reached "
+            f"the roofline: {ratios_by_rows()}."
         ),
         Table(CHECK_HEADERS, [check_row(c) for c in found], "Published (cited) against predicted (datasheet)"),
         Paragraph(

@@ -178,13 +178,26 @@ def how_words(found: Check) -> str:
     )
 
 
+def bound_words(found: Check) -> str:
+    """How the predicted time splits between operations bound by memory and by compute (each operation under its
+    own bound), or the one bound when it holds all of it."""
+    p = found.prediction
+    memory = p.memory_s / p.seconds
+    if memory in (0.0, 1.0):
+        return f"all of the predicted time is {p.bound}-bound"
+    return (
+        f"of the predicted time, {text.sig(100 * memory, 2)} % is in operations bound by memory and "
+        f"{text.sig(100 * (1 - memory), 2)} % in operations bound by compute"
+    )
+
+
 def method_words(found: Check) -> str:
     m = found.row.model
     gpu = find_gpu(m.gpu)
     rates = f"{text.fmt_rate(gpu.peak_flops[m.dtype], 'FLOP/s')} {m.dtype}, {text.fmt_rate(gpu.bandwidth, 'B/s')}"
     return (
-        f"Predicted as {how_words(found)}, on the {m.gpu} datasheet ({rates}); most of the predicted time is "
-        f"{found.prediction.bound}-bound. Dimensions: {m.params_source}."
+        f"Predicted as {how_words(found)}, on the {m.gpu} datasheet ({rates}); {bound_words(found)}. Dimensions: "
+        f"{m.params_source}."
     )
 
 

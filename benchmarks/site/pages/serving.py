@@ -13,8 +13,10 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.analysis import serving_mlperf
+from benchmarks.analysis import recommend, serving_mlperf
 from benchmarks.analysis.dynamic_batching import Policy, simulate
+from benchmarks.analysis.predict import STATED_COUNT
+from benchmarks.analysis.published_file import read_published
 from benchmarks.analysis.service_curves import ServiceSource, SourceError, from_sweep
 from benchmarks.analysis.serving_policy import (
     LoadPoint,
@@ -29,6 +31,7 @@ from benchmarks.analysis.serving_policy import (
 )
 from benchmarks.analysis.sweeps import load_sweeps
 from benchmarks.contract.results import ModelSweep
+from benchmarks.site import text
 from benchmarks.site.charts import figure
 from benchmarks.site.charts.serving import (
     batch_formed_chart,
@@ -37,6 +40,7 @@ from benchmarks.site.charts.serving import (
     hockey_chart,
     mlperf_chart,
 )
+from benchmarks.site.charts.sweep import SWEEP_CACHE
 from benchmarks.site.pages import serving_check
 from benchmarks.site.render import Bullets, Heading, Page, Paragraph, Table, code, tag
 
@@ -67,9 +71,24 @@ def build(sweeps: list[ModelSweep] | None = None, mlperf: serving_mlperf.MLPerfC
     else:
         sections.update(example_sections(example))
     sections["capacity"] = [part for sweep in sweeps for part in capacity_section(sweep)] or [NO_SWEEP]
-    sections["real_server"] = real_server_parts()
+    check = committed_check()
+    sections["example"] = [Paragraph(provenance_words(check is not None)), *sections["example"]]
+    sections["real_server"] = real_server_parts(check)
     sections["mlperf"] = mlperf_parts(mlperf if mlperf is not None else serving_mlperf.check())
     return Page(sections)
+
+
+def provenance_words(has_real_server_check: bool) -> str:
+    """Which numbers on the page were timed on a server and which were simulated."""
+    simulated = (
+        "every number is simulated from a committed results file or from a curve scaled to a cited published figure"
+    )
+    if not has_real_server_check:
+        return f"Nothing on this page was timed on a server: {simulated}."
+    return (
+        "One section of this page was timed on a real server, the check against Ray Serve below, and its "
+        f"measurements are labelled measured; apart from it, {simulated}."
+    )
 
 
 def pick_example(sweeps: Sequence[ModelSweep]) -> ModelSweep | None:
@@ -92,10 +111,15 @@ def where(source: ServiceSource) -> str:
     return f"{source.device}, {source.dtype}, {source.mode}"
 
 
+def cache_label() -> str:
+    """The cache state of every sweep's samples, in a chart's words."""
+    return f"cache: {SWEEP_CACHE} ({text.CACHE_WORDS[SWEEP_CACHE]})"
+
+
 def subtitle(source: ServiceSource, sweep: ModelSweep) -> list[str]:
     return [
         f"simulated from {source.name}, measured on {where(source)} (sweep {sweep.id})",
-        f"Poisson arrivals, {REQUESTS:,} requests per point",
+        f"{cache_label()}; Poisson arrivals, {REQUESTS:,} requests per point",
     ]
 
 
@@ -142,16 +166,34 @@ def example_sections(sweep: ModelSweep) -> dict[str, list]:
         f"({sweep.started_at[:10]}): its {len(source.curve.batches)} batch sizes from {source.curve.batches[0]} to "
         f"{source.curve.largest}, each call's time drawn from that batch's measured samples and interpolated between "
         f"them. The budget is the sweep's own, {ms(budget)}, taken here at p{PERCENTILE}. Every number on this part "
-        "of the page is simulated from that file."
+        "of the page is simulated from that file. " + noise_words(sweep)
     )
     return {
         "example": [intro],
         "batch_formed": batch_formed_parts(loads, reference, sub, model),
         "breakdown": breakdown_parts(loads[reference], medians, reference, top, sub),
-        "hockey": hockey_parts(loads, budget, sub),
+        "hockey": hockey_parts(loads, budget, sub, source),
         "closed_loop": closed_loop_parts(reference, source),
         "recommend": recommend_parts(sweep, source, budget, rates),
     }
+
+
+def noise_words(sweep: ModelSweep) -> str:
+    """What the sweep's own noise check found, and what it means for the simulated tails drawn from its samples."""
+    noise = recommend.from_document(sweep.doc).noise
+    if noise is None:
+        return "The sweep judged no noise, so how much the simulated tails inherit from the machine is not known."
+    if not noise.high:
+        return f"The sweep found its machine quiet (noise low: {noise_evidence(noise)})."
+    return (
+        f"The sweep found its machine noisy (noise high: {noise_evidence(noise)}): each simulated call draws its time "
+        f"from those samples, so the simulated p{PERCENTILE}s carry that noise."
+    )
+
+
+def noise_evidence(noise) -> str:
+    line = recommend.noise_line(noise)
+    return line.split(" — ", 1)[1].split(". ", 1)[0].rstrip(".")
 
 
 def _stable(points: Sequence[LoadPoint]) -> list[LoadPoint]:
@@ -247,12 +289,118 @@ def breakdown_parts(points: list[LoadPoint], medians: list[LoadPoint], policy: P
         Paragraph(
             f"At {per_s(points[first].rate)} the requests at p50 spend {parts(medians[first])}; those at "
             f"p{PERCENTILE} spend {parts(points[first])}. At {per_s(points[last].rate)}: {parts(medians[last])} at "
-            f"p50, {parts(points[last])} at p{PERCENTILE}."
+            f"p50, {parts(points[last])} at p{PERCENTILE}. "
+            + most_of_the_waiting(points[first], medians[first], points[last], medians[last])
         ),
     ]
 
 
-def hockey_parts(loads: dict[Policy, list[LoadPoint]], budget: float, sub) -> list:
+def larger_wait(point: LoadPoint) -> str:
+    b = point.breakdown
+    if b["formation"] >= b["queue"]:
+        return f"filling the batch ({ms(b['formation'])} against {ms(b['queue'])} queueing)"
+    return f"queueing ({ms(b['queue'])} against {ms(b['formation'])} filling the batch)"
+
+
+def most_of_the_waiting(low: LoadPoint, low_median: LoadPoint, high: LoadPoint, high_median: LoadPoint) -> str:
+    """Which part of the waiting is the larger, at p50 and at the page's percentile, at the lowest and highest rate
+    shown."""
+    return (
+        f"Most of the waiting at {per_s(low.rate)} is {larger_wait(low_median)} at p50 and {larger_wait(low)} at "
+        f"p{PERCENTILE}; at {per_s(high.rate)}, {larger_wait(high_median)} at p50 and {larger_wait(high)} at "
+        f"p{PERCENTILE}."
+    )
+
+
+FLAT = 1.1  # a p99 within 10 % of its value at the lowest rate tried counts as flat
+
+
+def flat_until(points: Sequence[LoadPoint]) -> LoadPoint:
+    """The highest rate up to which every p99 stays within FLAT times the one at the lowest rate tried."""
+    stable = _stable(points)
+    last = stable[0]
+    for p in stable[1:]:
+        if p.latency_s > FLAT * stable[0].latency_s:
+            break
+        last = p
+    return last
+
+
+def _p99_path(points: Sequence[LoadPoint], budget: float) -> str:
+    """The p99s from the lowest rate to the first one past twice the budget."""
+    shown = []
+    for p in _stable(points):
+        shown.append(p)
+        if p.latency_s > 2 * budget:
+            break
+    values = " → ".join(f"{p.latency_s * 1e3:.0f}" for p in shown)
+    return f"{values} ms from {per_s(shown[0].rate)} to {per_s(shown[-1].rate)}"
+
+
+def rise_words(loads: dict[Policy, list[LoadPoint]], budget: float) -> str:
+    """Whether each policy's p99 stays flat at low load, from the simulated points."""
+    flat = {policy: flat_until(points) for policy, points in loads.items()}
+    rising = [policy for policy, point in flat.items() if point is _stable(loads[policy])[0]]
+    first = next(iter(loads))
+    example = f"{name(first)}: {_p99_path(loads[first], budget)}"
+    if len(rising) == len(loads):
+        return (
+            f"On this curve no policy's p{PERCENTILE} stays flat: each rises from the lowest rate tried (more than "
+            f"{(FLAT - 1) * 100:.0f} % by the next one; {example}), and climbs steeply as the instance approaches what "
+            "it can serve."
+        )
+    flats = "; ".join(f"{name(policy)} up to {per_s(point.rate)}" for policy, point in flat.items()
+                      if policy not in rising)  # fmt: skip
+    said = f"p{PERCENTILE} stays within {(FLAT - 1) * 100:.0f} % of its value at the lowest rate tried for {flats}"
+    if rising:
+        said += f"; {', '.join(name(p) for p in rising)} rise{'s' * (len(rising) == 1)} from the lowest rate tried"
+    return said + f" ({example}), then climbs steeply as the instance approaches what it can serve."
+
+
+def per_request_s(source: ServiceSource, batch: int) -> float:
+    return source.curve.median(batch) / batch
+
+
+def batching_words(loads: dict[Policy, list[LoadPoint]], budget: float, source: ServiceSource) -> str:
+    """What batching does to the highest rate within the budget on this curve, and the measured times that say why."""
+
+    def best(policy: Policy) -> float:
+        within = [p.rate for p in loads[policy] if p.latency_s <= budget]
+        return max(within, default=0.0)
+
+    plain = [p for p in loads if p.server == "none"]
+    batched = [p for p in loads if p.server != "none"]
+    if not plain or not batched:
+        return ""
+    alone, top = best(plain[0]), max(best(p) for p in batched)
+    c = source.curve
+    one = c.median(c.batches[0])
+    costly = next((b for b in c.batches[1:] if per_request_s(source, b) > one), None)
+    largest = min(max(p.max_batch for p in batched), c.largest)
+    saving = (
+        f"a batch of {largest} takes {ms(c.median(largest))}, {ms(per_request_s(source, largest))} of instance time "
+        f"per request against {ms(one)} for one alone"
+    )
+    if top > alone:
+        return (
+            f"Within {ms(budget)} at p{PERCENTILE}, batching raises the highest rate tried from {per_s(alone)} "
+            f"without batching to {per_s(top)}: {saving}, at the price of a longer call."
+        )
+    why = (
+        f"a batch of {costly} takes {ms(c.median(costly))}, more than {costly} calls of one ({ms(costly * one)}), so "
+        "a request that joins a small batch waits longer for no saving"
+        if costly is not None
+        else f"{saving}, but every request in a batch waits for the whole batch's run"
+    )
+    share = f"{top / alone * 100:.0f} % of it" if top else "none at all"
+    return (
+        f"Within {ms(budget)} at p{PERCENTILE}, batching does not move the corner to the right on this curve: "
+        f"without batching the instance sustains {per_s(alone)} of the rates tried and no batching policy more than "
+        f"{per_s(top)} ({share}). Under load the queue forms batches, and {why}."
+    )
+
+
+def hockey_parts(loads: dict[Policy, list[LoadPoint]], budget: float, sub, source: ServiceSource | None = None) -> list:
     rows = [
         {"policy": name(policy), "throughput": p.throughput, "latency_ms": p.latency_s * 1e3}
         for policy, points in loads.items()
@@ -274,6 +422,7 @@ def hockey_parts(loads: dict[Policy, list[LoadPoint]], budget: float, sub) -> li
         ),
         Paragraph(f"The highest rate tried that keeps p{PERCENTILE} within {ms(budget)}, per policy:"),
         Bullets(best),
+        Paragraph(rise_words(loads, budget) + (" " + batching_words(loads, budget, source) if source else "")),
     ]
 
 
@@ -351,7 +500,8 @@ def capacity_section(sweep: ModelSweep) -> list:
         Policy("none", 1, 0.0), source.curve, budget, p, n=REQUESTS // 2, shares=CAPACITY_SHARES,
         bisections=CAPACITY_BISECTIONS,
     ).rate_per_s  # fmt: skip
-    sub = [f"simulated from {source.name}, measured on {where(source)} (sweep {sweep.id})", "Poisson arrivals"]
+    sub = [f"simulated from {source.name}, measured on {where(source)} (sweep {sweep.id})",
+           f"{cache_label()}; Poisson arrivals"]  # fmt: skip
     chart = capacity_chart(rows, plain, f"Capacity within {ms(budget)} at p{p:g}, by max batch", sub)
     best = max(rows, key=lambda r: r["capacity"])
     chart_id = re.sub(r"[^a-z0-9]+", "-", f"serving-capacity-{sweep.device['slug']}-{sweep.id}".lower()).strip("-")
@@ -377,9 +527,14 @@ def capacity_section(sweep: ModelSweep) -> list:
     ]
 
 
-def real_server_parts() -> list:
+def committed_check():
+    """The newest committed real-server check, or None."""
+    return serving_check.newest_check(SERVING_CHECKS_DIR) if SERVING_CHECKS_DIR.is_dir() else None
+
+
+def real_server_parts(check=None) -> list:
     """The newest committed real-server check against the simulator (`benchmarks.site.pages.serving_check`)."""
-    check = serving_check.newest_check(SERVING_CHECKS_DIR) if SERVING_CHECKS_DIR.is_dir() else None
+    check = committed_check() if check is None else check
     if check is None:
         return [Paragraph("No real-server check is committed yet: the comparison appears here once one is.")]
     parts = serving_check.build(check).sections
@@ -401,6 +556,7 @@ def mlperf_parts(found: serving_mlperf.MLPerfCheck) -> list:
         "MLPerf v3.0 Server on a DGX H100: simulated against published",
         [
             "simulated: ResNet-50 roofline on the H100 SXM datasheet, scaled to the published Offline figure",
+            f"the roofline's bytes: {STATED_COUNT['resnet50']}, nothing kept in cache",
             f"{serving_mlperf.GPUS} GPUs × {serving_mlperf.STREAMS} streams, max batch {serving_mlperf.SERVER_BATCH}, "
             f"max delay {ms(serving_mlperf.DEQUE_TIMEOUT_S)}, Poisson queries",
         ],
@@ -445,12 +601,33 @@ def mlperf_parts(found: serving_mlperf.MLPerfCheck) -> list:
             f"{sim.mean_batch:.0f} on average, where the submission logged {published_p99:.2f} ms and "
             f"{_published_p50_ms(server.quote):.2f} ms."
         ),
+        Paragraph(precision_words(found)),
     ]
 
 
 def summary_link(url: str):
     """A published LoadGen summary, linked under a short name rather than its whole address: the column stays narrow."""
     return tag("a", "LoadGen summary (MLCommons, on GitHub)", href=url)
+
+
+def precision_words(found: serving_mlperf.MLPerfCheck) -> str:
+    """The precision the curve's shape is computed in, against what the published file records for the
+    submission's harness (a row of the same system and model whose precision names int8)."""
+    same = [
+        m for m in read_published()
+        if m.configuration.get("hardware") == found.server.configuration.get("hardware")
+        and m.configuration.get("model") == found.server.configuration.get("model")
+        and "int8" in m.configuration.get("precision", "")
+    ]  # fmt: skip
+    ours = f"The curve's shape is the {serving_mlperf.DTYPE} roofline"
+    if not same:
+        return f"{ours}; the files read for this submission do not state its precision."
+    row = same[0]
+    return (
+        f"{ours}, a stand-in: this project's published file records {row.configuration['precision'].split(' (')[0]} "
+        f"for ResNet-50 in NVIDIA's harness configuration (row {row.id}, read in the v3.0 round's harness). The "
+        "curve is scaled to the published Offline figure, so the precision changes its shape, not its level."
+    )
 
 
 def _published_ns(quote: str, label: str) -> float:

@@ -87,25 +87,54 @@ def _ratios(rows: list[Row], attribute: str) -> str:
     return low if low == high else f"{low}–{high}"
 
 
+def cases_words(rows: list[Row]) -> str:
+    """The cases, per service: how many, which handler styles, how many policies, over what rates."""
+    said = []
+    for service in dict.fromkeys(r.case.service for r in rows):
+        mine = [r for r in rows if r.case.service == service]
+        handlers = list(dict.fromkeys(r.case.handler for r in mine))
+        styles = f"{' and '.join(handlers)} handler{'s' * (len(handlers) > 1)}"
+        policies = len({(r.case.max_batch, r.case.max_delay_s) for r in mine})
+        said.append(
+            f"{len(mine)} of the {service} service ({styles}, {policies} polic{'ies' if policies > 1 else 'y'}, "
+            f"{text.sig_range([r.case.rate_per_s for r in mine])} requests/s)"
+        )
+    policies = len({(r.case.max_batch, r.case.max_delay_s) for r in rows})
+    return f"{len(rows)} cases, {policies} policies in all: " + " and ".join(said)
+
+
+def int_range(values: list[int]) -> str:
+    low, high = min(values), max(values)
+    return f"{low:,}" if low == high else f"{low:,}–{high:,}"
+
+
+def p99_words(found: Comparison) -> str:
+    """Why p99 is reported but not judged: the few requests it rests on in each case, and the machine's load."""
+    counts = [r.requests for r in found.rows]
+    slowest = [max(1, round(n / 100)) for n in counts]
+    said = (
+        f"p99, reported but not judged (each case answered {int_range(counts)} requests, so its p99 rests on "
+        f"its {int_range(slowest)} slowest"
+    )
+    if shared(found.check.doc["host"]):
+        said += ", and other work shared the machine"
+    return said + f"), is {_ratios(found.rows, 'p99_ratio')} times the simulated one."
+
+
 def summary_words(found: Comparison) -> str:
     rows = found.rows
-    curve_rows = [r for r in rows if r.case.service == "curve"]
-    rates = [r.case.rate_per_s for r in curve_rows] or [r.case.rate_per_s for r in rows]
-    policies = {(r.case.max_batch, r.case.max_delay_s) for r in curve_rows}
     p50_ok = sum(abs(r.p50_ratio - 1) <= TOLERANCE for r in rows)
     batch_ok = sum(abs(r.batch_ratio - 1) <= TOLERANCE for r in rows)
     requests = sum(r.requests for r in rows)
     return (
         f"Measured: {where(found)}. One replica per policy took requests from an open-loop Poisson client on "
-        f"127.0.0.1: {len(rows)} cases (both batch handler styles, {len(policies)} policies, "
-        f"{text.sig_range(rates)} requests/s, each repeated {min(r.repeats for r in rows)} times or more), "
+        f"127.0.0.1: {cases_words(rows)}, each repeated {min(r.repeats for r in rows)} times or more; "
         f"{requests:,} requests answered. A request cost the server {text.sig(found.overhead_s * 1e3, 2)} ms by "
         f"itself (the median through a replica that does no work; p90 {text.sig(found.overhead_p90_s * 1e3, 2)} "
         f"ms). Given that overhead, the batch times the server measured inside itself and each repeat's own "
         f"arrival times, the simulator's p50 is within {TOLERANCE:.0%} of the measured one in {p50_ok} of "
         f"{len(rows)} cases (measured ÷ simulated {_ratios(rows, 'p50_ratio')}) and its mean batch in {batch_ok} "
-        f"of {len(rows)} ({_ratios(rows, 'batch_ratio')}). p99, reported but not judged, is "
-        f"{_ratios(rows, 'p99_ratio')} times the simulated one."
+        f"of {len(rows)} ({_ratios(rows, 'batch_ratio')}). {p99_words(found)}"
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.diagnosis import diagnose
@@ -155,8 +157,60 @@ def cpu_words(data: SiteData) -> Paragraph:
         if why is not None:
             words.append(why)
         words += dip_words(curve)
+        words.append(ceiling_words(curve, data))
         words += [" The ", link("MLP page", "mlp/"), " shows every curve and what bounds each of them."]
     return Paragraph(words)
+
+
+def matmul_ceiling(run, dtype: str) -> float | None:
+    """The run's measured matmul rate in `dtype` (FLOP/s), or None when it measured none."""
+    rate = (run.ceilings.get("matmul") or {}).get(dtype, {}).get("flops_per_s")
+    return float(rate) if rate else None
+
+
+def faster_than_ceiling(run, dtype: str) -> dict[str, list[float]]:
+    """Per workload of `run`, the best FLOP/s of each of its curves in `dtype` that beat the run's matmul ceiling."""
+    ceiling = matmul_ceiling(run, dtype)
+    if ceiling is None:
+        return {}
+    best: dict[tuple, float] = {}
+    for r in run.records:
+        if r["status"] == "ok" and r["dtype"] == dtype and r.get("flops") and r.get("median_s"):
+            key = (r["workload"], json.dumps(r["params"], sort_keys=True), r["mode"], r["cache"])
+            best[key] = max(best.get(key, 0.0), r["flops"] / r["median_s"])
+    found: dict[str, list[float]] = {}
+    for (workload, *_), rate in best.items():
+        if rate > ceiling:
+            found.setdefault(workload, []).append(rate)
+    return found
+
+
+def ceiling_words(curve, data: SiteData) -> str:
+    """What the run's matmul ceiling is (one kernel, on this many threads) and, when other work in the same run beat
+    it, that it is not the CPU's peak."""
+    run = next((r for r in data.runs if r.id == curve.run.id), curve.run)  # every record of the run, not one page's
+    ceiling = matmul_ceiling(run, curve.dtype)
+    if ceiling is None:
+        return f" This run measured no {curve.dtype} matmul ceiling, so its roofline has no arithmetic ceiling to name."
+    threads = run.device.get("threads")
+    on = f" on {threads} thread{'s' * (threads != 1)}" if threads else ""
+    said = (
+        f" The arithmetic ceiling of this roofline is what this run's own square {curve.dtype} matmul reached{on}, "
+        f"{text.fmt_rate(ceiling, 'FLOP/s')}: a ceiling for that kernel, measured, not the CPU's peak"
+    )
+    beaten = faster_than_ceiling(run, curve.dtype)
+    if not beaten:
+        return said + "."
+    parts = "; ".join(
+        f"its {workload} curves {text.fmt_rate(min(rates), 'FLOP/s')}–{text.fmt_rate(max(rates), 'FLOP/s')}"
+        if len(rates) > 1
+        else f"one {workload} curve {text.fmt_rate(rates[0], 'FLOP/s')}"
+        for workload, rates in sorted(beaten.items())
+    )
+    return said + (
+        f": in the same run, work the library runs with other kernels went faster ({parts}). So the ridge batch here "
+        "is that of this run's matmul on this machine, not a property of CPUs."
+    )
 
 
 def dip_words(curve) -> list[str]:
