@@ -18,6 +18,7 @@ from benchmarks.analysis.dynamic_batching import Policy, simulate
 from benchmarks.analysis.predict import STATED_COUNT
 from benchmarks.analysis.published_file import read_published
 from benchmarks.analysis.service_curves import ServiceSource, SourceError, from_sweep
+from benchmarks.analysis.serving_check import TOLERANCE as CHECK_TOLERANCE
 from benchmarks.analysis.serving_policy import (
     LoadPoint,
     capacity,
@@ -72,8 +73,11 @@ def build(sweeps: list[ModelSweep] | None = None, mlperf: serving_mlperf.MLPerfC
         sections.update(example_sections(example))
     sections["capacity"] = [part for sweep in sweeps for part in capacity_section(sweep)] or [NO_SWEEP]
     check = committed_check()
+    checked = serving_check.build(check) if check is not None else None
+    comparison = checked.extra.get("comparison") if checked is not None else None
+    sections["answer"] = answer_parts(example, comparison) if example is not None else [NO_SWEEP]
     sections["example"] = [Paragraph(provenance_words(check is not None)), *sections["example"]]
-    sections["real_server"] = real_server_parts(check)
+    sections["real_server"] = real_server_parts(check, checked)
     sections["mlperf"] = mlperf_parts(mlperf if mlperf is not None else serving_mlperf.check())
     return Page(sections)
 
@@ -88,6 +92,69 @@ def provenance_words(has_real_server_check: bool) -> str:
     return (
         "One section of this page was timed on a real server, the check against Ray Serve below, and its "
         f"measurements are labelled measured; apart from it, {simulated}."
+    )
+
+
+ANSWER_SHARES = (0.1, 0.3, 0.6)  # the worked cases' arrival rates, as shares of the reference policy's ceiling
+ANSWER_INSTANCES = 4  # the most instances a worked case may use
+ANSWER_HEADERS = ["requests/s (Poisson)", "p99 budget", "max batch", "max delay", "instances", "p99 simulated",
+                  "mean batch"]  # fmt: skip
+
+
+def answer_parts(sweep: ModelSweep, comparison=None) -> list:
+    """The answer box: for the example's measured curve, at a light, a middling and a heavy load, the settings the
+    search picks (the fewest instances that keep the p99 within the sweep's budget, then the most capacity), the
+    p99 they reach, and how far the simulator landed from a real server where a check is committed."""
+    source = from_sweep(sweep)
+    budget = budget_s(sweep, source)
+    top = ceiling_per_s(example_policies(source, budget)[2], source.curve)
+    rows = []
+    for share in ANSWER_SHARES:
+        rate = float(f"{top * share:.2g}")
+        found = search(source.curve, [rate], budget, PERCENTILE, n=REQUESTS, check_n=3 * REQUESTS,
+                       max_instances=ANSWER_INSTANCES)  # fmt: skip
+        rows.append(answer_row(found, rate, budget))
+    command = (
+        f"python -m benchmarks serve benchmarks/sweeps/{sweep.device['slug']}/{sweep.id}.json --rate R "
+        f"--budget-ms {budget * 1e3:g} --percentile {PERCENTILE} --gpus {ANSWER_INSTANCES}"
+    )
+    caption = (
+        f"Triton's rule, simulated from {source.name} measured on {where(source)} (sweep {sweep.id}): at each rate "
+        f"the fewest instances (up to {ANSWER_INSTANCES}) whose p{PERCENTILE} stays within the sweep's budget, then "
+        "the settings of most capacity"
+    )
+    return [
+        Table(ANSWER_HEADERS, rows, caption),
+        Paragraph([code(command), " gives any other rate; ", trust_words(comparison)]),
+    ]
+
+
+def answer_row(found, rate: float, budget: float) -> list[str]:
+    chosen = found.chosen
+    if chosen is None:
+        return [per_s(rate), ms(budget), "none meets it", "", f"more than {ANSWER_INSTANCES}", "", ""]
+    policy, checked = chosen.policy, found.checked[0]
+    return [
+        per_s(rate),
+        ms(budget),
+        str(policy.max_batch),
+        ms(policy.max_delay_s) if policy.max_delay_s else "none",
+        str(policy.instances),
+        ms(checked.latency_s),
+        text.sig(checked.result.mean_batch, 2),
+    ]
+
+
+def trust_words(comparison) -> str:
+    """How far the simulator's answers landed from a real server's, from the committed check, or that none is."""
+    if comparison is None or not comparison.rows:
+        return "no real-server check is committed yet to say how far a simulated answer lands from a real server."
+    ratios = [r.p50_ratio for r in comparison.rows]
+    within = sum(abs(r - 1) <= CHECK_TOLERANCE for r in ratios)
+    return (
+        f"how far to trust it: against a real Ray Serve (below), the simulated p50 was within "
+        f"{CHECK_TOLERANCE:.0%} of the measured one in {within} of {len(ratios)} cases (measured ÷ simulated "
+        f"{text.sig_range(ratios)}), a simulation of a measured curve, not a forecast of a GPU."
     )
 
 
@@ -532,12 +599,13 @@ def committed_check():
     return serving_check.newest_check(SERVING_CHECKS_DIR) if SERVING_CHECKS_DIR.is_dir() else None
 
 
-def real_server_parts(check=None) -> list:
-    """The newest committed real-server check against the simulator (`benchmarks.site.pages.serving_check`)."""
+def real_server_parts(check=None, checked: Page | None = None) -> list:
+    """The newest committed real-server check against the simulator (`benchmarks.site.pages.serving_check`);
+    `checked`: its section, built already."""
     check = committed_check() if check is None else check
     if check is None:
         return [Paragraph("No real-server check is committed yet: the comparison appears here once one is.")]
-    parts = serving_check.build(check).sections
+    parts = (checked or serving_check.build(check)).sections
     return [*parts["summary"], *parts["figure"], *parts["table"], *parts["method"]]
 
 
