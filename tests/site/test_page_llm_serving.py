@@ -125,3 +125,12 @@ def test_the_notebooks_settings_table_names_options_the_command_takes():
     options = {option for action in serve_llm.parser()._actions for option in action.option_strings}
     assert len(rows) == 7 and set(rows) <= options, set(rows) - options
     assert "--max-num-seqs" in notebook and "max_num_tokens" in notebook and "--mem-fraction-static" in notebook
+
+
+def test_the_answer_box_gives_each_cases_engine_settings():
+    table = llm_serving.answer_parts()[0]
+    assert [row[0] for row in table.rows] == [*llm_serving.GPUS, llm_serving.FOCUS]
+    assert {row[2].split(",")[0] for row in table.rows} == {"off (prompts first)", "on"}
+    focus = next(row for row in table.rows if row[0] == llm_serving.FOCUS)
+    assert focus[1] == str(llm_serving.budget_plan().max_num_seqs) and focus[3] == "1"
+    assert "Predicted (datasheet roofline, nothing measured)" in table.caption

@@ -86,8 +86,7 @@ def chunked_front() -> list[FrontPoint]:
 
 @cache
 def budget_plan():
-    s = setting(FOCUS)
-    return plan(s.step, s.engine, s.prompt, s.output, BUDGET, n_requests=1000)
+    return answer_plan(FOCUS, False)
 
 
 @cache
@@ -98,6 +97,7 @@ def checks() -> list[ServingCheck]:
 def build() -> Page:
     return Page(
         {
+            "answer": answer_parts(),
             "predicted_memory_and_step_time_by_gpu": memory_and_step_time_by_gpu(),
             "predicted_front_by_gpu": predicted_front(),
             "predicted_latencies_and_chunked_prefill": predicted_latencies(),
@@ -109,6 +109,59 @@ def build() -> Page:
             "published_share_of_roofline": text.h(ratios_by_rows()),
         },
     )
+
+
+# --------------------------------------------------------------------------- the answer box
+
+ANSWER_HEADERS = ["GPU", "max_num_seqs", "chunked prefill", "TP", "Poisson rate within it",
+                  "output tokens/s (roofline)", "what binds"]  # fmt: skip
+
+
+def answer_cases() -> list[tuple[str, Engine | None]]:
+    """The worked cases: every GPU of the page prompts first, and the focus GPU with chunked prefill."""
+    return [(gpu, None) for gpu in GPUS] + [(FOCUS, Engine(chunked_prefill=True, max_batched_tokens=CHUNK))]
+
+
+@cache
+def answer_plan(gpu: str, chunked: bool):
+    s = setting(gpu, Engine(chunked_prefill=True, max_batched_tokens=CHUNK) if chunked else None)
+    return plan(s.step, s.engine, s.prompt, s.output, BUDGET, n_requests=1000)
+
+
+def answer_row(gpu: str, engine: Engine | None) -> list[str]:
+    chunked = engine is not None
+    found = answer_plan(gpu, chunked)
+    prefill = f"on, {CHUNK:,} tokens a step" if chunked else "off (prompts first)"
+    tp = str(setting(gpu, engine).step.tensor_parallel)
+    if found is None:
+        return [gpu, "none: one request misses it", prefill, tp, "", "", ""]
+    rate = f"{found.rate_per_s:.2g}/s" if found.rate_per_s else "none found"
+    return [gpu, str(found.max_num_seqs), prefill, tp, rate, f"{found.result.tokens_per_s:,.0f}", BINDS[found.binds]]
+
+
+def answer_parts() -> list:
+    """The answer box: the engine settings that keep the time per output token within the budget for each worked
+    case, the load they carry, and how far published systems landed from the roofline these rest on."""
+    caption = (
+        f"Predicted (datasheet roofline, nothing measured): {MODEL.name} in {DTYPE}, {PROMPT:,}-token prompts and "
+        f"{OUTPUT}-token answers, {BUDGET.describe()}; max_num_seqs: vLLM's running-sequence cap (TensorRT-LLM's "
+        "max_batch_size), TP: tensor-parallel GPUs"
+    )
+    return [
+        Table(ANSWER_HEADERS, [answer_row(gpu, engine) for gpu, engine in answer_cases()], caption),
+        Paragraph(
+            [
+                "A roofline is a ceiling on speed: published systems reached, as published ÷ predicted, "
+                f"{ratios_by_rows()} (the checks below): expect less throughput than the table's, and within the same "
+                "budget no more running sequences (a slower step only raises the time per output token). ",
+                code(
+                    f"python -m benchmarks serve llm:{MODEL.name} --gpu H100 --prompt-tokens {PROMPT} "
+                    f"--output-tokens {OUTPUT} --tpot-budget-ms {BUDGET.tpot_s * 1e3:g}"
+                ),
+                " answers for other lengths, GPUs and budgets.",
+            ]
+        ),
+    ]
 
 
 def _ms(seconds: float) -> str:
