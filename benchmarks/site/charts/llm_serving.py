@@ -81,7 +81,7 @@ def front_chart(
     low, high = band or (1.0, 1.0)
     spans = [{**r, "per_user_low": r["per_user"] * low, "total_low": r["total"] * low,
               "per_user_high": r["per_user"] * high, "total_high": r["total"] * high} for r in rows]  # fmt: skip
-    x_title = "tokens per second per user (1 / median time per output token, first token's wait left out)"
+    x_title = ["tokens per second per user (1 / median time", "per output token, first token's wait left out)"]
     x_domain = _domain([v for r in spans for v in (r["per_user_low"], r["per_user"])])
     x_scale = alt.Scale(type="log", domain=x_domain, nice=False)
     y_title = "output tokens per second, all users"
