@@ -30,8 +30,8 @@
 #   over each sequence's own cache; each gets its own roofline (the slower of its arithmetic and
 #   its bytes) and the call's time is their sum, as on the [decode page](../decode/).
 # - **A CNN run by an engine that fuses** BatchNorm, ReLU and the residual adds into the
-#   convolutions is predicted without those passes over memory; the count with them is given
-#   beside it.
+#   convolutions is predicted kernel by kernel as deployed, each activation kept in the GPU's L2
+#   while it fits; the eager count is given beside it.
 # - **A time per token** is compared with the mean decode step over the generated tokens, each
 #   step at its own context.
 # - **A throughput benchmark with static batching** (every request of the batch starts and ends
@@ -39,8 +39,8 @@
 #   yields the first token, then one decode step for each further token, each at its own context.
 #   A benchmark of 128 tokens in and 128 out is a prefill of 128-token prompts and 127 decode
 #   steps at contexts 128 to 254.
-# - **Several GPUs.** Tensor parallelism over *n* GPUs is one device with *n* times the rate and
-#   the bandwidth and no communication; data parallelism is *n* copies.
+# - **Several GPUs.** Tensor parallelism over *n* GPUs gives each GPU 1/*n* of the work, and
+#   every layer pays two ring all-reduces over the GPU's NVLink; data parallelism is *n* copies.
 # - **What the source leaves out** (the GPU's memory variant, the precision, the batch size, the
 #   number of new tokens) is chosen and named under each figure.
 #
@@ -68,16 +68,28 @@ page.show("table")
 page.show("details")
 
 # %% [markdown]
-# ## What to expect beside a prediction
+# ## From ceiling to forecast, cross-validated
 #
-# The figures that break none of the model's assumptions give, for each kind of work, the share
-# of the roofline that published systems reached: the band that `python -m benchmarks predict`,
-# the calculator and the guide show beside each GPU prediction. A generation counts under the
-# kind that takes most of its predicted time. A kind with too few figures gets no band rather
-# than another kind's.
+# The ratios above are not a forecast: they say how far below the ceiling each system ran, figure
+# by figure. The forecast turns them into a few efficiencies (`benchmarks/analysis/forecast.py`):
+# each operation of the ceiling keeps its bound and is divided by the share of that resource
+# deployed software reaches (η memory where it is memory-bound, η compute where it is
+# compute-bound), plus a fixed cost per step. One set per family of software (a language model's
+# steps, a CNN's calls, matrix products) and precision (16-bit or wider, 8-bit), fitted by least
+# squares on log(forecast ÷ published) with every source weighing the same, and nothing per
+# figure. Serving figures (`benchmarks/published/serving.json`, the page
+# [Serving language models](../llm_serving/)) are simulated on the forecast's step. The fit
+# leaves out figures whose configuration breaks an assumption of the model and figures that the
+# queue sets rather than the step; each is still forecast below.
+#
+# How good is it? Each figure is forecast by the efficiencies fitted **without any figure of
+# its own source**, and its error is forecast ÷ published − 1. The expected error of a kind of
+# work, the median and the 90th percentile of those errors' sizes, is what
+# `python -m benchmarks predict`, `serve`, the calculator and the guide print beside every
+# forecast. Everything below is computed when the site is built, from the committed files.
 
 # %% tags=["hide-input"]
-page.show("bands")
+page.show("cross_validation")
 
 # %% [markdown]
 # ## The article's T4 observations
@@ -106,12 +118,13 @@ page.show("not_compared")
 
 # %% tags=["hide-input"]
 share = page.extra["share_of_roofline_reached"]  # from the comparisons above
+cv = page.extra["cross_validation"]  # from the cross-validation above
 page.show_takeaway(
-    f"The roofline is a bound, not a forecast: the {share['figures kept']} published figures that keep to its "
+    f"The roofline is a ceiling, not a forecast: the {share['figures kept']} published figures that keep to its "
     f"assumptions reached <strong>{share['lowest %']}–{share['highest %']} % of it (median {share['median %']} %)"
-    "</strong>. Use it to find the knee and what bounds a configuration, then expect real kernels to fall short of it "
-    f"by about that much (by kind of work, the band above; the median over all {share['figures']} figures, "
-    f"{share['median ratio, all figures']}, includes those that break an assumption); a figure above it is a "
-    "configuration the model does not describe (fewer bytes a weight, split over more GPUs than counted). Run "
-    "<code>python -m benchmarks predict</code> for your own configuration, with the band of its kind beside it."
+    f"</strong>. Calibrated on {cv['figures']} published figures from {cv['sources']} sources with "
+    f"{cv['parameters']} efficiencies, and checked leaving each source out, the forecast misses by a median of "
+    f"<strong>{cv['median']}</strong> ({cv['p90']} at the 90th percentile) on the figures the model describes. "
+    "Run <code>python -m benchmarks predict</code> for your own configuration: the forecast comes with the error "
+    "of its kind of work, the ceiling beside it."
 )

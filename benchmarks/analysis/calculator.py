@@ -54,6 +54,13 @@ def predict_mlp(gpu: GPU, dtype: str, width: int, depth: int, batch: float, acti
     return Prediction(batch, max(compute, memory), flops, moved, "compute" if compute > memory else "memory")
 
 
+def forecast_mlp(gpu: GPU, dtype: str, width: int, depth: int, batch: float, memory: float, compute: float) -> float:
+    """The forecast time of one forward pass: the roofline's time divided by the share of the resource that bounds
+    it (`memory` of the bandwidth, `compute` of the FLOP/s; `benchmarks.analysis.forecast`)."""
+    found = predict_mlp(gpu, dtype, width, depth, batch)
+    return found.seconds / (compute if found.bound == "compute" else memory)
+
+
 def mlp_ridge_batch(
     peak_flops: float, bandwidth: float, bytes_per_element: int, width: int, depth: int = 1, activations="memory"
 ) -> float | None:
@@ -77,17 +84,20 @@ def gpu_ridge_batch(gpu: GPU, dtype: str, width: int, depth: int = 1, activation
 
 
 def vega_expressions(width: str, depth: str) -> dict[str, str]:
-    """Vega expressions over a datum with fields peak, bandwidth, size and batch, and the
-    parameters named `width` and `depth`: the same formulas as `predict` and `ridge_batch`."""
+    """Vega expressions over a datum with fields peak, bandwidth, size, batch, eta_memory and eta_compute, and
+    the parameters named `width` and `depth`: the same formulas as `predict_mlp`, `forecast_mlp` and
+    `mlp_ridge_batch`."""
     w, d = width, depth
     flops = f"{d} * 2 * {w} * {w} * datum.batch"
     moved = f"{d} * datum.size * ({w} * {w} + {w} + 2 * datum.batch * {w})"
-    seconds = f"max(({flops}) / datum.peak, ({moved}) / datum.bandwidth)"
+    compute, memory = f"({flops}) / datum.peak", f"({moved}) / datum.bandwidth"
+    seconds = f"max({compute}, {memory})"
+    forecast = f"{seconds} / (({compute}) > ({memory}) ? datum.eta_compute : datum.eta_memory)"
     denominator = f"(2 * {w} * {w} / datum.peak - 2 * datum.size * {w} / datum.bandwidth)"
     ridge = f"{denominator} > 0 ? datum.size * ({w} * {w} + {w}) / datum.bandwidth / {denominator} : null"
     cached = f"({d} * 2 * {w} * {w} / datum.peak - 2 * datum.size * {w} / datum.bandwidth)"
     ridge_cached = f"{cached} > 0 ? {d} * datum.size * ({w} * {w} + {w}) / datum.bandwidth / {cached} : null"
-    return {"seconds": seconds, "ridge": ridge, "ridge_cached": ridge_cached}
+    return {"seconds": seconds, "forecast": forecast, "ridge": ridge, "ridge_cached": ridge_cached}
 
 
 # --------------------------------------------------------------------------- measured devices

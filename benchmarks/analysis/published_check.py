@@ -13,10 +13,14 @@ How a configuration is predicted, stated once here and on the page:
 - a prefill of `batch` prompts: `predict("decode", phase="prefill")`;
 - a generation with static batching (every request of the batch starts and ends together): the prefill, which
   yields the first token, then one decode step for each further token, each at its own context;
+- a matrix product (kind `gemm`, the `linear` workload: batch M rows, K in, N out): its 2·M·N·K FLOPs over the
+  predicted time, in TFLOP/s;
 - a throughput benchmark of images: `batch` images per call at the predicted time per call; where the engine fuses
-  the elementwise passes into the convolutions (departure `fused-elementwise`), with those passes left out of the
-  bytes (`snippets.costs.resnet50_cost(fused=True)`), and the count with them given beside;
-- tensor parallelism over n GPUs: one device with n times the rate and the bandwidth, and no communication;
+  the elementwise passes into the convolutions (departure `fused-elementwise`), kernel by kernel as deployed: each
+  convolution with its BatchNorm, ReLU and residual add in one pass, its output kept in the GPU's L2 while it fits
+  (`benchmarks.analysis.cost_model`), and the eager count beside it;
+- tensor parallelism over n GPUs: each GPU does 1/n of the work, and every layer pays two ring all-reduces over
+  the GPU's NVLink (`benchmarks.analysis.cost_model`);
   data parallelism: n copies, n times the work per second.
 
 Pure Python: nothing on this module's import path may import torch.
@@ -28,16 +32,22 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from benchmarks.analysis.cost_model import EAGER, FUSED
 from benchmarks.analysis.predict import COMPUTE, MEMORY, PredictedPoint, RidgeCount, predict, ridge_counts
 from benchmarks.analysis.published_file import Measurement, Model, read_published
-from benchmarks.analysis.roofline import predicted_time
 from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings, find_gpu
 from benchmarks.workloads import workload
-from snippets.costs import resnet50_cost
 
 # Departures that break an assumption of the model, as against details the source leaves unstated.
-BREAKS = frozenset({"tensor-parallel", "int8-weights", "fp8-mixed", "latency-bound", "power-limited"})
-PER = {"ms/token": "tokens", "ms": "prompts", "tokens/s": "tokens", "requests/s": "requests", "samples/s": "images"}
+BREAKS = frozenset({"int8-weights", "fp8-mixed", "latency-bound", "power-limited"})
+PER = {
+    "ms/token": "tokens",
+    "ms": "prompts",
+    "tokens/s": "tokens",
+    "requests/s": "requests",
+    "samples/s": "images",
+    "TFLOP/s": "TFLOP",
+}
 
 
 @dataclass(frozen=True)
@@ -95,14 +105,19 @@ class KneeComparison:
 
 
 def ceilings(model: Model) -> Ceilings:
-    """The GPU's datasheet ceilings; under tensor parallelism, n GPUs' worth."""
+    """The GPU's datasheet ceilings; under tensor parallelism, n GPUs' worth (for the knees and the share of the
+    weights; the predictions themselves count each GPU's share of the work and the all-reduces between them)."""
     single = find_gpu(model.gpu).ceilings(model.dtype)
     n = model.gpus if model.parallelism == "tensor" else 1
     return Ceilings(single.flops_per_s * n, single.bytes_per_s * n)
 
 
-def _call(model: Model, phase: str, context: int) -> PredictedPoint:
-    params = {**model.params, "context": context, "phase": phase}
+def _call(model: Model, phase: str | None, context: int | None) -> PredictedPoint:
+    params = {**model.params, "context": context, "phase": phase} if phase is not None else model.params
+    gpu = find_gpu(model.gpu)
+    if model.parallelism == "tensor":
+        return predict(model.workload, params, gpu.ceilings(model.dtype), model.dtype, [model.batch],
+                       tensor_parallel=model.gpus, interconnect=gpu.interconnect)[0]  # fmt: skip
     return predict(model.workload, params, ceilings(model), model.dtype, [model.batch])[0]
 
 
@@ -119,27 +134,47 @@ def _memory_bound_s(point: PredictedPoint) -> float:
     return point.seconds if point.bound != COMPUTE else 0.0
 
 
-def predicted(model: Model, unit: str) -> Prediction:
-    """The predicted work per second of a configuration (see the module's docstring for how)."""
+@dataclass(frozen=True)
+class Calls:
+    """The calls a published figure's work takes in the model, and the work they do in the row's unit of work."""
+
+    points: tuple[PredictedPoint, ...]
+    work: float
+    prefill: PredictedPoint | None = None  # of a generation or a prefill: the call that yields the first token
+
+    @property
+    def seconds(self) -> float:
+        return sum(p.seconds for p in self.points)
+
+
+def calls(model: Model, unit: str) -> Calls:
+    """The predicted calls of a configuration and the work they do (see the module's docstring for how)."""
     copies = model.gpus if model.parallelism == "data" else 1
     if model.kind == "throughput":
-        if "fused-elementwise" in model.departures and model.workload == "resnet50":
-            return _resnet50(model, fused=True)
-        point = predict(model.workload, model.params, ceilings(model), model.dtype, [model.batch])[0]
-        return Prediction(copies * model.batch / point.seconds, *_split([point]))
+        fused = "fused-elementwise" in model.departures and model.workload == "resnet50"
+        point = _resnet50_point(model, fused=True) if fused else _call(model, None, None)
+        return Calls((point,), copies * model.batch)
+    if model.kind == "gemm":
+        point = _call(model, None, None)
+        return Calls((point,), point.flops / 1e12)
     if model.kind == "prefill":
         point = _call(model, "prefill", model.input_tokens)
-        return Prediction(copies * model.batch / point.seconds, *_split([point]), prefill_s=point.seconds)
+        return Calls((point,), copies * model.batch, prefill=point)
     first = model.input_tokens
     if model.kind == "decode-step":
-        steps = [_call(model, "decode", first + k) for k in range(model.output_tokens)]
-        mean = sum(p.seconds for p in steps) / len(steps)
-        return Prediction(copies * model.batch / mean, *_split(steps))
+        steps = tuple(_call(model, "decode", first + k) for k in range(model.output_tokens))
+        return Calls(steps, copies * model.batch * len(steps))
     prefill = _call(model, "prefill", first)
-    steps = [_call(model, "decode", first + k) for k in range(model.output_tokens - 1)]
-    total = prefill.seconds + sum(p.seconds for p in steps)
+    steps = tuple(_call(model, "decode", first + k) for k in range(model.output_tokens - 1))
     work = model.batch * (model.output_tokens if PER[unit] == "tokens" else 1)
-    return Prediction(copies * work / total, *_split([prefill, *steps]), prefill_s=prefill.seconds)
+    return Calls((prefill, *steps), copies * work, prefill=prefill)
+
+
+def predicted(model: Model, unit: str) -> Prediction:
+    """The predicted work per second of a configuration (see the module's docstring for how)."""
+    found = calls(model, unit)
+    prefill_s = found.prefill.seconds if found.prefill is not None else 0.0
+    return Prediction(found.work / found.seconds, *_split(found.points), prefill_s=prefill_s)
 
 
 def published_per_second(row: Measurement) -> float:
@@ -179,13 +214,12 @@ def ratio_summary(found: Sequence[Check]) -> tuple[float, float, float]:
     return statistics.median(ratios), min(ratios), max(ratios)
 
 
-def _resnet50(model: Model, fused: bool) -> Prediction:
-    flops, moved = resnet50_cost(model.batch, BYTES_PER_ELEMENT[model.dtype], model.params["resolution"], fused=fused)
-    c = ceilings(model)
-    copies = model.gpus if model.parallelism == "data" else 1
-    compute, memory = flops / c.flops_per_s, moved / c.bytes_per_s
-    split = (0.0, compute) if compute >= memory else (memory, 0.0)
-    return Prediction(copies * model.batch / predicted_time(flops, moved, c), *split)
+def _resnet50_point(model: Model, fused: bool) -> PredictedPoint:
+    """One GPU's call, kernel by kernel as deployed: fused (each activation in the GPU's L2 while it fits) or
+    eager (`benchmarks.analysis.cost_model`)."""
+    gpu = find_gpu(model.gpu)
+    return predict(model.workload, model.params, ceilings(model), model.dtype, [model.batch],
+                   fusion=FUSED if fused else EAGER, l2_bytes=gpu.l2_bytes)[0]  # fmt: skip
 
 
 def unfused_per_second(model: Model) -> float | None:
@@ -194,7 +228,8 @@ def unfused_per_second(model: Model) -> float | None:
     does not fuse them runs it. None for any other row."""
     if model.workload != "resnet50" or "fused-elementwise" not in model.departures:
         return None
-    return _resnet50(model, fused=False).per_second
+    copies = model.gpus if model.parallelism == "data" else 1
+    return copies * model.batch / _resnet50_point(model, fused=False).seconds
 
 
 def weight_share(model: Model) -> float:

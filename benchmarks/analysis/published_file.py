@@ -31,6 +31,7 @@ KINDS = {  # how a row's figure is predicted, and the units it may be published 
     "prefill": ("ms",),
     "generation": ("tokens/s", "requests/s"),
     "throughput": ("samples/s",),
+    "gemm": ("TFLOP/s",),
     "knee": ("batch",),
 }
 UNITS = tuple(dict.fromkeys(unit for units in KINDS.values() for unit in units))

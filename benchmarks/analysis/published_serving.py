@@ -239,23 +239,28 @@ def _figure(setup: Setup, result: Result) -> float:
     return result.tokens_per_s * setup.copies
 
 
-def predict_row(row: ServingRow, seed: int = 0, cache: dict | None = None) -> ServingCheck:
+def predict_row(
+    row: ServingRow, seed: int = 0, cache: dict | None = None, step: RooflineStep | None = None
+) -> ServingCheck:
     """Simulate the row's configuration (one copy) and read its figure; runs shared by rows are simulated once
-    when `cache` is given."""
+    when `cache` is given. `step`: a step to simulate in place of the row's ceiling (never cached)."""
     s = row.setup
+    if step is not None:
+        cache = None
+    step = s.step() if step is None else step
     key = (s.model.name, s.gpu, s.dtype, s.tensor_parallel, s.copies, s.prompt, s.output, s.clients, s.rate_per_s,
            s.requests, s.engine, s.budget, seed)  # fmt: skip
     if cache is not None and key in cache:
         result = cache[key]
     elif s.budget is not None:
         start = (s.rate_per_s or 1.0) / s.copies
-        _, result = largest_rate(s.step(), s.engine, s.prompt, s.output, s.budget, start, n_requests=s.requests,
+        _, result = largest_rate(step, s.engine, s.prompt, s.output, s.budget, start, n_requests=s.requests,
                                  seed=seed)  # fmt: skip
         if result is None:
             raise ValueError(f"{row.id}: no load meets the budget in the model")
     else:
         rate = s.rate_per_s / s.copies if s.rate_per_s is not None else None
-        result = simulate(s.step(), s.engine, s.prompt, s.output, n_requests=s.requests, rate_per_s=rate,
+        result = simulate(step, s.engine, s.prompt, s.output, n_requests=s.requests, rate_per_s=rate,
                           clients=s.clients, seed=seed)  # fmt: skip
     if cache is not None:
         cache[key] = result

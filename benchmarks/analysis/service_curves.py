@@ -19,6 +19,7 @@ from typing import Any
 
 from benchmarks.analysis.cost_model import FUSED
 from benchmarks.analysis.dynamic_batching import MAX_BATCH, ServiceCurve
+from benchmarks.analysis.forecast import committed, expected_words, kind_of, percent, point_parts
 from benchmarks.analysis.predict import predict
 from benchmarks.contract.results import ModelSweep, Run
 from benchmarks.gpus import GPU
@@ -37,10 +38,12 @@ class ServiceSource:
     name: str  # what is served, e.g. 'ResNet50 (examples/resnet50_small.py:factory)'
     device: str  # e.g. 'CPU: AMD EPYC, 2 threads' or 'GPU: NVIDIA H100 SXM (datasheet)'
     dtype: str
-    mode: str  # eager, graph, compile; 'roofline' for a prediction
+    mode: str  # eager, graph, compile; 'forecast' or 'roofline' (the ceiling) for a prediction
     origin: str  # measured or predicted
     provenance: str  # the file and run, or the datasheet
     suggested: tuple[int, ...] = ()  # max batches worth trying beyond powers of two: those measured, a recommendation
+    ceiling: ServiceCurve | None = None  # of a forecast: the bare roofline it was made from
+    forecast_words: str = ""  # of a forecast: its efficiencies and expected error, in words
 
     @property
     def label(self) -> str:
@@ -173,11 +176,19 @@ def _words(params: Mapping[str, Any], dtype: str | None, mode: str | None, cache
 
 
 def from_prediction(
-    workload: str, params: Mapping[str, Any], gpu: GPU, dtype: str, max_batch: int, fusion: str = FUSED
+    workload: str,
+    params: Mapping[str, Any],
+    gpu: GPU,
+    dtype: str,
+    max_batch: int,
+    fusion: str = FUSED,
+    forecast: bool = True,
 ) -> ServiceSource:
-    """The roofline time of `workload` on `gpu`'s datasheet at every batch up to `max_batch`: no fixed cost per
-    call, no spread; a lower bound on what a real server's batches take. A ResNet-50 is counted as `fusion` runs it
-    (fused, as an inference server deploys it, with activations in the GPU's L2 while they fit; or eager)."""
+    """The time of `workload` on `gpu`'s datasheet at every batch up to `max_batch`, no spread: the forecast
+    (the roofline's operations divided by the efficiencies fitted to published figures, plus their fixed cost
+    per call: `benchmarks.analysis.forecast`), or with `forecast` False the bare roofline, no fixed cost per
+    call, a lower bound on what a real server's batches take. A ResNet-50 is counted as `fusion` runs it (fused,
+    as an inference server deploys it, with activations in the GPU's L2 while they fit; or eager)."""
     if dtype not in gpu.peak_flops:
         raise SourceError(f"the {gpu.name} datasheet gives no {dtype} rate; it gives {', '.join(gpu.peak_flops)}")
     if not 1 <= max_batch <= MAX_PREDICTED_BATCH:
@@ -189,16 +200,29 @@ def from_prediction(
         points = predict(workload, full, gpu.ceilings(dtype), dtype, range(1, max_batch + 1), **counted)
     except ValueError as exc:
         raise SourceError(str(exc)) from None
-    curve = ServiceCurve.deterministic({p.batch: p.seconds for p in points}, spec.shape(full))
+    ceiling = ServiceCurve.deterministic({p.batch: p.seconds for p in points}, spec.shape(full))
     how = f", {fusion}" if counted else ""
+    words = ""
+    if forecast:
+        efficiency = committed().efficiency(workload, dtype)
+        seconds = {p.batch: efficiency.seconds(point_parts(p)) for p in points}
+        kind = kind_of(workload, full)
+        words = (
+            f"memory-bound work at {percent(efficiency.memory)} of the bandwidth, compute-bound at "
+            f"{percent(efficiency.compute)} of the FLOP/s, {efficiency.fixed_s * 1e3:.2f} ms fixed per call "
+            f"(fitted to published figures); {expected_words(committed().expected_for(kind), kind)}"
+        )
+    curve = ServiceCurve.deterministic(seconds, spec.shape(full)) if forecast else ceiling
     return ServiceSource(
         curve,
         spec.shape(full),
         f"GPU: {gpu.name} (datasheet)",
         dtype,
-        f"roofline{how}",
+        f"{'forecast' if forecast else 'roofline'}{how}",
         "predicted",
         gpu.source,
+        ceiling=ceiling if forecast else None,
+        forecast_words=words,
     )
 
 

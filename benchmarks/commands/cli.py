@@ -1,4 +1,4 @@
-"""Command line: `python -m benchmarks {run,sweep,doctor,predict,serve,fleet,validate,summary,list,schema}`.
+"""Command line: `python -m benchmarks {run,sweep,doctor,predict,calibrate,serve,fleet,validate,summary,list,schema}`.
 
 Only `run`, `sweep` and `doctor` import torch, and only once they have parsed their arguments, so `--help`,
 `predict`, `validate`, `summary`, `list` and `schema` work on a machine without torch.
@@ -13,6 +13,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from benchmarks.commands import calibrate as calibrate_cli
 from benchmarks.commands import doctor as doctor_cli
 from benchmarks.commands import fleet
 from benchmarks.commands import predict as predict_cli
@@ -49,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     sweep_cli.add_parser(commands)
     doctor_cli.add_parser(commands)
     predict_cli.add_parser(commands)
+    calibrate_cli.add_parser(commands)
     _add_serve(commands)
     fleet.add_parser(commands)
     _add_schema(commands)
@@ -408,6 +410,8 @@ def _command(argv: list[str] | None) -> int:
         return predict_cli.run(args)
     if args.command == "fleet":
         return fleet.run(args)
+    if args.command == "calibrate":
+        return calibrate_cli.run(args)
     if args.kind == "sweep":
         from benchmarks.contract.schema_sweep import SWEEP_SCHEMA
 

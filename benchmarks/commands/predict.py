@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.analysis import bands, training
+from benchmarks.analysis import training
 from benchmarks.analysis.cost_model import ALLREDUCE_LATENCY_S, FUSED, FUSION_WORDS, FUSIONS
 from benchmarks.analysis.predict import (
     COMMUNICATION,
@@ -29,7 +29,7 @@ from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_na
 from benchmarks.contract.results import ResultsError, read_run
 from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings, Interconnect
 from benchmarks.site import text
-from benchmarks.site.bands import band_json, band_words, expected_words
+from benchmarks.site.forecasts import CEILING_WORDS, efficiency_words, forecast_json, forecast_s
 from benchmarks.workloads import WORKLOADS, Workload
 
 MAX_BATCH = 2**24
@@ -82,8 +82,10 @@ def add_parser(commands) -> None:
         help="predict a workload's time against batch on a datasheet GPU or a run's measured ceilings",
         description="The roofline of one workload configuration at the batch sizes given: time, throughput, FLOPs, "
         "bytes, what bounds each call, whether the weights (and a decode's KV cache) fit in the device's memory, the "
-        "ridge batch (where compute time overtakes memory time), and beside each GPU time the band that published "
-        "systems of the same kind of work reached (benchmarks/published/). "
+        "ridge batch (where compute time overtakes memory time). On a GPU the answer is the forecast: the roofline's "
+        "operations divided by the efficiencies fitted to published figures of the same kind of work, with the error "
+        "those figures showed when each was forecast without its own source (benchmarks/published/calibration.json), "
+        "the ceiling beside it; --ceiling gives the bare roofline. "
         f"WORKLOAD is one of {names}; each parameter not given keeps its default. Nothing is measured.",
         epilog=parameters_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -111,6 +113,9 @@ def add_parser(commands) -> None:
         help="decode with --gpu: tensor parallel over N GPUs, each doing 1/N of the work, plus two ring all-reduces "
         "a layer over the GPU's NVLink (PCIe where it has none), shown as the operation 'communication' (default 1)",
     )
+    predict_cmd.add_argument(
+        "--ceiling", action="store_true", help="give the bare roofline (the ceiling), without the calibrated forecast"
+    )
     predict_cmd.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
 
@@ -125,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
     except Refused as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    found = report(spec, params, dtype, device, batches, deployment)
+    found = report(spec, params, dtype, device, batches, deployment, ceiling_only=args.ceiling)
     print(json.dumps(found, indent=1, ensure_ascii=False) if args.json else "\n".join(table_lines(found)))
     return 0
 
@@ -206,19 +211,20 @@ def _point(
     dtype: str,
     device: Device,
     point: PredictedPoint,
-    band: bands.Band | None,
+    forecast: bool,
     deployment: Deployment = Deployment(),
 ) -> dict[str, Any]:
     if training.is_training(name):
         return _training_point(name, params, dtype, device, point)
     held = footprint_bytes(name, params, dtype, point.batch, deployment.kv_dtype)
     memory = None if device.memory_bytes is None else device.memory_bytes * deployment.tensor_parallel
-    expected = band.expected_s(point.seconds) if band is not None else None
+    seconds = forecast_s(point, name, dtype) if forecast else None
     found = {
         "batch": point.batch,
         "seconds": point.seconds,
-        "expected_seconds": dict(zip(("fastest", "typical", "slowest"), expected)) if expected else None,
+        "forecast_seconds": seconds,
         "throughput": point.batch / point.seconds,
+        "forecast_throughput": point.batch / seconds if seconds else None,
         "flops": point.flops,
         "bytes": point.bytes,
         "bound": point.bound,
@@ -286,9 +292,11 @@ def report(
     device: Device,
     batches: list[int],
     deployment: Deployment = Deployment(),
+    ceiling_only: bool = False,
 ) -> dict[str, Any]:
-    """The prediction as one JSON-ready object: the assumptions once, a point per batch, the ridge batch under
-    the stated count of bytes (and the other bound of them where there is one), and the band."""
+    """The prediction as one JSON-ready object: the assumptions once, a point per batch (the ceiling's time and,
+    on a GPU, the forecast's), the ridge batch under the stated count of bytes (and the other bound of them where
+    there is one), and the forecast's efficiencies and expected error, or why there is no forecast."""
     points = predict(
         spec.name,
         params,
@@ -301,8 +309,7 @@ def report(
         tensor_parallel=deployment.tensor_parallel,
         interconnect=device.interconnect,
     )
-    kind = bands.kind_of(spec.name, params)
-    band = bands.band_for(kind) if device.gpu else None
+    forecast = device.gpu and not ceiling_only and not training.is_training(spec.name)
     held = "the weights plus the KV cache" if spec.name == "decode" else "the weights"
     assumptions = {
         "workload": spec.name,
@@ -325,16 +332,19 @@ def report(
     if deployment.counted:
         assumptions["deployment"] = deployment_json(deployment, dtype, device)
     counts = ridge_counts(spec.name, params, device.ceilings, dtype)
-    banded = (
-        band_json(kind)
-        if device.gpu
-        else {"kind": kind, "band": None, "why": "no band: the published figures are GPU systems, this is a CPU run"}
-    )
+    if forecast:
+        calibrated = {**forecast_json(spec.name, params, dtype), "efficiency_words": efficiency_words(spec.name, dtype)}
+    else:
+        why = CEILING_WORDS if ceiling_only else "the published figures are GPU systems, this is a CPU run"
+        if training.is_training(spec.name) and not ceiling_only:
+            why = "no published training figure calibrates a training step; this is its ceiling"
+        calibrated = {"kind": None, "efficiency": None, "expected_error": None, "words": f"no forecast: {why}"}
     found = {
+        "answer": "forecast" if forecast else "ceiling",
         "assumptions": assumptions,
-        "points": [_point(spec.name, params, dtype, device, p, band, deployment) for p in points],
+        "points": [_point(spec.name, params, dtype, device, p, forecast, deployment) for p in points],
         "ridge_batch": [{"count": c.count, "batch": c.batch, "on_ridge": c.on_ridge} for c in counts],
-        "band": banded,
+        "forecast": calibrated,
     }
     if training.is_training(spec.name):
         assumptions["label"] = training.LABEL
@@ -410,14 +420,18 @@ def deployment_lines(found: dict[str, Any]) -> list[str]:
 
 
 def table_lines(found: dict[str, Any]) -> list[str]:
-    """The assumptions stated once, then one row per batch."""
+    """The assumptions stated once, then one row per batch: the forecast beside the ceiling on a GPU."""
     a = found["assumptions"]
     memory = text.fmt_bytes(a["memory_bytes"]) if a["memory_bytes"] else "unknown"
     ceilings = (
         f"{text.fmt_rate(a['flops_per_s'], 'FLOP/s')} {a['dtype']}, {text.fmt_rate(a['bytes_per_s'], 'B/s')}, "
         f"{memory} of memory ({a['memory_from']})"
     )
-    what = "Ceiling (roofline), not measured" if a.get("label") == training.LABEL else "Predicted, not measured"
+    forecast = found["answer"] == "forecast"
+    if a.get("label") == training.LABEL:
+        what = "Ceiling (roofline), not measured"
+    else:
+        what = "Forecast, not measured" if forecast else "Ceiling (the roofline), not measured"
     lines = [
         f"{what}: {a['configuration']} in {a['dtype']} on {a['device']} ({a['ceilings_from']})",
         f"  ceilings: {ceilings} ({a['source']})",
@@ -425,14 +439,19 @@ def table_lines(found: dict[str, Any]) -> list[str]:
         f"  bytes counted ({a['bytes_per_element']:g} per element): {a['bytes_counted']}",
         f"  fits: {a['fits_counts']}",
         "  params: " + ", ".join(f"{k}={v}" for k, v in a["params"].items()),
-        "",
-        f"{'batch':>10} {'time':>10} {'throughput':>16} {'FLOPs':>10} {'bytes':>10}  {'bound':<8} fits",
     ]
+    if forecast:
+        lines.append(f"  forecast: {found['forecast']['efficiency_words']}")
+    lines.append(f"  {found['forecast']['words']}")
+    lines += ["", f"{'batch':>10} {'forecast':>10} {'ceiling':>10} {'throughput':>16} {'FLOPs':>10} {'bytes':>10}  "
+              f"{'bound':<8} fits"]  # fmt: skip
     for p in found["points"]:
         fits = {True: "yes", False: "no", None: "?"}[p["fits"]]
-        rate = f"{text.sig(p['throughput'])} {a['throughput_unit']}"
+        seconds = p["forecast_seconds"] if forecast else p["seconds"]
+        rate = f"{text.sig(p['batch'] / seconds)} {a['throughput_unit']}"
+        told = text.fmt_time(p["forecast_seconds"]) if forecast else "–"
         lines.append(
-            f"{p['batch']:>10,} {text.fmt_time(p['seconds']):>10} {rate:>16} {p['flops']:>10.3g} "
+            f"{p['batch']:>10,} {told:>10} {text.fmt_time(p['seconds']):>10} {rate:>16} {p['flops']:>10.3g} "
             f"{text.fmt_bytes(p['bytes']):>10}  {p['bound']:<8} {fits}"
         )
     if "training" in found:  # the first seven lines: what is predicted, on what, how; then the step's own rows
@@ -441,13 +460,6 @@ def table_lines(found: dict[str, Any]) -> list[str]:
     stated, *others = [RidgeCount(c["count"], c["batch"], c["on_ridge"]) for c in found["ridge_batch"]]
     lines.append(f"ridge batch ({stated.count}): {text.ridge_count_words(stated, explained=True)}")
     lines += [f"  with {other.count}: {text.ridge_count_words(other, explained=True)}" for other in others]
-    banded = found["band"]
-    if banded["band"] is None:
-        lines.append(f"band: {banded['why']}")
-    else:
-        band = bands.band_for(banded["kind"])
-        lines.append(f"band: {band_words(band)}; so, per batch:")
-        lines += [f"{p['batch']:>10,}  {expected_words(p['seconds'], band)}" for p in found["points"]]
     return lines
 
 

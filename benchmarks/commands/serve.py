@@ -124,6 +124,12 @@ def parser() -> argparse.ArgumentParser:
                    "grows with the rate and caps it at N / overhead (default: a fixed delay, no queue)")  # fmt: skip
     p.add_argument("--gpu", metavar="NAME", help='with a WORKLOAD source: a datasheet GPU, e.g. "H100 SXM"')
     p.add_argument("--dtype", metavar="DTYPE", help="with --gpu (required) or a run's curve: the dtype")
+    p.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="with --gpu: simulate on the bare roofline (the ceiling) "
+        "instead of the forecast calibrated on published figures",
+    )
     p.add_argument("--mode", metavar="MODE", help="with a run's curve: the mode measured (eager, graph, compile)")
     p.add_argument("--cache", metavar="STATE", help="with a run's curve: the cache state (rotated, resident)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="a workload parameter")
@@ -209,7 +215,10 @@ def load_source(args: argparse.Namespace) -> ServiceSource:
                 raise Refused("with --gpu, give --dtype (e.g. fp16)")
             params = workload_params(WORKLOADS[workload], args.param)
             top = int(_number("--max-batch", args.max_batch or "256", 1, 4096, whole=True))
-            return from_prediction(workload, params, gpu, dtype_named(args.dtype), top, fusion_named(args, workload))
+            fusion = fusion_named(args, workload)
+            return from_prediction(
+                workload, params, gpu, dtype_named(args.dtype), top, fusion, forecast=not args.ceiling
+            )
         if source.lower().endswith(".csv"):
             if args.param or args.dtype or args.mode or args.cache:
                 raise Refused("--param, --dtype, --mode and --cache choose a run's curve or a prediction, not a CSV's")
@@ -257,6 +266,7 @@ def text_lines(source: ServiceSource, plan: Plan) -> list[str]:
     lines = [
         f"Serving {source.label}",
         f"  batch times from {source.provenance}",
+        *_forecast_lines(source),
         f"  {plan.arrivals.describe()}; {pct(plan.percentile)} budget {ms(plan.budget_s)}; "
         f"{len(plan.tried)} policies simulated" + _host_words(plan.overhead_s, plan.host_cores),
         "",
@@ -296,6 +306,15 @@ def text_lines(source: ServiceSource, plan: Plan) -> list[str]:
     )
     lines += ["", explain(plan)]
     return lines
+
+
+def _forecast_lines(source: ServiceSource) -> list[str]:
+    """Of a prediction: the forecast's terms and expected error, and the ceiling's batch times beside its own."""
+    if source.ceiling is None:
+        return ["  the ceiling: the bare roofline (--ceiling)"] if source.mode == "roofline" else []
+    batches = sorted({1, source.curve.largest})
+    beside = ", ".join(f"batch {b}: {ms(source.curve.mean(b))} (ceiling {ms(source.ceiling.mean(b))})" for b in batches)
+    return [f"  forecast: {source.forecast_words}", f"  forecast batch times: {beside}"]
 
 
 def main(argv: list[str]) -> int:
@@ -500,6 +519,8 @@ def _source_json(source: ServiceSource) -> dict[str, Any]:
         "provenance": source.provenance,
         "batches_measured": source.curve.batches if source.origin == "measured" else None,
         "largest_batch": source.curve.largest,
+        "forecast": source.forecast_words or None,
+        "ceiling_s": None if source.ceiling is None else {b: source.ceiling.mean(b) for b in source.ceiling.batches},
     }
 
 

@@ -42,6 +42,8 @@ from benchmarks.analysis.continuous_batching import (
     plan,
     simulate,
 )
+from benchmarks.analysis.forecast import DECODE, PREFILL, committed, expected_words
+from benchmarks.analysis.forecast_step import ForecastStep
 from benchmarks.analysis.measured_step import CONFIG_KEYS, MeasuredStep, NoMeasurement
 from benchmarks.analysis.serving import MODELS, PublishedModel, find_model
 from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_named
@@ -123,8 +125,10 @@ def parser() -> argparse.ArgumentParser:
                    "for weights and KV cache (default 0.9)")  # fmt: skip
     p.add_argument("--step-overhead-ms", metavar="MS", help="fixed cost per step (default: 3 µs per kernel, "
                    f"{KERNELS_PER_LAYER} kernels a layer: {', '.join(LAYER_KERNELS)})")  # fmt: skip
-    p.add_argument("--efficiency", metavar="F", help="share of the roofline reached, 0 < F ≤ 1 "
-                   "(default 1: the roofline itself; the page shows what published systems reach)")  # fmt: skip
+    p.add_argument("--efficiency", metavar="F", help="share of the roofline reached, 0 < F ≤ 1, in place of the "
+                   "forecast (default: the forecast, calibrated on published figures)")  # fmt: skip
+    p.add_argument("--ceiling", action="store_true", help="simulate on the bare roofline step (the ceiling) instead "
+                   "of the forecast calibrated on published figures")  # fmt: skip
     p.add_argument("--tpot-budget-ms", metavar="MS", help="budget on the time per output token at --percentile")
     p.add_argument("--ttft-budget-ms", metavar="MS", help="budget on the time to first token (needs --tpot-budget-ms)")
     p.add_argument("--percentile", default="99", metavar="P", help="percentile of the budgets (default 99)")
@@ -323,6 +327,11 @@ def read_request(args: argparse.Namespace) -> Request:
             raise Refused(f"--routing-skew is for a mixture of experts; {model.name} is dense")
         step = RooflineStep(model, gpu, dtype, tensor_parallel=tp, fixed_s=fixed, efficiency=efficiency,
                             kv_dtype=kv_dtype, routing_skew=skew)  # fmt: skip
+        hand_set = args.efficiency is not None or args.step_overhead_ms is not None
+        if args.ceiling and hand_set:
+            raise Refused("--ceiling is the bare roofline; it takes no --efficiency or --step-overhead-ms")
+        if not args.ceiling and not hand_set:
+            step = ForecastStep.of(step, committed().efficiency("decode", dtype))
         where = f"{tp} × {gpu.name}"
     chunked = bool(args.chunked_prefill)
     default_tokens = 2048 if chunked else 8192
@@ -401,6 +410,10 @@ def answer(request: Request, progress: bool = True) -> dict[str, Any]:
         "model": request.model.name,
         "configuration": request.model.source,
         "step_time": step.describe(),
+        "answer": answer_kind(step),
+        "expected_error": {kind: expected_words(committed().expected_for(kind), kind) for kind in (DECODE, PREFILL)}
+        if isinstance(step, ForecastStep)
+        else None,
         "fixed_step_s": step.fixed_s,
         "efficiency": step.efficiency,
         "weights_bytes": step.weight_bytes,
@@ -482,11 +495,30 @@ def _ms(value: float | None) -> str:
     return "–" if value is None else f"{value:,.1f}"
 
 
+def answer_kind(step) -> str:
+    """What the step times are: the forecast, the bare roofline, a hand-set share of it, or measured."""
+    if isinstance(step, ForecastStep):
+        return "forecast"
+    if isinstance(step, RooflineStep):
+        return "ceiling" if step.efficiency == 1 else "hand-set"
+    return "measured"
+
+
+def _answer_lines(a: dict[str, Any]) -> list[str]:
+    if a["answer"] == "forecast":
+        return [f"Forecast: {a['expected_error']['decode']}; {a['expected_error']['prefill']}. "
+                "--ceiling simulates on the bare roofline."]  # fmt: skip
+    if a["answer"] == "ceiling":
+        return ["Ceiling: the bare roofline step, no calibration (drop --ceiling for the forecast)."]
+    return []
+
+
 def text_lines(found: dict[str, Any]) -> list[str]:
     a = found["assumptions"]
     e = a["engine"]
     lines = [
         f"{a['step_time']}.",
+        *_answer_lines(a),
         f"Weights {a['weights_bytes'] / 1e9:,.1f} GB; KV cache {a['kv_bytes_per_token'] / 1024:,.0f} KiB a token, "
         f"{a['kv_blocks']:,} blocks of {a['block_tokens']} ({a['kv_limit_sequences']:,} sequences of mean length).",
         f"Engine: max_num_seqs {e['max_num_seqs']}, max_batched_tokens {e['max_batched_tokens']:,}, chunked prefill "

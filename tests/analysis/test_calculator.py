@@ -47,6 +47,10 @@ def test_prediction_by_hand_h100_bf16():
 def _evaluate_vega(expression: str, **names) -> float | None:
     """Evaluate the subset of Vega's expression language the calculator uses, in Python."""
     python = expression.replace("datum.", "datum_")
+    forecast = re.fullmatch(r"(.+?) / \(\((.+?)\) > \((.+)\) \? (\S+) : (\S+)\)", python)
+    if forecast:
+        seconds, compute, memory, if_compute, if_memory = forecast.groups()
+        python = f"({seconds}) / (({if_compute}) if ({compute}) > ({memory}) else ({if_memory}))"
     python = re.sub(r"(.+?) \? (.+) : null$", r"(\2) if (\1) else None", python)
     return eval(python, {"max": max}, names)  # a test-only evaluator of our own strings
 
@@ -57,10 +61,14 @@ def test_vega_expressions_agree_with_python(gpu):
     for dtype, peak in gpu.peak_flops.items():
         size = {"float32": 4, "tfloat32": 4, "bfloat16": 2, "float16": 2, "float8": 1, "int8": 1, "float4": 0.5}[dtype]
         for width, depth, batch in ((256, 1, 1), (4096, 8, 64), (16384, 32, 4096)):
-            names = {"datum_peak": peak, "datum_bandwidth": gpu.bandwidth, "datum_size": size, "datum_batch": batch}
+            names = {"datum_peak": peak, "datum_bandwidth": gpu.bandwidth, "datum_size": size, "datum_batch": batch,
+                     "datum_eta_memory": 0.6, "datum_eta_compute": 0.7}  # fmt: skip
             names |= {"layer_width": width, "layers": depth}
             seconds = _evaluate_vega(expressions["seconds"], **names)
             assert seconds == pytest.approx(calculator.predict_mlp(gpu, dtype, width, depth, batch).seconds)
+            forecast = _evaluate_vega(expressions["forecast"], **names)
+            assert forecast == pytest.approx(calculator.forecast_mlp(gpu, dtype, width, depth, batch, 0.6, 0.7))
+            assert forecast > seconds
             ridge = _evaluate_vega(expressions["ridge"], **names)
             expected = calculator.gpu_ridge_batch(gpu, dtype, width)
             assert (ridge is None) == (expected is None)

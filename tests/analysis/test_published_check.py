@@ -67,11 +67,16 @@ def test_a_time_per_token_is_the_mean_decode_step():
     assert found.per_second == pytest.approx(1 / mean) and found.bound == "memory"
 
 
-def test_tensor_parallelism_is_n_times_the_ceilings_and_data_parallelism_n_copies():
+def test_tensor_parallelism_pays_its_all_reduces_and_data_parallelism_is_n_copies():
     one = predicted(model(kind="prefill", output_tokens=None), "ms").per_second
     tensor = predicted(model(kind="prefill", output_tokens=None, gpus=2, parallelism="tensor"), "ms").per_second
     data = predicted(model(kind="prefill", output_tokens=None, gpus=2, parallelism="data"), "ms").per_second
-    assert tensor == pytest.approx(2 * one) and data == pytest.approx(2 * one)
+    params = {**SMALL, "context": 16, "phase": "prefill"}
+    deployed = predict("decode", params, A100.ceilings("float16"), "float16", [4], tensor_parallel=2,
+                       interconnect=A100.interconnect)[0]  # fmt: skip
+    assert tensor == pytest.approx(4 / deployed.seconds) and tensor < 2 * one  # the all-reduces cost time
+    assert any(op.name == "communication" for op in deployed.operations)
+    assert data == pytest.approx(2 * one)
 
 
 def test_kipply_one_gpu_reaches_three_quarters_of_the_roofline():
@@ -95,16 +100,19 @@ def test_every_row_with_a_model_is_compared_and_the_summary_is_computed():
     median, low, high = ratio_summary(found)
     ratios = sorted(c.ratio for c in found)
     assert (median, low, high) == (statistics.median(ratios), ratios[0], ratios[-1])
-    assert all(c.ratio < 1 for c in found if not set(c.row.model.departures) & BREAKS)  # the roofline is a bound
+    # the roofline is a bound: above it only where a configuration breaks an assumption, or where the model had to
+    # choose the batch the source leaves unstated (a fused ResNet-50 keeps more in L2 at a smaller batch)
+    above = [c for c in found if c.ratio >= 1 and not set(c.row.model.departures) & BREAKS]
+    assert all("batch-unstated" in c.row.model.departures for c in above)
 
 
 def test_mlperf_resnet50_is_predicted_in_int8_with_fused_passes_and_the_unfused_count_beside():
     row = rows()["mlperf40-dgxh100-resnet50-offline"]
-    assert row.model.dtype == "float8" and "int8-one-byte" in row.model.departures  # NVIDIA's harness: int8
+    assert row.model.dtype == "int8" and "fused-elementwise" in row.model.departures  # NVIDIA's harness: int8
     fused = predicted(row.model, row.unit).per_second
-    assert unfused_per_second(row.model) < fused / 3
+    assert unfused_per_second(row.model) < fused / 2  # eager: every elementwise pass its own trip through memory
     assert unfused_per_second(rows()["kipply-13b-a100-decode"].model) is None
-    assert check(row).ratio < 1  # the one-byte fused roofline bounds the published figure
+    assert check(row).ratio < 1  # the fused int8 roofline, activations in L2 while they fit, bounds the figure
 
 
 def test_a_published_knee_is_set_against_the_ridge_batch_under_both_counts_in_each_dtype():

@@ -325,3 +325,17 @@ def test_ctrl_c_during_the_simulations_is_one_line_and_exit_130(capsys, resnet_s
     code, out, err = serve(capsys, resnet_sweep, "--rate", "5", "--budget-ms", "300", *FAST)
     assert code == 130 and out == ""
     assert err.strip() == "interrupted"
+
+
+def test_a_prediction_is_served_on_the_forecast_unless_ceiling_is_asked(capsys):
+    args = ["resnet50", "--gpu", "H100 SXM", "--dtype", "fp16", "--max-batch", "16", "--rate", "500",
+            "--budget-ms", "20", "--json", *FAST]  # fmt: skip
+    code, out, err = serve(capsys, *args)
+    assert code == 0, err
+    forecast = json.loads(out)["source"]
+    code, out, err = serve(capsys, *args, "--ceiling")
+    ceiling = json.loads(out)["source"]
+    assert forecast["mode"].startswith("forecast") and "expected error ±" in forecast["forecast"]
+    assert ceiling["mode"].startswith("roofline") and ceiling["forecast"] is None and ceiling["ceiling_s"] is None
+    code, out, _ = serve(capsys, *args[: -1 - len(FAST)], *FAST)
+    assert "forecast batch times: batch 1:" in out and "(ceiling " in out

@@ -145,6 +145,21 @@ def test_reserving_the_kv_cache_admits_fewer_and_preempts_none(capsys):
     assert reserved["max_running"] < greedy["max_running"]
 
 
+def test_the_answer_is_the_forecast_and_ceiling_gives_the_roofline(capsys):
+    args = [*BASE, "--concurrency", "1", "--requests", "50", "--json"]
+    assert main(args) == 0
+    forecast = json.loads(capsys.readouterr().out)
+    assert main([*args, "--ceiling"]) == 0
+    ceiling = json.loads(capsys.readouterr().out)
+    assert forecast["assumptions"]["answer"] == "forecast" and ceiling["assumptions"]["answer"] == "ceiling"
+    assert "expected error ±" in forecast["assumptions"]["expected_error"]["decode"]
+    assert ceiling["assumptions"]["expected_error"] is None
+    # the forecast's steps are slower than the ceiling's, never faster
+    assert forecast["runs"][0]["tpot_p50_ms"] > ceiling["runs"][0]["tpot_p50_ms"]
+    assert main([*BASE, "--ceiling", "--efficiency", "0.5"]) == 2
+    assert "--ceiling is the bare roofline" in capsys.readouterr().err
+
+
 def test_mixtral_on_two_h100s_counts_its_all_reduces_and_the_experts_it_reads(capsys):
     argv = ["llm:Mixtral-8x7B", "--gpu", "H100", "--tp", "2", "--concurrency", "1,64", "--requests", "80", "--json"]
     assert main(argv) == 0

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.analysis import bands
+from benchmarks.analysis.forecast import committed, point_parts
+from benchmarks.analysis.predict import PredictedPoint
 from benchmarks.commands.cli import main
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR, load_results
 from snippets.costs import DecoderConfig, decode_cost
@@ -33,31 +34,41 @@ def as_json(capsys, *args: str) -> dict:
     return json.loads(out)
 
 
-def test_the_json_has_the_assumptions_a_point_per_batch_the_ridge_batch_and_the_band(capsys):
+def test_the_json_has_the_assumptions_a_point_per_batch_the_ridge_batch_and_the_forecast(capsys):
     params = [arg for pair in KIPPLY for arg in ("--param", pair)]
     found = as_json(capsys, "decode", "--gpu", "a100 sxm4 40gb", "--dtype", "fp16", "--batch", "8,1", *params)
-    assert set(found) == {"assumptions", "points", "ridge_batch", "band"}
+    assert (
+        set(found) == {"answer", "assumptions", "points", "ridge_batch", "forecast"} and found["answer"] == "forecast"
+    )
     a = found["assumptions"]
     assert a["device"] == "NVIDIA A100 SXM4 40GB" and a["ceilings_from"] == "datasheet"
     assert a["flops_per_s"] == 312e12 and a["bytes_per_s"] == 1555e9 and a["dtype"] == "float16"
     assert a["params"]["phase"] == "decode" and "datasheet" in a["source"]
     first, second = found["points"]
     assert [first["batch"], second["batch"]] == [1, 8]
-    assert set(first) == {"batch", "seconds", "expected_seconds", "throughput", "flops", "bytes", "bound", "fits"}
+    assert set(first) == {"batch", "seconds", "forecast_seconds", "throughput", "forecast_throughput", "flops",
+                          "bytes", "bound", "fits"}  # fmt: skip
     cost = decode_cost(1, 512, DecoderConfig(40, 5120, 40, 40, 20480, "gelu"), 2)
     assert first["flops"] == cost["flops"] and first["bytes"] == cost["bytes"]
     assert first["seconds"] == pytest.approx(cost["bytes"] / 1555e9)  # 16.5 ms: kipply's post predicts 16.8
     assert first["throughput"] == pytest.approx(1 / first["seconds"])
     assert first["bound"] == "memory" and first["fits"] is True
     assert found["ridge_batch"] == [{"count": "bytes as counted", "batch": None, "on_ridge": False}]  # MHA, 512
-    # the band of published decode steps, computed from the published data file, never typed in
-    band = bands.band_for("decode step")
-    assert found["band"]["kind"] == "decode step" and found["band"]["band"]["n"] == band.n >= bands.MIN_FIGURES
-    assert [f["id"] for f in found["band"]["figures"]] == [f.id for f in band.figures]
-    expected = first["expected_seconds"]
-    assert expected["fastest"] == pytest.approx(first["seconds"] / band.high)
-    assert expected["slowest"] == pytest.approx(first["seconds"] / band.low)
-    assert expected["fastest"] < expected["typical"] < expected["slowest"]
+    # the forecast: the committed calibration's efficiencies applied to the ceiling, with the decode kind's error
+    e = committed().efficiency("decode", "float16")
+    assert found["forecast"]["efficiency"] == {"memory": e.memory, "compute": e.compute, "fixed_s": e.fixed_s}
+    ceiling = PredictedPoint(1, first["flops"], first["bytes"], first["flops"] / 312e12, first["seconds"], 0.0)
+    assert first["forecast_seconds"] == pytest.approx(e.seconds(point_parts(ceiling)), rel=1e-3)
+    assert first["forecast_seconds"] >= first["seconds"]  # never faster than the ceiling
+    error = committed().expected_for("decode")
+    assert found["forecast"]["kind"] == "decode" and found["forecast"]["expected_error"]["median"] == error.median
+
+
+def test_ceiling_gives_the_bare_roofline(capsys):
+    found = as_json(capsys, "decode", "--gpu", "h100 sxm", "--dtype", "bf16", "--batch", "1", "--ceiling")
+    assert found["answer"] == "ceiling" and found["points"][0]["forecast_seconds"] is None
+    code, out, _ = predict(capsys, "decode", "--gpu", "h100 sxm", "--dtype", "bf16", "--batch", "1", "--ceiling")
+    assert code == 0 and out.startswith("Ceiling (the roofline), not measured") and "no forecast" in out
 
 
 def test_every_parameter_defaults_to_the_snippets(capsys):
@@ -68,9 +79,9 @@ def test_every_parameter_defaults_to_the_snippets(capsys):
     stated, cached = found["ridge_batch"]
     assert stated["count"] == "every layer's activations through memory" and 295 < stated["batch"] < 700
     assert cached["count"] == "activations kept in cache" and cached["batch"] < stated["batch"]
-    # an MLP is no kind of work any published figure covers: no band, and no other kind's borrowed
-    assert found["band"]["band"] is None and "no other kind's band is borrowed" in found["band"]["why"]
-    assert all(p["expected_seconds"] is None for p in found["points"])
+    # an MLP is matrix products: the GEMM figures' efficiencies and error
+    assert found["forecast"]["kind"] == "GEMM" and found["forecast"]["family"] == "matrix product"
+    assert all(p["forecast_seconds"] >= p["seconds"] for p in found["points"])  # never faster than the ceiling
 
 
 def test_the_fit_counts_the_kv_cache(capsys):
@@ -90,28 +101,28 @@ def test_a_run_lends_its_measured_ceilings(capsys):
 def test_the_table_states_the_assumptions_once(capsys):
     code, out, _ = predict(capsys, "resnet50", "--gpu", "h100 sxm", "--dtype", "float16", "--batch", "1,64")
     lines = out.splitlines()
-    assert code == 0 and lines[0].startswith("Predicted, not measured: ResNet-50 @224² in float16 on NVIDIA H100 SXM")
+    assert code == 0 and lines[0].startswith("Forecast, not measured: ResNet-50 @224² in float16 on NVIDIA H100 SXM")
     assert out.count("ceilings:") == 1 and "989 TFLOP/s float16" in out and "nvidia.com" in out
-    assert sum(line.split()[0] in ("1", "64") and "expect" not in line for line in lines if line.strip()) == 2
+    assert sum(line.split()[0] in ("1", "64") for line in lines if line.strip()) == 2
     assert "ridge batch (every elementwise pass through memory): " in out
     assert "  with elementwise passes fused: " in out
-    assert lines[-1].startswith("band: no band: 1 published CNN figure")  # too few figures say so
+    assert "expected error ±" in out and "published CNN figures" in out
     assert "critical batch" not in out and "knee" not in out
 
 
-def test_a_decode_table_gives_the_expected_time_beside_each_batch(capsys):
+def test_a_decode_table_gives_the_forecast_beside_the_ceiling(capsys):
     params = [arg for pair in KIPPLY for arg in ("--param", pair)]
     code, out, _ = predict(capsys, "decode", "--gpu", "a100 sxm4 40gb", "--dtype", "fp16", "--batch", "1", *params)
-    band = bands.band_for("decode step")
-    assert code == 0 and f"band: published decode step figures reached {band.low * 100:.0f}–" in out
-    assert out.splitlines()[-1].split()[:2] == ["1", "expect"]
+    error = committed().expected_for("decode")
+    assert code == 0 and f"expected error ±{error.median * 100:.0f} % median, ±{error.p90 * 100:.0f} % at p90" in out
+    assert out.splitlines()[-2].split()[0] == "1" and "forecast    ceiling" in out
     assert "the matmuls' max(FLOPs / peak FLOP/s, bytes / bandwidth) plus the attention's" in out
 
 
-def test_a_cpu_run_gets_no_band(capsys):
+def test_a_cpu_run_gets_no_forecast(capsys):
     run = max(load_results(DEFAULT_RESULTS_DIR).runs, key=lambda r: r.started_at)
     found = as_json(capsys, "decode", "--run", str(run.path), "--dtype", "float32", "--batch", "1")
-    assert found["band"]["band"] is None and "this is a CPU run" in found["band"]["why"]
+    assert found["answer"] == "ceiling" and "this is a CPU run" in found["forecast"]["words"]
 
 
 @pytest.mark.parametrize(

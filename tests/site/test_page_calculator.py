@@ -1,8 +1,10 @@
 """The calculator page module, without runs and on SYNTHETIC runs (labelled so; never published)."""
 
 import html
+import json
 import re
 
+from benchmarks.analysis.forecast import committed
 from benchmarks.gpus import GPUS
 from benchmarks.site.pages import calculator
 from tests.synthetic import make_run, site_data
@@ -95,17 +97,22 @@ def test_each_preset_gives_the_numbers_predict_prints():
         unit = found["assumptions"]["throughput_unit"]
         for point in found["points"]:
             row = (
-                f"<tr><td>{point['batch']:,}</td><td>{fmt_time(point['seconds'])}</td>"
-                f"<td>{sig(point['throughput'])} {unit}</td><td>{point['bound']}</td></tr>"
+                f"<tr><td>{point['batch']:,}</td><td>{fmt_time(point['forecast_seconds'])}</td>"
+                f"<td>{fmt_time(point['seconds'])}</td><td>{sig(point['forecast_throughput'])} {unit}</td>"
+                f"<td>{point['bound']}</td></tr>"
             )
             assert row in shown, (command, row)
     assert "ResNet-50" in shown and "Llama-class decode step" in shown and "Predicted, not measured" in shown
 
 
-def test_the_calculator_says_its_mlp_predictions_have_no_published_band():
-    said = calculator.build(site_data(empty=True)).html("chart")
-    assert "Beside these predictions, what real systems reach: " in said
-    assert "no published figure is of this kind of work" in said and "no other kind&#x27;s band is borrowed" in said
+def test_the_calculator_draws_the_ceiling_and_the_forecast_with_its_expected_error():
+    page = calculator.build(site_data(empty=True))
+    said = page.html("chart")
+    error = committed().expected_for("GEMM")
+    assert "The line is the ceiling, the forecast beside it: " in said
+    assert f"expected error ±{error.median * 100:.0f} % median, ±{error.p90 * 100:.0f} % at p90" in said
+    spec = json.dumps(page.sections["chart"][0].spec)
+    assert "forecast_ms" in spec and "dotted orange: the forecast" in spec
 
 
 def test_the_title_names_the_chosen_device_dtype_and_mlp():

@@ -1,9 +1,8 @@
 """The batch-size guide's page module: every number computed, and labelled as datasheet or measured."""
 
 import re
-from itertools import pairwise
 
-from benchmarks.analysis import bands
+from benchmarks.analysis.forecast import committed
 from benchmarks.gpus import GPUS
 from benchmarks.site.pages import guide
 from tests.synthetic import make_run, site_data
@@ -27,9 +26,10 @@ def test_the_worked_examples_come_from_the_cited_config_and_the_datasheet():
     # the driver's 81,559 MiB (79.6 GiB), not the datasheet's 80 GB read as 80 GiB: 258 and 64 sequences
     assert "128 KiB per token" in kv and "<td>8,192</td><td>1.00 GiB</td><td>64</td>" in kv
     assert "<td>2,048</td><td>256 MiB</td><td>258</td>" in kv and "79.6 GiB as its driver reports it" in kv
-    # the worked decode step has the band of published decode steps beside it, computed from the data file
-    band = bands.band_for("decode step")
-    assert f"reached {band.low * 100:.0f}–{band.high * 100:.0f} % of their roofline" in kv
+    # the worked decode step has its forecast beside the ceiling, with the cross-validated error of decode figures
+    error = committed().expected_for("decode")
+    assert "The ceiling (the roofline) of one decode step" in kv and "The forecast, calibrated on published" in kv
+    assert f"expected error ±{error.median * 100:.0f} % median, ±{error.p90 * 100:.0f} % at p90" in kv
     assert "huggingface.co/meta-llama/Meta-Llama-3-8B" in kv
     assert "<td>4</td><td>4×</td><td>74</td>" in page.html("quantization")
     assert "513: 160 tiles in 2 waves" in page.html("waves")
@@ -53,18 +53,3 @@ def test_the_kv_table_stops_at_the_models_context():
     kv = guide.build(site_data(empty=True)).html("kv")
     assert "<td>32,768</td>" not in kv and "Its context is at most 8,192 tokens" in kv
     assert all(context <= guide.LLAMA_3_8B.max_context for context in guide.CONTEXTS)
-
-
-def test_the_decode_band_says_what_it_is_made_of():
-    """From the published data file: how many of the band's figures are whole generations, and where its median
-    falls against the two groups the figures form."""
-    kv = guide.build(site_data(empty=True)).html("kv")
-    band = bands.band_for("decode step")
-    rows = {m.id: m for m in guide.read_published()}
-    generations = sum(rows[f.id].model.kind == "generation" for f in band.figures)
-    assert f"{generations} of its {band.n} figures time whole generations" in kv
-    ratios = sorted(f.ratio for f in band.figures)
-    gaps = [b - a for a, b in pairwise(ratios)]
-    cut = gaps.index(max(gaps)) + 1
-    if ratios[cut - 1] < band.median < ratios[cut]:
-        assert "in the gap between them, so no figure sits near it" in kv and ", about " not in kv

@@ -3,6 +3,7 @@
 import re
 from pathlib import Path
 
+from benchmarks.analysis.forecast import committed
 from benchmarks.site.pages import home, methodology, reproduce, theory
 from tests.synthetic import make_run, site_data
 
@@ -35,8 +36,10 @@ def test_until_a_gpu_run_is_committed_home_answers_with_a_labelled_h100_predicti
         # the eager crossover as a range: the ReLUs' own traffic counted, or fused as the chart draws it
         assert "from about 2,197 rows" in answer and "to 2,831 (the ReLUs&#x27; bytes counted as fused" in answer
         assert "the floor of an empty kernel&#x27;s launch" in answer
-        # an MLP has no published band, and borrows none
-        assert "no other kind&#x27;s band is borrowed" in answer
+        # the chart draws the ceiling; the forecast beside it carries the matrix products' cross-validated error
+        error = committed().expected_for("GEMM")
+        assert "draws the ceiling" in answer and "That is the ceiling; the forecast beside it" in answer
+        assert f"expected error ±{error.median * 100:.0f} % median, ±{error.p90 * 100:.0f} % at p90" in answer
         assert "launch overhead" in answer and "memory (weight read)" in answer and "compute" in answer
         assert "forums.developer.nvidia.com" in answer  # the launch cost is someone else's measurement, cited
         assert page.extra["curve"] is None

@@ -104,18 +104,16 @@ def test_the_budget_rate_is_the_steady_state_answer(page):
     assert "meets the budget up to about 40.16" not in said
 
 
-def test_the_llm_charts_draw_the_published_decode_band():
-    band = llm_serving.decode_band()
-    assert band is not None
+def test_the_llm_charts_say_they_draw_the_ceiling_and_what_the_command_answers():
+    from benchmarks.analysis.forecast import committed
+
+    error = committed().expected_for("decode")
     front, latency = llm_serving.predicted_front()[0], llm_serving.predicted_latencies()[0]
     for figure in (front, latency):
-        assert f"{band.n} published decode step figures reached {band.low * 100:.0f}–{band.high * 100:.0f} %" in (
-            " ".join(figure.spec["title"]["subtitle"])
-        )
+        subtitle = " ".join(figure.spec["title"]["subtitle"])
+        assert "ceiling" in subtitle and "answers with the forecast" in subtitle
+        assert f"±{error.median * 100:.0f} % median" in subtitle
         assert all(len(line) <= 120 for line in figure.spec["title"]["subtitle"])
-    assert '"per_user_high"' in str(front.spec).replace("'", '"')
-    rows = llm_serving.band_rows(band)
-    assert rows and all(r["fast_ms"] < r["slow_ms"] for r in rows)
 
 
 def test_the_notebooks_settings_table_names_options_the_command_takes():
@@ -132,5 +130,7 @@ def test_the_answer_box_gives_each_cases_engine_settings():
     assert [row[0] for row in table.rows] == [*llm_serving.GPUS, llm_serving.FOCUS]
     assert {row[2].split(",")[0] for row in table.rows} == {"off (prompts first)", "on"}
     focus = next(row for row in table.rows if row[0] == llm_serving.FOCUS)
-    assert focus[1] == str(llm_serving.budget_plan().max_num_seqs) and focus[3] == "1"
-    assert "Predicted (datasheet roofline, nothing measured)" in table.caption
+    assert focus[1] == str(llm_serving.answer_plan(llm_serving.FOCUS, False).max_num_seqs) and focus[3] == "1"
+    assert "Forecast (nothing measured)" in table.caption and "expected error ±" in table.caption
+    ceiling = llm_serving.budget_plan()
+    assert int(focus[1]) <= ceiling.max_num_seqs, "a slower forecast step fits no more sequences than the ceiling"

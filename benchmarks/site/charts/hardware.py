@@ -18,6 +18,7 @@ import altair as alt
 
 from benchmarks.analysis import calculator
 from benchmarks.analysis.curves import Curve
+from benchmarks.analysis.forecast import committed
 from benchmarks.analysis.regimes import WeightBandwidth, bandwidth_points, cache_levels, matmul_points
 from benchmarks.contract.results import Run
 from benchmarks.gpus import BYTES_PER_ELEMENT, GPU
@@ -269,9 +270,11 @@ def calculator_chart(
         )
     ]
     subtitle = [
-        "line: max(FLOPs ÷ peak, bytes ÷ bandwidth) per call, from the datasheet (a measured device: from its",
-        "run's ceilings), every layer's activations to memory · dashed: the ridge batch · dotted: the ridge",
-        "if activations stay in cache between layers · dots: the device's measured depth-8 MLPs, if any",
+        "solid: the ceiling, max(FLOPs ÷ peak, bytes ÷ bandwidth) per call, from the datasheet (a measured device:",
+        "from its run's ceilings), every layer's activations to memory · dotted orange: the forecast, the ceiling",
+        "divided by the share of its bound published matrix products reached (a measured device: its ceilings)",
+        "· grey dashed: the ridge batch · grey dotted: the ridge if activations stay in cache between layers",
+        "· dots: the device's measured depth-8 MLPs, if any",
     ]
     return (
         alt.vconcat(*panels)
@@ -323,18 +326,24 @@ def _calculator_params(names: list[str], default_gpu: str) -> list[alt.Parameter
 def _calculator_rates(gpus: Sequence[GPU], measured_devices: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per (device, dtype): peak rate, bandwidth and element size, datasheet then measured."""
     rates = [
-        {"gpu": gpu.name, "dtype": dtype, "peak": peak, "bandwidth": gpu.bandwidth, "size": BYTES_PER_ELEMENT[dtype]}
+        {"gpu": gpu.name, "dtype": dtype, "peak": peak, "bandwidth": gpu.bandwidth, "size": BYTES_PER_ELEMENT[dtype],
+         **_etas(committed().efficiency("mlp", dtype))}
         for gpu in gpus
         for dtype, peak in gpu.peak_flops.items()
         if dtype in CALCULATOR_DTYPES
-    ]
-    rates += [
-        {"gpu": d["name"], "dtype": dtype, "peak": peak, "bandwidth": bandwidth, "size": BYTES_PER_ELEMENT[dtype]}
+    ]  # fmt: skip
+    rates += [  # a measured device's own ceilings: its forecast line is those ceilings
+        {"gpu": d["name"], "dtype": dtype, "peak": peak, "bandwidth": bandwidth, "size": BYTES_PER_ELEMENT[dtype],
+         "eta_memory": 1.0, "eta_compute": 1.0}
         for d in measured_devices
         for dtype, (peak, bandwidth) in d["rates"].items()
         if dtype in CALCULATOR_DTYPES
-    ]
+    ]  # fmt: skip
     return rates
+
+
+def _etas(efficiency) -> dict[str, float]:
+    return {"eta_memory": efficiency.memory, "eta_compute": efficiency.compute}
 
 
 def _predicted(rates: list[dict[str, Any]]) -> alt.Chart:
@@ -347,8 +356,9 @@ def _predicted(rates: list[dict[str, Any]]) -> alt.Chart:
         .transform_calculate(step=f"sequence(0, {steps})")  # the batch grid, built in the browser
         .transform_flatten(["step"])
         .transform_calculate(batch=f"round(pow(2, datum.step / {STEPS_PER_DOUBLING}))")
-        .transform_calculate(seconds=expressions["seconds"])
+        .transform_calculate(seconds=expressions["seconds"], forecast=expressions["forecast"])
         .transform_calculate(ms="datum.seconds * 1000", rows_per_s="datum.batch / datum.seconds")
+        .transform_calculate(forecast_ms="datum.forecast * 1000", forecast_rows_per_s="datum.batch / datum.forecast")
     )
 
 
@@ -381,6 +391,15 @@ def _calculator_layers(
             alt.Tooltip("rows_per_s:Q", title="rows/s", format=".4~s"),
         ],
     )
+    forecast = predicted.mark_line(strokeWidth=2, strokeDash=[2, 2], color=PALETTE[1]).encode(
+        x=x,
+        y=alt.Y(f"forecast_{field}:Q", scale=alt.Scale(type="log")),
+        tooltip=[
+            alt.Tooltip("batch:Q", format=",.0f"),
+            alt.Tooltip("forecast_ms:Q", title="forecast latency (ms)", format=".4~g"),
+            alt.Tooltip("forecast_rows_per_s:Q", title="forecast rows/s", format=".4~s"),
+        ],
+    )
     rules = []
     # the two ridges can sit close: one label rises from the bottom, the other hangs from the top, and each sits on
     # the outer side of its rule (the ridge with activations to memory is never the smaller: more bytes), so that
@@ -396,7 +415,7 @@ def _calculator_layers(
                 fontSize=11, color=LABEL_GREY, angle=270,
             ).encode(x="batch:Q", y=alt.value(y), text="label:N")
         )  # fmt: skip
-    return [line, *rules, _measured_dots(measured, field)] if measured else [line, *rules]
+    return [line, forecast, *rules, _measured_dots(measured, field)] if measured else [line, forecast, *rules]
 
 
 def _measured_dots(measured: list[dict[str, Any]], field: str) -> alt.Chart:

@@ -15,6 +15,8 @@ import altair as alt
 from benchmarks.site.charts import HEIGHT, LABEL_GREY, PALETTE, WIDTH, chart_rows, chart_title
 
 SHAPES = {"verified": "circle", "partly verified": "diamond"}
+DRAWN = alt.Scale(domain=["ceiling", "forecast"], range=[LABEL_GREY, PALETTE[0]])
+FITTED = alt.Scale(domain=["fitted", "not fitted"], range=["circle", "triangle"])
 
 
 def published_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[str]) -> alt.LayerChart:
@@ -60,4 +62,46 @@ def published_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequen
     )
     return alt.layer(line, label, points).properties(
         width=WIDTH, height=HEIGHT + 80, title=chart_title(title, *subtitle)
+    )
+
+
+def cross_validation_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[str]) -> alt.LayerChart:
+    """One row per published figure, sorted by its error: the ceiling's and the forecast's value over the
+    published one (log scale), the forecast fitted without the figure's source. `rows` hold id, kind, source,
+    ceiling_ratio, forecast_ratio, fitted ("fitted" or "not fitted") and error."""
+    ratios = [v for row in rows for v in (row["ceiling_ratio"], row["forecast_ratio"])]
+    low, high = min(min(ratios), 1 / 1.5) / 1.2, max(max(ratios), 1.5) * 1.2
+    scale = alt.Scale(type="log", domain=[low, high], nice=False)
+    order = [row["id"] for row in sorted(rows, key=lambda r: r["error"])]
+    y = alt.Y("id:N", title=None, sort=order, axis=alt.Axis(labelFontSize=9, labelLimit=260))
+    band = alt.Chart(alt.Data(values=[{"low": 0.7, "high": 1.3}])).mark_rect(color="#ddd", opacity=0.5)
+    band = band.encode(x=alt.X("low:Q", scale=scale), x2="high:Q")
+    one = alt.Chart(alt.Data(values=[{"x": 1.0}])).mark_rule(color=LABEL_GREY).encode(x="x:Q")
+    long = [
+        {**row, "which": which, "ratio": row[f"{which}_ratio"]}
+        for row in chart_rows(list(rows))
+        for which in ("ceiling", "forecast")
+    ]
+    points = (
+        alt.Chart(alt.Data(values=long))
+        .mark_point(filled=True, size=45)
+        .encode(
+            x=alt.X("ratio:Q", title="value ÷ published (1: exact; grey: within ±30 %)", scale=scale),
+            y=y,
+            color=alt.Color("which:N", title="drawn", scale=DRAWN),
+            shape=alt.Shape("fitted:N", title="in the fit", scale=FITTED),
+            tooltip=[
+                alt.Tooltip("id:N", title="figure"),
+                alt.Tooltip("source:N", title="published by"),
+                alt.Tooltip("kind:N", title="kind of work"),
+                alt.Tooltip("which:N", title="drawn"),
+                alt.Tooltip("ratio:Q", title="÷ published", format=".2f"),
+                alt.Tooltip("error:Q", title="forecast error", format="+.0%"),
+            ],
+        )
+    )
+    return (
+        alt.layer(band, one, points)
+        .properties(width=WIDTH, height=max(HEIGHT, 13 * len(rows)), title=chart_title(title, *subtitle))
+        .resolve_scale(x="shared")
     )

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.analysis import bands, calculator
+from benchmarks.analysis import calculator
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.predict import deployed_keywords, knee, predict
 from benchmarks.contract.results import Run
 from benchmarks.gpus import GPU, GPUS, find_gpu
 from benchmarks.site import charts, text
-from benchmarks.site.bands import band_words, no_band_words
 from benchmarks.site.charts import hardware as charts_hardware
+from benchmarks.site.forecasts import efficiency_words, error_words, forecast_s
 from benchmarks.site.render import Bullets, Details, Page, Paragraph, Table, code, strong, tag
 from benchmarks.workloads import workload
 
@@ -50,7 +50,7 @@ PRESETS = (  # (title, workload, parameters besides its defaults, GPU, dtype, ba
         (1, 8, 32, 128),
     ),
 )
-PRESET_HEADERS = ["batch", "time per call", "throughput", "bound"]
+PRESET_HEADERS = ["batch", "forecast per call", "ceiling per call", "throughput (forecast)", "bound"]
 
 
 def build(data: SiteData | None = None) -> Page:
@@ -69,11 +69,14 @@ def build(data: SiteData | None = None) -> Page:
 
 
 def band_sentence() -> list:
-    """What real systems reach beside the calculator's predictions, from the published figures: the band of an MLP's
-    kind of work, or why there is none."""
-    found = bands.band_for(kind := bands.kind_of("mlp", {}))
-    said = band_words(found) if found else no_band_words(kind)
-    return [strong("Beside these predictions, what real systems reach: "), said, "."]
+    """What the calculator draws, and the forecast beside it: the efficiencies fitted to published matrix products
+    and the error they showed, cross-validated."""
+    return [
+        strong("The line is the ceiling, the forecast beside it: "),
+        "the solid line is the ceiling (the datasheet roofline); the dotted line is the forecast, its memory-bound "
+        "work at the share of the bandwidth and its compute-bound work at the share of the FLOP/s that published "
+        f"matrix products reached ({efficiency_words('mlp', 'bfloat16')} in bfloat16); {error_words('mlp', {})}.",
+    ]
 
 
 def option(run: Run) -> str:
@@ -156,10 +159,17 @@ def preset_parts(title: str, name: str, given: dict[str, Any], gpu_name: str, dt
     points = predict(name, params, gpu.ceilings(dtype), dtype, batches, **deployed_keywords(name, gpu.l2_bytes))
     found = knee(name, params, gpu.ceilings(dtype), dtype)
     unit = "prompts/s" if params.get("phase") == "prefill" else spec.unit.rate
+    told = {p.batch: forecast_s(p, name, dtype) for p in points}
     rows = [
-        [f"{p.batch:,}", text.fmt_time(p.seconds), f"{text.sig(p.batch / p.seconds)} {unit}", p.bound] for p in points
-    ]
+        [f"{p.batch:,}", text.fmt_time(told[p.batch]), text.fmt_time(p.seconds),
+         f"{text.sig(p.batch / told[p.batch])} {unit}", p.bound]
+        for p in points
+    ]  # fmt: skip
     ridge = f"≈ {text.fmt_batch(found)}" if found and found >= 1 else "none: memory-bound at every batch"
+    caption = (
+        f"Predicted, not measured: {spec.shape(params)}, {gpu.name}, {dtype}; the forecast's "
+        f"{error_words(name, params)}"
+    )
     counted = (
         " Counted fused, as deployed (its activations in L2 while they fit); the ridge batch counts every "
         "elementwise pass."
@@ -173,7 +183,7 @@ def preset_parts(title: str, name: str, given: dict[str, Any], gpu_name: str, dt
                 f"{spec.shape(params)} in {dtype} on an {gpu.name} (datasheet); ridge batch {ridge}.{counted}",
             ]
         ),
-        Table(PRESET_HEADERS, rows, f"Predicted, not measured: {spec.shape(params)}, {gpu.name}, {dtype}"),
+        Table(PRESET_HEADERS, rows, caption),
         Paragraph(["The same from the command line: ", code(preset_command(name, given, gpu, dtype, batches))]),
     ]
 

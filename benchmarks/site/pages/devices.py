@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from benchmarks.analysis import curves as c
 from benchmarks.analysis import devices as dv
-from benchmarks.analysis.bands import kind_of
 from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.predict import STATED_COUNT, predict
 from benchmarks.contract.results import Run
 from benchmarks.gpus import find_gpu
 from benchmarks.site import charts, text
-from benchmarks.site.bands import chart_line
 from benchmarks.site.charts.devices import DATASHEET, MEASURED, ROOFLINE, beside_datasheets_chart, normalised_chart
+from benchmarks.site.forecasts import ceiling_chart_line
 from benchmarks.site.render import NO_RESULTS, Html, Page, Paragraph, Table, tag
 
 KNEE_HEADERS = [
@@ -196,7 +195,7 @@ def beside_datasheets(data: SiteData) -> list:
         f"The {curve.shape} in {dtype}: measured on one device, predicted on datasheet GPUs",
         [
             f"{label(curve.run)}, {curve.mode}, cache {curve.cache}, measured solid · {', '.join(shown)}: roofline "
-            "of the datasheet, predicted, dashed",
+            "of the datasheet (the ceiling, not the forecast), predicted, dashed",
             *datasheet_line_words(),
         ],
     )
@@ -213,8 +212,8 @@ def beside_datasheets(data: SiteData) -> list:
 
 
 def datasheet_line_words() -> list[str]:
-    """The datasheet lines' cache state (the byte count the roofline uses) and their band, or why they have none."""
-    return [f"datasheet lines: weights and {STATED_COUNT['mlp']}, none kept in cache;", chart_line(kind_of("mlp", {}))]
+    """The datasheet lines' cache state (the byte count the roofline uses) and what they draw (the ceiling)."""
+    return [f"datasheet lines: weights and {STATED_COUNT['mlp']}, none kept in cache;", f"they {ceiling_chart_line()}"]
 
 
 # --------------------------------------------------------------------------- software

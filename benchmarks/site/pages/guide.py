@@ -5,17 +5,15 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from benchmarks.analysis import bands
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import SiteData
 from benchmarks.analysis.predict import predict
-from benchmarks.analysis.published_file import read_published
 from benchmarks.analysis.serving import LLAMA_3_8B, kv_budget, model_weight_bytes, weight_only_ridge_batch
 from benchmarks.analysis.steps import tiles_and_waves
 from benchmarks.gpus import GPU, find_gpu
 from benchmarks.site import charts, text
-from benchmarks.site.bands import band_words, no_band_words
 from benchmarks.site.charts.guide import pick_chart
+from benchmarks.site.forecasts import efficiency_words, error_words, forecast_s
 from benchmarks.site.render import Page, Paragraph, Source, Table, autolink, strong
 from benchmarks.site.tables import ridge_table
 from snippets.choose import FLAT_SHARE, choose, largest_within, throughput_flattens
@@ -144,62 +142,23 @@ def memory_words(gpu: GPU) -> str:
 
 
 def step_example(budgets) -> str:
-    """One decode step of the worked example predicted on the datasheet, with the band of published decode steps
-    beside it: what to expect, not only the bound."""
-    context, budget = CONTEXTS[-1], budgets[-1]
+    """One decode step of the worked example: its ceiling on the datasheet and, beside it, the forecast calibrated on
+    published figures with the error to expect."""
+    context, budget = CONTEXTS[1], budgets[1]
     batch = max(1, min(64, budget.sequences))
     params = {**asdict(LLAMA_3_8B.config), "context": context, "phase": "decode"}
     point = predict("decode", params, H100.ceilings("bfloat16"), "bfloat16", [batch])[0]
     said = (
-        f"The roofline of one decode step of {batch} sequences at context {context:,} is "
+        f"The ceiling (the roofline) of one decode step of {batch} sequences at context {context:,} is "
         f"{text.fmt_time(point.seconds)} on the datasheet ({point.bound}-bound; the matmuls' roofline plus the "
         "attention's, embeddings and the output head not counted). "
     )
-    found = bands.band_for(kind := bands.kind_of("decode", params))
-    if found is None:
-        return said + f"What to expect beside it: {no_band_words(kind)}."
-    fast, typical, slow = found.expected_s(point.seconds)
-    return (
-        said + f"Beside it, the spread published systems reached: {band_words(found)}, which would put it at "
-        f"{text.fmt_time(fast)}–{text.fmt_time(slow)}. {band_shape_words(found, typical)}"
+    forecast = forecast_s(point, "decode", "bfloat16")
+    terms = efficiency_words("decode", "bfloat16")
+    return said + (
+        f"The forecast, calibrated on published figures, is {text.fmt_time(forecast)} ({terms}); "
+        f"{error_words('decode', params)}."
     )
-
-
-def whole_generations(found: bands.Band) -> int:
-    """How many of a band's figures are whole generations (prompt and answer timed together), not single steps."""
-    kinds = {m.id: m.model.kind for m in read_published() if m.model is not None}
-    return sum(kinds.get(f.id) == "generation" for f in found.figures)
-
-
-def clusters(ratios: list[float]) -> tuple[list[float], list[float]]:
-    """The ratios split at their widest gap."""
-    ordered = sorted(ratios)
-    cut = max(range(1, len(ordered)), key=lambda i: ordered[i] - ordered[i - 1])
-    return ordered[:cut], ordered[cut:]
-
-
-def percent_range(values: list[float]) -> str:
-    return f"{min(values) * 100:.0f}–{max(values) * 100:.0f} %"
-
-
-def band_shape_words(found: bands.Band, typical_s: float) -> str:
-    """What the band is made of: how many figures time a whole generation rather than a decode step, and, when the
-    figures form two groups with the median between them, that the median is no typical value."""
-    generations = whole_generations(found)
-    said = (
-        f"It is a spread, not a forecast: {generations} of its {found.n} figures time whole generations (prompt and "
-        f"answer together, counted as decode steps because decoding takes most of their predicted time), not single "
-        "decode steps"
-    )
-    low, high = clusters([f.ratio for f in found.figures])
-    if max(low) < found.median < min(high):
-        return said + (
-            f"; and they fall in two groups, {percent_range(low)} ({len(low)} figures) and {percent_range(high)} "
-            f"({len(high)}), with the "
-            f"median, {found.median * 100:.0f} % ({text.fmt_time(typical_s)} here), in the gap between them, so no "
-            "figure sits near it."
-        )
-    return said + f"; their median, {found.median * 100:.0f} %, gives {text.fmt_time(typical_s)}."
 
 
 def budget_words(budgets) -> str:

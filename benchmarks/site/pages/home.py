@@ -4,7 +4,6 @@ runs each device's charts come from. Its fixed prose, the takeaway's lesson incl
 
 from __future__ import annotations
 
-from benchmarks.analysis import bands
 from benchmarks.analysis import curves as c
 from benchmarks.analysis.curves import Curve, SiteData
 from benchmarks.analysis.diagnosis import OPS_PER_LAYER, diagnose
@@ -13,9 +12,9 @@ from benchmarks.analysis.published import KERNEL_LAUNCH_S
 from benchmarks.contract.results import Run
 from benchmarks.gpus import find_gpu
 from benchmarks.site import charts, diagnosis_words, text
-from benchmarks.site.bands import band_words, chart_line, no_band_words
 from benchmarks.site.charts import SITE_ROOT
 from benchmarks.site.charts.predicted import PredictedPanel, mark_label, predicted_chart
+from benchmarks.site.forecasts import ceiling_chart_line, efficiency_words, error_words
 from benchmarks.site.render import (
     Admonition,
     Bullets,
@@ -89,7 +88,7 @@ def predicted_answer_parts() -> list:
         f"Predicted from the datasheet, not measured: {ANSWER_GPU.name}, bf16",
         [
             f"{rates} (datasheet) · eager launches at {launch} each (measured by others)",
-            chart_line(bands.kind_of("mlp", LARGE)),
+            ceiling_chart_line(),
         ],
     )
     figure = charts.figure(
@@ -113,9 +112,8 @@ def launch_cost_words() -> str:
 
 
 def published_band_words(name: str, params: dict | None = None) -> str:
-    """The band of published systems beside a prediction of workload `name`, or why there is none."""
-    found = bands.band_for(kind := bands.kind_of(name, params or {}))
-    return band_words(found) if found else no_band_words(kind)
+    """The forecast beside a ceiling of workload `name`: its efficiencies and the error to expect."""
+    return f"{efficiency_words(name, 'bfloat16')}; {error_words(name, params or {})}"
 
 
 def launches_overtaken_at(fixed_s: float, cost, ceilings) -> float:
@@ -162,8 +160,9 @@ def prediction_paragraphs(ceilings, launches: int, large, small) -> list:
                 f" with {stated.count}, as the harness counts them (≈ {text.fmt_batch(cached.batch)} with "
                 f"{cached.count}, the other bound; F/BW = {text.fmt_batch(ANSWER_GPU.ridge_batch(ANSWER_DTYPE))} for "
                 "the weights alone: each row's activations add bytes and push it out), and from there the time grows "
-                f"in proportion to the batch ({text.fmt_time(last.seconds)} at {last.batch:,} rows). Beside it, what "
-                f"real systems reach: {published_band_words('mlp')}.",
+                f"in proportion to the batch ({text.fmt_time(last.seconds)} at {last.batch:,} rows). That is the "
+                "ceiling; the forecast beside it divides each part by what published systems reach: "
+                f"{published_band_words('mlp')}.",
             ]
         )
     ]

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from benchmarks.analysis import bands
 from benchmarks.analysis.continuous_batching import (
     KERNELS_PER_LAYER,
     LAYER_KERNELS,
@@ -26,6 +25,8 @@ from benchmarks.analysis.continuous_batching import (
     plan,
 )
 from benchmarks.analysis.cost_model import ALLREDUCE_LATENCY_S
+from benchmarks.analysis.forecast import committed
+from benchmarks.analysis.forecast_step import ForecastStep
 from benchmarks.analysis.published import KERNEL_LAUNCH_S
 from benchmarks.analysis.published_serving import ServingCheck, serving_checks
 from benchmarks.analysis.serving import LLAMA_3_8B
@@ -33,6 +34,7 @@ from benchmarks.gpus import find_gpu
 from benchmarks.site import text
 from benchmarks.site.charts import figure
 from benchmarks.site.charts.llm_serving import front_chart, token_latency_chart
+from benchmarks.site.forecasts import short_error
 from benchmarks.site.render import Page, Paragraph, Table, autolink, code, strong
 
 MODEL = LLAMA_3_8B
@@ -86,7 +88,7 @@ def chunked_front() -> list[FrontPoint]:
 
 @cache
 def budget_plan():
-    return answer_plan(FOCUS, False)
+    return answer_plan(FOCUS, False, forecast=False)
 
 
 @cache
@@ -114,7 +116,7 @@ def build() -> Page:
 # --------------------------------------------------------------------------- the answer box
 
 ANSWER_HEADERS = ["GPU", "max_num_seqs", "chunked prefill", "TP", "Poisson rate within it",
-                  "output tokens/s (roofline)", "what binds"]  # fmt: skip
+                  "output tokens/s (forecast)", "what binds"]  # fmt: skip
 
 
 def answer_cases() -> list[tuple[str, Engine | None]]:
@@ -123,9 +125,12 @@ def answer_cases() -> list[tuple[str, Engine | None]]:
 
 
 @cache
-def answer_plan(gpu: str, chunked: bool):
+def answer_plan(gpu: str, chunked: bool, forecast: bool = True):
+    """The budget's plan for one case: on the forecast step (the roofline slowed by the decode efficiencies
+    calibrated on published figures, as `serve llm` answers), or on the bare roofline (`forecast=False`)."""
     s = setting(gpu, Engine(chunked_prefill=True, max_batched_tokens=CHUNK) if chunked else None)
-    return plan(s.step, s.engine, s.prompt, s.output, BUDGET, n_requests=1000)
+    step = ForecastStep.of(s.step, committed().efficiency("decode", DTYPE)) if forecast else s.step
+    return plan(step, s.engine, s.prompt, s.output, BUDGET, n_requests=1000)
 
 
 def answer_row(gpu: str, engine: Engine | None) -> list[str]:
@@ -141,24 +146,24 @@ def answer_row(gpu: str, engine: Engine | None) -> list[str]:
 
 def answer_parts() -> list:
     """The answer box: the engine settings that keep the time per output token within the budget for each worked
-    case, the load they carry, and how far published systems landed from the roofline these rest on."""
+    case and the load they carry, on the calibrated forecast, with its expected error."""
     caption = (
-        f"Predicted (datasheet roofline, nothing measured): {MODEL.name} in {DTYPE}, {PROMPT:,}-token prompts and "
-        f"{OUTPUT}-token answers, {BUDGET.describe()}; max_num_seqs: vLLM's running-sequence cap (TensorRT-LLM's "
-        "max_batch_size), TP: tensor-parallel GPUs"
+        f"Forecast (nothing measured): {MODEL.name} in {DTYPE}, {PROMPT:,}-token prompts and {OUTPUT}-token answers, "
+        f"{BUDGET.describe()}; each step the datasheet roofline slowed by the decode efficiencies calibrated on "
+        f"published figures, expected error {short_error('decode', {})}; max_num_seqs: vLLM's running-sequence cap "
+        "(TensorRT-LLM's max_batch_size), TP: tensor-parallel GPUs"
     )
     return [
         Table(ANSWER_HEADERS, [answer_row(gpu, engine) for gpu, engine in answer_cases()], caption),
         Paragraph(
             [
-                "A roofline is a ceiling on speed: published systems reached, as published ÷ predicted, "
-                f"{ratios_by_rows()} (the checks below): expect less throughput than the table's, and within the same "
-                "budget no more running sequences (a slower step only raises the time per output token). ",
                 code(
                     f"python -m benchmarks serve llm:{MODEL.name} --gpu H100 --prompt-tokens {PROMPT} "
                     f"--output-tokens {OUTPUT} --tpot-budget-ms {BUDGET.tpot_s * 1e3:g}"
                 ),
-                " answers for other lengths, GPUs and budgets.",
+                " gives the same forecast for other lengths, GPUs and budgets (",
+                code("--ceiling"),
+                " the bare roofline, which the charts below draw).",
             ]
         ),
     ]
@@ -232,7 +237,7 @@ def memory_and_step_time_by_gpu() -> list:
                 "fixed cost per step",
             ],
             rows,
-            "Datasheet roofline; nothing measured. Model dimensions: " + MODEL.source,
+            "Datasheet roofline (the ceiling, not the forecast); nothing measured. Model dimensions: " + MODEL.source,
         ),
         Paragraph(fixed_cost_words(step)),
     ]
@@ -269,7 +274,7 @@ def one_user_and_best_total_by_gpu() -> str:
             f"{best.result.tokens_per_s_per_user_with_first:,.0f} each counting the wait for the first token"
         )
     return (
-        "Predicted (datasheet roofline, prompts first): "
+        "Predicted (datasheet roofline, the ceiling; prompts first): "
         + "; ".join(said)
         + f". {PER_USER} Past the KV limit the total stops rising: more clients only wait for blocks."
     )
@@ -282,31 +287,24 @@ PER_USER = (
 )
 
 
-def decode_band() -> bands.Band | None:
-    """The share of the roofline published decode-step figures reached: the band a decode-bound step falls in."""
-    return bands.band_for(bands.DECODE)
-
-
-def band_label(band: bands.Band | None, drawn: str) -> str:
-    """What a chart's band is, or why it draws none."""
-    if band is None:
-        return f"no band: fewer than {bands.MIN_FIGURES} published {bands.DECODE} figures"
-    return f"{drawn}: {band.n} published {bands.DECODE} figures reached {band.low * 100:.0f}–{band.high * 100:.0f} %"
+def forecast_label() -> str:
+    """What the command answers beside the ceiling these charts draw: the forecast, with the decode kind's error."""
+    error = short_error("decode", {})
+    return f"serve llm: answers with the forecast, cross-validated on published decode figures: {error}"
 
 
 def predicted_front() -> list:
     """The chart of total against per-user tokens per second on every GPU, and what it reaches on each."""
-    band = decode_band()
     chart = front_chart(
         front_rows(),
         f"Tokens per second in all against per user: {MODEL.name}, {DTYPE}",
         [
-            "Predicted from datasheet rooflines, nothing measured.",
+            "Draws the ceiling: predicted from datasheet rooflines, not the calibrated forecast; nothing measured.",
             f"Closed loops of 1–512 clients (up to twice the KV limit), {PROMPT:,}-token prompts, {OUTPUT}-token "
             "answers, prompts first;",
-            band_label(band, "faint: each point at the band's ends"),
+            forecast_label(),
         ],
-        (band.low, band.high) if band else None,
+        None,
     )
     return [
         figure(
@@ -333,17 +331,6 @@ def latency_rows() -> list[dict]:
                     rows.append({"series": series, "concurrency": p.concurrency, "metric": metric,
                                  "percentile": f"p{q}", "ms": p.result.percentile(name, q) * 1e3})  # fmt: skip
     return rows
-
-
-def band_rows(band: bands.Band | None) -> list[dict]:
-    """The prompts-first p50 time per output token divided by the band's high and low shares, per concurrency."""
-    if band is None:
-        return []
-    return [
-        {"concurrency": p.concurrency, "fast_ms": p.result.percentile("tpot", 50) * 1e3 / band.high,
-         "slow_ms": p.result.percentile("tpot", 50) * 1e3 / band.low}
-        for p in fronts()[FOCUS]
-    ]  # fmt: skip
 
 
 def why_time_per_token_rises() -> str:
@@ -384,18 +371,17 @@ def predicted_latencies() -> list:
     """The chart of time to first token and per output token against concurrency, why the time per token rises,
     and what chunked prefill changes."""
     s = setting(FOCUS)
-    band = decode_band()
     chart = token_latency_chart(
         latency_rows(),
         s.limit,
         f"Time to first token and per output token against concurrency: {MODEL.name}, {DTYPE}, {FOCUS}",
         [
-            f"Predicted from the datasheet roofline, nothing measured. Closed loops, {PROMPT:,}-token prompts, "
+            f"Draws the ceiling (the datasheet roofline), nothing measured. Closed loops, {PROMPT:,}-token prompts, "
             f"{OUTPUT}-token answers;",
             "solid p50, dashed p99; the dotted rule marks where the KV cache is full;",
-            band_label(band, "grey: prompts-first p50 at the band's ends"),
+            forecast_label(),
         ],
-        band_rows(band),
+        [],
     )
     return [
         figure(
@@ -434,12 +420,14 @@ def largest_concurrency_within_budget() -> list:
                 "The same answer from the command line: ",
                 code(
                     f"python -m benchmarks serve llm:{MODEL.name} --gpu H100 --prompt-tokens {PROMPT} "
-                    f"--output-tokens {OUTPUT} --tpot-budget-ms {BUDGET.tpot_s * 1e3:g}"
+                    f"--output-tokens {OUTPUT} --tpot-budget-ms {BUDGET.tpot_s * 1e3:g} --ceiling"
                 ),
                 ". The roofline is an upper bound on speed; the share of it the published checks below reach is, "
-                f"{ratios_by_rows()}; the command's ",
-                code("--efficiency"),
-                " divides every step's roofline time by such a share.",
+                f"{ratios_by_rows()}. Without ",
+                code("--ceiling"),
+                " the command answers with the forecast: each step's operations divided by the efficiencies fitted "
+                "to published figures, with the error those figures showed (the page Checked against published "
+                "measurements).",
             ]
         ),
     ]

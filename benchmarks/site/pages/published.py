@@ -5,20 +5,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from benchmarks.analysis import bands
 from benchmarks.analysis import published_check as pc
+from benchmarks.analysis.calibration import Study, committed_study
+from benchmarks.analysis.forecast import KINDS, TERM_WORDS, TERMS, percent
 from benchmarks.analysis.predict import RidgeCount
 from benchmarks.analysis.published_check import Check, KneeComparison
 from benchmarks.analysis.published_file import Measurement, Model, read_published
 from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.site import charts, text
-from benchmarks.site.charts.published import published_chart
+from benchmarks.site.charts.published import cross_validation_chart, published_chart
 from benchmarks.site.render import Bullets, Details, Html, Page, Paragraph, Table, strong, tag
 
 TABLE_HEADERS = ["published by", "configuration", "published", "predicted", "published ÷ predicted", "breaks"]
 KNEE_HEADERS = ["published by", "configuration", "published bend", "ridge batch, float32", "ridge batch, float16",
                 "published ÷ ridge batch"]  # fmt: skip
-BAND_HEADERS = ["kind of work", "figures", "share of the roofline reached", "median", "from"]
+CV_HEADERS = ["figure", "kind of work", "GPU", "ceiling", "forecast", "published", "error", "in the fit"]
+EXPECTED_HEADERS = ["kind of work", "figures", "median |error|", "90th percentile", "within ±30 %"]
+PARAMETER_HEADERS = ["software and precision", "figures", "η memory", "η compute", "fixed per step", "fitted"]
 SHORT = {
     "tensor-parallel": "tensor parallel",
     "int8-weights": "int8 weights",
@@ -27,16 +30,16 @@ SHORT = {
     "power-limited": "power limit",
 }
 DEPARTURES = {
-    "tensor-parallel": "split over {gpus} GPUs by tensor parallelism: predicted as one device with {gpus} times the "
-    "rate and the bandwidth, and no communication between them",
+    "tensor-parallel": "split over {gpus} GPUs by tensor parallelism: predicted with each GPU doing 1/{gpus} of the "
+    "work, plus two ring all-reduces a layer over the GPU's NVLink",
     "data-parallel": "{gpus} GPUs, each with its own copy: predicted as {gpus} times one GPU",
     "int8-weights": "int8 weights: predicted in {dtype}, {size} bytes a weight, where the kernels read one",
     "fp8-mixed": "FP8 weights and KV cache: predicted with every element in one-byte float8 at the datasheet's dense "
     "FP8 rate",
     "int8-one-byte": "int8 weights and input: predicted with one byte an element at the {gpu} datasheet's dense FP8 "
     "rate, which the datasheet gives as its dense INT8 rate too",
-    "fused-elementwise": "the engine fuses BatchNorm, ReLU and the residual adds into the convolutions: predicted with "
-    "those passes left out of the bytes",
+    "fused-elementwise": "the engine fuses BatchNorm, ReLU and the residual adds into the convolutions: predicted "
+    "kernel by kernel as deployed, each activation kept in the GPU's L2 while it fits",
     "latency-bound": "queries arrive at random and 99 % of them must finish within a latency bound (the Server "
     "scenario's rule)",
     "power-limited": "run under a power limit below the card's rating; the datasheet's rates are at full power",
@@ -49,19 +52,24 @@ DEPARTURES = {
 }
 
 
-def build(rows: Sequence[Measurement] | None = None) -> Page:
+def build(rows: Sequence[Measurement] | None = None, calibrated: Study | None = None) -> Page:
     rows = read_published() if rows is None else list(rows)
     found = pc.checks(rows)
+    calibrated = committed_study() if calibrated is None else calibrated
     return Page(
         {
             "comparison": [comparison_figure(found), Paragraph(summary_words(found))],
             "table": [comparison_table(found)],
             "details": details(found),
-            "bands": band_parts(found),
+            "cross_validation": cross_validation_parts(calibrated),
             "knees": knee_parts(pc.knee_comparisons(rows)),
             "not_compared": not_compared(rows),
         },
-        extra={"checks": found, "share_of_roofline_reached": share_of_roofline_reached(found)},
+        extra={
+            "checks": found,
+            "share_of_roofline_reached": share_of_roofline_reached(found),
+            "cross_validation": cross_validation_numbers(calibrated),
+        },
     )
 
 
@@ -165,6 +173,8 @@ def how_words(found: Check) -> str:
     m, p = found.row.model, found.prediction
     if m.kind == "throughput":
         return f"{m.batch} images a call on each GPU"
+    if m.kind == "gemm":
+        return f"one matrix product of {m.batch} rows, {m.params['in_features']} in and {m.params['out_features']} out"
     if m.kind == "prefill":
         return f"a prefill of {m.batch} prompt(s) of {m.input_tokens} tokens"
     last = m.input_tokens + m.output_tokens
@@ -383,23 +393,99 @@ def not_compared(rows: Sequence[Measurement]) -> list:
     return [Bullets(items)] if items else []
 
 
-def band_parts(found: Sequence[Check]) -> list:
-    """The band of each kind of work: the share of the roofline the figures that break no assumption reached."""
-    rows = []
-    for kind in bands.KINDS:
-        chosen, found_band = bands.figures(found, kind), bands.band(found, kind)
-        names = "; ".join(f"{f.source} {f.ratio:.2f}" for f in chosen) or "–"
-        if found_band is None:
-            reached = f"no band: {len(chosen)} figure{'' if len(chosen) == 1 else 's'}, fewer than {bands.MIN_FIGURES}"
-            rows.append([kind, f"{len(chosen)}", reached, "–", names])
-        else:
-            reached = f"{found_band.low * 100:.0f}–{found_band.high * 100:.0f} %"
-            rows.append([kind, f"{found_band.n}", reached, f"{found_band.median * 100:.0f} %", names])
-    caption = (
-        "The share of the roofline published systems reached, by the kind of work that takes most of each figure's "
-        "predicted time, over the figures that break none of the model's assumptions"
+def cross_validation_numbers(study: Study) -> dict[str, str]:
+    """The first lines of the cross-validation: median and 90th-percentile |error|, over the figures the fit may
+    use and over every figure, as the page states them."""
+    fitted, every = study.expected(), study.expected(fitted_only=False)
+    return {
+        "figures": f"{every.figures}",
+        "sources": f"{study.sources}",
+        "fitted figures": f"{fitted.figures}",
+        "median": percent(fitted.median),
+        "p90": percent(fitted.p90),
+        "within 30": percent(fitted.within_30),
+        "median, every figure": percent(every.median),
+        "p90, every figure": percent(every.p90),
+        "within 30, every figure": percent(every.within_30),
+        "parameters": f"{study.calibration.parameters}",
+        "target met": "yes" if fitted.median <= 0.15 and fitted.within_30 >= 0.9 else "no",
+    }
+
+
+def _value(value: float, unit: str) -> str:
+    return f"{text.sig(value, 3)} {unit}"
+
+
+def cross_validation_rows(study: Study) -> list[dict]:
+    return [
+        {
+            "id": o.figure.id,
+            "kind": o.figure.kind,
+            "source": o.figure.source,
+            "ceiling_ratio": o.figure.ceiling / o.figure.published,
+            "forecast_ratio": o.forecast / o.figure.published,
+            "fitted": "fitted" if o.figure.fit else "not fitted",
+            "error": o.error,
+        }
+        for o in study.outcomes
+    ]
+
+
+def cross_validation_parts(study: Study) -> list:
+    """The first lines (median and p90), the chart, the expected error per kind, the fitted parameters, and every
+    figure's ceiling, forecast without its source, published value and error."""
+    n = cross_validation_numbers(study)
+    met = "meets" if n["target met"] == "yes" else "does not meet"
+    lead = Paragraph([
+        strong(f"Leave one source out, median |error| {n['median']}, 90th percentile {n['p90']}"),
+        f" over the {n['fitted figures']} figures the model describes ({n['within 30']} of them within ±30 %); over "
+        f"all {n['figures']} figures from {n['sources']} sources, median {n['median, every figure']} and 90th "
+        f"percentile {n['p90, every figure']} ({n['within 30, every figure']} within ±30 %). The target, a median "
+        f"within 15 % and 90 % of the figures within ±30 %, this calibration {met}. Each figure is forecast by the "
+        f"{n['parameters']} efficiencies fitted without any figure of its own source.",
+    ])  # fmt: skip
+    chart = cross_validation_chart(
+        cross_validation_rows(study),
+        "The ceiling and the forecast against every published figure",
+        [f"forecast: fitted without the figure's source; median |error| {n['median']}, p90 {n['p90']} (fitted "
+         f"figures), {n['median, every figure']} and {n['p90, every figure']} (all)",
+         "ceiling: the datasheet roofline · triangles: figures the fit leaves out (see the table)"],
+    )  # fmt: skip
+    figure = charts.figure(
+        chart,
+        "published-cross-validation",
+        "Forecast and ceiling over each published figure, leave one source out",
+        "A dot plot, one row per published figure sorted by the forecast's error: the ceiling's value and the "
+        "forecast's value divided by the published value, on a log axis, with 1 marked and ±30 % shaded.",
     )
-    return [Table(BAND_HEADERS, rows, caption)]
+    expected_rows = []
+    for kind in (*KINDS, None):
+        found = study.expected(kind)
+        if found is not None:
+            expected_rows.append([found.kind, f"{found.figures}", percent(found.median), percent(found.p90),
+                                  percent(found.within_30)])  # fmt: skip
+    c = study.calibration
+    parameter_rows = [
+        [name, f"{c.figures[name]}", f"{e.memory:.2f}", f"{e.compute:.2f}", text.fmt_time(e.fixed_s) if e.fixed_s
+         else "0", ", ".join(c.fitted[name]) or "none (borrowed)"]
+        for name, e in c.efficiencies.items()
+    ]  # fmt: skip
+    table_rows = [
+        [o.figure.id, o.figure.kind, o.figure.gpu, _value(o.figure.ceiling, o.figure.unit),
+         _value(o.forecast, o.figure.unit), _value(o.figure.published, o.figure.unit), f"{o.error * 100:+.0f} %",
+         "yes" if o.figure.fit else o.figure.note]
+        for o in study.outcomes
+    ]  # fmt: skip
+    terms = "; ".join(f"{t}: {TERM_WORDS[t]}" for t in TERMS)
+    return [
+        lead,
+        figure,
+        Table(EXPECTED_HEADERS, expected_rows, "The error to expect, by kind of work: what predict, serve, the "
+              "calculator and the guide print beside each forecast (over the figures the fit may use)"),
+        Table(PARAMETER_HEADERS, parameter_rows, f"The efficiencies, fitted on every figure ({terms})"),
+        Table(CV_HEADERS, table_rows, "Every figure: the ceiling, the forecast fitted without its source, the "
+              "published value and the error, forecast ÷ published − 1"),
+    ]  # fmt: skip
 
 
 def share_of_roofline_reached(found: Sequence[Check]) -> dict[str, str]:

@@ -79,7 +79,7 @@ def predicted_sawtooth() -> list:
         rows,
         [(j.batch, f"{j.waves} waves") for j in jumps],
         f"A model, not a measurement: {layer} on an {gpu.name}, bf16",
-        [f"{tile[0]}×{tile[1]} tiles on {gpu.sm_count} SMs · {rates} (datasheet)"],
+        [f"{tile[0]}×{tile[1]} tiles on {gpu.sm_count} SMs · {rates} (datasheet) · the ceiling, not the forecast"],
     )
     figure = charts.figure(
         chart,

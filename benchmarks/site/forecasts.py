@@ -1,0 +1,84 @@
+"""The forecast beside a GPU prediction, in words and as JSON: the calibrated time, the kind of work whose
+cross-validated error it carries, and the ceiling it comes from (`benchmarks.analysis.forecast`).
+
+Pure Python (no torch, no numpy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from benchmarks.analysis.forecast import (
+    Efficiency,
+    committed,
+    expected_words,
+    family_of,
+    kind_of,
+    percent,
+    point_parts,
+    precision_of,
+)
+from benchmarks.analysis.predict import PredictedPoint
+from benchmarks.site import text
+
+WHERE = "benchmarks/published/calibration.json"
+CEILING_WORDS = "ceiling: the datasheet roofline, no efficiency applied (--ceiling)"
+
+
+def efficiency_for(workload: str, dtype: str) -> Efficiency:
+    return committed().efficiency(workload, dtype)
+
+
+def forecast_s(point: PredictedPoint, workload: str, dtype: str) -> float:
+    """The calibrated time of one predicted call."""
+    return efficiency_for(workload, dtype).seconds(point_parts(point))
+
+
+def error_words(workload: str, params: Mapping[str, Any]) -> str:
+    kind = kind_of(workload, params)
+    return expected_words(committed().expected_for(kind), kind)
+
+
+def short_error(workload: str, params: Mapping[str, Any]) -> str:
+    """'±18 % median, ±32 % p90' for a chart or a table cell; 'error unknown' without published figures."""
+    found = committed().expected_for(kind_of(workload, params))
+    return "error unknown" if found is None else f"±{percent(found.median)} median, ±{percent(found.p90)} p90"
+
+
+def efficiency_words(workload: str, dtype: str) -> str:
+    e = efficiency_for(workload, dtype)
+    fixed = f", plus {text.fmt_time(e.fixed_s)} fixed per call" if e.fixed_s else ""
+    return (
+        f"memory-bound work at {percent(e.memory)} of the bandwidth, compute-bound at {percent(e.compute)} of the "
+        f"FLOP/s{fixed} ({family_of(workload)} software, {precision_of(dtype)}, fitted to published figures: {WHERE})"
+    )
+
+
+def forecast_json(workload: str, params: Mapping[str, Any], dtype: str) -> dict[str, Any]:
+    kind = kind_of(workload, params)
+    e = efficiency_for(workload, dtype)
+    found = committed().expected_for(kind)
+    return {
+        "kind": kind,
+        "family": family_of(workload),
+        "precision": precision_of(dtype),
+        "efficiency": {"memory": e.memory, "compute": e.compute, "fixed_s": e.fixed_s},
+        "expected_error": None
+        if found is None
+        else {"median": found.median, "p90": found.p90, "within_30": found.within_30, "figures": found.figures},
+        "words": expected_words(found, kind),
+        "from": WHERE,
+    }
+
+
+def chart_line(workload: str, params: Mapping[str, Any], dtype: str | None = None) -> str:
+    """What a chart of a GPU prediction draws, for its subtitle."""
+    kind = kind_of(workload, params)
+    return (
+        f"draws the forecast (calibrated on published {kind} figures, {short_error(workload, params)}), not the ceiling"
+    )
+
+
+def ceiling_chart_line() -> str:
+    return "draws the ceiling: the datasheet roofline, no efficiency applied"

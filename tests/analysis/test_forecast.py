@@ -1,0 +1,119 @@
+"""The forecast's fit and its leave-one-source-out cross-validation, on synthetic figures (labelled so: they never
+reach a page) and on the committed calibration file."""
+
+import json
+import math
+import random
+
+import pytest
+
+from benchmarks.analysis import forecast
+from benchmarks.analysis.forecast import (
+    LLM,
+    MATMUL,
+    NARROW,
+    WIDE,
+    CalibrationError,
+    Efficiency,
+    Figure,
+    Parts,
+    expected,
+    fit,
+    leave_one_source_out,
+    nearest_rank,
+    read_calibration,
+)
+
+
+def synthetic(truth: Efficiency, n: int, source: str = "synthetic", family: str = LLM, seed: int = 0, **kw):
+    """Figures whose published value is exactly the forecast under `truth` (synthetic, for tests only)."""
+    rng = random.Random(seed)
+    found = []
+    for i in range(n):
+        parts = Parts(rng.uniform(0.001, 0.02), rng.uniform(0.0, 0.02) * (i % 2), rng.choice([1, 16, 128]))
+        ceiling = 1000.0
+        probe = Figure(f"{source}-{i}", source, "decode", family, WIDE, "GPU", parts, ceiling, 1.0, "tokens/s",
+                       False, True, **kw)  # fmt: skip
+        found.append(Figure(**{**probe.__dict__, "published": probe.forecast(truth)}))
+    return found
+
+
+def test_the_fit_recovers_known_efficiencies_from_synthetic_figures():
+    truth = Efficiency(0.62, 0.71, 0.0021)
+    found = fit(synthetic(truth, 24)).efficiency(LLM, WIDE)
+    assert found.memory == pytest.approx(truth.memory, rel=1e-3)
+    assert found.compute == pytest.approx(truth.compute, rel=1e-3)
+    assert found.fixed_s == pytest.approx(truth.fixed_s, rel=1e-2)
+
+
+def test_a_group_without_figures_borrows_and_says_so():
+    calibration = fit(synthetic(Efficiency(0.5, 0.8, 0.0), 10))
+    assert calibration.fitted[forecast.group_name(MATMUL, NARROW)] == ()
+    borrowed = calibration.efficiency(MATMUL, NARROW)
+    assert borrowed.memory == pytest.approx(0.5, rel=1e-3) and borrowed.fixed_s == 0.0
+
+
+def test_leave_one_source_out_never_fits_on_the_held_out_source():
+    figures = [*synthetic(Efficiency(0.8, 0.8, 0.0), 8, "a"), *synthetic(Efficiency(0.8, 0.8, 0.0), 8, "b", seed=1),
+               *synthetic(Efficiency(0.2, 0.2, 0.0), 4, "odd", seed=2)]  # fmt: skip
+    given = []
+
+    def spy(chosen):
+        given.append({f.source for f in chosen})
+        return fit(chosen)
+
+    outcomes = leave_one_source_out(figures, fitter=spy)
+    assert [s for s in ("a", "b", "odd")] == [next(iter({"a", "b", "odd"} - g)) for g in given]
+    # fitted without it, the odd source is forecast at the others' efficiency: about 4× too fast
+    odd = [o.error for o in outcomes if o.figure.source == "odd"]
+    assert all(e == pytest.approx(0.8 / 0.2 - 1, rel=1e-2) for e in odd)
+
+
+def test_a_leaky_cross_validation_would_be_caught():
+    figures = [*synthetic(Efficiency(0.8, 0.8, 0.0), 8, "a"), *synthetic(Efficiency(0.2, 0.2, 0.0), 4, "odd", seed=2)]
+
+    def leaky(chosen):
+        return fit(figures)  # ignores what it was given: the held-out source is in the fit
+
+    honest = [o.error for o in leave_one_source_out(figures) if o.figure.source == "odd"]
+    leaked = [o.error for o in leave_one_source_out(figures, fitter=leaky) if o.figure.source == "odd"]
+    assert min(abs(e) for e in honest) > 2 and max(abs(e) for e in leaked) < 2
+
+
+def test_expected_error_is_the_median_and_nearest_rank_p90_of_absolute_errors():
+    assert nearest_rank([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 0.9) == 9
+    assert nearest_rank([5], 0.9) == 5
+    figures = synthetic(Efficiency(1, 1, 0), 5)
+    outcomes = [forecast.Outcome(f, f.published * (1 + e)) for f, e in zip(figures, (0.1, -0.2, 0.3, -0.05, 0.5))]
+    found = expected(outcomes)
+    assert found.median == pytest.approx(0.2) and found.p90 == pytest.approx(0.5)
+    assert found.within_30 == pytest.approx(0.8) and expected([], "decode") is None
+
+
+def test_a_forecast_never_beats_its_ceiling():
+    committed = read_calibration()
+    for e in committed.calibration.efficiencies.values():
+        assert 0 < e.memory <= 1 and 0 < e.compute <= 1 and e.fixed_s >= 0
+
+
+def test_a_bad_calibration_file_is_one_line_naming_the_field(tmp_path):
+    doc = json.loads(forecast.CALIBRATION_FILE.read_text(encoding="utf-8"))
+    name = next(iter(doc["groups"]))
+    doc["groups"][name]["memory"] = 3
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(CalibrationError, match=rf"groups\.{name}\.memory: must be a number") as found:
+        read_calibration(path)
+    assert "\n" not in str(found.value)
+    path.write_text("{", encoding="utf-8")
+    with pytest.raises(CalibrationError, match="is not JSON"):
+        read_calibration(path)
+
+
+def test_time_figures_scale_up_and_rates_down():
+    parts = Parts(0.01, 0.0, 1)
+    rate = Figure("r", "s", "decode", LLM, WIDE, "GPU", parts, 100.0, 50.0, "tokens/s", False, True)
+    time = Figure("t", "s", "decode", LLM, WIDE, "GPU", parts, 10.0, 20.0, "ms", True, True)
+    half = Efficiency(0.5, 1, 0)
+    assert rate.forecast(half) == pytest.approx(50) and time.forecast(half) == pytest.approx(20)
+    assert math.isclose(rate.target_seconds(), 0.02) and math.isclose(time.target_seconds(), 0.02)
