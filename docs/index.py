@@ -1,6 +1,13 @@
 # %% [markdown]
 # # How batching works on modern GPUs
 #
+# **What this site covers.** Inference: how long one call takes at each batch size ([MLPs](mlp/),
+# [mixtures of experts](moe/), [CNNs](cnn/), [transformer decode](decode/)), and the settings that follow from it
+# when [serving with dynamic batching](serving/) (max batch, max delay, instances) and
+# [serving LLMs](llm_serving/) (concurrency, chunked prefill). Training: [the batch a step affords and the batch
+# the data can use](training/). Every measured chart comes from a committed run; every GPU figure without one is a
+# prediction, and says what kind.
+#
 # **The question.** Send one input through a neural network, then send a batch of 64: on a GPU
 # the second call often takes barely longer than the first. Why does the time stay flat as the
 # batch grows, why does it then start to grow in proportion to the batch, and why do some batch

@@ -1,6 +1,21 @@
 # %% [markdown]
 # # Serving with dynamic batching
 #
+# ## The answer
+#
+# The settings for the page's worked example at three loads: what max batch, max delay and how many instances keep
+# the 99th percentile of latency within the budget, and what it then is. How they follow, and what every number
+# rests on, is below.
+
+# %% tags=["hide-input"]
+from benchmarks.site.pages import serving
+
+page = serving.build()
+page.show("answer")
+
+# %% [markdown]
+# ## The question
+#
 # The rest of this site answers "how long does one call take at batch *b*". A server answers a
 # different question: requests arrive at random, λ a second, and the 99th percentile of latency must
 # stay under a budget, so what max batch, what max queue delay and how many model instances? Those are
@@ -45,9 +60,6 @@
 # as the rate rises, because a busier stream fills the batch before the delay runs out.
 
 # %% tags=["hide-input"]
-from benchmarks.site.pages import serving
-
-page = serving.build()
 page.show("example")
 
 # %% [markdown]

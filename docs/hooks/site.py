@@ -188,7 +188,8 @@ def _with_notice(html_text: str, page) -> str:
 def _lasting_links(html_text: str, page, config) -> str:
     """Permalinks on every heading, old chart ids kept as anchors, embed snippets' absolute addresses."""
     html_text = links.moved_here(links.permalinks(html_text), links.built_ids(html_text))
-    return links.absolute(html_text, config["site_url"] or "/", page.canonical_url or page.abs_url or "")
+    published = bool(os.environ.get("SITE_URL"))  # mkdocs.yml falls back to 127.0.0.1 without it
+    return links.absolute(html_text, config["site_url"] or "/", page.canonical_url or page.abs_url or "", published)
 
 
 def on_page_content(html_text, page, config, files):

@@ -52,7 +52,8 @@ function wrapTitle(title, width) {
   if (typeof title === "string") return { text: wrap(title, 13) };
   if (!title || typeof title !== "object") return title;
   const out = { ...title };
-  if (out.text !== undefined) out.text = wrap(out.text, out.fontSize || 13);
+  const computed = out.text && typeof out.text === "object" && !Array.isArray(out.text); // {expr}: the controls'
+  if (out.text !== undefined && !computed) out.text = wrap(out.text, out.fontSize || 13);
   if (out.subtitle !== undefined) out.subtitle = wrap(out.subtitle, out.subtitleFontSize || 11);
   return out;
 }
@@ -143,12 +144,41 @@ async function drawOne(figure, wanted) {
     // The chart's text description, for screen readers (the caption shows it too).
     const svg = target.querySelector("svg");
     if (svg && spec.description) svg.setAttribute("aria-label", spec.description);
+    offerChoiceImage(figure, target, spec);
   } catch (error) {
     target.textContent = "This chart could not be drawn: " + error.message;
     console.error(error);
   } finally {
     delete target.dataset.pending;
   }
+}
+
+// A chart with controls (the calculator): its exported files show the default choice, so a button beside them
+// saves the chart as drawn now, named after the choice (its title names it too).
+function offerChoiceImage(figure, target, spec) {
+  const bound = (spec.params || []).filter((param) => param.bind);
+  const links = figure.querySelector(".bchart-links");
+  if (!bound.length || !links || links.querySelector(".bchart-choice-png")) return;
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "bchart-choice-png";
+  button.textContent = "PNG of this choice";
+  button.addEventListener("click", async () => {
+    const view = views.get(target);
+    if (!view) return;
+    const choice = bound.map((param) => String(view.signal(param.name))).join("-");
+    const slug = choice.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "");
+    const before = view.background();
+    view.background(getComputedStyle(document.body).backgroundColor);
+    const link = document.createElement("a");
+    link.href = await view.toImageURL("png", 2);
+    view.background(before);
+    link.download = `${target.dataset.chartId}-${slug}.png`;
+    document.body.append(link);
+    link.click();
+    link.remove();
+  });
+  links.append(" · ", button);
 }
 
 function draw() {

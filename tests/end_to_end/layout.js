@@ -1,6 +1,7 @@
 // What a reader would see wrong on a page: a sideways scroll, a figure without drawn marks, a chart or a table
 // wider than its column, a table that scrolls without a visible cue, a label cut off by the figure or truncated by
-// Vega, two labels on top of each other, a legend symbol or label fainter than 3:1 against the page.
+// Vega, two labels on top of each other, a legend symbol or label fainter than 3:1 against the page, a table cell
+// that breaks a word or a number across two lines.
 // Returns {sideways, width, figures: [{id, problems: [...], symbols: [...]}], tables: [{id, problems: [...]}]};
 // run by tests/end_to_end/test_layout.py. `tablesMayScroll`: a phone, where a wide table may scroll behind a cue.
 (tablesMayScroll) => {
@@ -92,6 +93,19 @@
         }
       }
     }
+    // A note on a rule (a ridge, a limit) sits beside it, never struck through by it or another rule: checked
+    // where the chart is drawn as its spec lays it out (a phone's narrowed copy squeezes every plot).
+    const rules = tablesMayScroll ? [] : [...svg.querySelectorAll(".mark-rule.role-mark line")].map(box);
+    for (const t of [...svg.querySelectorAll(".mark-text.role-mark text")].filter(shown)) {
+      const r = box(t);
+      const struck = rules.some((q) =>
+        q.width < 2
+          ? q.left > r.left + 1 && q.left < r.right - 1 && Math.min(q.bottom, r.bottom) - Math.max(q.top, r.top) > 2
+          : q.height < 2 && q.top > r.top + 1 && q.top < r.bottom - 1 &&
+            Math.min(q.right, r.right) - Math.max(q.left, r.left) > 2,
+      );
+      if (struck) problems.push(`a rule strikes through its note: "${words(t)}"`);
+    }
     for (const axis of svg.querySelectorAll(".role-axis-label")) {
       const ticks = [...axis.querySelectorAll("text")].filter(shown).map((t) => [box(t), words(t)]);
       ticks.sort((a, b) => a[0].left - b[0].left);
@@ -107,6 +121,11 @@
       const seen = contrast(t, svg, bg);
       if (seen < CONTRAST) problems.push(`faint label ${seen.toFixed(2)}:1: "${words(t)}"`);
     }
+    for (const rule of svg.querySelectorAll(".mark-rule.role-mark line")) {
+      if (parseFloat(getComputedStyle(rule).strokeWidth) > 2) continue; // a band's faint span, not a marking rule
+      const seen = contrast(rule, svg, bg);
+      if (seen < CONTRAST) problems.push(`faint rule ${seen.toFixed(2)}:1`);
+    }
     for (const legend of svg.querySelectorAll(".role-legend")) {
       // Vega draws a legend's symbols as one mark and its labels as another, entry by entry in the same order.
       const names = [...legend.querySelectorAll(".role-legend-label text")].map(words);
@@ -121,6 +140,22 @@
     return { id: figure.id, problems, symbols };
   });
 
+  // A word is the text between spaces; it may end a line only after a hyphen, a dash or a slash. Broken: a piece of
+  // it laid out on two lines (its ranges' boxes at two heights).
+  const PIECE = /[^\s\-\u2010-\u2014/]+[\-\u2010-\u2014/]*|[\-\u2010-\u2014/]+/g;
+  const breaksAWord = (cell) => {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const m of node.data.matchAll(PIECE)) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const rows = new Set([...range.getClientRects()].filter((q) => q.width > 0).map((q) => Math.round(q.top)));
+        if (rows.size > 1) return true;
+      }
+    }
+    return false;
+  };
   const column = (el) => box(el.closest("article, .md-content__inner, body") || document.body);
   const tables = [...document.querySelectorAll("article table, body > table, body > div table")].map((table, i) => {
     const problems = [];
@@ -147,7 +182,10 @@
     } else if (r.right > col.right + SLACK || r.left < col.left - SLACK) {
       problems.push(`table ${Math.round(r.width)} px wide in a ${Math.round(col.width)} px column`);
     }
-    return { id, problems };
+    const broken = [...table.querySelectorAll("th, td")].filter(breaksAWord);
+    for (const cell of broken.slice(0, 3)) problems.push(`breaks a word across lines: "${words(cell).slice(0, 60)}"`);
+    if (broken.length > 3) problems.push(`and ${broken.length - 3} more cells that break a word`);
+    return { id, problems, broken: broken.length };
   });
   return { sideways: root.scrollWidth > root.clientWidth + SLACK, width: root.clientWidth, figures, tables };
 }

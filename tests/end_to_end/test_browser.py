@@ -170,6 +170,11 @@ def test_calculator_controls_redraw_the_prediction(browser):
             page.evaluate(RIDGE_LABELS)[0] == f"ridge: batch ≈ {calculator.gpu_ridge_batch(t4, 'float32', 1024):,.0f}"
         )
         assert page.evaluate(DOTS) == 0  # nothing measured on a T4
+        title = page.evaluate("() => document.querySelector('#chart-calculator .role-title-text').textContent")
+        assert "NVIDIA T4" in title and "float32 · MLP of 8 layers, width 1024" in title, title
+        with page.expect_download() as saved:
+            page.click("#chart-calculator button.bchart-choice-png")
+        assert saved.value.suggested_filename == "calculator-nvidia-t4-float32-1024-8.png"
         measured = page.eval_on_selector("select[name=gpu]", "s => [...s.options].map(o => o.value)")
         cpu = next(name for name in measured if name.startswith("measured: CPU"))
         page.select_option("select[name=gpu]", cpu)

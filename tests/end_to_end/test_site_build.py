@@ -28,8 +28,8 @@ from tests.synthetic import PAYLOAD, SYNTHETIC_DEVICE, hostile, hostile_sweep, m
 ROOT = Path(__file__).resolve().parents[2]
 EVIL = f"{PAYLOAD} (test fixture)"
 PAGES = [
-    "", "guide/", "serving/", "your_model/", "theory/", "mlp/", "regimes/", "steps/", "moe/", "cnn/", "decode/",
-    "calculator/", "devices/", "published/", "methodology/", "reproduce/", "glossary/",
+    "", "guide/", "serving/", "llm_serving/", "your_model/", "theory/", "mlp/", "regimes/", "steps/", "moe/", "cnn/",
+    "decode/", "calculator/", "devices/", "published/", "methodology/", "reproduce/", "glossary/",
 ]  # fmt: skip
 BUNDLE = "assets/javascripts/vega-bundle.js"
 MAX_PAGE_BYTES = 1_100_000  # every chart also carries its "Link or embed" snippets

@@ -55,6 +55,15 @@ def test_the_control_is_filled_in_with_the_sites_address():
     assert "https://example.org/batching/mlp/#chart-theory-cpu" in shown
 
 
+def test_a_build_without_a_site_url_says_so_beside_the_snippets():
+    control = links.embed_html("theory-cpu", "A chart")
+    local = links.absolute(control, "http://127.0.0.1:8000/", PAGE, published=False)
+    note = local.split("<summary>Link or embed</summary>", 1)[1].split("<p>Link:", 1)[0]
+    assert "SITE_URL" in note and "http://127.0.0.1:8000/" in note and "only on this machine" in note
+    published = links.absolute(control, SITE, PAGE)
+    assert "SITE_URL" not in published and "__UNPUBLISHED__" not in published and "bchart-unpublished" not in published
+
+
 def _ids(html_text: str) -> list[str]:
     return re.findall(r'<h[2-6][^>]*\sid="([^"]+)"', html_text)
 

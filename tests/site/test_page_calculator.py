@@ -113,3 +113,11 @@ def test_the_calculator_draws_the_ceiling_and_the_forecast_with_its_expected_err
     assert f"expected error ±{error.median * 100:.0f} % median, ±{error.p90 * 100:.0f} % at p90" in said
     spec = json.dumps(page.sections["chart"][0].spec)
     assert "forecast_ms" in spec and "dotted orange: the forecast" in spec
+
+
+def test_the_title_names_the_chosen_device_dtype_and_mlp():
+    vl_convert = __import__("pytest").importorskip("vl_convert")
+    spec = calculator.build(site_data(empty=True)).sections["chart"][0].spec
+    assert all(name in spec["title"]["text"]["expr"] for name in ("gpu", "dtype", "layers", "layer_width"))
+    svg = vl_convert.vegalite_to_svg(spec)  # what the exported PNG and SVG show: the default choice, named
+    assert "NVIDIA H100 SXM" in svg and "bfloat16 · MLP of 8 layers, width 4096" in svg

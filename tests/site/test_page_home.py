@@ -100,3 +100,9 @@ def test_the_home_notebook_shows_every_section_once_in_order_and_writes_the_fixe
     assert 'tags=["hide-input"]\npage.show_takeaway(' in last_cell and "Batching is free only while" in last_cell
     box = page.takeaway_html("the lesson")
     assert page.takeaway_items == () and ">Takeaway<" in box and "the lesson" in box
+
+
+def test_the_first_screen_says_what_the_site_covers():
+    first = HOME_NOTEBOOK.read_text(encoding="utf-8").split("**The question.**", 1)[0]
+    assert "**What this site covers.** Inference" in first and "Training:" in first
+    assert all(f"]({page}/)" in first for page in ("serving", "llm_serving", "training"))

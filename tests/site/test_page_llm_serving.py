@@ -154,3 +154,14 @@ def test_the_budget_answer_is_the_commands_answer_on_the_ceiling_the_page_draws(
 
     said = json.loads(capsys.readouterr().out)["budget"]
     assert said["concurrency"] == found.concurrency and said["rate_per_s"] == found.rate_per_s
+
+
+def test_the_answer_box_gives_each_cases_engine_settings():
+    table = llm_serving.answer_parts()[0]
+    assert [row[0] for row in table.rows] == [*llm_serving.GPUS, llm_serving.FOCUS]
+    assert {row[2].split(",")[0] for row in table.rows} == {"off (prompts first)", "on"}
+    focus = next(row for row in table.rows if row[0] == llm_serving.FOCUS)
+    assert focus[1] == str(llm_serving.answer_plan(llm_serving.FOCUS, False).max_num_seqs) and focus[3] == "1"
+    assert "Forecast (nothing measured)" in table.caption and "expected error ±" in table.caption
+    ceiling = llm_serving.budget_plan()
+    assert int(focus[1]) <= ceiling.max_num_seqs, "a slower forecast step fits no more sequences than the ceiling"

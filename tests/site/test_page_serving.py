@@ -161,3 +161,14 @@ def test_the_mlperf_chart_names_the_byte_count_its_roofline_uses(page):
         part for part in page.sections["mlperf"] if getattr(part, "chart_id", "") == "serving-mlperf-resnet50"
     )
     assert "every elementwise pass through memory, nothing kept in cache" in " ".join(figure.spec["title"]["subtitle"])
+
+
+def test_the_answer_box_gives_settings_that_meet_the_budget_at_each_load(page):
+    table = page.sections["answer"][0]
+    assert list(table.headers[2:5]) == ["max batch", "max delay", "instances"] and len(table.rows) == 3
+    rates = [float(row[0].removesuffix("/s").replace(",", "")) for row in table.rows]
+    assert rates == sorted(rates) and len(set(rates)) == 3
+    for row in table.rows:
+        if row[2] != "none meets it":
+            assert float(row[5].removesuffix(" ms")) <= float(row[1].removesuffix(" ms")), row
+    assert "python -m benchmarks serve" in page.html("answer")

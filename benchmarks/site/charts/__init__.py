@@ -292,6 +292,7 @@ def mode_chart(curves: Sequence[Curve], title: str) -> alt.FacetChart:
 
 DTYPE_SHORT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "tfloat32": "tf32", "float8": "fp8"}
 LABEL_PX = 12  # px a 10 px label needs between its neighbours on one side of a chart
+NOTE_PX = 17  # px from a rule to the top of the 10 px label set just above it, and a gap
 
 
 def gpu_ridges(gpus: Sequence[Any]) -> list[tuple[str, float]]:
@@ -341,8 +342,10 @@ def gpu_intensity_chart(gpus: Sequence[Any], width: int, title: str) -> alt.Laye
     ridges = gpu_ridges(gpus)
     values = [r["intensity"] for r in rows] + [v for _, v in ridges]
     domain = [min(values) / 1.5, max(values) * 1.5]
-    min_ratio = (domain[1] / domain[0]) ** (LABEL_PX / HEIGHT)
-    marks = spaced_labels(ridges, min_ratio)
+    # the labels alternate sides, so rules of either side sit √min_ratio apart: room for a label and its gap above
+    # its own rule below the next one, which would otherwise strike through it
+    min_ratio = (domain[1] / domain[0]) ** (2 * NOTE_PX / HEIGHT)
+    marks = [{**mark, "lines": mark["label"].split(" · ")} for mark in spaced_labels(ridges, min_ratio)]
     scale = alt.Scale(type="log", domain=domain, nice=False)
     base = alt.Chart(alt.Data(values=chart_rows(rows))).encode(x=batch_axis(batches))
     y = alt.Y("intensity:Q", title="arithmetic intensity (FLOP per byte)", scale=scale)
@@ -355,12 +358,15 @@ def gpu_intensity_chart(gpus: Sequence[Any], width: int, title: str) -> alt.Laye
     rules = rule_base.mark_rule(strokeDash=[4, 3], color="#888").encode(
         tooltip=[alt.Tooltip("label:N", title="ridge intensity (FLOP/B)")]
     )
+    # a lone ridge's label sits just above its rule; ridges that share one hang below it, one line each, where the
+    # gap to the next rule down is wider (the 16-bit ridges crowd together, the fp32 ones sit far below)
     labels = [
-        rule_base.transform_filter(f"datum.side == '{side}'")
-        .mark_text(align=side, dx=4 if side == "left" else -4, dy=-3, baseline="bottom", fontSize=10,
+        rule_base.transform_filter(f"datum.side == '{side}' && {test}")
+        .mark_text(align=side, dx=4 if side == "left" else -4, dy=dy, baseline=baseline, fontSize=10,
                    color=LABEL_GREY)
-        .encode(text="label:N", x=alt.value(0 if side == "left" else "width"))
+        .encode(text="lines:N", x=alt.value(0 if side == "left" else "width"))
         for side in ("left", "right")
+        for test, dy, baseline in (("length(datum.lines) == 1", -3, "bottom"), ("length(datum.lines) > 1", 3, "top"))
     ]  # fmt: skip
     subtitle = [
         f"{width}×{width} weight · dashed: datasheet ridge intensity (peak FLOP/s ÷ bandwidth)",
@@ -434,7 +440,7 @@ def steps_chart(curves: Sequence[Any], steps: dict[str, Sequence[Any]], title: s
         if rules:
             layers.append(
                 alt.Chart(alt.Data(values=chart_rows(rules)))
-                .mark_rule(strokeDash=[3, 3], opacity=0.7, color="#888")
+                .mark_rule(strokeDash=[3, 3], color="#888")  # full strength: 3:1 on the dark page too
                 .encode(
                     x="batch:Q",
                     tooltip=[
@@ -543,7 +549,31 @@ def legible(spec: dict[str, Any]) -> dict[str, Any]:
         ("symbolBaseStrokeColor", LABEL_GREY),
     ):
         legend.setdefault(key, value)
+    _major_grid_only(spec)
     return spec
+
+
+# A log axis's grid at powers of ten only: Vega puts a tick, and so a grid line, at every 2, 3, … 9 between them.
+MAJOR_GRID = {"condition": {"test": "abs(log(datum.value) / LN10 - round(log(datum.value) / LN10)) < 1e-6", "value": 1}}
+
+
+def _major_grid_only(node: Any) -> None:
+    """Every base-10 log axis in `node` (a spec or part of one) draws grid lines at powers of ten only; an axis
+    whose values the spec lists, or that sets its own grid opacity, is left as it is."""
+    if isinstance(node, list):
+        for item in node:
+            _major_grid_only(item)
+        return
+    if not isinstance(node, dict):
+        return
+    scale = node.get("scale")
+    axis = node.get("axis", {})
+    decimal_log = isinstance(scale, dict) and scale.get("type") == "log" and scale.get("base", 10) == 10
+    if decimal_log and axis is not None and "values" not in axis and "gridOpacity" not in axis:
+        node["axis"] = {**axis, "gridOpacity": {**MAJOR_GRID, "value": 0}}
+    for key, value in node.items():
+        if key not in ("data", "datasets"):
+            _major_grid_only(value)
 
 
 class Figure:

@@ -8,6 +8,9 @@ Pure Python (Altair builds JSON only): nothing here imports torch.
 
 from __future__ import annotations
 
+import itertools
+import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -63,16 +66,28 @@ def _cache_rules(levels: list[dict[str, Any]], low: float, high: float) -> list[
     return labelled_rules(marks, "bytes")
 
 
-def _hline(rows: list[dict[str, Any]], y_field: str, color: alt.Color | None = None) -> list[alt.Chart]:
+def labelled_hline(
+    rows: list[dict[str, Any]], y_field: str, color: alt.Color | None = None, crossing: Sequence[float] = ()
+) -> list[alt.Chart]:
+    """Dashed horizontal rules, each labelled just above its right end, or, where vertical rules cross the plot
+    (`crossing`: their places, 0 to 1 across it), at the right end of the widest stretch between them."""
     if not rows:
         return []
     base = alt.Chart(alt.Data(values=chart_rows(rows))).encode(y=alt.Y(f"{y_field}:Q", scale=alt.Scale(type="log")))
     rule = base.mark_rule(strokeDash=[6, 4], strokeWidth=1.2)
     rule = rule.encode(color=color) if color else rule.encode(color=alt.value("#777"))
-    text = base.mark_text(align="right", dx=-2, dy=-3, baseline="bottom", fontSize=10, color=LABEL_GREY).encode(
-        text="label:N", x=alt.value("width")
+    edges = [0.0, *sorted(f for f in crossing if 0 < f < 1), 1.0]
+    right = max(itertools.pairwise(edges), key=lambda gap: gap[1] - gap[0])[1]
+    text = base.mark_text(align="right", dx=-4, dy=-3, baseline="bottom", fontSize=10, color=LABEL_GREY).encode(
+        text="label:N", x=alt.value("width") if right == 1.0 else alt.value({"expr": f"width * {right:.4f}"})
     )
     return [rule, text]
+
+
+def _across(levels: list[dict[str, Any]], low: float, high: float) -> list[float]:
+    """Where each cache size's rule crosses a log bytes axis from `low` to `high`, 0 to 1."""
+    span = math.log(high / low) if high > low else 1.0
+    return [math.log(level["bytes"] / low) / span for level in levels if low <= level["bytes"] <= high]
 
 
 def bandwidth_chart(run: Run, gpu: GPU | None, title: str) -> alt.LayerChart:
@@ -106,7 +121,12 @@ def bandwidth_chart(run: Run, gpu: GPU | None, title: str) -> alt.LayerChart:
         + ("each point a CUDA graph of back-to-back kernels" if run.device.get("kind") == "cuda" else "eager"),
         "dotted: cache sizes the device reports" + (" · dashed: datasheet bandwidth" if datasheet else ""),
     ]
-    layers = [lines, *_cache_rules(cache_levels(run), min(sizes), max(sizes)), *_hline(datasheet, "gb_per_s")]
+    levels, low, high = cache_levels(run), min(sizes), max(sizes)
+    layers = [
+        lines,
+        *_cache_rules(levels, low, high),
+        *labelled_hline(datasheet, "gb_per_s", crossing=_across(levels, low, high)),
+    ]
     return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=chart_title(title, *subtitle))
 
 
@@ -148,7 +168,7 @@ def matmul_chart(run: Run, gpu: GPU | None, title: str) -> alt.LayerChart:
         "float8 = e4m3 scaled matmul",
         "dashed: datasheet dense peak per dtype" if peaks else "",
     ]
-    return alt.layer(lines, *_hline(peaks, "tflops", color)).properties(
+    return alt.layer(lines, *labelled_hline(peaks, "tflops", color)).properties(
         width=WIDTH, height=HEIGHT, title=chart_title(title, *subtitle)
     )
 
@@ -206,7 +226,9 @@ def weight_bandwidth_chart(
             {"gb_per_s": memory_read / 1e9, "label": f"measured memory read {text.fmt_rate(memory_read, 'B/s')}"}
         )
     full_subtitle = [subtitle, "dotted: cache sizes · dashed: the memory read plateau"]
-    layers = [lines, *_cache_rules(cache_levels(run), min(sizes), max(sizes)), *_hline(reference, "gb_per_s")]
+    levels, low, high = cache_levels(run), min(sizes), max(sizes)
+    plateau = labelled_hline(reference, "gb_per_s", crossing=_across(levels, low, high))
+    layers = [lines, *_cache_rules(levels, low, high), *plateau]
     return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=chart_title(title, *full_subtitle))
 
 
@@ -257,8 +279,15 @@ def calculator_chart(
     return (
         alt.vconcat(*panels)
         .add_params(*_calculator_params(names, default_gpu))
-        .properties(title=chart_title(title, *subtitle))
+        .properties(title=alt.TitleParams(**{**chart_title(title, *subtitle).to_dict(), "text": chosen_title(title)}))
     )
+
+
+def chosen_title(title: str) -> alt.ExprRef:
+    """The title as two lines that follow the controls: `title`, then the chosen device, dtype and MLP, so that the
+    drawn chart and every image made of it (the exported PNG shows the default choice) say what they show."""
+    choice = "gpu, dtype + ' · MLP of ' + layers + ' layers, width ' + layer_width"  # short lines: a phone's column
+    return alt.ExprRef(expr=f"[{json.dumps(title)}, {choice}]")
 
 
 def _missing_rate(rates: list[dict[str, Any]]) -> alt.Chart:

@@ -24,6 +24,12 @@ from benchmarks.site import text
 # needs the address the site is published at, not a path relative to a page.
 SITE_URL = "__SITE_URL__/"  # the site's root, e.g. https://example.org/batching/
 PAGE_URL = "__PAGE_URL__"  # the page holding the chart, e.g. https://example.org/batching/mlp/
+UNPUBLISHED = "<!--__UNPUBLISHED__-->"  # where a build without SITE_URL says its addresses are local ones
+UNPUBLISHED_NOTE = (
+    '<p class="bchart-unpublished"><strong>Local addresses:</strong> this copy of the site was built without '
+    "<code>SITE_URL</code>, so these snippets point at <code>{site}</code>, which works only on this machine. "
+    "Build with <code>SITE_URL</code> set to where the site is published to get addresses a wiki can use.</p>"
+)
 
 # Old chart id -> the id of the chart that now shows what it showed. Applied only in a build where
 # the old id is not drawn and the new one is.
@@ -72,16 +78,18 @@ def embed_html(chart_id: str, caption: str) -> str:
         for key, label in (("markdown", "Markdown"), ("html", "HTML"))
     )  # each <pre> has its own id: Material's copy button names the code block after the closest id
     return (
-        f'<details class="bchart-embed" data-search-exclude><summary>Link or embed</summary>'
+        f'<details class="bchart-embed" data-search-exclude><summary>Link or embed</summary>{UNPUBLISHED}'
         f'<p>Link: <a class="bchart-permalink" href="#chart-{chart_id}">{_snippet_html(found["link"])}</a></p>'
         f"{rows}</details>"
     )
 
 
-def absolute(html_text: str, site_url: str, page_url: str) -> str:
-    """Fill in the embed snippets' addresses for one page."""
+def absolute(html_text: str, site_url: str, page_url: str, published: bool = True) -> str:
+    """Fill in the embed snippets' addresses for one page; `published` is false for a build without SITE_URL,
+    whose snippets then say, beside them, that their addresses work only where the site was built."""
     site_url = site_url if site_url.endswith("/") else site_url + "/"
-    return html_text.replace(SITE_URL, site_url).replace(PAGE_URL, page_url)
+    note = "" if published else UNPUBLISHED_NOTE.format(site=text.h(site_url))
+    return html_text.replace(UNPUBLISHED, note).replace(SITE_URL, site_url).replace(PAGE_URL, page_url)
 
 
 # --------------------------------------------------------------------------- headings

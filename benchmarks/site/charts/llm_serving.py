@@ -7,6 +7,7 @@ Pure Python (Altair builds JSON only): nothing here imports torch.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,11 +16,57 @@ import altair as alt
 from benchmarks.site.charts import HEADLINE_PANEL, HEIGHT, LABEL_GREY, PALETTE, WIDTH, chart_rows, chart_title
 
 DASH = {"p50": [1, 0], "p99": [6, 4]}
+SPACED = {"labelOverlap": "greedy", "labelSeparation": 4}  # tick labels too close to read apart: every other one
 LEGEND_LABELS = 320  # px: "chunked prefill (2,048 tokens a step)" whole
 
 
+NARROWEST_PLOT = 220  # px: the plot on a phone (charts.js narrows it to the column); labels apart there stay apart
+LABEL_CHAR, LABEL_HEIGHT = 6.2, 12  # px of a 10 px label: per digit, and its line
+
+
+def _domain(values: Sequence[float]) -> list[float]:
+    return [min(values) / 1.3, max(values) * 1.3]
+
+
 def _log(values: Sequence[float]) -> alt.Scale:
-    return alt.Scale(type="log", domain=[min(values) / 1.3, max(values) * 1.3], nice=False)
+    return alt.Scale(type="log", domain=_domain(values), nice=False)
+
+
+def _at(value: float, domain: list[float], pixels: float) -> float:
+    low, high = (math.log(v) for v in domain)
+    return pixels * (math.log(value) - low) / (high - low)
+
+
+def labelled_points(
+    rows: Sequence[dict[str, Any]],
+    height: float,
+    x_domain: list[float] | None = None,
+    y_domain: list[float] | None = None,
+) -> list[dict[str, Any]]:
+    """The rows whose concurrency label, drawn up and to the right of its point, clears every label kept before
+    it and every point, on the narrowest plot the chart is drawn at (wider, they only move apart): each line's
+    first and last point first, then the rest in order. The domains are the axes' (default: the rows' own)."""
+    x_domain = x_domain or _domain([r["per_user"] for r in rows])
+    y_domain = y_domain or _domain([r["total"] for r in rows])
+    where = [(_at(r["per_user"], x_domain, NARROWEST_PLOT), height - _at(r["total"], y_domain, height)) for r in rows]
+    points = [(x - 4, y - 4, x + 4, y + 4) for x, y in where]
+
+    def clear(a, b):
+        return a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
+
+    ends = set()
+    for gpu in dict.fromkeys(r["gpu"] for r in rows):
+        mine = [i for i, r in enumerate(rows) if r["gpu"] == gpu]
+        ends |= {min(mine, key=lambda i: rows[i]["concurrency"]), max(mine, key=lambda i: rows[i]["concurrency"])}
+    kept, boxes = [], []
+    for i in sorted(range(len(rows)), key=lambda i: (i not in ends, i)):
+        x, y = where[i]
+        box = (x + 4, y - 6 - LABEL_HEIGHT, x + 6 + LABEL_CHAR * len(f"{rows[i]['concurrency']:g}"), y - 4)
+        others = [p for j, p in enumerate(points) if j != i]
+        if all(clear(box, other) for other in boxes + others):
+            kept.append(i)
+            boxes.append(box)
+    return [rows[i] for i in sorted(kept)]
 
 
 def front_chart(
@@ -34,12 +81,14 @@ def front_chart(
     low, high = band or (1.0, 1.0)
     spans = [{**r, "per_user_low": r["per_user"] * low, "total_low": r["total"] * low,
               "per_user_high": r["per_user"] * high, "total_high": r["total"] * high} for r in rows]  # fmt: skip
-    x_title = "tokens per second per user (1 / median time per output token, first token's wait left out)"
-    x_scale = _log([v for r in spans for v in (r["per_user_low"], r["per_user"])])
+    x_title = ["tokens per second per user (1 / median time", "per output token, first token's wait left out)"]
+    x_domain = _domain([v for r in spans for v in (r["per_user_low"], r["per_user"])])
+    x_scale = alt.Scale(type="log", domain=x_domain, nice=False)
     y_title = "output tokens per second, all users"
-    y_scale = _log([v for r in spans for v in (r["total_low"], r["total"])])
-    x = alt.X("per_user:Q", title=x_title, scale=x_scale, axis=alt.Axis(format="~s"))
-    y = alt.Y("total:Q", title=y_title, scale=y_scale, axis=alt.Axis(format="~s"))
+    y_domain = _domain([v for r in spans for v in (r["total_low"], r["total"])])
+    y_scale = alt.Scale(type="log", domain=y_domain, nice=False)
+    x = alt.X("per_user:Q", title=x_title, scale=x_scale, axis=alt.Axis(format="~s", **SPACED))
+    y = alt.Y("total:Q", title=y_title, scale=y_scale, axis=alt.Axis(format="~s", **SPACED))
     tip = [
         alt.Tooltip("gpu:N", title="GPU"),
         alt.Tooltip("concurrency:Q", title="concurrent requests"),
@@ -57,7 +106,8 @@ def front_chart(
                                                                   range=["circle", "cross"])),
         tooltip=tip,
     )  # fmt: skip
-    labels = base.mark_text(align="left", dx=5, dy=-6, fontSize=10, color=LABEL_GREY).encode(
+    spaced = alt.Chart(alt.Data(values=chart_rows(labelled_points(rows, HEIGHT + 40, x_domain, y_domain))))
+    labels = spaced.mark_text(align="left", dx=5, dy=-6, fontSize=10, color=LABEL_GREY).encode(
         x=x, y=y, text="concurrency:Q"
     )
     layers = [line, points, labels]
@@ -90,7 +140,7 @@ def token_latency_chart(
     concurrencies = [r["concurrency"] for r in rows]
     x = alt.X("concurrency:Q", title="concurrent requests (clients)",
               scale=alt.Scale(type="log", base=2, domain=[min(concurrencies), max(concurrencies)], nice=False),
-              axis=alt.Axis(values=sorted(set(concurrencies)), format="d"))  # fmt: skip
+              axis=alt.Axis(values=sorted(set(concurrencies)), format="d", **SPACED))  # fmt: skip
     panels = []
     for metric, words in (("ttft_ms", "time to first token (ms)"), ("tpot_ms", "time per output token (ms)")):
         data = [r for r in rows if r["metric"] == metric]

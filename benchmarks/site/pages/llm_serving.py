@@ -28,6 +28,8 @@ from benchmarks.analysis.continuous_batching import (
 )
 from benchmarks.analysis.cost_model import ALLREDUCE_LATENCY_S
 from benchmarks.analysis.disaggregated import Comparison, Split, compare, nvlink
+from benchmarks.analysis.forecast import committed
+from benchmarks.analysis.forecast_step import ForecastStep
 from benchmarks.analysis.prefix_cache import SharedPrefix
 from benchmarks.analysis.published import KERNEL_LAUNCH_S
 from benchmarks.analysis.published_serving import ServingCheck, serving_checks
@@ -94,8 +96,7 @@ def chunked_front() -> list[FrontPoint]:
 
 @cache
 def budget_plan():
-    s = setting(FOCUS)
-    return plan(s.step, s.engine, s.prompt, s.output, BUDGET, n_requests=1000)
+    return answer_plan(FOCUS, False, forecast=False)
 
 
 @cache
@@ -106,6 +107,7 @@ def checks() -> list[ServingCheck]:
 def build() -> Page:
     return Page(
         {
+            "answer": answer_parts(),
             "predicted_memory_and_step_time_by_gpu": memory_and_step_time_by_gpu(),
             "predicted_front_by_gpu": predicted_front(),
             "predicted_latencies_and_chunked_prefill": predicted_latencies(),
@@ -118,6 +120,62 @@ def build() -> Page:
             "published_share_of_roofline": text.h(ratios_by_rows()),
         },
     )
+
+
+# --------------------------------------------------------------------------- the answer box
+
+ANSWER_HEADERS = ["GPU", "max_num_seqs", "chunked prefill", "TP", "Poisson rate within it",
+                  "output tokens/s (forecast)", "what binds"]  # fmt: skip
+
+
+def answer_cases() -> list[tuple[str, Engine | None]]:
+    """The worked cases: every GPU of the page prompts first, and the focus GPU with chunked prefill."""
+    return [(gpu, None) for gpu in GPUS] + [(FOCUS, Engine(chunked_prefill=True, max_batched_tokens=CHUNK))]
+
+
+@cache
+def answer_plan(gpu: str, chunked: bool, forecast: bool = True):
+    """The budget's plan for one case: on the forecast step (the roofline slowed by the decode efficiencies
+    calibrated on published figures, as `serve llm` answers), or on the bare roofline (`forecast=False`)."""
+    s = setting(gpu, Engine(chunked_prefill=True, max_batched_tokens=CHUNK) if chunked else None)
+    step = ForecastStep.of(s.step, committed().efficiency("decode", DTYPE)) if forecast else s.step
+    return plan(step, s.engine, s.prompt, s.output, BUDGET, n_requests=1000)
+
+
+def answer_row(gpu: str, engine: Engine | None) -> list[str]:
+    chunked = engine is not None
+    found = answer_plan(gpu, chunked)
+    prefill = f"on, {CHUNK:,} tokens a step" if chunked else "off (prompts first)"
+    tp = str(setting(gpu, engine).step.tensor_parallel)
+    if found is None:
+        return [gpu, "none: one request misses it", prefill, tp, "", "", ""]
+    rate = f"{found.rate_per_s:.2g}/s" if found.rate_per_s else "none found"
+    return [gpu, str(found.max_num_seqs), prefill, tp, rate, f"{found.result.tokens_per_s:,.0f}", BINDS[found.binds]]
+
+
+def answer_parts() -> list:
+    """The answer box: the engine settings that keep the time per output token within the budget for each worked
+    case and the load they carry, on the calibrated forecast, with its expected error."""
+    caption = (
+        f"Forecast (nothing measured): {MODEL.name} in {DTYPE}, {PROMPT:,}-token prompts and {OUTPUT}-token answers, "
+        f"{BUDGET.describe()}; each step the datasheet roofline slowed by the decode efficiencies calibrated on "
+        f"published figures, expected error {short_error('decode', {})}; max_num_seqs: vLLM's running-sequence cap "
+        "(TensorRT-LLM's max_batch_size), TP: tensor-parallel GPUs"
+    )
+    return [
+        Table(ANSWER_HEADERS, [answer_row(gpu, engine) for gpu, engine in answer_cases()], caption),
+        Paragraph(
+            [
+                code(
+                    f"python -m benchmarks serve llm:{MODEL.name} --gpu H100 --prompt-tokens {PROMPT} "
+                    f"--output-tokens {OUTPUT} --tpot-budget-ms {BUDGET.tpot_s * 1e3:g}"
+                ),
+                " gives the same forecast for other lengths, GPUs and budgets (",
+                code("--ceiling"),
+                " the bare roofline, which the charts below draw).",
+            ]
+        ),
+    ]
 
 
 def _ms(seconds: float) -> str:

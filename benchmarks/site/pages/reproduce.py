@@ -22,11 +22,11 @@ def build(data: SiteData | None = None) -> Page:
 
 
 def schema_table() -> Table:
-    rows = [
-        [code(path), kind, "yes" if required else "", description]
+    rows = [  # "required" beside the type rather than a column of its own: the long field paths need the room
+        [code(path), f"{kind}, required" if required else kind, description]
         for path, kind, required, description in describe_fields()
     ]
-    return Table(["field", "type", "required", "meaning"], rows, f"Results file, schema version {SCHEMA_VERSION}")
+    return Table(["field", "type", "meaning"], rows, f"Results file, schema version {SCHEMA_VERSION}")
 
 
 def committed_runs(data: SiteData):

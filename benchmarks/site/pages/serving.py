@@ -18,6 +18,7 @@ from benchmarks.analysis.dynamic_batching import MAX_BATCH, Policy, simulate
 from benchmarks.analysis.predict import STATED_COUNT
 from benchmarks.analysis.published_file import read_published
 from benchmarks.analysis.service_curves import ServiceSource, SourceError, from_sweep
+from benchmarks.analysis.serving_check import TOLERANCE as CHECK_TOLERANCE
 from benchmarks.analysis.serving_policy import (
     LoadPoint,
     capacity,
@@ -42,7 +43,7 @@ from benchmarks.site.charts.serving import (
 )
 from benchmarks.site.charts.sweep import SWEEP_CACHE
 from benchmarks.site.pages import serving_check
-from benchmarks.site.render import Bullets, Heading, Page, Paragraph, Table, autolink, code, drawing_from
+from benchmarks.site.render import Bullets, Heading, Page, Paragraph, Table, code, drawing_from, tag
 
 PERCENTILE = 99
 SHARES = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)  # of the reference policy's ceiling
@@ -78,8 +79,11 @@ def build(sweeps: list[ModelSweep] | None = None, mlperf: serving_mlperf.MLPerfC
             sections["capacity"] += capacity_section(sweep, ids[sweep])
     sections["capacity"] = sections["capacity"] or [NO_SWEEP]
     check = committed_check()
+    checked = serving_check.build(check) if check is not None else None
+    comparison = checked.extra.get("comparison") if checked is not None else None
+    sections["answer"] = answer_parts(example, comparison) if example is not None else [NO_SWEEP]
     sections["example"] = [Paragraph(provenance_words(check is not None)), *sections["example"]]
-    sections["real_server"] = real_server_parts(check)
+    sections["real_server"] = real_server_parts(check, checked)
     sections["mlperf"] = mlperf_parts(mlperf if mlperf is not None else serving_mlperf.check())
     return Page(sections)
 
@@ -108,6 +112,69 @@ def capacity_chart_ids(sweeps: Sequence[ModelSweep]) -> dict[ModelSweep, str]:
     or case (see `distinct_ids`)."""
     named = [(s, f"serving-capacity-{s.device['slug']}-{s.id}", (s.started, s.id)) for s in sweeps]
     return distinct_ids(named)
+
+
+ANSWER_SHARES = (0.1, 0.3, 0.6)  # the worked cases' arrival rates, as shares of the reference policy's ceiling
+ANSWER_INSTANCES = 4  # the most instances a worked case may use
+ANSWER_HEADERS = ["requests/s (Poisson)", "p99 budget", "max batch", "max delay", "instances", "p99 simulated",
+                  "mean batch"]  # fmt: skip
+
+
+def answer_parts(sweep: ModelSweep, comparison=None) -> list:
+    """The answer box: for the example's measured curve, at a light, a middling and a heavy load, the settings the
+    search picks (the fewest instances that keep the p99 within the sweep's budget, then the most capacity), the
+    p99 they reach, and how far the simulator landed from a real server where a check is committed."""
+    source = from_sweep(sweep)
+    budget = budget_s(sweep, source)
+    top = ceiling_per_s(example_policies(source, budget)[2], source.curve)
+    rows = []
+    for share in ANSWER_SHARES:
+        rate = float(f"{top * share:.2g}")
+        found = search(source.curve, [rate], budget, PERCENTILE, n=REQUESTS, check_n=3 * REQUESTS,
+                       max_instances=ANSWER_INSTANCES)  # fmt: skip
+        rows.append(answer_row(found, rate, budget))
+    command = (
+        f"python -m benchmarks serve benchmarks/sweeps/{sweep.device['slug']}/{sweep.id}.json --rate R "
+        f"--budget-ms {budget * 1e3:g} --percentile {PERCENTILE} --gpus {ANSWER_INSTANCES}"
+    )
+    caption = (
+        f"Triton's rule, simulated from {source.name} measured on {where(source)} (sweep {sweep.id}): at each rate "
+        f"the fewest instances (up to {ANSWER_INSTANCES}) whose p{PERCENTILE} stays within the sweep's budget, then "
+        "the settings of most capacity"
+    )
+    return [
+        Table(ANSWER_HEADERS, rows, caption),
+        Paragraph([code(command), " gives any other rate; ", trust_words(comparison)]),
+    ]
+
+
+def answer_row(found, rate: float, budget: float) -> list[str]:
+    chosen = found.chosen
+    if chosen is None:
+        return [per_s(rate), ms(budget), "none meets it", "", f"more than {ANSWER_INSTANCES}", "", ""]
+    policy, checked = chosen.policy, found.checked[0]
+    return [
+        per_s(rate),
+        ms(budget),
+        str(policy.max_batch),
+        ms(policy.max_delay_s) if policy.max_delay_s else "none",
+        str(policy.instances),
+        ms(checked.latency_s),
+        text.sig(checked.result.mean_batch, 2),
+    ]
+
+
+def trust_words(comparison) -> str:
+    """How far the simulator's answers landed from a real server's, from the committed check, or that none is."""
+    if comparison is None or not comparison.rows:
+        return "no real-server check is committed yet to say how far a simulated answer lands from a real server."
+    ratios = [r.p50_ratio for r in comparison.rows]
+    within = sum(abs(r - 1) <= CHECK_TOLERANCE for r in ratios)
+    return (
+        f"how far to trust it: against a real Ray Serve (below), the simulated p50 was within "
+        f"{CHECK_TOLERANCE:.0%} of the measured one in {within} of {len(ratios)} cases (measured ÷ simulated "
+        f"{text.sig_range(ratios)}), a simulation of a measured curve, not a forecast of a GPU."
+    )
 
 
 def pick_example(sweeps: Sequence[ModelSweep]) -> ModelSweep | None:
@@ -550,12 +617,13 @@ def committed_check():
     return serving_check.newest_check(SERVING_CHECKS_DIR) if SERVING_CHECKS_DIR.is_dir() else None
 
 
-def real_server_parts(check=None) -> list:
-    """The newest committed real-server check against the simulator (`benchmarks.site.pages.serving_check`)."""
+def real_server_parts(check=None, checked: Page | None = None) -> list:
+    """The newest committed real-server check against the simulator (`benchmarks.site.pages.serving_check`);
+    `checked`: its section, built already."""
     check = committed_check() if check is None else check
     if check is None:
         return [Paragraph("No real-server check is committed yet: the comparison appears here once one is.")]
-    parts = serving_check.build(check).sections
+    parts = (checked or serving_check.build(check)).sections
     return [*parts["summary"], *parts["figure"], *parts["table"], *parts["method"]]
 
 
@@ -583,12 +651,12 @@ def mlperf_parts(found: serving_mlperf.MLPerfCheck) -> list:
     table = Table(
         ["", "queries/s", "p99", "source"],
         [
-            ["Offline (published)", f"{float(offline.value):,.0f}", "–", autolink(offline.source.url)],
+            ["Offline (published)", f"{float(offline.value):,.0f}", "–", summary_link(offline.source.url)],
             [
                 "Server (published)",
                 f"{found.published_per_s:,.2f}",
                 f"{published_p99:.2f} ms",
-                autolink(server.source.url),
+                summary_link(server.source.url),
             ],
             [
                 "Server (simulated)",
@@ -621,6 +689,11 @@ def mlperf_parts(found: serving_mlperf.MLPerfCheck) -> list:
         ),
         Paragraph(precision_words(found)),
     ]
+
+
+def summary_link(url: str):
+    """A published LoadGen summary, linked under a short name rather than its whole address: the column stays narrow."""
+    return tag("a", "LoadGen summary (MLCommons, on GitHub)", href=url)
 
 
 def precision_words(found: serving_mlperf.MLPerfCheck) -> str:

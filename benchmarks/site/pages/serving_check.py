@@ -18,24 +18,25 @@ from benchmarks.site.charts.serving_check import serving_check_chart
 from benchmarks.site.render import Page, Paragraph, Table, code, drawing_from
 
 CHART_ID = "serving-real-server-check"
-TABLE_HEADERS = [
+TABLE_HEADERS = [  # abbreviated so that sixteen columns fit the text column unbroken: ABBREVIATIONS says them in full
     "service",
-    "batch handler",
+    "handler",
     "policy",
-    "requests/s",
+    "req/s",
     "repeats",
-    "p50 measured (ms)",
-    "p50 simulated (ms)",
-    "measured ÷ simulated",
-    "mean batch measured",
-    "mean batch simulated",
-    "measured ÷ simulated",
+    "p50 meas. (ms)",
+    "p50 sim. (ms)",
+    "meas. ÷ sim.",
+    "mean batch meas.",
+    "mean batch sim.",
+    "meas. ÷ sim.",
     "batch sizes: share that differs",
-    "mean latency: measured ÷ simulated",
-    "p99 measured / simulated (ms)",
-    "p50 / p99 simulated, overhead on the host's cores (ms)",
-    "replica busy (simulated)",
+    "mean latency: meas. ÷ sim.",
+    "p99 meas. / sim. (ms)",
+    "p50 / p99 sim., overhead on the host's cores (ms)",
+    "replica busy (sim.)",
 ]
+ABBREVIATIONS = "meas.: measured; sim.: simulated; req/s: requests per second; handler: the batch handler"
 
 
 def newest_check(directory: Path | None = None) -> ServingCheck | None:
@@ -254,7 +255,7 @@ def comparison_table(found: Comparison) -> Table:
     caption = (
         f"Measured on {where(found)}; simulated from its overhead, per-batch times and arrivals. Every figure is "
         "the median over the repeats (p50 measured: the repeats' range in brackets); batch sizes: the share of "
-        "batches whose size the simulation would have to change to match (total variation distance)"
+        f"batches whose size the simulation would have to change to match (total variation distance). {ABBREVIATIONS}"
     )
     return Table(TABLE_HEADERS, rows, caption)
 
