@@ -73,7 +73,9 @@ def cross_validation_chart(rows: Sequence[dict[str, Any]], title: str, subtitle:
     low, high = min(min(ratios), 1 / 1.5) / 1.2, max(max(ratios), 1.5) * 1.2
     scale = alt.Scale(type="log", domain=[low, high], nice=False)
     order = [row["id"] for row in sorted(rows, key=lambda r: r["error"])]
-    y = alt.Y("id:N", title=None, sort=order, axis=alt.Axis(labelFontSize=9, labelLimit=260))
+    # the figures' ids would take half a phone's width: the table below the chart names each, the tooltip too
+    y = alt.Y("id:N", sort=order, axis=alt.Axis(labels=False, ticks=False, title="figures, by the forecast's error"))
+    ticks = [t for t in (0.25, 0.5, 1.0, 2.0, 4.0) if low <= t <= high]
     band = alt.Chart(alt.Data(values=[{"low": 0.7, "high": 1.3}])).mark_rect(color="#ddd", opacity=0.5)
     band = band.encode(x=alt.X("low:Q", scale=scale), x2="high:Q")
     one = alt.Chart(alt.Data(values=[{"x": 1.0}])).mark_rule(color=LABEL_GREY).encode(x="x:Q")
@@ -86,7 +88,12 @@ def cross_validation_chart(rows: Sequence[dict[str, Any]], title: str, subtitle:
         alt.Chart(alt.Data(values=long))
         .mark_point(filled=True, size=45)
         .encode(
-            x=alt.X("ratio:Q", title="value ÷ published (1: exact; grey: within ±30 %)", scale=scale),
+            x=alt.X(
+                "ratio:Q",
+                title="÷ published (grey: ±30 %)",
+                scale=scale,
+                axis=alt.Axis(values=ticks, labelOverlap="greedy", grid=True),
+            ),
             y=y,
             color=alt.Color("which:N", title="drawn", scale=DRAWN),
             shape=alt.Shape("fitted:N", title="in the fit", scale=FITTED),
