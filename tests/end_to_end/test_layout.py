@@ -69,7 +69,7 @@ def hostile_only(problem: str) -> bool:
     """A problem the synthetic site's fixtures cause and no committed file can: a word broken, or a table scrolled,
     by a 60-character markup payload in a name (escaped, as the property tests check), or a note a rule strikes on
     a chart of made-up curves whose knees fall anywhere."""
-    if "breaks a word across lines" in problem or "cell that break a word" in problem:
+    if "breaks a word across lines" in problem or "that break a word" in problem:
         return HOSTILE in problem or "more cells" in problem
     return "scrolls sideways" in problem or "strikes through its note" in problem
 
