@@ -36,6 +36,10 @@ torch.profiler.ProfilerActivity.CPU torch.profiler.ProfilerActivity.CUDA torch.p
 torch.backends.cudnn.flags torch.backends.mkldnn torch.backends.mkldnn.flags torch.equal torch.ops torch.ops.aten
 torch.inference_mode torch.isfinite torch.randn torch.relu torch.set_num_threads torch.sum torch.uint8 torch.unique
 torch.utils._python_dispatch.TorchDispatchMode torch.zeros torch.zeros_like torch.version torch.version.cuda
+torch.Generator torch.__version__.split torch.autograd torch.autograd.graph torch.autograd.graph.saved_tensors_hooks
+torch.cat torch.enable_grad torch.int64 torch.nn.LayerNorm torch.nn.functional.cross_entropy
+torch.nn.functional.mse_loss torch.optim torch.optim.AdamW torch.optim.Optimizer torch.optim.SGD torch.randn_like
+torch.randperm torch.stack torch.tanh torch.tensor
 """
 SINCE: dict[str, str] = {
     **dict.fromkeys(_OLD.split(), "2.0"),
