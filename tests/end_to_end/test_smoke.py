@@ -13,7 +13,8 @@ from benchmarks.measure.smoke import judge
 ROOT = Path(__file__).resolve().parents[2]
 PATHS = [
     "results file", "ceilings", "correctness checks", "workload mlp", "workload linear", "workload moe",
-    "workload conv", "workload resnet50", "workload decode", "mode eager", "mode graph", "mode compile",
+    "workload conv", "workload resnet50", "workload decode", "workload train-mlp", "workload train-decoder",
+    "mode eager", "mode graph", "mode compile",
     "rotated weights", "resident weights", "kernel names", "attention backend", "out of memory", "nothing published",
 ]  # fmt: skip
 
