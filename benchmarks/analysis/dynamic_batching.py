@@ -83,7 +83,6 @@ class ServiceCurve:
         self._centers = np.array([float(centers[b]) for b in self._batches])
         self._relative = None if relative is None else np.array([relative[b] for b in self._batches])
         self.label = label
-        self._tables: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
 
     # -- construction ------------------------------------------------------------------------------------
     @classmethod
@@ -211,28 +210,33 @@ class ServiceCurve:
         relative = self._relative_at(batch)
         return self._center(batch) * float(relative[rng.integers(len(relative))])
 
-    def _table(self, max_batch: int) -> tuple[np.ndarray, np.ndarray | None]:
-        """Centers (index = batch) and, for an empirical curve, the quantile table, for batches 1..max_batch."""
-        if max_batch not in self._tables:
-            centers = np.array([0.0] + [self._center(b) for b in range(1, max_batch + 1)])
-            table = None
-            if self._relative is not None:
-                table = np.zeros((max_batch + 1, self._relative.shape[1]))
-                for b in range(1, max_batch + 1):
-                    table[b] = centers[b] * self._relative_at(b)
-            self._tables[max_batch] = (centers, table)
-        return self._tables[max_batch]
-
     def _drawer(self, rng: np.random.Generator, n: int, max_batch: int):
-        """A function (batch, j) -> seconds for the j-th batch of a run of at most n batches."""
-        centers, table = self._table(max_batch)
-        if table is None:
-            scale = centers.tolist()
+        """A function (batch, j) -> seconds for the j-th batch of a run of at most n batches (batch ≤ max_batch).
+
+        Each batch size's seconds (its center, or its row of the quantile table) is worked out the first time a
+        batch of that size forms, so a run costs what its batches need whatever the largest batch allowed: a table
+        for every size up to 65,536 would hold 16.8 million numbers, rebuilt for every simulation."""
+        if self._relative is None:
             draws = rng.standard_exponential(n).tolist()
-            return lambda m, j: scale[m] * draws[j]
-        rows = table.tolist()
-        picks = rng.integers(0, table.shape[1], size=n).tolist()
-        return lambda m, j: rows[m][picks[j]]
+            centers: dict[int, float] = {}
+
+            def exponential(m: int, j: int) -> float:
+                center = centers.get(m)
+                if center is None:
+                    center = centers[m] = self._center(m)
+                return center * draws[j]
+
+            return exponential
+        picks = rng.integers(0, self._relative.shape[1], size=n).tolist()
+        rows: dict[int, list[float]] = {}
+
+        def empirical(m: int, j: int) -> float:
+            row = rows.get(m)
+            if row is None:
+                row = rows[m] = (self._center(m) * self._relative_at(m)).tolist()
+            return row[picks[j]]
+
+        return empirical
 
 
 def _check_batch(batch, what: str) -> None:
