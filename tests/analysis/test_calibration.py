@@ -3,10 +3,13 @@ the issue's coverage: at least 40 figures over at least 4 GPUs and the four kind
 
 import json
 
+import pytest
+
 from benchmarks.analysis import forecast
 from benchmarks.analysis.calibration import committed_study
 
 
+@pytest.mark.slow
 def test_the_committed_calibration_file_is_a_fresh_fit_of_the_published_figures():
     fresh = json.dumps(committed_study().to_json(), indent=1, ensure_ascii=False) + "\n"
     assert forecast.CALIBRATION_FILE.read_text(encoding="utf-8") == fresh, "run python -m benchmarks calibrate"

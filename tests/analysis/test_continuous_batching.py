@@ -186,6 +186,7 @@ def test_one_sequence_at_a_time_is_steady_below_its_capacity_and_not_above(load,
         assert found.ttft_second_half_s > 2 * found.ttft_first_half_s
 
 
+@pytest.mark.slow
 def test_a_rate_found_by_a_short_search_above_capacity_is_not_reported():
     """Llama-3-8B on an H100 at 50 ms p99: the 1,000-request search finds a rate the engine cannot sustain; the
     answer is the largest rate that passes a run five times as long at steady state, the same under the seed."""

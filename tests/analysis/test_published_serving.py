@@ -51,6 +51,7 @@ def test_a_bad_row_is_refused_with_its_field(tmp_path, change, field):
         read_serving(_write(tmp_path, change))
 
 
+@pytest.mark.slow
 def test_every_row_is_predicted_and_the_model_is_not_slower_than_any_published_system():
     found = serving_checks()
     assert len(found) == len(read_serving())

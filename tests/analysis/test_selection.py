@@ -1,5 +1,7 @@
 """Which run a page charts: per device and workload, the newest that finished it (SYNTHETIC runs)."""
 
+import pytest
+
 from benchmarks.site.pages import cnn, home, mlp
 from tests.synthetic import make_run, record, site_data
 
@@ -12,6 +14,7 @@ def _partial(run_id, started_at, workload="resnet50"):
     return doc
 
 
+@pytest.mark.slow
 def test_a_partial_run_never_hides_a_fuller_one():
     full = make_run()
     partial = _partial("20260301T000000Z-only", "2026-03-01T00:00:00+00:00")

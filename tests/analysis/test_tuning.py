@@ -29,6 +29,7 @@ def tuned():
                 n_requests=200)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_the_pick_serves_the_most_tokens_per_gpu_within_the_budget(tuned):
     best = tuned.best
     assert best is not None

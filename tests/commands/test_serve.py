@@ -73,6 +73,7 @@ def test_a_run_curve_and_a_prediction(capsys):
     assert found["policy"]["server"] == "ray" and found["policy"]["handler"] == "blocking"
 
 
+@pytest.mark.slow
 def test_an_awaiting_ray_handler_is_planned_as_such(capsys, resnet_sweep):
     code, out, err = serve(
         capsys, resnet_sweep, "--rate", "5", "--budget-ms", "200", "--server", "ray", "--handler", "awaiting", *FAST
@@ -293,6 +294,7 @@ def test_a_trace_whose_own_rate_is_out_of_bounds_is_one_line(capsys, resnet_swee
     assert err.startswith(f"error: {trace}: ") and message in err
 
 
+@pytest.mark.slow
 def test_batches_above_the_simulators_largest_are_left_out(capsys, tmp_path):
     from tests.synthetic import make_sweep
 

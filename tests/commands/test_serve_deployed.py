@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from benchmarks.analysis.service_curves import from_prediction
 from benchmarks.commands.cli import main
 from benchmarks.gpus import find_gpu
@@ -18,6 +20,7 @@ def test_a_fused_resnet50_serves_more_than_the_eager_count_says():
     assert from_prediction("mlp", {}, l4, "int8", 4, forecast=False).mode == "roofline"  # nothing to fuse
 
 
+@pytest.mark.slow
 def test_the_command_says_which_count_it_serves(capsys):
     argv = ["serve", "resnet50", "--gpu", "L4", "--dtype", "int8", "--rate", "3000", "--budget-ms", "20", "--json"]
     assert main([*argv, *FAST]) == 0

@@ -119,6 +119,7 @@ def _build_every_page(run) -> str:
     )
 
 
+@pytest.mark.slow
 def test_mutations_are_rejected_in_one_line_or_build_a_safe_site(tmp_path, monkeypatch):
     monkeypatch.setenv("BATCHING_CHART_DIR", str(tmp_path / "charts"))
     from benchmarks.site import charts

@@ -172,6 +172,7 @@ def _leaves(node, path=()):
         yield path
 
 
+@pytest.mark.slow
 def test_mutated_files_are_read_or_refused_in_one_line_never_crash(tmp_path, good):
     """Any one field replaced by a value of another type or range: the reader accepts the file or raises
     ResultsError naming it, and what it accepts compares without error."""

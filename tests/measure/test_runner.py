@@ -239,6 +239,7 @@ def test_weight_copies(weights, cache, mode, memory, expected):
     assert planning.weight_copies(weights, cache, mode, memory) == expected
 
 
+@pytest.mark.slow
 def test_cuda_without_cuda_is_one_clear_line():
     assert not torch.cuda.is_available()
     done = subprocess.run(
@@ -545,7 +546,9 @@ def test_a_time_limit_plans_fewer_samples_and_ends_in_time(tiny, capsys, monkeyp
     assert run.complete and run.doc["run"]["time_limit_s"] == 4
     assert "samples per point instead of 60" in run.doc["run"]["fitted_to_time"]
     assert all(r["status"] == "ok" and len(r["timing"]["samples_s"]) < 60 for r in run.records)
-    assert elapsed < 4 + 1, elapsed  # the limit, and the last write of the file
+    # The limit, the last write of the file and a slower last sample on a loaded machine: well short of the ~10 s the
+    # run takes without a limit (at 4 + 1 s it failed at 5.09 s on 2 cores loaded to a load average of 5).
+    assert elapsed < 4 + 2.5, elapsed
 
 
 def test_a_time_limit_must_be_positive(tiny, capsys):

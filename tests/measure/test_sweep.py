@@ -219,6 +219,7 @@ def test_a_compile_failure_falls_back_to_eager(fast, tmp_path, target, capsys, m
     assert any("torch.compile failed (RuntimeError: no C++ compiler)" in note for note in found.doc["model"]["notes"])
 
 
+@pytest.mark.slow
 def test_ctrl_c_keeps_a_valid_incomplete_file_and_report(fast, tmp_path, target, capsys, monkeypatch):
     original = sweep_module.Sweep.refine
 
@@ -377,6 +378,7 @@ class _nothing:
         return False
 
 
+@pytest.mark.slow
 def test_the_report_is_one_offline_file_with_everything_escaped(fast, tmp_path, target, capsys):
     source = TINY.replace("def factory():", "class Evil(nn.Sequential):\n    pass\n\ndef factory():").replace(
         "return nn.Sequential(", "return Evil("
@@ -495,6 +497,7 @@ def misbehaving(target, action: str) -> str:
     return target(MISBEHAVES_FROM_4.replace("{action}", action))
 
 
+@pytest.mark.slow
 def test_a_forward_that_never_returns_is_ended_at_the_time_limit_keeping_what_was_timed(
     fast, tmp_path, target, capsys, monkeypatch
 ):
@@ -517,6 +520,7 @@ def test_a_forward_that_never_returns_is_ended_at_the_time_limit_keeping_what_wa
     assert not list(found.path.parent.glob(".*.tmp"))
 
 
+@pytest.mark.slow
 def test_a_factory_that_never_returns_is_ended_at_the_time_limit(fast, tmp_path, target, capsys, monkeypatch):
     monkeypatch.setattr(sweep_watch, "GRACE_S", 1.0)
     source = "import time\nfrom torch import nn\ndef factory():\n    time.sleep(600)\n    return nn.Identity()\n"

@@ -65,6 +65,7 @@ def newer_run_of(path: Path) -> dict:
     return doc
 
 
+@pytest.mark.slow
 def test_chart_ids_stay_when_a_run_and_a_device_are_added(tmp_path, monkeypatch):
     committed = results_dir()
     before_data = load_site_data(committed)

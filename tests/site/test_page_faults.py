@@ -146,6 +146,7 @@ def test_a_committed_sweeps_chart_ids_do_not_change():
 # ------------------------------------------------------------------------------------ item: batch above 65,536
 
 
+@pytest.mark.slow  # the serving search tries every power of two up to 65,536 as max batch: about 100 s on 2 cores
 def test_a_sweep_with_a_batch_above_65536_builds_the_serving_page(stage):
     sweep = _sweep("big", batches=(1, 2, 4, 1024, 65536, 131072), per_row_s=1e-7)
     page = serving.build([sweep], mlperf=None)
@@ -240,6 +241,7 @@ def test_data_spelling_the_sites_placeholders_is_never_rewritten(stage):
     assert "https://example.org/site/page/" in filled  # the site's own placeholders are still filled in
 
 
+@pytest.mark.slow
 def test_the_serving_page_without_any_sweep_has_every_section_its_notebook_shows():
     import re as regex
 

@@ -145,6 +145,7 @@ def test_the_reason_disaggregation_wins_is_said_only_when_the_streams_show_it():
     assert bool(said) == (c.winner == "disaggregated" and stalls and smooth)
 
 
+@pytest.mark.slow
 def test_the_budget_answer_is_the_commands_answer_on_the_ceiling_the_page_draws(capsys):
     found = llm_serving.budget_plan()
     args = ["llm:Llama-3-8B", "--gpu", "H100", "--prompt-tokens", str(llm_serving.PROMPT), "--output-tokens",

@@ -28,6 +28,7 @@ def page(mlperf):
     return serving.build([sweep_of(make_sweep(budget_ms=20.0))], mlperf)
 
 
+@pytest.mark.slow
 def test_every_section_of_a_sweep_is_drawn_and_stated(page):
     text = page.text()
     for chart_id in ("serving-batch-formed", "serving-breakdown", "serving-hockey", "serving-mlperf-resnet50"):
@@ -68,6 +69,7 @@ def test_the_mlperf_section_quotes_the_published_figures_and_the_ratio(page, mlp
     assert "inference_results_v3.0" in words
 
 
+@pytest.mark.slow
 def test_free_text_from_a_sweep_file_is_escaped(mlperf):
     text = serving.build([sweep_of(hostile_sweep(make_sweep(budget_ms=20.0)))], mlperf).text()
     assert PAYLOAD not in text and "<img src=x" not in text and "<script>alert" not in text

@@ -75,6 +75,7 @@ def _serving_accepts(directory: Path):
     return accepts
 
 
+@pytest.mark.slow
 def test_every_free_string_of_a_serving_check_reaches_the_page_as_text(tmp_path, monkeypatch):
     from benchmarks.site.pages import serving_check
 

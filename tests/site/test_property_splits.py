@@ -186,6 +186,7 @@ def _build(cases, tmp_path, monkeypatch) -> None:
 SOME = [frozenset(), frozenset(ALL), *(frozenset([w]) for w in ALL)]
 
 
+@pytest.mark.slow
 def test_every_page_builds_for_every_split_of_its_workloads(tmp_path, monkeypatch):
     _build(_cases(SOME), tmp_path, monkeypatch)
 
@@ -224,6 +225,7 @@ CORNERS = [  # the two extreme ridges in the fast loop; the other two corners in
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("flops", "bandwidth"), CORNERS)
 def test_ceilings_at_the_schemas_bounds_build_every_page(tmp_path, monkeypatch, flops, bandwidth):
     run = _run(DEVICES["a"], frozenset(ALL), newer=True)

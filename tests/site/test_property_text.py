@@ -198,6 +198,7 @@ def stage(tmp_path, monkeypatch):
 FAST = PAYLOADS[1:4]  # the fast loop: a lone $$, a $$ pair around \text{<img>}, and \href{javascript:}
 
 
+@pytest.mark.slow
 def test_every_string_field_reaches_every_page_as_text(stage):
     _fuzz_pages(stage, FAST, {your_model: "your_model.py"})
 

@@ -58,6 +58,7 @@ def test_the_check_catches_a_causal_mask():
         encoder.make_encoder = original
 
 
+@pytest.mark.slow
 def test_the_snippet_runs_on_its_own():
     done = subprocess.run(
         [sys.executable, "snippets/encoder.py"], cwd=ROOT, capture_output=True, text=True, timeout=300

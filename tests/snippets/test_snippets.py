@@ -42,6 +42,7 @@ def test_correctness_check_catches_a_wrong_model(monkeypatch):
         mlp.check_correctness(torch.float32, "cpu")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["mlp", "linear"])
 def test_snippet_runs_on_its_own(name):
     done = subprocess.run(

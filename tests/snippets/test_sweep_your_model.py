@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from snippets.choose import choose, largest_within, throughput_flattens
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,6 +24,7 @@ def test_the_rule_never_runs_a_batch_a_larger_one_beats():
     assert throughput_flattens(points) == 63 and choose(points, 10.0) == 64
 
 
+@pytest.mark.slow
 def test_the_snippet_runs_on_a_cpu_and_names_a_batch():
     done = subprocess.run(
         [sys.executable, "snippets/sweep_your_model.py"], cwd=ROOT, capture_output=True, text=True, timeout=300

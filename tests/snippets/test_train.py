@@ -109,6 +109,7 @@ def test_adapter_steps_change_the_weights_and_count_what_autograd_keeps(name):
         adapter.setup({**params, "precision": "mixed"}, "float32", torch.device("cpu"), 1, 8)
 
 
+@pytest.mark.slow
 def test_snippet_runs_on_its_own():
     done = subprocess.run([sys.executable, "snippets/train.py"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
