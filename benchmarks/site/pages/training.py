@@ -1,7 +1,7 @@
 """The training page's computed parts: per device, the measured training step against batch beside its roofline by
 phase and the bytes autograd kept per sample beside their hand count; the memory of a Llama-shaped layer's step on a
 datasheet GPU (a ceiling, labelled so); and the gradient noise scale and the steps-to-target it predicts, from the
-committed noise-scale measurement. The page's fixed prose and its lesson are written in docs/training.py."""
+committed noise-scale measurement; and the takeaway's lesson. The page's fixed prose is written in docs/training.py."""
 
 from __future__ import annotations
 
@@ -36,6 +36,13 @@ STEP_HEADERS = ["batch", "measured", "roofline", "measured ÷ roofline", "optimi
                 "autograd kept per sample, measured", "hand count"]  # fmt: skip
 
 
+LESSON = (  # the takeaway's lesson, above the items the page measured
+    "A training step amortises a larger fixed cost than inference (the optimizer update), so its time per sample "
+    "keeps falling to a larger batch; memory for activations caps the batch from above, and the gradient noise "
+    "scale says how far past it a larger batch still cuts the steps."
+)
+
+
 def build(data: SiteData | None = None, noise: Sequence[NoiseScaleRun] | None = None) -> Page:
     data = data or c.load_site_data()
     noise = load_noise_scale() if noise is None else list(noise)
@@ -49,6 +56,7 @@ def build(data: SiteData | None = None, noise: Sequence[NoiseScaleRun] | None = 
         },
         data,
         takeaway_items=takeaway_items(data, newest[0] if newest else None),
+        lesson=LESSON,
     )
 
 
