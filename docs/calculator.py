@@ -80,11 +80,4 @@ page.show("presets")
 page.show("datasheet")
 
 # %% tags=["hide-input"]
-ridge = page.extra["ridge_batches"]  # rows, from the datasheet table
-page.show_takeaway(
-    f"The ridge batch of a wide layer is (F/BW)·(s/2). In bf16 it is {ridge['bf16, lowest']} to "
-    f"{ridge['bf16, highest']} rows across the datasheet table; in plain fp32, with 4-byte weights and a far lower "
-    f"rate, it is 2·F/BW: {ridge['fp32, examples']}. Below it, a batch costs about the same as a single row; above "
-    "it, time grows with the batch. Use the prediction to choose where to measure, then measure: the measured pages "
-    "of this site show how far real kernels fall short of the datasheet."
-)
+page.show_takeaway()

@@ -99,10 +99,4 @@ page.show("measured_layers_and_resnet50_by_device")
 page.show("h200_formula_preview_while_no_gpu_measured")
 
 # %% tags=["hide-input"]
-page.show_takeaway(
-    "A convolution reuses each weight at every output position, so its arithmetic intensity at batch 1 is "
-    "already high. Early layers move mostly activations, which grow with the batch; deep layers move mostly "
-    "weights, but reuse them so often that a few images reach the ridge. Either way the flat region that makes "
-    "MLP batching nearly free is short or absent: batch a CNN only as far as the measured images per second keep "
-    "rising, and expect latency to grow from the first few extra images."
-)
+page.show_takeaway()

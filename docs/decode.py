@@ -101,10 +101,4 @@ page.show("tokens_per_second_by_device")
 
 # %% tags=["hide-input"]
 page.show("h200_formulas_until_a_gpu_run")
-page.show_takeaway(
-    "A decoder batches like an MLP only while the batch is well below W/(κ·n), the batch at which the KV cache read "
-    "equals the weight read. Past it every extra sequence costs its own cache read, and at long context the step "
-    "never becomes compute-bound at all. Grouped-query attention divides the cache read by H/H<sub>kv</sub> and "
-    "brings the knee back (a little less than H/H<sub>kv</sub>, since the weights shrink too); a prefill, many "
-    "tokens per sequence per call, batches like an MLP."
-)
+page.show_takeaway()

@@ -66,12 +66,4 @@ page.show("curves")
 page.show("software")
 
 # %% tags=["hide-input"]
-lesson = (
-    "Read every machine the same way: measure its ceilings, predict its ridge batch from them, then look where its "
-    "curves bend; where they bend later, the rates its kernels reach at small batches are below its ceilings."
-)
-if page.extra["devices_measured"] > 1:
-    lesson += " Normalised by their own roofline, curves from different machines share one pair of axes."
-elif page.extra["devices_measured"] == 1:
-    lesson += " Only one device has a committed run so far; each new device adds a row and a panel here."
-page.show_takeaway(lesson)
+page.show_takeaway()

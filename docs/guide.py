@@ -125,9 +125,4 @@ page.show("quantization")
 # [decode page](../decode/#tokens-per-sequence) shows both, measured.
 
 # %% tags=["hide-input"]
-page.show_takeaway(
-    "Start from the ridge batch, find your regime, then measure: the batch to run is the smaller of the largest one "
-    "within your latency budget and the one where throughput stops rising, rounded to the hardware's tiles and to "
-    'the sizes you captured. For decode, the KV cache usually runs out first. <a href="../theory/">Theory</a> '
-    "derives every step."
-)
+page.show_takeaway()

@@ -56,9 +56,4 @@ page.show("gpu_curve_measured_or_predicted")
 page.show("committed_runs_by_device")
 
 # %% tags=["hide-input"]
-page.show_takeaway(
-    "Batching is free only while something other than arithmetic sets the time: reading the weights, or fixed "
-    'per-call overhead. The <a href="guide/">guide</a> turns that into a batch size; the '
-    '<a href="theory/">Theory</a> page derives the ridge batch, the <a href="calculator/">Calculator</a> predicts '
-    'it for your layer sizes, and the <a href="mlp/">MLP</a> page compares every measured knee with its prediction.'
-)
+page.show_takeaway()

@@ -138,18 +138,4 @@ page.show("prefix_caching_and_disaggregation")
 # </tbody></table></div></div>
 
 # %% tags=["hide-input"]
-lesson = (
-    "An LLM engine's batch is however many sequences it holds: each step reads the weights once for all of them and "
-    "each one's own cache, so total tokens per second rises with concurrency while each user's falls, until the KV "
-    "cache is full. "
-)
-if budget := page.extra["budget_answer"]:  # None when no concurrency meets the budget
-    lesson += (
-        f"For {budget['model']} on an {budget['gpu']} with {budget['lengths']}-token requests and a "
-        f"{budget['budget']} per-token budget, the model allows about {budget['concurrency']} concurrent requests "
-        f"({budget['what binds']}). "
-    )
-page.show_takeaway(
-    lesson + "Predictions here are upper bounds from the datasheet; the share of them the published engines checked "
-    f"here reach is, {page.extra['published_share_of_roofline']}."
-)
+page.show_takeaway()

@@ -154,7 +154,4 @@ page = methodology.build()
 page.show("profiles")
 
 # %% tags=["hide-input"]
-page.show_takeaway(
-    "Every point is a median of interleaved samples with its quartiles, timed with the device's own clock, with "
-    "weights rotated out of the cache, and predicted from ceilings measured in the same run."
-)
+page.show_takeaway()

@@ -81,9 +81,4 @@ if curve is not None:
 page.show("code")
 
 # %% tags=["hide-input"]
-page.show_takeaway(
-    "The flat part of each curve is where a call costs the same whatever the batch; the measured knee is where that "
-    "stops. A measured knee far past the ridge batch of the device's ceilings means that the small-batch kernels fall "
-    "short of those ceilings, or that a fixed per-call cost hides the flat part: the ridge batch at the rates the "
-    "kernels reached, and the diagnosis under each table, say which, and name their evidence."
-)
+page.show_takeaway()

@@ -59,8 +59,4 @@ page.show("curves")
 
 # %% tags=["hide-input"]
 page.show("no_moe_measurement")
-page.show_takeaway(
-    "An MoE layer reads the weights of every expert its batch touches, so at small batch it costs more than its dense "
-    "twin, and it stays memory-bound to a batch about E/k times larger. Whether routing skew costs time depends on how "
-    "the experts run: measure your own dispatch, and look at the busiest expert's rows, not the average."
-)
+page.show_takeaway()

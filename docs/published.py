@@ -117,14 +117,4 @@ page.show("knees")
 page.show("not_compared")
 
 # %% tags=["hide-input"]
-share = page.extra["share_of_roofline_reached"]  # from the comparisons above
-cv = page.extra["cross_validation"]  # from the cross-validation above
-page.show_takeaway(
-    f"The roofline is a ceiling, not a forecast: the {share['figures kept']} published figures that keep to its "
-    f"assumptions reached <strong>{share['lowest %']}–{share['highest %']} % of it (median {share['median %']} %)"
-    f"</strong>. Calibrated on {cv['figures']} published figures from {cv['sources']} sources with "
-    f"{cv['parameters']} efficiencies, and checked leaving each source out, the forecast misses by a median of "
-    f"<strong>{cv['median']}</strong> ({cv['p90']} at the 90th percentile) on the figures the model describes. "
-    "Run <code>python -m benchmarks predict</code> for your own configuration: the forecast comes with the error "
-    "of its kind of work, the ceiling beside it."
-)
+page.show_takeaway()

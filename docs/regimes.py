@@ -122,12 +122,4 @@ page.show("signals")
 
 # %% tags=["hide-input"]
 page.show("no_ceiling_curves")
-lesson = (
-    "A flat latency curve is either the memory regime (real: batching is nearly free) or the overhead regime (a false "
-    "knee: the host is the bottleneck). Tell them apart by changing the width and by replaying a CUDA graph. Then "
-    "time with weights that do not sit in cache, or your numbers describe the cache, not the memory your model will "
-    "be read from in production."
-)
-if page.extra["cpu_only"]:
-    lesson += " On a CPU there are no CUDA graphs, and the overhead is the framework's per-op cost."
-page.show_takeaway(lesson)
+page.show_takeaway()

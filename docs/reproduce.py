@@ -79,6 +79,4 @@ page.show("schema")
 
 # %% tags=["hide-input"]
 page.show("runs")
-page.show_takeaway(
-    "One command measures a device and rebuilds this site; one committed JSON file per run adds the device to it."
-)
+page.show_takeaway()

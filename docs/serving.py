@@ -209,8 +209,4 @@ page.show("mlperf")
 # `--help` lists the rest. A bad argument is refused in one line.
 
 # %% tags=["hide-input"]
-page.show_takeaway(
-    "The batch a server forms is set by the arrivals and its batching rule, not by its max batch: at low load it "
-    "holds what arrives within one max delay, under load what arrives during one batch's run. Simulate the policy "
-    "from your measured curve before you set its knobs, and check a server's rule, not its settings."
-)
+page.show_takeaway()

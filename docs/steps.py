@@ -12,6 +12,8 @@ from benchmarks.site.pages import steps
 
 page = steps.build()
 page.show("model")
+
+# %% tags=["hide-input"]
 page.show("lead")
 
 
@@ -89,11 +91,4 @@ page.show("curves")
 
 # %% tags=["hide-input"]
 page.show("no_linear_sweep")
-lesson = (
-    "Sweep batch sizes one by one, not by doubling: the slow sizes sit just past tile and wave boundaries. Choose a "
-    "batch at the end of a free range (the last size before a step), never the first size after one, and check the "
-    "range on your own device, since tile shapes and SM counts differ."
-)
-if page.extra["cpu_only"]:
-    lesson += " The tile and wave steps this page explains are a GPU's."
-page.show_takeaway(lesson)
+page.show_takeaway()

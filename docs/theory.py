@@ -156,11 +156,4 @@ page.show("cpu")
 page.show("sources")
 
 # %% tags=["hide-input"]
-ridge = page.extra["datasheet_ridge_batches"]  # rows, from the datasheet table
-page.show_takeaway(
-    "The ridge batch of a large layer is the device's FLOP/s over its bandwidth, times half the bytes per element: "
-    f"from the datasheets, about {ridge['H100 SXM, bf16']} rows for an H100 SXM in bf16 (the GPU of the home page "
-    f"and the guide) and {ridge['T4, fp32']} for a T4 in fp32 (datasheet peaks; a T4 sustains far less than its fp16 "
-    "peak). Below it, extra rows are nearly free; measure your own device, because kernels that fall short of the "
-    "ceilings, launch overhead and caches all move the knee you actually see."
-)
+page.show_takeaway()

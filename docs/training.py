@@ -102,8 +102,4 @@ page.show("tradeoff")
 # activations autograd keeps per sample, and recommends a batch.
 
 # %% tags=["hide-input"]
-page.show_takeaway(
-    "A training step amortises a larger fixed cost than inference (the optimizer update), so its time per sample "
-    "keeps falling to a larger batch; memory for activations caps the batch from above, and the gradient noise "
-    "scale says how far past it a larger batch still cuts the steps."
-)
+page.show_takeaway()

@@ -78,7 +78,4 @@ page.show("examples")
 
 # %% tags=["hide-input"]
 page.show("sweeps")
-page.show_takeaway(
-    "A sweep of your own model answers the question this site explains on its own workloads: which batch size to "
-    "run, and what bounds it there."
-)
+page.show_takeaway()

@@ -291,13 +291,14 @@ NO_RESULTS = Paragraph(
 
 @dataclass
 class Page:
-    """Named sections of parts; a notebook shows one with `page.show(name)`, and ends with
-    `page.show_takeaway(lesson)`: the lesson is the notebook's words, the items under it the page module's."""
+    """Named sections of parts; a notebook shows one with `page.show(name)`, and ends with `page.show_takeaway()`:
+    the box with the page module's lesson and, under it, the items it measured."""
 
     sections: Mapping[str, Sequence[Part]]
     data: SiteData | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # objects a visible cell may use
-    takeaway_items: Sequence[Text] = ()  # what the page measured, as bullets under the notebook's lesson
+    takeaway_items: Sequence[Text] = ()  # what the page measured, as bullets under the lesson
+    lesson: str = ""  # the takeaway's lesson: the page module's fixed words, inline HTML kept as it is
 
     def html(self, name: str) -> str:
         return render(self.sections[name])
@@ -307,17 +308,17 @@ class Page:
         items = render([Bullets(self.takeaway_items)]) if self.takeaway_items else ""
         return "".join(self.html(name) for name in self.sections) + items
 
-    def takeaway_html(self, lesson: str, *, title: str = "") -> str:
-        """The box that ends the page. `lesson` is written in the notebook, so its inline HTML (a subscript, a link)
-        is kept as it is; nothing read from a results file reaches it."""
-        return render([takeaway(Html(lesson), self.takeaway_items, title=title)])
+    def takeaway_html(self, lesson: str | None = None, *, title: str = "") -> str:
+        """The box that ends the page, with `lesson` (default: the page's). A lesson is written in code, so its inline
+        HTML (a subscript, a link) is kept as it is; what it quotes from a file is escaped where it is computed."""
+        return render([takeaway(Html(self.lesson if lesson is None else lesson), self.takeaway_items, title=title)])
 
     def show(self, name: str) -> None:
         from IPython.display import HTML, display
 
         display(HTML(self.html(name)))
 
-    def show_takeaway(self, lesson: str, *, title: str = "") -> None:
+    def show_takeaway(self, lesson: str | None = None, *, title: str = "") -> None:
         from IPython.display import HTML, display
 
         display(HTML(self.takeaway_html(lesson, title=title)))

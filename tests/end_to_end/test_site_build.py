@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EVIL = f"{PAYLOAD} (test fixture)"
 PAGES = [
     "", "guide/", "serving/", "llm_serving/", "your_model/", "theory/", "mlp/", "regimes/", "steps/", "moe/", "cnn/",
-    "decode/", "calculator/", "devices/", "published/", "methodology/", "reproduce/", "glossary/",
+    "decode/", "training/", "calculator/", "devices/", "published/", "methodology/", "reproduce/", "glossary/",
 ]  # fmt: skip
 BUNDLE = "assets/javascripts/vega-bundle.js"
 MAX_PAGE_BYTES = 1_200_000  # every chart also carries its "Link or embed" snippets

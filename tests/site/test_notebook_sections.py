@@ -1,5 +1,5 @@
 """Each notebook shows every section its page module builds and no other, reads only objects the module passes,
-and ends with the lesson it writes itself: checked on the committed data without building the site."""
+and ends with the takeaway its page module writes: checked on the committed data without building the site."""
 
 import importlib
 import re
@@ -24,6 +24,7 @@ def test_the_notebook_shows_what_its_page_module_builds(name):
     assert set(read) <= set(page.extra), set(read) - set(page.extra)
     if name in NO_TAKEAWAY:
         return
-    assert "takeaway" not in page.sections  # the lesson is the notebook's: it ends the page with show_takeaway
-    assert notebook.count("page.show_takeaway(") == 1
+    assert "takeaway" not in page.sections  # the takeaway ends the page, with show_takeaway
+    assert page.lesson.strip(), "the page module writes the takeaway's lesson"
+    assert notebook.count("page.show_takeaway(") == 1 and "page.show_takeaway()" in notebook
     assert notebook.rindex("page.show_takeaway(") > max(notebook.rindex(f'page.show("{key}")') for key in shown)

@@ -48,7 +48,7 @@ def test_takeaways_state_the_measured_facts():
     box = page.takeaway_html("the notebook's lesson")
     assert "Takeaways" in box and "the notebook's lesson" in box
     assert "single Conv2d layers: " in box and "ResNet-50 @64²" in box
-    assert "takeaway" not in " ".join(page.sections)  # the lesson is the notebook's; the module gives the items
+    assert "takeaway" not in " ".join(page.sections)  # the lesson and the items are the takeaway's, no section
 
 
 def test_the_article_bullets_are_the_formula():

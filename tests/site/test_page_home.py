@@ -89,17 +89,17 @@ def test_runs_of_one_device_fold_into_one_line():
 
 
 def test_the_home_notebook_shows_every_section_once_in_order_and_writes_the_fixed_words():
-    """docs/index.py holds the page's fixed prose (the guide's pointer, the takeaway's lesson): the page module
-    builds only measured and computed parts, and each is shown once, where the module builds it."""
+    """docs/index.py holds the page's fixed prose (the guide's pointer); the page module builds the measured and
+    computed parts and the takeaway's lesson, and each section is shown once, where the module builds it."""
     notebook = HOME_NOTEBOOK.read_text(encoding="utf-8")
     page = home.build(site_data(empty=True))
     assert re.findall(r'page\.show\("(\w+)"\)', notebook) == list(page.sections)
     assert "[Choosing your batch size](guide/)" in notebook
     assert "Choosing your batch size" not in page.text() and "Batching is free only while" not in page.text()
     last_cell = notebook.split("# %%")[-1]
-    assert 'tags=["hide-input"]\npage.show_takeaway(' in last_cell and "Batching is free only while" in last_cell
-    box = page.takeaway_html("the lesson")
-    assert page.takeaway_items == () and ">Takeaway<" in box and "the lesson" in box
+    assert last_cell == ' tags=["hide-input"]\npage.show_takeaway()\n'
+    box = page.takeaway_html()
+    assert page.takeaway_items == () and ">Takeaway<" in box and "Batching is free only while" in box
 
 
 def test_the_first_screen_says_what_the_site_covers():

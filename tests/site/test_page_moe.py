@@ -21,7 +21,7 @@ def test_every_part_of_a_run_with_moe_records():
 
 def test_the_takeaway_items_state_the_knee_and_the_cost_of_skew():
     page = moe.build(site_data(synthetic_moe_run(hardware=False)))
-    summary = page.takeaway_html("the lesson")  # the notebook writes the lesson; the items are the page's
+    summary = page.takeaway_html("the lesson")  # a lesson passed in wins; the items are the page's
     assert "Takeaways" in summary and "for an expected E/k = 4×." in summary
     assert "(uniform token choice) against" in summary
     assert "at batch 4096, skew 2 takes" in summary

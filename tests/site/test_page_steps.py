@@ -22,7 +22,7 @@ def test_the_synthetic_staircase_has_its_figure_steps_and_causes():
 
 def test_the_takeaway_items_state_each_curve():
     page = steps.build(site_data())
-    summary = page.takeaway_html("the lesson")  # the notebook writes the lesson; the items are the page's
+    summary = page.takeaway_html("the lesson")  # a lesson passed in wins; the items are the page's
     assert "Takeaways" in summary and "2 step(s) above a typical noise of" in summary
     assert "2 explained, 0 not." in summary
 

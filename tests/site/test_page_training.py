@@ -3,6 +3,7 @@ published)."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -68,3 +69,27 @@ def test_without_measurements_the_page_says_so():
     page = training.build(site_data(make_run(widths=(), linear_batches=(), hardware=False)), [])
     assert "No noise-scale measurement is committed yet" in page.html("noise_scale")
     assert "measured no training step" in page.html("step_curves_by_device")
+
+
+def colours_in(node) -> set[str]:
+    """Every hex colour a chart spec names, wherever it names it."""
+    if isinstance(node, dict):
+        return set().union(*(colours_in(v) for v in node.values()), set())
+    if isinstance(node, list):
+        return set().union(*(colours_in(v) for v in node), set())
+    return {node.lower()} if isinstance(node, str) and re.fullmatch(r"#[0-9a-fA-F]{3,6}", node) else set()
+
+
+def test_every_chart_draws_in_colours_that_read_on_both_palettes_and_names_its_series_whole(tmp_path):
+    """The layout check in the browser measures the contrast; this names the cause: colours from the site's palette
+    only (black, a default orange and a faded swatch fell under 3:1 on one of the two palettes)."""
+    from benchmarks.site import charts
+
+    training.build(site_data(training_run()), [noise_run()])
+    specs = {path.stem: json.loads(path.read_text()) for path in (tmp_path / "charts").glob("*.json")}
+    assert {"training-memory-llama-layer-h100", "training-steps-to-target-digits"} < set(specs)
+    allowed = {colour.lower() for colour in (*charts.PALETTE, charts.LABEL_GREY)}
+    for chart_id, spec in specs.items():
+        assert colours_in(spec) <= allowed, (chart_id, colours_in(spec) - allowed)
+        assert '"opacity": {"field"' not in json.dumps(spec) or '"legend": null' in json.dumps(spec), chart_id
+    assert '"labelLimit": 0' in json.dumps(specs["training-steps-to-target-digits"])  # names carry values: never cut

@@ -51,13 +51,14 @@ def test_takeaway_holds_the_lesson_then_the_facts():
     assert out.index("lesson") < out.index("<li>fact</li>") and "Takeaways" in out
 
 
-def test_a_notebook_lesson_keeps_its_markup_and_the_page_items_are_escaped():
-    page = render.Page({"body": [Paragraph("text")]}, takeaway_items=[PAYLOAD])
-    out = page.takeaway_html("divide by H/H<sub>kv</sub>")
+def test_a_page_lesson_keeps_its_markup_and_the_page_items_are_escaped():
+    page = render.Page({"body": [Paragraph("text")]}, takeaway_items=[PAYLOAD], lesson="divide by H/H<sub>kv</sub>")
+    out = page.takeaway_html()
     assert "H/H<sub>kv</sub>" in out and "<img" not in out and "&lt;img" in out
     assert out.index("divide") < out.index("&lt;img") and "Takeaways" in out
     assert "&lt;img" in page.text()  # the items are part of the page's text for its tests
     assert "Takeaway<" in render.Page({}).takeaway_html("a lesson alone")
+    assert "another lesson" in page.takeaway_html("another lesson") and "divide" not in page.takeaway_html("another")
 
 
 def test_autolink_links_addresses_and_escapes_the_rest():

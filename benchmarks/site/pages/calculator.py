@@ -56,6 +56,7 @@ PRESET_HEADERS = ["batch", "forecast per call", "ceiling per call", "throughput 
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
     default = calculator.default_gpu(data.gpus)
+    ridge = ridge_batches()
     return Page(
         {
             "chart": [calculator_figure(data, default), Paragraph(band_sentence())],
@@ -64,7 +65,8 @@ def build(data: SiteData | None = None) -> Page:
             "datasheet": [datasheet_table(), sources()],
         },
         data,
-        {"default": default, "ridge_batches": ridge_batches()},
+        {"default": default, "ridge_batches": ridge},
+        lesson=lesson(ridge),
     )
 
 
@@ -213,7 +215,7 @@ def sources() -> Details:
 
 
 def ridge_batches() -> dict[str, str]:
-    """The wide-layer ridge batches the lesson states, from the datasheet table (escaped, for the notebook's inline
+    """The wide-layer ridge batches the lesson states, from the datasheet table (escaped, for the lesson's inline
     HTML): the lowest and the highest in bf16, each with its GPU, and those of FP32_EXAMPLES in plain fp32."""
     bf16 = calculator.ridge_range(GPUS, "bfloat16")
     fp32 = [(name, find_gpu(name).ridge_batch("float32")) for name in FP32_EXAMPLES]
@@ -222,3 +224,14 @@ def ridge_batches() -> dict[str, str]:
         "bf16, highest": text.h(f"{bf16[-1][0]:,.0f} ({bf16[-1][1]})"),
         "fp32, examples": text.h(", ".join(f"{b:,.0f} rows on the {n}" for n, b in fp32)),
     }
+
+
+def lesson(ridge: dict[str, str]) -> str:
+    """The takeaway's lesson, with the ridge batches of `ridge_batches()`."""
+    return (
+        f"The ridge batch of a wide layer is (F/BW)·(s/2). In bf16 it is {ridge['bf16, lowest']} to "
+        f"{ridge['bf16, highest']} rows across the datasheet table; in plain fp32, with 4-byte weights and a far lower "
+        f"rate, it is 2·F/BW: {ridge['fp32, examples']}. Below it, a batch costs about the same as a single row; above "
+        "it, time grows with the batch. Use the prediction to choose where to measure, then measure: the measured "
+        "pages of this site show how far real kernels fall short of the datasheet."
+    )

@@ -81,6 +81,15 @@ def chart_folded_under_caption(part: Any) -> Any:
     return Details(f"Chart: {part.caption}", [part]) if isinstance(part, charts.Figure) else part
 
 
+LESSON = (  # the takeaway's lesson, above the items the page measured
+    "A decoder batches like an MLP only while the batch is well below W/(κ·n), the batch at which the KV cache read "
+    "equals the weight read. Past it every extra sequence costs its own cache read, and at long context the step "
+    "never becomes compute-bound at all. Grouped-query attention divides the cache read by H/H<sub>kv</sub> and "
+    "brings the knee back (a little less than H/H<sub>kv</sub>, since the weights shrink too); a prefill, many "
+    "tokens per sequence per call, batches like an MLP."
+)
+
+
 def build(data: SiteData | None = None) -> Page:
     """The page's sections, in the order the notebook shows them, and the measured items under its takeaway."""
     data = data or c.load_site_data()
@@ -103,6 +112,7 @@ def build(data: SiteData | None = None) -> Page:
         },
         data,
         takeaway_items=items or ["No decode measurement is committed yet."],
+        lesson=LESSON,
     )
 
 

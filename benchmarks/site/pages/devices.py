@@ -30,6 +30,7 @@ def build(data: SiteData | None = None) -> Page:
             {name: [NO_RESULTS] for name in ("beside", "ceilings", "knees", "curves", "software")},
             data,
             {"devices_measured": 0},
+            lesson=lesson(0),
         )
     return Page(
         {
@@ -42,6 +43,7 @@ def build(data: SiteData | None = None) -> Page:
         data,
         {"devices_measured": len(data.shown)},
         takeaway_items=knees_against_ridges(data),
+        lesson=lesson(len(data.shown)),
     )
 
 
@@ -259,3 +261,16 @@ def knees_against_ridges(data: SiteData) -> list[str]:
             words += f"; ceilings {text.sig(100 * min(shares), 2)}–{text.sig(100 * max(shares), 2)} % of the datasheet"
         said.append(words + ".")
     return said
+
+
+def lesson(devices_measured: int) -> str:
+    """The takeaway's lesson; its last sentence depends on how many devices have a committed run."""
+    words = (
+        "Read every machine the same way: measure its ceilings, predict its ridge batch from them, then look where its "
+        "curves bend; where they bend later, the rates its kernels reach at small batches are below its ceilings."
+    )
+    if devices_measured > 1:
+        words += " Normalised by their own roofline, curves from different machines share one pair of axes."
+    elif devices_measured == 1:
+        words += " Only one device has a committed run so far; each new device adds a row and a panel here."
+    return words

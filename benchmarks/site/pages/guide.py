@@ -27,6 +27,14 @@ OUT_FEATURES = 4096
 WAVE_BATCHES = (512, 513)
 
 
+LESSON = (  # the takeaway's lesson, above the items the page measured
+    "Start from the ridge batch, find your regime, then measure: the batch to run is the smaller of the largest one "
+    "within your latency budget and the one where throughput stops rising, rounded to the hardware's tiles and to "
+    'the sizes you captured. For decode, the KV cache usually runs out first. <a href="../theory/">Theory</a> '
+    "derives every step."
+)
+
+
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
     return Page(
@@ -39,6 +47,7 @@ def build(data: SiteData | None = None) -> Page:
             "quantization": [quantization_table()],
         },
         data,
+        lesson=LESSON,
     )
 
 

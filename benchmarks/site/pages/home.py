@@ -1,6 +1,6 @@
 """The home page's measured and computed parts: the answer on a GPU (a committed GPU run's measured curve and
 what it measured, or until there is one the datasheet's prediction for an H100 and its figures), and the committed
-runs each device's charts come from. Its fixed prose, the takeaway's lesson included, is written in docs/index.py."""
+runs each device's charts come from, and the takeaway's lesson. Its fixed prose is written in docs/index.py."""
 
 from __future__ import annotations
 
@@ -39,6 +39,14 @@ LARGE = {"width": 4096, "depth": 8}  # weights far larger than the L2: every cal
 SMALL = {"width": 1024, "depth": 8}  # the article's MLP
 
 
+LESSON = (  # the takeaway's lesson, above the items the page measured
+    "Batching is free only while something other than arithmetic sets the time: reading the weights, or fixed "
+    'per-call overhead. The <a href="guide/">guide</a> turns that into a batch size; the '
+    '<a href="theory/">Theory</a> page derives the ridge batch, the <a href="calculator/">Calculator</a> predicts '
+    'it for your layer sizes, and the <a href="mlp/">MLP</a> page compares every measured knee with its prediction.'
+)
+
+
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
     curve = committed_gpu_curve(data)
@@ -49,6 +57,7 @@ def build(data: SiteData | None = None) -> Page:
         },
         data,
         {"curve": curve},
+        lesson=LESSON,
     )
 
 

@@ -1,6 +1,6 @@
 """The page "Serving LLMs with continuous batching": the front of total against per-user tokens per second for
 Llama-3-8B on three datasheet GPUs, latencies against concurrency with the KV limit, chunked prefill's effect, a
-budget's answer and the published serving checks; the notebook writes the rest (the engines' settings, the lesson).
+budget's answer, the published serving checks and the lesson; the notebook writes the rest (the engines' settings).
 
 Every number here is a simulation on a datasheet roofline (`benchmarks.analysis.continuous_batching`) or a
 figure others published (benchmarks/published/serving.json), and the page says which.
@@ -105,6 +105,7 @@ def checks() -> list[ServingCheck]:
 
 
 def build() -> Page:
+    budget, share = budget_answer(), text.h(ratios_by_rows())
     return Page(
         {
             "answer": answer_parts(),
@@ -115,10 +116,8 @@ def build() -> Page:
             "published_results_against_predictions": published_against_predicted(),
             "prefix_caching_and_disaggregation": prefix_caching_and_disaggregation(),
         },
-        extra={
-            "budget_answer": budget_answer(),
-            "published_share_of_roofline": text.h(ratios_by_rows()),
-        },
+        extra={"budget_answer": budget, "published_share_of_roofline": share},
+        lesson=lesson(budget, share),
     )
 
 
@@ -685,7 +684,7 @@ def published_against_predicted() -> list:
 
 def budget_answer() -> dict[str, str] | None:
     """What the lesson states of the budget: the model, GPU, request lengths and budget, the concurrency the model
-    allows and what binds there (escaped, for the notebook's inline HTML); None when no concurrency meets it."""
+    allows and what binds there (escaped, for the lesson's inline HTML); None when no concurrency meets it."""
     found = budget_plan()
     if found is None:
         return None
@@ -698,3 +697,23 @@ def budget_answer() -> dict[str, str] | None:
         "what binds": BINDS[found.binds],
     }
     return {key: text.h(value) for key, value in said.items()}
+
+
+def lesson(budget: dict[str, str] | None, published_share_of_roofline: str) -> str:
+    """The takeaway's lesson, with the budget's answer (`budget_answer()`, None when no concurrency meets it) and the
+    share of the roofline the published engines reach (escaped)."""
+    words = (
+        "An LLM engine's batch is however many sequences it holds: each step reads the weights once for all of them "
+        "and each one's own cache, so total tokens per second rises with concurrency while each user's falls, until "
+        "the KV cache is full. "
+    )
+    if budget:
+        words += (
+            f"For {budget['model']} on an {budget['gpu']} with {budget['lengths']}-token requests and a "
+            f"{budget['budget']} per-token budget, the model allows about {budget['concurrency']} concurrent requests "
+            f"({budget['what binds']}). "
+        )
+    return (
+        words + "Predictions here are upper bounds from the datasheet; the share of them the published engines checked "
+        f"here reach is, {published_share_of_roofline}."
+    )

@@ -31,6 +31,14 @@ KNEE_HEADERS = [
 ]
 
 
+LESSON = (  # the takeaway's lesson, above the items the page measured
+    "The flat part of each curve is where a call costs the same whatever the batch; the measured knee is where that "
+    "stops. A measured knee far past the ridge batch of the device's ceilings means that the small-batch kernels fall "
+    "short of those ceilings, or that a fixed per-call cost hides the flat part: the ridge batch at the rates the "
+    "kernels reached, and the diagnosis under each table, say which, and name their evidence."
+)
+
+
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
     return Page(
@@ -40,6 +48,7 @@ def build(data: SiteData | None = None) -> Page:
         },
         data,
         {"curve": c.headline_curve(data)},
+        lesson=LESSON,
     )
 
 

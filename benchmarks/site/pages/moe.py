@@ -23,6 +23,13 @@ from benchmarks.site.render import (
 CPU_NOTE = "A CPU runs one expert after another on the same cores."
 
 
+LESSON = (  # the takeaway's lesson, above the items the page measured
+    "An MoE layer reads the weights of every expert its batch touches, so at small batch it costs more than its dense "
+    "twin, and it stays memory-bound to a batch about E/k times larger. Whether routing skew costs time depends on how "
+    "the experts run: measure your own dispatch, and look at the busiest expert's rows, not the average."
+)
+
+
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
     found = knees_and_skew_costs(data)
@@ -33,6 +40,7 @@ def build(data: SiteData | None = None) -> Page:
         },
         data,
         takeaway_items=found,
+        lesson=LESSON,
     )
 
 

@@ -74,6 +74,7 @@ def build(data: SiteData | None = None) -> Page:
         data,
         {"tiny": tiny, "cpu_only": notice.cpu_only(data)},
         takeaway_items=taught,
+        lesson=lesson(notice.cpu_only(data)),
     )
 
 
@@ -375,3 +376,16 @@ def what_each_device_teaches(data: SiteData) -> list[str]:
     """The takeaway's items: each device's ceilings, then each device's MLPs."""
     items = [item for run in data.shown for item in ceilings_takeaways(run)]
     return items + [item for run in data.shown_for("mlp") for item in mlp_takeaways(run)]
+
+
+def lesson(cpu_only: bool) -> str:
+    """The takeaway's lesson; on a site of CPU runs only, it says what stands in for a CUDA graph."""
+    words = (
+        "A flat latency curve is either the memory regime (real: batching is nearly free) or the overhead regime (a "
+        "false knee: the host is the bottleneck). Tell them apart by changing the width and by replaying a CUDA "
+        "graph. Then time with weights that do not sit in cache, or your numbers describe the cache, not the memory "
+        "your model will be read from in production."
+    )
+    if cpu_only:
+        words += " On a CPU there are no CUDA graphs, and the overhead is the framework's per-op cost."
+    return words

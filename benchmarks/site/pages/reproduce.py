@@ -9,6 +9,10 @@ from benchmarks.site import text
 from benchmarks.site.charts import SITE_ROOT
 from benchmarks.site.render import Bullets, Details, Page, Paragraph, Table, code, tag
 
+LESSON = (  # the takeaway's lesson, above the items the page measured
+    "One command measures a device and rebuilds this site; one committed JSON file per run adds the device to it."
+)
+
 
 def build(data: SiteData | None = None) -> Page:
     data = data or c.load_site_data()
@@ -18,6 +22,7 @@ def build(data: SiteData | None = None) -> Page:
             "runs": [committed_runs(data)],
         },
         data,
+        lesson=LESSON,
     )
 
 

@@ -62,6 +62,13 @@ NO_SWEEP = Paragraph(
 )
 
 
+LESSON = (  # the takeaway's lesson, above the items the page measured
+    "The batch a server forms is set by the arrivals and its batching rule, not by its max batch: at low load it "
+    "holds what arrives within one max delay, under load what arrives during one batch's run. Simulate the policy "
+    "from your measured curve before you set its knobs, and check a server's rule, not its settings."
+)
+
+
 def build(sweeps: list[ModelSweep] | None = None, mlperf: serving_mlperf.MLPerfCheck | None = None) -> Page:
     sweeps = [simulable(s) for s in (load_sweeps() if sweeps is None else sweeps)]
     example = pick_example(sweeps)
@@ -85,7 +92,7 @@ def build(sweeps: list[ModelSweep] | None = None, mlperf: serving_mlperf.MLPerfC
     sections["example"] = [Paragraph(provenance_words(check is not None)), *sections["example"]]
     sections["real_server"] = real_server_parts(check, checked)
     sections["mlperf"] = mlperf_parts(mlperf if mlperf is not None else serving_mlperf.check())
-    return Page(sections)
+    return Page(sections, lesson=LESSON)
 
 
 def provenance_words(has_real_server_check: bool) -> str:

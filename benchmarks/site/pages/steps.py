@@ -54,6 +54,7 @@ def build(data: SiteData | None = None) -> Page:
         data,
         {"cpu_only": notice.cpu_only(data)},
         takeaway_items=found,
+        lesson=lesson(notice.cpu_only(data)),
     )
 
 
@@ -266,3 +267,15 @@ def steps_per_sweep(data: SiteData) -> list[str]:
         for run in data.shown_for("linear")
         for sweep in sweeps(run)
     ]
+
+
+def lesson(cpu_only: bool) -> str:
+    """The takeaway's lesson; on a site of CPU runs only, it says whose steps these are."""
+    words = (
+        "Sweep batch sizes one by one, not by doubling: the slow sizes sit just past tile and wave boundaries. Choose "
+        "a batch at the end of a free range (the last size before a step), never the first size after one, and check "
+        "the range on your own device, since tile shapes and SM counts differ."
+    )
+    if cpu_only:
+        words += " The tile and wave steps this page explains are a GPU's."
+    return words

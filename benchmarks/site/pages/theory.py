@@ -44,6 +44,7 @@ def build(data: SiteData | None = None) -> Page:
         },
         data,
         {"datasheet_ridge_batches": datasheet_ridge_batches()},
+        lesson=lesson(datasheet_ridge_batches()),
     )
 
 
@@ -242,3 +243,14 @@ def sources() -> list:
 def datasheet_ridge_batches() -> dict[str, str]:
     """The large-layer ridge batch, in rows, of the two devices the lesson names, from the datasheet table."""
     return {"H100 SXM, bf16": f"{H100.ridge_batch('bfloat16'):.0f}", "T4, fp32": f"{T4.ridge_batch('float32'):.0f}"}
+
+
+def lesson(ridge: dict[str, str]) -> str:
+    """The takeaway's lesson, with `datasheet_ridge_batches()`."""
+    return (
+        "The ridge batch of a large layer is the device's FLOP/s over its bandwidth, times half the bytes per element: "
+        f"from the datasheets, about {ridge['H100 SXM, bf16']} rows for an H100 SXM in bf16 (the GPU of the home page "
+        f"and the guide) and {ridge['T4, fp32']} for a T4 in fp32 (datasheet peaks; a T4 sustains far less than its "
+        "fp16 peak). Below it, extra rows are nearly free; measure your own device, because kernels that fall short "
+        "of the ceilings, launch overhead and caches all move the knee you actually see."
+    )

@@ -1,7 +1,7 @@
 """The training page's computed parts: per device, the measured training step against batch beside its roofline by
 phase and the bytes autograd kept per sample beside their hand count; the memory of a Llama-shaped layer's step on a
 datasheet GPU (a ceiling, labelled so); and the gradient noise scale and the steps-to-target it predicts, from the
-committed noise-scale measurement. The page's fixed prose and its lesson are written in docs/training.py."""
+committed noise-scale measurement; and the takeaway's lesson. The page's fixed prose is written in docs/training.py."""
 
 from __future__ import annotations
 
@@ -24,13 +24,23 @@ from benchmarks.workloads import saved_bytes_per_sample
 from snippets import costs
 
 WORKLOADS_SHOWN = ("train-mlp", "train-decoder")
-PHASE_COLORS = ["#4c78a8", "#f58518", "#54a24b", "#b279a2"]
+# From charts.PALETTE and LABEL_GREY: each keeps 3:1 against the light and the dark page, as a legend symbol must
+MEASURED_COLOR, STEP_ROOFLINE_COLOR, PHASE_COLORS = charts.PALETTE[0], charts.LABEL_GREY, charts.PALETTE[1:5]
+PART_COLORS = charts.PALETTE[:4]
+TRADEOFF_COLORS = [charts.PALETTE[1], charts.PALETTE[0], charts.PALETTE[4]]  # measured, from B_simple, fitted
 MEMORY_GPU = "H100 SXM"
 LLAMA_LAYER = {"layers": 1, "d_model": 4096, "heads": 32, "kv_heads": 8, "d_ff": 14336, "ffn": "swiglu",
                "seq": 2048, "optimizer": "adamw", "precision": "mixed"}  # fmt: skip
 MEMORY_BATCHES = (1, 8, 32, 128)
 STEP_HEADERS = ["batch", "measured", "roofline", "measured ÷ roofline", "optimizer's share of the roofline",
                 "autograd kept per sample, measured", "hand count"]  # fmt: skip
+
+
+LESSON = (  # the takeaway's lesson, above the items the page measured
+    "A training step amortises a larger fixed cost than inference (the optimizer update), so its time per sample "
+    "keeps falling to a larger batch; memory for activations caps the batch from above, and the gradient noise "
+    "scale says how far past it a larger batch still cuts the steps."
+)
 
 
 def build(data: SiteData | None = None, noise: Sequence[NoiseScaleRun] | None = None) -> Page:
@@ -46,6 +56,7 @@ def build(data: SiteData | None = None, noise: Sequence[NoiseScaleRun] | None = 
         },
         data,
         takeaway_items=takeaway_items(data, newest[0] if newest else None),
+        lesson=LESSON,
     )
 
 
@@ -79,7 +90,7 @@ def phase_rows(curve: Curve) -> list[dict[str, Any]]:
 def phase_chart(curve: Curve) -> alt.LayerChart:
     rows = phase_rows(curve)
     domain = ["measured step", "roofline of the step", *(f"roofline: {n}" for n in costs.TRAIN_PHASES)]
-    colors = ["#000000", "#7f7f7f", *PHASE_COLORS]
+    colors = [MEASURED_COLOR, STEP_ROOFLINE_COLOR, *PHASE_COLORS]
     base = alt.Chart(alt.Data(values=rows)).encode(
         x=charts.batch_axis([r["batch"] for r in rows], curve.unit),
         y=alt.Y("ms:Q", title="time per step (ms)", scale=alt.Scale(type="log")),
@@ -153,22 +164,33 @@ def memory_rows(params: dict, dtype: str, batches: Sequence[int]) -> list[dict[s
     return charts.chart_rows(rows)
 
 
+CHECKPOINTING = ["no checkpointing", "every layer checkpointed"]
+PAIRS = "each pair of bars: no checkpointing (left), every layer checkpointed (right, lighter)"
+
+
 def memory_chart(rows: list[dict[str, Any]], memory_gib: float, title: str, subtitle: str) -> alt.LayerChart:
+    """Bars by part, a pair per batch; the lighter bar of a pair is named in the subtitle (PAIRS), not a legend,
+    since a lighter swatch would fall under 3:1 against one of the two palettes."""
     parts = ["weights", "gradients", "optimizer state", "activations"]
     bars = (
         alt.Chart(alt.Data(values=rows))
         .mark_bar()
         .encode(
             x=alt.X("batch:N", title="batch size (sequences of 2,048 tokens)", sort=None),
-            xOffset=alt.XOffset("kind:N"),
+            xOffset=alt.XOffset("kind:N", sort=CHECKPOINTING),
             y=alt.Y("sum(GiB):Q", title="memory (GiB)"),
-            color=alt.Color("part:N", scale=alt.Scale(domain=parts, range=PHASE_COLORS), title=None),
-            opacity=alt.Opacity("kind:N", scale=alt.Scale(range=[1.0, 0.55]), title=None),
+            color=alt.Color("part:N", scale=alt.Scale(domain=parts, range=PART_COLORS), title=None),
+            opacity=alt.Opacity("kind:N", scale=alt.Scale(domain=CHECKPOINTING, range=[1.0, 0.55]), legend=None),
             tooltip=["batch:N", "kind:N", "part:N", alt.Tooltip("GiB:Q", format=".3g")],
         )
     )
-    limit = alt.Chart(alt.Data(values=[{"GiB": memory_gib}])).mark_rule(strokeDash=[4, 3]).encode(y="GiB:Q")
-    return alt.layer(bars, limit).properties(title=charts.chart_title(title, subtitle), width=520, height=280)
+    limit = (
+        alt.Chart(alt.Data(values=[{"GiB": memory_gib}]))
+        .mark_rule(strokeDash=[4, 3], color=charts.LABEL_GREY)
+        .encode(y="GiB:Q")
+    )
+    title_params = charts.chart_title(title, subtitle, PAIRS)
+    return alt.layer(bars, limit).properties(title=title_params, width=520, height=280)
 
 
 def memory_parts() -> list:
@@ -260,10 +282,12 @@ def tradeoff_rows(check: ns.Check) -> list[dict[str, Any]]:
 
 def tradeoff_chart(check: ns.Check, subtitle: str) -> alt.LayerChart:
     rows = tradeoff_rows(check)
+    series = list(dict.fromkeys(row["series"] for row in rows))  # measured, from B_simple, fitted
+    legend = alt.Legend(orient="bottom", direction="vertical", labelLimit=0)  # whole names: they carry the values
     base = alt.Chart(alt.Data(values=rows)).encode(
         x=alt.X("batch:Q", title="batch size (examples)", scale=alt.Scale(type="log", base=2)),
         y=alt.Y("steps:Q", title="steps to the target loss", scale=alt.Scale(type="log")),
-        color=alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom", direction="vertical")),
+        color=alt.Color("series:N", title=None, scale=alt.Scale(domain=series, range=TRADEOFF_COLORS), legend=legend),
         tooltip=["series:N", "batch:Q", alt.Tooltip("steps:Q", format=".0f")],
     )
     measured = alt.datum.series == rows[0]["series"]

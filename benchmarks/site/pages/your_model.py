@@ -25,13 +25,20 @@ SUMMARIES = {
 }
 
 
+LESSON = (  # the takeaway's lesson, above the items the page measured
+    "A sweep of your own model answers the question this site explains on its own workloads: which batch size to "
+    "run, and what bounds it there."
+)
+
+
 def build(sweeps: list[ModelSweep] | None = None) -> Page:
     sweeps = load_sweeps() if sweeps is None else sweeps
     return Page(
         {
             "examples": [Source(path) for path in EXAMPLES],
             "sweeps": committed(sweeps),
-        }
+        },
+        lesson=LESSON,
     )
 
 
