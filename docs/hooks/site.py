@@ -16,18 +16,22 @@
   resolve chart links.
 - on_page_content also gives every heading a permalink, keeps moved chart ids as anchors and fills in the
   charts' embed snippets with the site's address (benchmarks/site/charts/links.py).
-- on_post_build: write every staged chart as site/charts/<id>.{json,csv,svg,png} and copy the
-  published results files to site/results/ and the model sweeps to site/sweeps/.
+- on_post_build: write every staged chart as site/charts/<id>.{json,csv,svg,png} (an SVG and PNG drawn before
+  from the same spec by the same vl-convert are taken from .cache/exports/) and copy the published results files
+  to site/results/ and the model sweeps to site/sweeps/; then log one line of where the build spent its time.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import os
 import re
 import shutil
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -46,7 +50,10 @@ from benchmarks.site import charts, notice  # noqa: E402
 from benchmarks.site.charts import links  # noqa: E402
 
 BUNDLE_PATH = "assets/javascripts/vega-bundle.js"
+EXPORT_CACHE = ROOT / ".cache" / "exports"
 _STATE: dict[str, Path] = {}
+_TIMES: dict[str, float] = {}  # seconds per page (its code run and rendered), and the build's start
+_LOG = logging.getLogger("mkdocs.hooks.site")
 
 _STYLE = re.compile(r"<style[^>]*>.*?</style>", re.S | re.I)
 _SCRIPT = re.compile(r"<script(?![^>]*application/json)[^>]*>.*?</script>", re.S | re.I)
@@ -55,6 +62,8 @@ _MARKDOWN_CELL = re.compile(r"^# %% \[markdown\][^\n]*\n((?:#[^\n]*(?:\n|$))*)",
 
 
 def on_config(config):
+    _TIMES.clear()
+    _TIMES["(start)"] = time.perf_counter()
     paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     os.environ["JUPYTER_CONFIG_DIR"] = str(Path(__file__).with_name("jupyter"))  # kernels over IPC, not TCP
@@ -103,12 +112,15 @@ def on_pre_page(page, config, files):
     render = page.render
 
     def render_or_one_line(config, files):
+        started = time.perf_counter()
         try:
             return render(config, files)
         except PluginError:
             raise
         except Exception as exc:
             raise PluginError(printable(failure_line(page.file.src_uri, exc))) from None
+        finally:
+            _TIMES[page.file.src_uri] = time.perf_counter() - started
 
     page.render = render_or_one_line
     return page
@@ -202,12 +214,21 @@ def on_page_content(html_text, page, config, files):
     return _with_notice(html_text, page).replace(charts.SITE_ROOT, _root_prefix(page))
 
 
-def _export(spec_path: Path, out_dir: Path) -> None:
+def _export(spec_path: Path, out_dir: Path) -> bool:
+    """Write the chart's SVG and PNG; True when they were drawn now, False when taken from the cache."""
     import vl_convert
 
     spec = json.loads(spec_path.read_text(encoding="utf-8"))
     spec.setdefault("config", {})["background"] = "white"
     chart_id = spec_path.stem
+    key = hashlib.sha256(
+        f"{getattr(vl_convert, '__version__', 'unknown')}\n{json.dumps(spec, sort_keys=True)}".encode()
+    ).hexdigest()[:32]
+    cached_svg, cached_png = EXPORT_CACHE / f"{key}.svg", EXPORT_CACHE / f"{key}.png"
+    if cached_svg.is_file() and cached_png.is_file():
+        shutil.copyfile(cached_svg, out_dir / f"{chart_id}.svg")
+        shutil.copyfile(cached_png, out_dir / f"{chart_id}.png")
+        return False
     try:
         svg = vl_convert.vegalite_to_svg(spec)
         png = vl_convert.svg_to_png(svg, scale=2)  # the drawing made once: rendering the spec again costs more
@@ -216,6 +237,31 @@ def _export(spec_path: Path, out_dir: Path) -> None:
         raise PluginError(printable(f"chart {chart_id}: cannot be exported: {type(exc).__name__}: {first}")) from None
     (out_dir / f"{chart_id}.svg").write_text(svg, encoding="utf-8")
     (out_dir / f"{chart_id}.png").write_bytes(png)
+    _keep(cached_svg, svg.encode("utf-8"))
+    _keep(cached_png, png)
+    return True
+
+
+def _keep(path: Path, data: bytes) -> None:
+    """Cache one export, written whole or not at all (a cache that cannot be written only costs time)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        partial.write_bytes(data)
+        os.replace(partial, path)
+    except OSError:
+        pass
+
+
+def time_spent(times: dict[str, float], total_s: float, exports_s: float, drawn: int, cached: int) -> str:
+    """One line: the build's seconds, its pages' and the three slowest, and its chart exports'."""
+    pages = {name: seconds for name, seconds in times.items() if not name.startswith("(")}
+    slowest = sorted(pages.items(), key=lambda item: -item[1])[:3]
+    named = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in slowest)
+    return (
+        f"site built in {total_s:.0f} s: {len(pages)} pages {sum(pages.values()):.0f} s (slowest {named}); "
+        f"{drawn + cached} charts exported in {exports_s:.0f} s ({drawn} drawn, {cached} from .cache/exports/)"
+    )
 
 
 def on_post_build(config):
@@ -226,8 +272,10 @@ def on_post_build(config):
     specs = sorted(stage.glob("*.json")) if stage else []
     for path in stage.iterdir() if stage else []:
         shutil.copyfile(path, out_dir / path.name)
+    started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=2) as pool:
-        list(pool.map(lambda p: _export(p, out_dir), specs))
+        drawn = sum(pool.map(lambda p: _export(p, out_dir), specs))
+    exports_s = time.perf_counter() - started
     if stage:
         shutil.rmtree(stage, ignore_errors=True)
     if _STATE.get("validated"):
@@ -241,3 +289,6 @@ def on_post_build(config):
         target = site / "sweeps" / sweep.device["slug"] / f"{sweep.id}.json"
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(sweep.path, target)
+    if "(start)" in _TIMES:
+        total_s = time.perf_counter() - _TIMES["(start)"]
+        _LOG.info(time_spent(_TIMES, total_s, exports_s, drawn, len(specs) - drawn))

@@ -1,0 +1,59 @@
+"""The build's chart exports and its line of where the time went (docs/hooks/site.py), on a SYNTHETIC chart."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("site_hook_exports", ROOT / "docs" / "hooks" / "site.py")
+hook = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(hook)
+
+pytest.importorskip("vl_convert", reason="the docs dependency group is not installed")
+
+SPEC = {
+    "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+    "data": {"values": [{"batch": 1, "ms": 2.0}, {"batch": 8, "ms": 3.0}]},
+    "mark": "line",
+    "encoding": {"x": {"field": "batch", "type": "quantitative"}, "y": {"field": "ms", "type": "quantitative"}},
+    "title": "SYNTHETIC test fixture",
+}
+
+
+def test_an_export_drawn_once_is_taken_from_the_cache_the_next_time(tmp_path, monkeypatch):
+    monkeypatch.setattr(hook, "EXPORT_CACHE", tmp_path / "cache")
+    spec = tmp_path / "fixture-chart.json"
+    spec.write_text(json.dumps(SPEC), encoding="utf-8")
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    assert hook._export(spec, first) is True
+    assert hook._export(spec, second) is False
+    for ext in ("svg", "png"):
+        assert (first / f"fixture-chart.{ext}").read_bytes() == (second / f"fixture-chart.{ext}").read_bytes()
+    assert "<svg" in (second / "fixture-chart.svg").read_text(encoding="utf-8")
+    changed = dict(SPEC, title="SYNTHETIC test fixture, another title")
+    spec.write_text(json.dumps(changed), encoding="utf-8")
+    assert hook._export(spec, second) is True  # another spec is drawn again
+    assert len(list((tmp_path / "cache").glob("*.svg"))) == 2
+
+
+def test_a_cache_that_cannot_be_written_only_costs_time(tmp_path, monkeypatch):
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache directory would be", encoding="utf-8")
+    monkeypatch.setattr(hook, "EXPORT_CACHE", blocked / "exports")
+    spec = tmp_path / "fixture-chart.json"
+    spec.write_text(json.dumps(SPEC), encoding="utf-8")
+    assert hook._export(spec, tmp_path) is True
+    assert (tmp_path / "fixture-chart.png").stat().st_size > 0
+
+
+def test_the_time_line_names_the_slowest_pages_and_the_exports():
+    times = {"(start)": 0.0, "serving.py": 33.6, "index.py": 1.2, "llm_serving.py": 56.9, "published.py": 19.3}
+    line = hook.time_spent(times, 140.4, 20.2, 50, 4)
+    assert line == (
+        "site built in 140 s: 4 pages 111 s (slowest llm_serving.py 57 s, serving.py 34 s, published.py 19 s); "
+        "54 charts exported in 20 s (50 drawn, 4 from .cache/exports/)"
+    )
