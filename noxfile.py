@@ -130,7 +130,7 @@ def tests(session: nox.Session) -> None:
     Arguments go to pytest, e.g. `nox -s tests -- tests/site -x`.
     """
     session.install(*group("test"))
-    session.run("pytest", "-m", FAST, *session.posargs)
+    session.run("pytest", "-m", FAST, "--durations=10", *session.posargs)
 
 
 @nox.session(name="tests-all")
@@ -139,7 +139,7 @@ def tests_all(session: nox.Session) -> None:
     checks (Debian's Chromium). Arguments go to pytest."""
     session.install(*group("test"))
     session.env.setdefault("BATCHING_FUZZ_CASES", "1000")  # the fast loop tries 120 mutated results files
-    session.run("pytest", *session.posargs)
+    session.run("pytest", "--durations=25", *session.posargs)  # the log says where the suite's time went
 
 
 @nox.session
