@@ -51,6 +51,7 @@ from benchmarks.site.charts import links  # noqa: E402
 
 BUNDLE_PATH = "assets/javascripts/vega-bundle.js"
 EXPORT_CACHE = ROOT / ".cache" / "exports"
+KERNEL_IPC_ENV = "BATCHING_KERNEL_IPC"
 _STATE: dict[str, Path] = {}
 _TIMES: dict[str, float] = {}  # seconds per page (its code run and rendered), and the build's start
 _LOG = logging.getLogger("mkdocs.hooks.site")
@@ -67,6 +68,9 @@ def on_config(config):
     paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     os.environ["JUPYTER_CONFIG_DIR"] = str(Path(__file__).with_name("jupyter"))  # kernels over IPC, not TCP
+    sockets = Path(tempfile.mkdtemp(prefix="batching-kernels-"))
+    os.environ[KERNEL_IPC_ENV] = str(sockets / "kernel")  # this build's own socket files (hooks/jupyter/)
+    _STATE["sockets"] = sockets
     try:
         data = load_site_data()
         sweeps = load_sweeps()
@@ -278,8 +282,9 @@ def on_post_build(config):
     exports_s = time.perf_counter() - started
     if stage:
         shutil.rmtree(stage, ignore_errors=True)
-    if _STATE.get("validated"):
-        shutil.rmtree(_STATE["validated"], ignore_errors=True)
+    for scratch in ("validated", "sockets"):
+        if _STATE.get(scratch):
+            shutil.rmtree(_STATE[scratch], ignore_errors=True)
     links.write_moved_exports(out_dir)
     for run in _STATE.get("runs", []):
         target = site / "results" / run.device["slug"] / f"{run.id}.json"
@@ -292,3 +297,10 @@ def on_post_build(config):
     if "(start)" in _TIMES:
         total_s = time.perf_counter() - _TIMES["(start)"]
         _LOG.info(time_spent(_TIMES, total_s, exports_s, drawn, len(specs) - drawn))
+
+
+def on_build_error(error):
+    """A failed build leaves no scratch directory behind (its staged charts, validated list and kernel sockets)."""
+    for scratch in ("stage", "validated", "sockets"):
+        if _STATE.get(scratch):
+            shutil.rmtree(_STATE[scratch], ignore_errors=True)

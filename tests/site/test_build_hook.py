@@ -57,3 +57,19 @@ def test_the_time_line_names_the_slowest_pages_and_the_exports():
         "site built in 140 s: 4 pages 111 s (slowest llm_serving.py 57 s, serving.py 34 s, published.py 19 s); "
         "54 charts exported in 20 s (50 drawn, 4 from .cache/exports/)"
     )
+
+
+def test_the_kernels_sockets_lie_in_the_directory_the_build_names(monkeypatch):
+    """Not kernel-ipc-N in the working directory, where a second build of the checkout collides with this one."""
+    from traitlets.config import Config
+
+    source = (ROOT / "docs" / "hooks" / "jupyter" / "jupyter_nbconvert_config.py").read_text(encoding="utf-8")
+    for named in ("/tmp/batching-kernels-test/kernel", None):
+        config = Config()
+        if named:
+            monkeypatch.setenv(hook.KERNEL_IPC_ENV, named)
+        else:
+            monkeypatch.delenv(hook.KERNEL_IPC_ENV, raising=False)
+        exec(compile(source, "jupyter_nbconvert_config.py", "exec"), {"get_config": lambda: config})  # noqa: B023
+        assert config.KernelManager.transport == "ipc"
+        assert config.KernelManager.get("ip") == named if named else "ip" not in config.KernelManager
