@@ -19,8 +19,7 @@ from benchmarks.commands import fleet
 from benchmarks.commands import predict as predict_cli
 from benchmarks.commands import sweep as sweep_cli
 from benchmarks.commands.choices import Refused
-from benchmarks.contract.noise_scale import KIND as NOISE_SCALE
-from benchmarks.contract.noise_scale import read_noise_scale
+from benchmarks.contract.kinds import kind_of
 from benchmarks.contract.results import (
     DEFAULT_RESULTS_DIR,
     ResultsError,
@@ -30,8 +29,6 @@ from benchmarks.contract.results import (
     result_files,
 )
 from benchmarks.contract.schema import SCHEMA
-from benchmarks.contract.serving_check import KIND as SERVING_CHECK
-from benchmarks.contract.serving_check import read_serving_check
 from benchmarks.contract.text import printable, printable_lines
 from benchmarks.measure.estimate import MACHINES, describe, estimate_range
 from benchmarks.profiles import PROFILES
@@ -320,10 +317,9 @@ def _validate(args: argparse.Namespace) -> int:
     for path in files:
         try:
             doc = load_json(path)
-            if isinstance(doc, dict) and doc.get("kind") == SERVING_CHECK:
-                read_serving_check(path)
-            elif isinstance(doc, dict) and doc.get("kind") == NOISE_SCALE:
-                read_noise_scale(path)
+            named = kind_of(doc)
+            if named is not None:  # a document that names its kind: a real-server check, a noise-scale measurement
+                named.read(path)
             elif _published(doc):
                 problem = _published_problem(path, doc)
                 if problem:

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.contract.results import ResultsError, load_json
-from benchmarks.contract.schema import NAME, SLUG, described, object_schema, provenance_fields, schema_problems
+from benchmarks.contract.documents import DocumentKind
+from benchmarks.contract.schema import NAME, SLUG, described, object_schema, provenance_fields
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 DEFAULT_NOISE_DIR = _PACKAGE / "noise" if (_PACKAGE.parent / "pyproject.toml").is_file() else Path.cwd() / "noise"
@@ -183,17 +183,6 @@ def noise_scale_rules(doc: dict[str, Any]) -> list[tuple[str, str]]:
     return problems
 
 
-def validate_noise_scale(doc: Any) -> list[tuple[str, str]]:
-    """Every problem of a parsed noise-scale document as (field path, message); [] when it is valid."""
-    if not isinstance(doc, dict):
-        return [("(document)", f"must be a JSON object, got {type(doc).__name__}")]
-    if doc.get("kind") != KIND:
-        return [("kind", f"must be {KIND!r}: this reader reads noise-scale measurements only")]
-    if doc.get("schema_version") != VERSION or type(doc.get("schema_version")) is not int:
-        return [("schema_version", f"must be {VERSION} for a {KIND} file")]
-    return schema_problems(doc, NOISE_SCALE_SCHEMA, "") or noise_scale_rules(doc)
-
-
 @dataclass(eq=False)
 class NoiseScaleRun:
     """One validated noise-scale measurement and where it came from."""
@@ -210,21 +199,20 @@ class NoiseScaleRun:
         return bool(self.doc["run"].get("synthetic", False))
 
 
+NOISE_SCALE_KIND = DocumentKind(
+    KIND, VERSION, NOISE_SCALE_SCHEMA, noise_scale_rules, "noise-scale measurements", NoiseScaleRun
+)
+
+
+def validate_noise_scale(doc: Any) -> list[tuple[str, str]]:
+    """Every problem of a parsed noise-scale document as (field path, message); [] when it is valid."""
+    return NOISE_SCALE_KIND.problems(doc)
+
+
 def read_noise_scale(path: Path | str, *, layout: bool = True) -> NoiseScaleRun:
-    """Parse and validate one noise-scale file, or raise ResultsError naming the file and the field. With `layout`,
-    it must sit at `<host slug>/<id>.json`."""
-    path = Path(path)
-    doc = load_json(path)
-    problems = validate_noise_scale(doc)
-    if problems:
-        where, message = problems[0]
-        raise ResultsError(path, where, message, more=len(problems) - 1)
-    found = NoiseScaleRun(path=path, doc=doc)
-    if layout and path.name != f"{found.id}.json":
-        raise ResultsError(path, "run.id", f"must name the file: {found.id!r} is not the file's name")
-    if layout and path.parent.name != doc["host"]["slug"]:
-        raise ResultsError(path, "host.slug", f"must name the file's directory: {doc['host']['slug']!r} is not it")
-    return found
+    """Parse and validate one noise-scale file, or raise ResultsError naming the file and the field. With
+    `layout`, it must sit at `<host slug>/<id>.json`."""
+    return NOISE_SCALE_KIND.read(path, layout=layout)
 
 
 def load_noise_scale(directory: Path | str | None = None) -> list[NoiseScaleRun]:

@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.contract.results import ResultsError, load_json
+from benchmarks.contract.documents import DocumentKind
 from benchmarks.contract.schema import (
     DATE_TIME,
     NAME,
@@ -32,7 +32,6 @@ from benchmarks.contract.schema import (
     instant,
     object_schema,
     provenance_fields,
-    schema_problems,
 )
 from benchmarks.contract.validate import SERVING_CHECK
 
@@ -296,17 +295,6 @@ def _run_rules(path: str, run: dict[str, Any]) -> list[tuple[str, str]]:
     return []
 
 
-def validate_serving_check(doc: Any) -> list[tuple[str, str]]:
-    """Every problem of a parsed serving-check document as (field path, message); [] when it is valid."""
-    if not isinstance(doc, dict):
-        return [("(document)", f"must be a JSON object, got {type(doc).__name__}")]
-    if doc.get("kind") != KIND:
-        return [("kind", f"must be {KIND!r}: this reader reads real-server checks only")]
-    if doc.get("schema_version") != VERSION or type(doc.get("schema_version")) is not int:
-        return [("schema_version", f"must be {VERSION} for a {KIND} file")]
-    return schema_problems(doc, SERVING_CHECK_SCHEMA, "") or serving_check_rules(doc)
-
-
 @dataclass(eq=False)
 class ServingCheck:
     """One validated real-server check and where it came from."""
@@ -341,18 +329,17 @@ class ServingCheck:
         return self.doc["runs"]
 
 
+SERVING_CHECK_KIND = DocumentKind(
+    KIND, VERSION, SERVING_CHECK_SCHEMA, serving_check_rules, "real-server checks", ServingCheck
+)
+
+
+def validate_serving_check(doc: Any) -> list[tuple[str, str]]:
+    """Every problem of a parsed serving-check document as (field path, message); [] when it is valid."""
+    return SERVING_CHECK_KIND.problems(doc)
+
+
 def read_serving_check(path: Path | str, *, layout: bool = True) -> ServingCheck:
     """Parse and validate one serving-check file, or raise ResultsError naming the file and the field. With
-    `layout`, the file must also sit where a serving directory keeps it: `<host slug>/<id>.json`."""
-    path = Path(path)
-    doc = load_json(path)
-    problems = validate_serving_check(doc)
-    if problems:
-        where, message = problems[0]
-        raise ResultsError(path, where, message, more=len(problems) - 1)
-    found = ServingCheck(path=path, doc=doc)
-    if layout and path.name != f"{found.id}.json":
-        raise ResultsError(path, "run.id", f"must name the file: {found.id!r} is not the file's name")
-    if layout and path.parent.name != doc["host"]["slug"]:
-        raise ResultsError(path, "host.slug", f"must name the file's directory: {doc['host']['slug']!r} is not it")
-    return found
+    `layout`, it must sit at `<host slug>/<id>.json`."""
+    return SERVING_CHECK_KIND.read(path, layout=layout)
