@@ -24,7 +24,7 @@ def sweep(model: Any, make_input: Any = None, **options: Any):
         from benchmarks import sweep
         result = sweep(model, lambda b: torch.randn(b, 512), budget_ms=20)
         print(result)             # the table and the recommendation
-        result.recommendation     # the numbers (benchmarks.analysis.recommend.Recommendation)
+        result.recommendation     # the numbers (benchmarks.analysis.roofline.recommend.Recommendation)
         result.charts()           # the Altair charts the report and the site draw
 
     `make_input(batch)` returns a tensor, a tuple of arguments or a dict of keyword arguments with

@@ -52,7 +52,7 @@ page.show("examples")
 
 # %%
 from benchmarks import gpus
-from benchmarks.analysis import calculator
+from benchmarks.analysis.roofline import calculator
 
 gpu, dtype = gpus.find_gpu("NVIDIA H100 SXM"), "bfloat16"
 one = calculator.predict_mlp(gpu, dtype, width=4096, depth=8, batch=1)

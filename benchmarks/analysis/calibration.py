@@ -1,5 +1,5 @@
 """The calibration from the committed published figures: every figure as the fit sees it, the fit on all of them,
-and each figure forecast without its own source (`benchmarks.analysis.forecast` says how).
+and each figure forecast without its own source (`benchmarks.analysis.roofline.forecast` says how).
 
 Two files feed it. benchmarks/published/measurements.json: each compared row's calls, predicted by
 `benchmarks.analysis.published_check`, give its ceiling split by bound. benchmarks/published/serving.json: each
@@ -21,8 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from benchmarks.analysis.forecast import CNN as CNN_KIND
-from benchmarks.analysis.forecast import (
+from benchmarks.analysis.forecast_step import ForecastStep, RecordingStep
+from benchmarks.analysis.published_check import Check, calls, checks
+from benchmarks.analysis.published_serving import ServingRow, predict_row, read_serving
+from benchmarks.analysis.roofline.forecast import CNN as CNN_KIND
+from benchmarks.analysis.roofline.forecast import (
     DECODE,
     GEMM,
     LLM,
@@ -39,9 +42,6 @@ from benchmarks.analysis.forecast import (
     to_json,
     total_parts,
 )
-from benchmarks.analysis.forecast_step import ForecastStep, RecordingStep
-from benchmarks.analysis.published_check import Check, calls, checks
-from benchmarks.analysis.published_serving import ServingRow, predict_row, read_serving
 
 SCALES_WITH_STEP = ("tokens_per_s", "itl_mean", "tpot_mean")  # serving figures a step-time change scales
 

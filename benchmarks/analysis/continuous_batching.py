@@ -22,7 +22,7 @@ simulates that loop, request by request and step by step, from a step time that 
 
 Tensor parallelism over n GPUs is modelled as one device with n times the rate, the bandwidth and the memory,
 plus the all-reduces between the GPUs: two a layer of tokens × d_model activations, by the ring algorithm over the
-GPU's NVLink (PCIe where it has none) with a per-call latency (`benchmarks.analysis.cost_model`), as a part of
+GPU's NVLink (PCIe where it has none) with a per-call latency (`benchmarks.analysis.roofline.cost_model`), as a part of
 the step of their own. Imbalance between the GPUs is left out. A mixture of experts reads, each step, the weights
 of the experts its tokens touch (their expected number under uniform or skewed routing), plus the shared parts.
 The KV cache may have a dtype of its own. With a shared prompt prefix the engine caches its blocks
@@ -45,15 +45,15 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.analysis.cost_model import (
+from benchmarks.analysis.prefix_cache import PrefixCache, SharedPrefix
+from benchmarks.analysis.roofline.cited_figures import KERNEL_LAUNCH_S
+from benchmarks.analysis.roofline.cost_model import (
     ALLREDUCE_LATENCY_S,
     ALLREDUCES_PER_LAYER,
     expected_distinct_experts,
     tensor_parallel_seconds,
 )
-from benchmarks.analysis.decode import DecodeTerms, decode_terms
-from benchmarks.analysis.prefix_cache import PrefixCache, SharedPrefix
-from benchmarks.analysis.published import KERNEL_LAUNCH_S
+from benchmarks.analysis.roofline.decode import DecodeTerms, decode_terms
 from benchmarks.analysis.serving import PublishedModel, model_weight_bytes
 from benchmarks.contract.inputs import LENGTHS_LIMIT, InputError, read_text_bounded
 from benchmarks.gpus import BYTES_PER_ELEMENT, GPU
@@ -176,7 +176,7 @@ class RooflineStep:
 
     `kv_dtype` stores the cache in a dtype of its own (default `dtype`); `communication` (on by default) counts
     tensor parallelism's all-reduces; `routing_skew` makes a mixture of experts' router favour some experts
-    (`benchmarks.analysis.cost_model.routing_shares`), touching fewer of them.
+    (`benchmarks.analysis.roofline.cost_model.routing_shares`), touching fewer of them.
     """
 
     def __init__(

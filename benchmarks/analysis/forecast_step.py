@@ -3,7 +3,7 @@ a simulated run's ceiling splits by bound (what the calibration fits a serving f
 
 A forecast step keeps the ceiling step's matrix products and attention, each with its bound, divides each by the
 calibrated share of the resource that bounds it and adds the calibrated fixed cost per step in place of the
-ceiling's own (`benchmarks.analysis.forecast`).
+ceiling's own (`benchmarks.analysis.roofline.forecast`).
 
 Pure Python and numpy: nothing on this module's import path may import torch.
 """
@@ -11,7 +11,7 @@ Pure Python and numpy: nothing on this module's import path may import torch.
 from __future__ import annotations
 
 from benchmarks.analysis.continuous_batching import RooflineStep, StepTime, StepWork
-from benchmarks.analysis.forecast import Efficiency, Parts
+from benchmarks.analysis.roofline.forecast import Efficiency, Parts
 
 
 def _copy(cls, step: RooflineStep):

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchmarks.analysis import curves as c
-from benchmarks.analysis.curves import Curve, bytes_per_element
-from benchmarks.analysis.decode import is_decode, is_prefill
+from benchmarks.analysis.roofline import curves as c
+from benchmarks.analysis.roofline.curves import Curve, bytes_per_element
+from benchmarks.analysis.roofline.decode import is_decode, is_prefill
 from benchmarks.analysis.serving import PublishedModel, model_weight_bytes
 from benchmarks.contract.results import Run
 from benchmarks.workloads import decoder_config

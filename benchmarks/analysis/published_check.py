@@ -1,8 +1,8 @@
 """The roofline model against measurements others published.
 
 For each row of the data file (`benchmarks.analysis.published_file`), the prediction for the same configuration
-comes from `benchmarks.analysis.predict`, the code behind `python -m benchmarks predict`, on the datasheet of the
-GPU used, and both sides are put in one unit: work per second (tokens, requests, images or prompts), so that
+comes from `benchmarks.analysis.roofline.predict`, the code behind `python -m benchmarks predict`, on the datasheet
+of the GPU used, and both sides are put in one unit: work per second (tokens, requests, images or prompts), so that
 published ÷ predicted is the fraction of the roofline the published system reached (above 1: faster than the
 model allows, so the configuration breaks one of its assumptions).
 
@@ -18,9 +18,9 @@ How a configuration is predicted, stated once here and on the page:
 - a throughput benchmark of images: `batch` images per call at the predicted time per call; where the engine fuses
   the elementwise passes into the convolutions (departure `fused-elementwise`), kernel by kernel as deployed: each
   convolution with its BatchNorm, ReLU and residual add in one pass, its output kept in the GPU's L2 while it fits
-  (`benchmarks.analysis.cost_model`), and the eager count beside it;
+  (`benchmarks.analysis.roofline.cost_model`), and the eager count beside it;
 - tensor parallelism over n GPUs: each GPU does 1/n of the work, and every layer pays two ring all-reduces over
-  the GPU's NVLink (`benchmarks.analysis.cost_model`);
+  the GPU's NVLink (`benchmarks.analysis.roofline.cost_model`);
   data parallelism: n copies, n times the work per second.
 
 Pure Python: nothing on this module's import path may import torch.
@@ -32,9 +32,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchmarks.analysis.cost_model import EAGER, FUSED
-from benchmarks.analysis.predict import COMPUTE, MEMORY, PredictedPoint, RidgeCount, predict, ridge_counts
 from benchmarks.analysis.published_file import Measurement, Model, read_published
+from benchmarks.analysis.roofline.cost_model import EAGER, FUSED
+from benchmarks.analysis.roofline.predict import COMPUTE, MEMORY, PredictedPoint, RidgeCount, predict, ridge_counts
 from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings, find_gpu
 from benchmarks.workloads import workload
 
@@ -216,7 +216,7 @@ def ratio_summary(found: Sequence[Check]) -> tuple[float, float, float]:
 
 def _resnet50_point(model: Model, fused: bool) -> PredictedPoint:
     """One GPU's call, kernel by kernel as deployed: fused (each activation in the GPU's L2 while it fits) or
-    eager (`benchmarks.analysis.cost_model`)."""
+    eager (`benchmarks.analysis.roofline.cost_model`)."""
     gpu = find_gpu(model.gpu)
     return predict(model.workload, model.params, ceilings(model), model.dtype, [model.batch],
                    fusion=FUSED if fused else EAGER, l2_bytes=gpu.l2_bytes)[0]  # fmt: skip

@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.analysis.cost_model import FUSED
 from benchmarks.analysis.dynamic_batching import MAX_BATCH, ServiceCurve
-from benchmarks.analysis.forecast import committed, expected_words, kind_of, percent, point_parts
-from benchmarks.analysis.predict import predict
+from benchmarks.analysis.roofline.cost_model import FUSED
+from benchmarks.analysis.roofline.forecast import committed, expected_words, kind_of, percent, point_parts
+from benchmarks.analysis.roofline.predict import predict
 from benchmarks.contract.results import ModelSweep, Run
 from benchmarks.gpus import GPU
 from benchmarks.workloads import WORKLOADS
@@ -186,7 +186,7 @@ def from_prediction(
 ) -> ServiceSource:
     """The time of `workload` on `gpu`'s datasheet at every batch up to `max_batch`, no spread: the forecast
     (the roofline's operations divided by the efficiencies fitted to published figures, plus their fixed cost
-    per call: `benchmarks.analysis.forecast`), or with `forecast` False the bare roofline, no fixed cost per
+    per call: `benchmarks.analysis.roofline.forecast`), or with `forecast` False the bare roofline, no fixed cost per
     call, a lower bound on what a real server's batches take. A ResNet-50 is counted as `fusion` runs it (fused,
     as an inference server deploys it, with activations in the GPU's L2 while they fit; or eager)."""
     if dtype not in gpu.peak_flops:

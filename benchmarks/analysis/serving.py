@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchmarks.analysis.cost_model import ExpertConfig
+from benchmarks.analysis.roofline.cost_model import ExpertConfig
 from benchmarks.gpus import GPU
 from snippets.costs import FFN_MATRICES, DecoderConfig, kv_cache_bytes, weight_elements
 

@@ -5,7 +5,7 @@ The method, stated once here and on the page:
 
 1. the shape of the batch curve: the roofline of `resnet50` (224×224, fp16 as the stand-in for an unstated
    precision) on the H100 SXM datasheet, at every batch up to the Server configuration's batch of 256 and at the
-   Offline configuration's batch of 2048 (`benchmarks.analysis.predict`);
+   Offline configuration's batch of 2048 (`benchmarks.analysis.roofline.predict`);
 2. its level: scaled so that one GPU at the Offline batch delivers an eighth of the published Offline images per
    second (the Offline run is the same hardware and software at its own best batch);
 3. the server: Poisson queries of one image (as LoadGen's Server scenario issues them) in one queue, the 7
@@ -27,8 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve
-from benchmarks.analysis.predict import predict
 from benchmarks.analysis.published_file import Measurement, read_published
+from benchmarks.analysis.roofline.predict import predict
 from benchmarks.analysis.serving_policy import Capacity, Outcome, capacity, outcome
 from benchmarks.gpus import find_gpu
 

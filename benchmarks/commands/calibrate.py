@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from benchmarks.analysis.forecast import CALIBRATION_FILE, KINDS, TERM_WORDS, TERMS, percent
+from benchmarks.analysis.roofline.forecast import CALIBRATION_FILE, KINDS, TERM_WORDS, TERMS, percent
 
 
 def add_parser(commands) -> None:

@@ -356,7 +356,7 @@ def _calibration(doc: object) -> bool:
 
 def _calibration_problem(path: Path) -> str | None:
     """What is wrong with a calibration file, checked by its own reader, in one line; None when it is valid."""
-    from benchmarks.analysis.forecast import CalibrationError, read_calibration
+    from benchmarks.analysis.roofline.forecast import CalibrationError, read_calibration
 
     try:
         read_calibration(path)

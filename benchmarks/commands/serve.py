@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.analysis.arrivals import TraceError, trace_arrivals
-from benchmarks.analysis.cost_model import FUSED, FUSIONS
 from benchmarks.analysis.dynamic_batching import HANDLERS, SERVERS, Policy
+from benchmarks.analysis.roofline.cost_model import FUSED, FUSIONS
 from benchmarks.analysis.service_curves import (
     ServiceSource,
     SourceError,

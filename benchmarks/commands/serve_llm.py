@@ -47,10 +47,10 @@ from benchmarks.analysis.continuous_batching import (
 )
 from benchmarks.analysis.disaggregated import KVLink, Split, compare, explain_comparison, network, nvlink
 from benchmarks.analysis.disaggregated import simulate_disaggregated as serve_disaggregated
-from benchmarks.analysis.forecast import DECODE, PREFILL, committed, expected_words
 from benchmarks.analysis.forecast_step import ForecastStep
 from benchmarks.analysis.measured_step import CONFIG_KEYS, MeasuredStep, NoMeasurement
 from benchmarks.analysis.prefix_cache import SharedPrefix
+from benchmarks.analysis.roofline.forecast import DECODE, PREFILL, committed, expected_words
 from benchmarks.analysis.serving import MODELS, PublishedModel, find_model
 from benchmarks.analysis.tuning import Tuning, explain_tuning, tune
 from benchmarks.analysis.tuning import rows as tuning_rows

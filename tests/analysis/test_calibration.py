@@ -3,8 +3,8 @@ the issue's coverage: at least 40 figures over at least 4 GPUs and the four kind
 
 import json
 
-from benchmarks.analysis import forecast
 from benchmarks.analysis.calibration import committed_study
+from benchmarks.analysis.roofline import forecast
 
 
 def test_the_committed_calibration_file_is_a_fresh_fit_of_the_published_figures():

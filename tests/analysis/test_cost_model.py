@@ -2,7 +2,7 @@
 
 import pytest
 
-from benchmarks.analysis.cost_model import (
+from benchmarks.analysis.roofline.cost_model import (
     ALLREDUCE_LATENCY_S,
     ExpertConfig,
     cnn_cost,
@@ -13,7 +13,7 @@ from benchmarks.analysis.cost_model import (
     routing_shares,
     tensor_parallel_seconds,
 )
-from benchmarks.analysis.predict import COMMUNICATION, predict
+from benchmarks.analysis.roofline.predict import COMMUNICATION, predict
 from benchmarks.gpus import GIGA, Interconnect, find_gpu
 from benchmarks.workloads import workload
 from snippets.costs import resnet50_cost

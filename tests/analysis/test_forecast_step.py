@@ -4,8 +4,8 @@ its bound's efficiency, and the recording step adds up what it times."""
 import pytest
 
 from benchmarks.analysis.continuous_batching import RooflineStep, StepWork
-from benchmarks.analysis.forecast import Efficiency
 from benchmarks.analysis.forecast_step import ForecastStep, RecordingStep
+from benchmarks.analysis.roofline.forecast import Efficiency
 from benchmarks.analysis.serving import find_model
 from benchmarks.gpus import find_gpu
 

@@ -7,7 +7,6 @@ import statistics
 
 import pytest
 
-from benchmarks.analysis.predict import knee, predict
 from benchmarks.analysis.published_check import (
     BREAKS,
     check,
@@ -19,6 +18,7 @@ from benchmarks.analysis.published_check import (
     unfused_per_second,
 )
 from benchmarks.analysis.published_file import Model, read_published
+from benchmarks.analysis.roofline.predict import knee, predict
 from benchmarks.gpus import find_gpu
 
 SMALL = {"layers": 2, "d_model": 512, "heads": 8, "kv_heads": 8, "d_ff": 2048, "ffn": "gelu"}
@@ -37,7 +37,7 @@ def call(phase: str, context: int, batch: int = 4, ceilings=None) -> float:
 
 def test_a_decoder_call_is_the_sum_of_its_matmuls_and_its_attention_rooflines():
     """One model on the published page and the decode page: each operation's own roofline, summed."""
-    from benchmarks.analysis.decode import decode_terms
+    from benchmarks.analysis.roofline.decode import decode_terms
 
     c = A100.ceilings("float16")
     terms = decode_terms(SMALL, 2)

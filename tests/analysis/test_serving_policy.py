@@ -7,8 +7,8 @@ import pytest
 
 from benchmarks.analysis import serving_mlperf
 from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve
-from benchmarks.analysis.predict import predict
 from benchmarks.analysis.published_file import read_published
+from benchmarks.analysis.roofline.predict import predict
 from benchmarks.analysis.serving_policy import Arrivals, candidates, capacity, explain, outcome, search, summary
 from benchmarks.gpus import find_gpu
 

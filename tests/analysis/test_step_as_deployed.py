@@ -4,7 +4,7 @@ a KV cache in a dtype of its own, and the published MoE configurations."""
 import pytest
 
 from benchmarks.analysis.continuous_batching import RooflineStep
-from benchmarks.analysis.cost_model import expected_distinct_experts, tensor_parallel_seconds
+from benchmarks.analysis.roofline.cost_model import expected_distinct_experts, tensor_parallel_seconds
 from benchmarks.analysis.serving import (
     LLAMA_3_3_70B,
     LLAMA_3_8B,

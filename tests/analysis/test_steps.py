@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from benchmarks.analysis.steps import CurvePoint, find_steps, free_batch_up_to, median_stderr
+from benchmarks.analysis.roofline.tile_steps import CurvePoint, find_steps, free_batch_up_to, median_stderr
 
 
 def synthetic_curve(batches, time_of, noise, seed=0, samples=15):
@@ -79,7 +79,7 @@ def test_free_batch_up_to_is_the_end_of_each_plateau():
 
 
 def test_tile_shape_from_kernel_names():
-    from benchmarks.analysis.steps import tile_shape
+    from benchmarks.analysis.roofline.tile_steps import tile_shape
 
     sm90 = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_kernel"
     assert tile_shape(sm90) == (128, 256)
@@ -93,13 +93,13 @@ def test_tile_shape_from_kernel_names():
 
 
 def test_the_gemm_is_found_among_other_kernels():
-    from benchmarks.analysis.steps import _gemm
+    from benchmarks.analysis.roofline.tile_steps import _gemm
 
     assert _gemm(["void at::native::elementwise_kernel", "nvjet_tst_64x8_64x16_4x1_v_bz_TNN"]).startswith("nvjet")
 
 
 def test_explain_step_names_kernel_switch_tile_and_wave():
-    from benchmarks.analysis.steps import Step, explain_step
+    from benchmarks.analysis.roofline.tile_steps import Step, explain_step
 
     kernel_a = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x128x64_warpgroupsize1x1x1_kernel"
     kernel_b = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_kernel"
@@ -125,7 +125,7 @@ def _synthetic_run(**fixture):
 
 
 def test_linear_groups_collect_one_configuration_per_key():
-    from benchmarks.analysis.steps import linear_groups
+    from benchmarks.analysis.roofline.tile_steps import linear_groups
 
     groups = linear_groups(_synthetic_run())
     assert list(groups) == [("bfloat16", "graph", "rotated", (("in_features", 4096), ("out_features", 4096)))]
@@ -135,7 +135,7 @@ def test_linear_groups_collect_one_configuration_per_key():
 
 
 def test_plateaus_run_from_each_start_to_its_free_end():
-    from benchmarks.analysis.steps import plateaus
+    from benchmarks.analysis.roofline.tile_steps import plateaus
 
     points = synthetic_curve(range(1, 513), staircase(tile=128, per_tile=5e-6), noise=0.0)
     spans = plateaus(points, free_batch_up_to(points, slack=0.001))
@@ -143,7 +143,7 @@ def test_plateaus_run_from_each_start_to_its_free_end():
 
 
 def test_a_smooth_curve_has_no_free_range_and_a_staircase_one_per_step():
-    from benchmarks.analysis.steps import free_ranges
+    from benchmarks.analysis.roofline.tile_steps import free_ranges
 
     smooth = synthetic_curve(range(1, 257), lambda b: 1e-3 + 1e-5 * b, noise=0.02)
     assert free_ranges(smooth, find_steps(smooth)) == []
@@ -153,7 +153,7 @@ def test_a_smooth_curve_has_no_free_range_and_a_staircase_one_per_step():
 
 def test_sweeps_summarise_each_curve():
     """The SYNTHETIC fixture steps every 64 rows once compute-bound; its kernels announce 64×128 tiles."""
-    from benchmarks.analysis.steps import sweeps
+    from benchmarks.analysis.roofline.tile_steps import sweeps
 
     (sweep,) = sweeps(_synthetic_run())
     assert (sweep.dtype, sweep.mode, sweep.cache) == ("bfloat16", "graph", "rotated")
@@ -171,7 +171,7 @@ def test_sweeps_summarise_each_curve():
 
 def test_tiles_and_waves_of_an_h200_layer():
     """8192 output features in 128×256 tiles on 132 SMs: 32 tiles per 128 rows, 4 rows of tiles per wave."""
-    from benchmarks.analysis.steps import tiles_and_waves
+    from benchmarks.analysis.roofline.tile_steps import tiles_and_waves
 
     assert tiles_and_waves(385, 8192, (128, 256), 132) == (128, 1)
     assert tiles_and_waves(512, 8192, (128, 256), 132) == (128, 1)
@@ -180,7 +180,7 @@ def test_tiles_and_waves_of_an_h200_layer():
 
 def test_a_tile_boundary_must_fit_the_tile_the_kernel_names():
     """A step at 64 rows is not explained by a kernel that announces 128×256 tiles; without a name, it is."""
-    from benchmarks.analysis.steps import Step, explain_step
+    from benchmarks.analysis.roofline.tile_steps import Step, explain_step
 
     kernel = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize1x1x1_kernel"
     step = Step(64, 65, 1e-6, 0.1, 5)

@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-from benchmarks.analysis.sweeps import load_sweeps
+from benchmarks.analysis.roofline.model_sweeps import load_sweeps
 from benchmarks.commands.cli import main
 from benchmarks.commands.serve import source_argument
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR, result_files, write_atomic

@@ -26,13 +26,13 @@ from benchmarks.analysis.continuous_batching import (
     plan,
     simulate,
 )
-from benchmarks.analysis.cost_model import ALLREDUCE_LATENCY_S
 from benchmarks.analysis.disaggregated import Comparison, Split, compare, nvlink
-from benchmarks.analysis.forecast import committed
 from benchmarks.analysis.forecast_step import ForecastStep
 from benchmarks.analysis.prefix_cache import SharedPrefix
-from benchmarks.analysis.published import KERNEL_LAUNCH_S
 from benchmarks.analysis.published_serving import ServingCheck, serving_checks
+from benchmarks.analysis.roofline.cited_figures import KERNEL_LAUNCH_S
+from benchmarks.analysis.roofline.cost_model import ALLREDUCE_LATENCY_S
+from benchmarks.analysis.roofline.forecast import committed
 from benchmarks.analysis.serving import LLAMA_3_3_70B, LLAMA_3_8B
 from benchmarks.gpus import find_gpu
 from benchmarks.site import text

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.analysis.predict import PredictedPoint, predict
+from benchmarks.analysis.roofline.predict import PredictedPoint, predict
 from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings
 from benchmarks.workloads import optimizer_name, saved_bytes_per_sample, training_parameters, workload
 from snippets import choose, costs

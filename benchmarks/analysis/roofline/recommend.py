@@ -31,10 +31,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from benchmarks.analysis import diagnosis
-from benchmarks.analysis.curves import Point
-from benchmarks.analysis.roofline import Knee, crossing_batch, detect_knee, run_ceilings
-from benchmarks.analysis.steps import CurvePoint, Step, find_steps, median_stderr, tile_boundary
+from benchmarks.analysis.roofline import diagnosis
+from benchmarks.analysis.roofline.curves import Point
+from benchmarks.analysis.roofline.roofline_model import Knee, crossing_batch, detect_knee, run_ceilings
+from benchmarks.analysis.roofline.tile_steps import CurvePoint, Step, find_steps, median_stderr, tile_boundary
 from benchmarks.gpus import Ceilings
 from snippets.choose import FLAT_SHARE
 

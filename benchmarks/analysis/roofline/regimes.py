@@ -13,7 +13,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.analysis.curves import Curve, bytes_per_element, curves, group_by
+from benchmarks.analysis.roofline.curves import Curve, bytes_per_element, curves, group_by
 from benchmarks.contract.results import Run
 from snippets.costs import mlp_cost
 

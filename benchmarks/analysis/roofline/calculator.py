@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchmarks.analysis.curves import Curve
-from benchmarks.analysis.regimes import mlp_curves
+from benchmarks.analysis.roofline.curves import Curve
+from benchmarks.analysis.roofline.regimes import mlp_curves
 from benchmarks.contract.results import Run
 from benchmarks.gpus import BYTES_PER_ELEMENT, GPU, find_gpu
 from snippets.costs import mlp_cost
@@ -56,7 +56,7 @@ def predict_mlp(gpu: GPU, dtype: str, width: int, depth: int, batch: float, acti
 
 def forecast_mlp(gpu: GPU, dtype: str, width: int, depth: int, batch: float, memory: float, compute: float) -> float:
     """The forecast time of one forward pass: the roofline's time divided by the share of the resource that bounds
-    it (`memory` of the bandwidth, `compute` of the FLOP/s; `benchmarks.analysis.forecast`)."""
+    it (`memory` of the bandwidth, `compute` of the FLOP/s; `benchmarks.analysis.roofline.forecast`)."""
     found = predict_mlp(gpu, dtype, width, depth, batch)
     return found.seconds / (compute if found.bound == "compute" else memory)
 

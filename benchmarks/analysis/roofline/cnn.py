@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from benchmarks.analysis.curves import Curve, Point, bytes_per_element
-from benchmarks.analysis.roofline import affine_fit, critical_batch
+from benchmarks.analysis.roofline.curves import Curve, Point, bytes_per_element
+from benchmarks.analysis.roofline.roofline_model import affine_fit, critical_batch
 from benchmarks.gpus import Ceilings
 from snippets import costs
 

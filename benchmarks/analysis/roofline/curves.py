@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.analysis.roofline import Knee, crossing_batch, detect_knee, predicted_time, run_ceilings
+from benchmarks.analysis.roofline.roofline_model import Knee, crossing_batch, detect_knee, predicted_time, run_ceilings
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR, KnownValid, Run, load_results, newest_complete_runs
 from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings
 from benchmarks.workloads import ROWS, WORKLOADS, BatchUnit, Workload
@@ -278,8 +278,8 @@ def _build_curves(run: Run, workload: str) -> list[Curve]:
 
 def roofline_s(workload: str, record: dict[str, Any], ceilings: Ceilings) -> float:
     """The roofline of one measured call: for a workload whose call runs kinds of work one after the other (a
-    decoder's matmuls, then its attention), the sum of each one's roofline, as `benchmarks.analysis.predict` and the
-    published page model it; else max(FLOPs / F, bytes / BW) of the recorded totals."""
+    decoder's matmuls, then its attention), the sum of each one's roofline, as `benchmarks.analysis.roofline.predict`
+    and the published page model it; else max(FLOPs / F, bytes / BW) of the recorded totals."""
     spec, size = WORKLOADS.get(workload), bytes_per_element(record["dtype"])
     if spec is None or spec.operations is None or size is None or spec.problems(record["params"]):
         return predicted_time(record["flops"], record["bytes"], ceilings)

@@ -26,8 +26,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchmarks.analysis.curves import Curve, Point, curves
-from benchmarks.analysis.roofline import crossing_batch
+from benchmarks.analysis.roofline.curves import Curve, Point, curves
+from benchmarks.analysis.roofline.roofline_model import crossing_batch
 from benchmarks.contract.results import Run
 from benchmarks.gpus import Ceilings
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.analysis.curves import Curve
+from benchmarks.analysis.roofline.curves import Curve
 from benchmarks.contract.results import Run
 
 

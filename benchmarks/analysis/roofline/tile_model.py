@@ -19,7 +19,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchmarks.analysis.steps import tiles_and_waves
+from benchmarks.analysis.roofline.tile_steps import tiles_and_waves
 from benchmarks.gpus import BYTES_PER_ELEMENT, GPU
 from snippets.costs import linear_cost
 

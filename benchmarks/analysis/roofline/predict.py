@@ -11,8 +11,8 @@ sequence's own cache) is summed per operation, each with its own roofline, as th
 
     t(b) = max(fixed, Σ_op max(FLOPs_op(b) / F, bytes_op(b) / BW))
 
-As deployed (`benchmarks.analysis.cost_model`), `predict` also takes: `fusion` ("eager" or "fused") with the GPU's
-`l2_bytes`, for a ResNet-50 counted per kernel; `kv_dtype`, for a decoder's cache in a dtype of its own; and
+As deployed (`benchmarks.analysis.roofline.cost_model`), `predict` also takes: `fusion` ("eager" or "fused") with the
+GPU's `l2_bytes`, for a ResNet-50 counted per kernel; `kv_dtype`, for a decoder's cache in a dtype of its own; and
 `tensor_parallel` with an `interconnect`, for a decoder split over GPUs, whose all-reduces are an operation of
 their own ("communication", on the link: neither compute nor memory):
 
@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.analysis.cnn import ON_RIDGE
-from benchmarks.analysis.cost_model import (
+from benchmarks.analysis.roofline.cnn import ON_RIDGE
+from benchmarks.analysis.roofline.cost_model import (
     ALLREDUCES_PER_LAYER,
     FUSED,
     FUSIONS,
@@ -40,7 +40,7 @@ from benchmarks.analysis.cost_model import (
     step_tokens,
     tensor_parallel_seconds,
 )
-from benchmarks.analysis.roofline import crossing_batch
+from benchmarks.analysis.roofline.roofline_model import crossing_batch
 from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings, Interconnect
 from benchmarks.workloads import decoder_config, workload
 from snippets.costs import kv_cache_bytes, mlp_cost, resnet50_cost
@@ -246,7 +246,7 @@ OTHER_COUNT = {"mlp": "activations kept in cache", "resnet50": "elementwise pass
 def ridge_count(count: str, cost: Callable[[int], tuple[float, float]], ceilings: Ceilings) -> RidgeCount:
     """The ridge batch of (FLOPs, bytes) = cost(batch) on `ceilings`, followed over KNEE_GRID, and whether a
     configuration that never turns compute-bound sits on the ridge (each extra row within 5 % of it: the site's
-    rule, `benchmarks.analysis.cnn.ON_RIDGE`)."""
+    rule, `benchmarks.analysis.roofline.cnn.ON_RIDGE`)."""
     points = [(b, *cost(b)) for b in KNEE_GRID]
     batch = crossing_batch(points, ceilings)
     (_, f1, m1), (_, f2, m2) = points[:2]

@@ -17,8 +17,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchmarks.analysis.diagnosis import Diagnosis, flat_part
-from benchmarks.analysis.roofline import detect_knee
+from benchmarks.analysis.roofline.diagnosis import Diagnosis, flat_part
+from benchmarks.analysis.roofline.roofline_model import detect_knee
 
 TOLERANCE = 1.5  # a prediction holds when measured ÷ predicted lies within [1/1.5, 1.5]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from benchmarks.analysis.curves import SiteDataError, include_synthetic
+from benchmarks.analysis.roofline.curves import SiteDataError, include_synthetic
 from benchmarks.contract.results import DEFAULT_SWEEPS_DIR, KnownValid, ModelSweep, load_results
 
 SWEEPS_DIR_ENV = "BATCHING_SWEEPS_DIR"

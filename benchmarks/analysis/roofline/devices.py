@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.analysis.calculator import datasheet_of, measured_curves
-from benchmarks.analysis.curves import Curve
-from benchmarks.analysis.diagnosis import diagnose
+from benchmarks.analysis.roofline.calculator import datasheet_of, measured_curves
+from benchmarks.analysis.roofline.curves import Curve
+from benchmarks.analysis.roofline.diagnosis import diagnose
 from benchmarks.contract.results import Run
 
 COPY = "copy"

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.analysis.curves import MODE_ORDER, Curve, Point, bytes_per_element
-from benchmarks.analysis.predict import predict
+from benchmarks.analysis.roofline.curves import MODE_ORDER, Curve, Point, bytes_per_element
+from benchmarks.analysis.roofline.predict import predict
 from benchmarks.contract.results import Run
 from benchmarks.workloads import decoder_config
 from snippets import costs
@@ -348,8 +348,8 @@ class AttentionPair:
 
     def roofline_speedup(self, batch: int) -> float | None:
         """MHA's predicted step time over GQA's at `batch` on the run's ceilings, each step the matmuls' roofline
-        plus the attention's (`benchmarks.analysis.predict`): what the roofline predicts GQA saves, which is the
-        ratio of the bytes only where both steps are memory-bound. None without ceilings."""
+        plus the attention's (`benchmarks.analysis.roofline.predict`): what the roofline predicts GQA saves, which is
+        the ratio of the bytes only where both steps are memory-bound. None without ceilings."""
         ceilings = self.gqa.ceilings
         if ceilings is None or self.mha.ceilings is None:
             return None

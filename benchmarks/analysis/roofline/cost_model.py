@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from benchmarks.analysis.published import Published
+from benchmarks.analysis.roofline.cited_figures import Published
 from benchmarks.gpus import Interconnect
 from benchmarks.workloads import decoder_config, decoder_cost
 from snippets import costs

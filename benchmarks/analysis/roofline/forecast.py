@@ -2,7 +2,7 @@
 the figures others published, and the error to expect, cross-validated one source at a time.
 
 The ceiling of a call is the sum of its operations' rooflines, each max(FLOPs / peak, bytes / bandwidth)
-(`benchmarks.analysis.predict`). The forecast keeps each operation's bound and divides its time by the share of
+(`benchmarks.analysis.roofline.predict`). The forecast keeps each operation's bound and divides its time by the share of
 that resource deployed software reaches, then adds a fixed cost per call:
 
     t = Σ_memory-bound ops (bytes / BW) / η_memory + Σ_compute-bound ops (FLOPs / F) / η_compute + fixed
@@ -35,11 +35,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from benchmarks.analysis.predict import PredictedPoint
+from benchmarks.analysis.roofline.predict import PredictedPoint
 from benchmarks.contract.inputs import PUBLISHED_LIMIT, InputError, read_text_bounded
 from benchmarks.gpus import BYTES_PER_ELEMENT
 
-CALIBRATION_FILE = Path(__file__).resolve().parents[1] / "published" / "calibration.json"
+CALIBRATION_FILE = Path(__file__).resolve().parents[2] / "published" / "calibration.json"
 
 LLM, CNN, MATMUL = "language model", "CNN", "matrix product"
 FAMILIES = (LLM, CNN, MATMUL)
