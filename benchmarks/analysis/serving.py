@@ -1,8 +1,7 @@
-"""Serving arithmetic for the batch-size guide: how many sequences a GPU's memory holds once the weights
-are loaded (the real ceiling of a decode batch), and where weight-only quantization puts the ridge batch.
+"""The language models this project serves and forecasts by name: each one's published configuration (layers,
+widths, heads, vocabulary, experts) with its source, looked up by name or alias, and its weight count.
 
-Model dimensions come from the model's published configuration, device figures from the datasheet table;
-nothing here is measured.
+Model dimensions come from the model's published configuration; nothing here is measured or computed on a device.
 
 Pure Python: nothing on this module's import path may import torch.
 """
@@ -11,9 +10,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchmarks.analysis.roofline.cost_model import ExpertConfig
-from benchmarks.gpus import GPU
-from snippets.costs import FFN_MATRICES, DecoderConfig, kv_cache_bytes, weight_elements
+from snippets.costs import FFN_MATRICES, DecoderConfig, weight_elements
+
+
+@dataclass(frozen=True)
+class ExpertConfig:
+    """The routed FFN of a mixture-of-experts decoder: E experts of hidden width `expert_d_ff` (SwiGLU, three
+    matrices each), k per token, and an always-active shared expert of hidden width `shared_d_ff` (0: none)."""
+
+    experts: int
+    top_k: int
+    expert_d_ff: int
+    shared_d_ff: int = 0
+
+    def __post_init__(self):
+        if not 1 <= self.top_k <= self.experts or self.expert_d_ff < 1 or self.shared_d_ff < 0:
+            raise ValueError(f"an expert layout needs 1 ≤ top_k ≤ experts and positive widths: {self}")
+
+    def expert_elements(self, d_model: int) -> int:
+        return 3 * d_model * self.expert_d_ff
+
+    def shared_elements(self, d_model: int) -> int:
+        return 3 * d_model * self.shared_d_ff + (d_model if self.shared_d_ff else 0)  # with its sigmoid gate
+
+    def router_elements(self, d_model: int) -> int:
+        return d_model * self.experts
 
 
 @dataclass(frozen=True)
@@ -141,15 +162,6 @@ def find_model(name: str) -> PublishedModel | None:
     return None
 
 
-@dataclass(frozen=True)
-class KVBudget:
-    weight_bytes: float
-    kv_bytes_per_token: float  # K and V of one position of one sequence, every layer
-    kv_bytes_per_sequence: float  # at `context` positions
-    free_bytes: float  # the device's memory less the weights
-    sequences: int  # whole sequences of `context` tokens whose caches fit in the free memory
-
-
 def stack_weight_elements(model: PublishedModel) -> int:
     """Every weight element of the decoder stack (no embeddings): for a mixture of experts, every expert's, the
     shared expert's and the router's in place of the one FFN of `weight_elements`."""
@@ -165,24 +177,3 @@ def stack_weight_elements(model: PublishedModel) -> int:
 def model_weight_bytes(model: PublishedModel, bytes_per_element: float) -> float:
     embeddings = (1 if model.tied else 2) * model.vocab * model.config.d_model
     return bytes_per_element * (stack_weight_elements(model) + embeddings)
-
-
-def kv_budget(
-    model: PublishedModel, gpu: GPU, context: int, bytes_per_element: float, kv_bytes_per_element: float | None = None
-) -> KVBudget:
-    """The decode batch a GPU's memory allows: what is left after the weights, over one sequence's cache (in
-    `kv_bytes_per_element`, default the weights'). Activations, workspace and fragmentation take some more, so it is
-    an upper bound."""
-    weights = model_weight_bytes(model, bytes_per_element)
-    kv_size = bytes_per_element if kv_bytes_per_element is None else kv_bytes_per_element
-    per_token = kv_cache_bytes(model.config, 1, 1, kv_size)
-    per_sequence = per_token * context
-    free = gpu.memory_bytes - weights
-    return KVBudget(weights, per_token, per_sequence, free, max(0, int(free // per_sequence)))
-
-
-def weight_only_ridge_batch(gpu: GPU, compute_dtype: str, weight_bits: int) -> float:
-    """The ridge batch of a large layer whose weights are stored in `weight_bits` bits and computed in
-    `compute_dtype` (W4A16: 4 bits, bf16): b* = (F/BW)·(bytes per weight / 2), so 16 ÷ bits times lower
-    than with 16-bit weights."""
-    return gpu.ridge_intensity(compute_dtype) * (weight_bits / 8) / 2

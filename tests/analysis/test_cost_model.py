@@ -4,7 +4,6 @@ import pytest
 
 from benchmarks.analysis.roofline.cost_model import (
     ALLREDUCE_LATENCY_S,
-    ExpertConfig,
     cnn_cost,
     cnn_operations,
     decoder_operations,
@@ -14,6 +13,7 @@ from benchmarks.analysis.roofline.cost_model import (
     tensor_parallel_seconds,
 )
 from benchmarks.analysis.roofline.predict import COMMUNICATION, predict
+from benchmarks.analysis.serving import ExpertConfig
 from benchmarks.gpus import GIGA, Interconnect, find_gpu
 from benchmarks.workloads import workload
 from snippets.costs import resnet50_cost

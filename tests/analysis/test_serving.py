@@ -2,7 +2,8 @@
 
 import pytest
 
-from benchmarks.analysis.serving import LLAMA_3_8B, kv_budget, model_weight_bytes, weight_only_ridge_batch
+from benchmarks.analysis.roofline.guide import kv_budget, weight_only_ridge_batch
+from benchmarks.analysis.serving import LLAMA_3_8B, model_weight_bytes
 from benchmarks.gpus import find_gpu
 
 H100 = find_gpu("NVIDIA H100 SXM")

@@ -21,7 +21,7 @@ API (stable; later additions only add):
 - `ALLREDUCE_LATENCY_S` (an assumed figure, labelled so); `ring_allreduce_seconds(size_bytes, gpus, interconnect)`;
   `tensor_parallel_seconds(layers, tokens, d_model, gpus, interconnect, bytes_per_element)`: both all-reduces of
   every layer of one step; `allreduce_bytes_per_element(bytes_per_element)`.
-- `ExpertConfig`; `expected_distinct_experts(tokens, experts, top_k, skew=0.0)`; `routing_shares(experts, skew)`.
+- `expected_distinct_experts(tokens, experts, top_k, skew=0.0)`; `routing_shares(experts, skew)`.
 - `decoder_operations(params, bytes_per_element, batch, kv_bytes_per_element=)` → the (name, FLOPs, bytes) of a
   decode step or prefill with the cache in a dtype of its own.
 
@@ -274,30 +274,6 @@ def tensor_parallel_seconds(
 
 
 # --------------------------------------------------------------------------- mixture of experts
-
-
-@dataclass(frozen=True)
-class ExpertConfig:
-    """The routed FFN of a mixture-of-experts decoder: E experts of hidden width `expert_d_ff` (SwiGLU, three
-    matrices each), k per token, and an always-active shared expert of hidden width `shared_d_ff` (0: none)."""
-
-    experts: int
-    top_k: int
-    expert_d_ff: int
-    shared_d_ff: int = 0
-
-    def __post_init__(self):
-        if not 1 <= self.top_k <= self.experts or self.expert_d_ff < 1 or self.shared_d_ff < 0:
-            raise ValueError(f"an expert layout needs 1 ≤ top_k ≤ experts and positive widths: {self}")
-
-    def expert_elements(self, d_model: int) -> int:
-        return 3 * d_model * self.expert_d_ff
-
-    def shared_elements(self, d_model: int) -> int:
-        return 3 * d_model * self.shared_d_ff + (d_model if self.shared_d_ff else 0)  # with its sigmoid gate
-
-    def router_elements(self, d_model: int) -> int:
-        return d_model * self.experts
 
 
 def routing_shares(experts: int, skew: float = 0.0) -> list[float]:
