@@ -54,9 +54,9 @@ from benchmarks.analysis.roofline.cost_model import (
     tensor_parallel_seconds,
 )
 from benchmarks.analysis.roofline.decode import DecodeTerms, decode_terms
-from benchmarks.analysis.serving import PublishedModel, model_weight_bytes
 from benchmarks.contract.inputs import LENGTHS_LIMIT, InputError, read_text_bounded
 from benchmarks.gpus import BYTES_PER_ELEMENT, GPU
+from benchmarks.llm_models import PublishedModel, model_weight_bytes
 from snippets.costs import FFN_MATRICES
 
 BLOCK_TOKENS = 16  # vLLM's default block size

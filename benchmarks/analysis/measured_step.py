@@ -19,8 +19,8 @@ from typing import Any
 from benchmarks.analysis.roofline import curves as c
 from benchmarks.analysis.roofline.curves import Curve, bytes_per_element
 from benchmarks.analysis.roofline.decode import is_decode, is_prefill
-from benchmarks.analysis.serving import PublishedModel, model_weight_bytes
 from benchmarks.contract.results import Run
+from benchmarks.llm_models import PublishedModel, model_weight_bytes
 from benchmarks.workloads import decoder_config
 from snippets.costs import kv_cache_bytes
 

@@ -33,8 +33,8 @@ from benchmarks.analysis.continuous_batching import (
     simulate,
 )
 from benchmarks.analysis.published_file import FieldReader
-from benchmarks.analysis.serving import PublishedModel, find_model
 from benchmarks.gpus import find_gpu
+from benchmarks.llm_models import PublishedModel, find_model
 
 SERVING_FILE = Path(__file__).resolve().parents[1] / "published" / "serving.json"
 STATUSES = ("verified", "as reported")
@@ -124,9 +124,7 @@ class _Reader(FieldReader):
         value = self.mapping(value, where, MODEL_FIELDS, MODEL_FIELDS - {"budget"})
         model = find_model(self.text(value["model"], f"{where}.model"))
         if model is None:
-            self.fail(
-                f"{where}.model", f"{value['model']!r} is not a published model of benchmarks/analysis/serving.py"
-            )
+            self.fail(f"{where}.model", f"{value['model']!r} is not a published model of benchmarks/llm_models.py")
         gpu = find_gpu(self.text(value["gpu"], f"{where}.gpu"))
         if gpu is None:
             self.fail(f"{where}.gpu", f"{value['gpu']!r} is not in the datasheet (benchmarks/gpus.py)")

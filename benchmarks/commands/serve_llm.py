@@ -51,11 +51,11 @@ from benchmarks.analysis.forecast_step import ForecastStep
 from benchmarks.analysis.measured_step import CONFIG_KEYS, MeasuredStep, NoMeasurement
 from benchmarks.analysis.prefix_cache import SharedPrefix
 from benchmarks.analysis.roofline.forecast import DECODE, PREFILL, committed, expected_words
-from benchmarks.analysis.serving import MODELS, PublishedModel, find_model
 from benchmarks.analysis.tuning import Tuning, explain_tuning, tune
 from benchmarks.analysis.tuning import rows as tuning_rows
 from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_named
 from benchmarks.contract.results import ResultsError, read_run
+from benchmarks.llm_models import MODELS, PublishedModel, find_model
 from snippets.costs import DecoderConfig
 
 DEFAULT_CONCURRENCY = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)

@@ -10,8 +10,8 @@ import time
 from benchmarks.analysis.continuous_batching import Engine, Lengths, RooflineStep, simulate
 from benchmarks.analysis.disaggregated import Split, nvlink, simulate_disaggregated
 from benchmarks.analysis.prefix_cache import SharedPrefix
-from benchmarks.analysis.serving import LLAMA_3_8B
 from benchmarks.gpus import find_gpu
+from benchmarks.llm_models import LLAMA_3_8B
 
 
 def main() -> None:

@@ -13,8 +13,8 @@ from benchmarks.analysis.roofline.cost_model import (
     tensor_parallel_seconds,
 )
 from benchmarks.analysis.roofline.predict import COMMUNICATION, predict
-from benchmarks.analysis.serving import ExpertConfig
 from benchmarks.gpus import GIGA, Interconnect, find_gpu
+from benchmarks.llm_models import ExpertConfig
 from benchmarks.workloads import workload
 from snippets.costs import resnet50_cost
 

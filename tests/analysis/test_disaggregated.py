@@ -5,8 +5,8 @@ import pytest
 
 from benchmarks.analysis.continuous_batching import Budget, Engine, Lengths, RooflineStep
 from benchmarks.analysis.disaggregated import KVLink, Split, compare, network, nvlink, simulate_disaggregated
-from benchmarks.analysis.serving import LLAMA_3_8B
 from benchmarks.gpus import find_gpu
+from benchmarks.llm_models import LLAMA_3_8B
 
 H100 = find_gpu("NVIDIA H100 SXM")
 STEP = RooflineStep(LLAMA_3_8B, H100, "bfloat16")

@@ -3,8 +3,8 @@
 import pytest
 
 from benchmarks.analysis.roofline.guide import kv_budget, weight_only_ridge_batch
-from benchmarks.analysis.serving import LLAMA_3_8B, model_weight_bytes
 from benchmarks.gpus import find_gpu
+from benchmarks.llm_models import LLAMA_3_8B, model_weight_bytes
 
 H100 = find_gpu("NVIDIA H100 SXM")
 

@@ -4,9 +4,9 @@ and that a width whose weights leave no room is refused, not picked."""
 import pytest
 
 from benchmarks.analysis.continuous_batching import Budget, Engine, Lengths, RooflineStep, plan
-from benchmarks.analysis.serving import LLAMA_3_3_70B, LLAMA_3_8B
 from benchmarks.analysis.tuning import explain_tuning, settings, tune, widths
 from benchmarks.gpus import find_gpu
+from benchmarks.llm_models import LLAMA_3_3_70B, LLAMA_3_8B
 
 H100 = find_gpu("NVIDIA H100 SXM")
 

@@ -58,7 +58,7 @@ def test_analysis_never_plots():
 
 # Folders and what each may import (besides itself, the standard library and third-party packages):
 # commands → measure / analysis / site → contract → the registry (workloads, profiles, gpus) → snippets.
-REGISTRY = {"workloads", "profiles", "gpus"}
+REGISTRY = {"workloads", "profiles", "gpus", "llm_models"}
 ALLOWED = {
     "commands": {"measure", "analysis", "site", "contract", "registry", "snippets"},
     "measure": {"contract", "registry", "snippets"},

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchmarks.analysis.serving import PublishedModel, model_weight_bytes
 from benchmarks.gpus import GPU
+from benchmarks.llm_models import PublishedModel, model_weight_bytes
 from snippets.costs import kv_cache_bytes
 
 

@@ -10,8 +10,8 @@ from benchmarks.analysis.roofline.curves import SiteData
 from benchmarks.analysis.roofline.guide import kv_budget, weight_only_ridge_batch
 from benchmarks.analysis.roofline.predict import predict
 from benchmarks.analysis.roofline.tile_steps import tiles_and_waves
-from benchmarks.analysis.serving import LLAMA_3_8B, model_weight_bytes
 from benchmarks.gpus import GPU, find_gpu
+from benchmarks.llm_models import LLAMA_3_8B, model_weight_bytes
 from benchmarks.site import charts, text
 from benchmarks.site.charts.guide import pick_chart
 from benchmarks.site.forecasts import efficiency_words, error_words, forecast_s

@@ -33,8 +33,8 @@ from benchmarks.analysis.published_serving import ServingCheck, serving_checks
 from benchmarks.analysis.roofline.cited_figures import KERNEL_LAUNCH_S
 from benchmarks.analysis.roofline.cost_model import ALLREDUCE_LATENCY_S
 from benchmarks.analysis.roofline.forecast import committed
-from benchmarks.analysis.serving import LLAMA_3_3_70B, LLAMA_3_8B
 from benchmarks.gpus import find_gpu
+from benchmarks.llm_models import LLAMA_3_3_70B, LLAMA_3_8B
 from benchmarks.site import text
 from benchmarks.site.charts import figure
 from benchmarks.site.charts.llm_serving import front_chart, token_latency_chart
