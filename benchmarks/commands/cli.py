@@ -368,7 +368,7 @@ def _calibration_problem(path: Path) -> str | None:
 def _published_problem(path: Path, doc: dict) -> str | None:
     """What is wrong with a published-figures file, checked by its own reader (serving results, whose
     configuration states a load, or single measurements), in one line; None when it is valid."""
-    from benchmarks.analysis.published_file import PublishedDataError, read_published
+    from benchmarks.analysis.published.measurements_file import PublishedDataError, read_published
 
     rows = doc["measurements"] if isinstance(doc["measurements"], list) else []
     serving = any(isinstance(r, dict) and isinstance(r.get("configuration"), dict) and "load" in r["configuration"]
@@ -377,7 +377,7 @@ def _published_problem(path: Path, doc: dict) -> str | None:
         if not serving:
             read_published(path)
             return None
-        from benchmarks.analysis.published_serving import ServingDataError, read_serving
+        from benchmarks.analysis.published.serving_figures import ServingDataError, read_serving
     except ImportError as exc:
         return f"{path}: (file): checking published serving results needs {exc.name or 'numpy'}"
     except PublishedDataError as exc:

@@ -3,7 +3,7 @@ the issue's coverage: at least 40 figures over at least 4 GPUs and the four kind
 
 import json
 
-from benchmarks.analysis.calibration import committed_study
+from benchmarks.analysis.published.calibration import committed_study
 from benchmarks.analysis.roofline import forecast
 
 

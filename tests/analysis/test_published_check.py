@@ -7,7 +7,8 @@ import statistics
 
 import pytest
 
-from benchmarks.analysis.published_check import (
+from benchmarks.analysis.published.measurements_file import Model, read_published
+from benchmarks.analysis.published.roofline_check import (
     BREAKS,
     check,
     checks,
@@ -17,7 +18,6 @@ from benchmarks.analysis.published_check import (
     ratio_summary,
     unfused_per_second,
 )
-from benchmarks.analysis.published_file import Model, read_published
 from benchmarks.analysis.roofline.predict import knee, predict
 from benchmarks.gpus import find_gpu
 

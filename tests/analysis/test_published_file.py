@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from benchmarks.analysis.published_file import PUBLISHED_FILE, PublishedDataError, read_published
+from benchmarks.analysis.published.measurements_file import PUBLISHED_FILE, PublishedDataError, read_published
 
 REQUIRED = {
     "kipply-13b-a100-decode": (22.0, "ms/token"),

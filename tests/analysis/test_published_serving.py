@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from benchmarks.analysis.published_serving import SERVING_FILE, ServingDataError, read_serving, serving_checks
+from benchmarks.analysis.published.serving_figures import SERVING_FILE, ServingDataError, read_serving, serving_checks
 
 
 def test_every_row_reads_and_quotes_its_own_figure():

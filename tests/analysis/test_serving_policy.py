@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from benchmarks.analysis import serving_mlperf
 from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve
-from benchmarks.analysis.published_file import read_published
+from benchmarks.analysis.published import mlperf_server as serving_mlperf
+from benchmarks.analysis.published.measurements_file import read_published
 from benchmarks.analysis.roofline.predict import predict
 from benchmarks.analysis.serving_policy import Arrivals, candidates, capacity, explain, outcome, search, summary
 from benchmarks.gpus import find_gpu

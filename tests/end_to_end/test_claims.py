@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.analysis.calibration import committed_study
-from benchmarks.analysis.published_check import BREAKS, checks
+from benchmarks.analysis.published.calibration import committed_study
+from benchmarks.analysis.published.roofline_check import BREAKS, checks
 from benchmarks.analysis.roofline import decode, recommend
 from benchmarks.analysis.roofline.calculator import gpu_ridge_batch
 from benchmarks.analysis.roofline.curves import curves, group_by, load_site_data

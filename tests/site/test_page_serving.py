@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from benchmarks.analysis import serving_mlperf
 from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve
+from benchmarks.analysis.published import mlperf_server as serving_mlperf
 from benchmarks.analysis.roofline import recommend
 from benchmarks.analysis.service_curves import ServiceSource
 from benchmarks.analysis.serving_policy import LoadPoint

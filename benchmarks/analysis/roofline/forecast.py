@@ -391,7 +391,8 @@ def to_json(calibration: Calibration, outcomes: Sequence[Outcome], figures: int,
     return {
         "about": "Efficiencies fitted to the published figures (benchmarks/published/) and the error of forecasts "
         "cross-validated leaving one source out; made by `python -m benchmarks calibrate` "
-        "(benchmarks/analysis/calibration.py), checked against a fresh fit by the tests. Nothing here is typed in.",
+        "(benchmarks/analysis/published/calibration.py), checked against a fresh fit by the tests. Nothing here is "
+        "typed in.",
         "figures": figures,
         "sources": sources,
         "groups": groups,

@@ -29,7 +29,7 @@ from benchmarks.analysis.continuous_batching import (
 from benchmarks.analysis.disaggregated import Comparison, Split, compare, nvlink
 from benchmarks.analysis.forecast_step import ForecastStep
 from benchmarks.analysis.prefix_cache import SharedPrefix
-from benchmarks.analysis.published_serving import ServingCheck, serving_checks
+from benchmarks.analysis.published.serving_figures import ServingCheck, serving_checks
 from benchmarks.analysis.roofline.cited_figures import KERNEL_LAUNCH_S
 from benchmarks.analysis.roofline.cost_model import ALLREDUCE_LATENCY_S
 from benchmarks.analysis.roofline.forecast import committed

@@ -13,9 +13,9 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.analysis import serving_mlperf
 from benchmarks.analysis.dynamic_batching import MAX_BATCH, Policy, simulate
-from benchmarks.analysis.published_file import read_published
+from benchmarks.analysis.published import mlperf_server as serving_mlperf
+from benchmarks.analysis.published.measurements_file import read_published
 from benchmarks.analysis.roofline import recommend
 from benchmarks.analysis.roofline.model_sweeps import load_sweeps
 from benchmarks.analysis.roofline.predict import STATED_COUNT

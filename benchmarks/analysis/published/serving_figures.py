@@ -32,11 +32,11 @@ from benchmarks.analysis.continuous_batching import (
     largest_rate,
     simulate,
 )
-from benchmarks.analysis.published_file import FieldReader
+from benchmarks.analysis.published.measurements_file import FieldReader
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import PublishedModel, find_model
 
-SERVING_FILE = Path(__file__).resolve().parents[1] / "published" / "serving.json"
+SERVING_FILE = Path(__file__).resolve().parents[2] / "published" / "serving.json"
 STATUSES = ("verified", "as reported")
 UNITS = ("ms", "tokens/s")
 FIGURES = {  # figure -> (unit, what of the run)

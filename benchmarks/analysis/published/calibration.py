@@ -2,7 +2,7 @@
 and each figure forecast without its own source (`benchmarks.analysis.roofline.forecast` says how).
 
 Two files feed it. benchmarks/published/measurements.json: each compared row's calls, predicted by
-`benchmarks.analysis.published_check`, give its ceiling split by bound. benchmarks/published/serving.json: each
+`benchmarks.analysis.published.roofline_check`, give its ceiling split by bound. benchmarks/published/serving.json: each
 row is simulated on the ceiling step with a step that records how the run's time splits by bound
 (`benchmarks.analysis.forecast_step.RecordingStep`); the fit scales the simulated figure by the forecast time
 over the ceiling time, and the cross-validation simulates the row again on the forecast step, so that what a
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from benchmarks.analysis.forecast_step import ForecastStep, RecordingStep
-from benchmarks.analysis.published_check import Check, calls, checks
-from benchmarks.analysis.published_serving import ServingRow, predict_row, read_serving
+from benchmarks.analysis.published.roofline_check import Check, calls, checks
+from benchmarks.analysis.published.serving_figures import ServingRow, predict_row, read_serving
 from benchmarks.analysis.roofline.forecast import CNN as CNN_KIND
 from benchmarks.analysis.roofline.forecast import (
     DECODE,

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve
-from benchmarks.analysis.published_file import Measurement, read_published
+from benchmarks.analysis.published.measurements_file import Measurement, read_published
 from benchmarks.analysis.roofline.predict import predict
 from benchmarks.analysis.serving_policy import Capacity, Outcome, capacity, outcome
 from benchmarks.gpus import find_gpu

@@ -1,10 +1,10 @@
 """The roofline model against measurements others published.
 
-For each row of the data file (`benchmarks.analysis.published_file`), the prediction for the same configuration
-comes from `benchmarks.analysis.roofline.predict`, the code behind `python -m benchmarks predict`, on the datasheet
-of the GPU used, and both sides are put in one unit: work per second (tokens, requests, images or prompts), so that
-published ÷ predicted is the fraction of the roofline the published system reached (above 1: faster than the
-model allows, so the configuration breaks one of its assumptions).
+For each row of the data file (`benchmarks.analysis.published.measurements_file`), the prediction for the same
+configuration comes from `benchmarks.analysis.roofline.predict`, the code behind `python -m benchmarks predict`, on
+the datasheet of the GPU used, and both sides are put in one unit: work per second (tokens, requests, images or
+prompts), so that published ÷ predicted is the fraction of the roofline the published system reached (above 1:
+faster than the model allows, so the configuration breaks one of its assumptions).
 
 How a configuration is predicted, stated once here and on the page:
 
@@ -32,7 +32,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchmarks.analysis.published_file import Measurement, Model, read_published
+from benchmarks.analysis.published.measurements_file import Measurement, Model, read_published
 from benchmarks.analysis.roofline.cost_model import EAGER, FUSED
 from benchmarks.analysis.roofline.predict import COMPUTE, MEMORY, PredictedPoint, RidgeCount, predict, ridge_counts
 from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings, find_gpu

@@ -22,7 +22,7 @@ from benchmarks.contract.text import printable, text_problem
 from benchmarks.gpus import find_gpu
 from benchmarks.workloads import WORKLOADS
 
-PUBLISHED_FILE = Path(__file__).resolve().parents[1] / "published" / "measurements.json"
+PUBLISHED_FILE = Path(__file__).resolve().parents[2] / "published" / "measurements.json"
 MAX_FILE_BYTES = 1_000_000
 MAX_TEXT = 1_000  # characters in any one string
 
