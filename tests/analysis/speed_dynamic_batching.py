@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve, poisson_arrivals, simulate
+from benchmarks.analysis.serving.batcher.simulator import Policy, ServiceCurve, poisson_arrivals, simulate
 
 N = 100_000
 CURVE = ServiceCurve.from_samples({b: [(0.033 + 0.003 * b) * f for f in (0.9, 1.0, 1.1)] for b in (1, 16)})

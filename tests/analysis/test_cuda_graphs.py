@@ -2,7 +2,7 @@
 
 import pytest
 
-from benchmarks.analysis.continuous_batching import (
+from benchmarks.analysis.serving.llm.continuous_batching import (
     Engine,
     Lengths,
     RooflineStep,

@@ -3,9 +3,9 @@ its bound's efficiency, and the recording step adds up what it times."""
 
 import pytest
 
-from benchmarks.analysis.continuous_batching import RooflineStep, StepWork
-from benchmarks.analysis.forecast_step import ForecastStep, RecordingStep
 from benchmarks.analysis.roofline.forecast import Efficiency
+from benchmarks.analysis.serving.llm.continuous_batching import RooflineStep, StepWork
+from benchmarks.analysis.serving.llm.forecast_step import ForecastStep, RecordingStep
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import find_model
 

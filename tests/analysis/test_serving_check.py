@@ -7,7 +7,13 @@ import copy
 
 import pytest
 
-from benchmarks.analysis.serving_check import TOLERANCE, compare, compare_file, format_table, late_close
+from benchmarks.analysis.serving.batcher.ray_serve_comparison import (
+    TOLERANCE,
+    compare,
+    compare_file,
+    format_table,
+    late_close,
+)
 from benchmarks.contract.serving_check import DEFAULT_SERVING_DIR, read_serving_check
 from tests.synthetic_serving import OVERHEAD_S, synthetic_check, synthetic_run, write_check
 
@@ -90,7 +96,7 @@ def test_a_batch_started_on_time_is_not_late(synthetic):
 def test_the_idle_replica_at_higher_rates_is_compared_and_the_overhead_is_the_lowest_rates(tmp_path):
     """SYNTHETIC: the idle replica also driven at 400/s with latencies twice as long; the server's cost stays the
     lowest rate's median, and each rate gets a row, measured against the simulator on the host's cores."""
-    from benchmarks.analysis.serving_check import host_rows
+    from benchmarks.analysis.serving.batcher.ray_serve_comparison import host_rows
 
     doc = synthetic_check()
     doc["overhead"].append({"rate_per_s": 400.0, "latency_s": [2 * OVERHEAD_S] * 100, "failed": 3})

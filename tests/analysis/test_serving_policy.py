@@ -5,11 +5,11 @@ import math
 import numpy as np
 import pytest
 
-from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve
 from benchmarks.analysis.published import mlperf_server as serving_mlperf
 from benchmarks.analysis.published.measurements_file import read_published
 from benchmarks.analysis.roofline.predict import predict
-from benchmarks.analysis.serving_policy import Arrivals, candidates, capacity, explain, outcome, search, summary
+from benchmarks.analysis.serving.batcher.policy import Arrivals, candidates, capacity, explain, outcome, search, summary
+from benchmarks.analysis.serving.batcher.simulator import Policy, ServiceCurve
 from benchmarks.gpus import find_gpu
 
 # A made-up curve: 10 ms + 2 ms per request, ±10 % spread (a fixture, not a measurement)

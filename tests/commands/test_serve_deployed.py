@@ -2,7 +2,7 @@
 
 import json
 
-from benchmarks.analysis.service_curves import from_prediction
+from benchmarks.analysis.serving.batcher.service_curves import from_prediction
 from benchmarks.commands.cli import main
 from benchmarks.gpus import find_gpu
 

@@ -5,11 +5,11 @@ import re
 
 import pytest
 
-from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve
 from benchmarks.analysis.published import mlperf_server as serving_mlperf
 from benchmarks.analysis.roofline import recommend
-from benchmarks.analysis.service_curves import ServiceSource
-from benchmarks.analysis.serving_policy import LoadPoint
+from benchmarks.analysis.serving.batcher.policy import LoadPoint
+from benchmarks.analysis.serving.batcher.service_curves import ServiceSource
+from benchmarks.analysis.serving.batcher.simulator import Policy, ServiceCurve
 from benchmarks.contract.results import ModelSweep
 from benchmarks.site.pages import serving
 from tests.synthetic import PAYLOAD, hostile_sweep, make_sweep

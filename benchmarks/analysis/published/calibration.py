@@ -2,10 +2,10 @@
 and each figure forecast without its own source (`benchmarks.analysis.roofline.forecast` says how).
 
 Two files feed it. benchmarks/published/measurements.json: each compared row's calls, predicted by
-`benchmarks.analysis.published.roofline_check`, give its ceiling split by bound. benchmarks/published/serving.json: each
-row is simulated on the ceiling step with a step that records how the run's time splits by bound
-(`benchmarks.analysis.forecast_step.RecordingStep`); the fit scales the simulated figure by the forecast time
-over the ceiling time, and the cross-validation simulates the row again on the forecast step, so that what a
+`benchmarks.analysis.published.roofline_check`, give its ceiling split by bound. benchmarks/published/serving.json:
+each row is simulated on the ceiling step with a step that records how the run's time splits by bound
+(`benchmarks.analysis.serving.llm.forecast_step.RecordingStep`); the fit scales the simulated figure by the forecast
+time over the ceiling time, and the cross-validation simulates the row again on the forecast step, so that what a
 slower step does to the batches and the queue is simulated, not assumed.
 
 The fit leaves out figures whose configuration breaks an assumption of the model (`published_check.BREAKS`), and
@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from benchmarks.analysis.forecast_step import ForecastStep, RecordingStep
 from benchmarks.analysis.published.roofline_check import Check, calls, checks
 from benchmarks.analysis.published.serving_figures import ServingRow, predict_row, read_serving
 from benchmarks.analysis.roofline.forecast import CNN as CNN_KIND
@@ -42,6 +41,7 @@ from benchmarks.analysis.roofline.forecast import (
     to_json,
     total_parts,
 )
+from benchmarks.analysis.serving.llm.forecast_step import ForecastStep, RecordingStep
 
 SCALES_WITH_STEP = ("tokens_per_s", "itl_mean", "tpot_mean")  # serving figures a step-time change scales
 

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve
 from benchmarks.analysis.published.measurements_file import Measurement, read_published
 from benchmarks.analysis.roofline.predict import predict
-from benchmarks.analysis.serving_policy import Capacity, Outcome, capacity, outcome
+from benchmarks.analysis.serving.batcher.policy import Capacity, Outcome, capacity, outcome
+from benchmarks.analysis.serving.batcher.simulator import Policy, ServiceCurve
 from benchmarks.gpus import find_gpu
 
 SERVER_ID = "mlperf30-dgxh100-resnet50-server"

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.analysis.continuous_batching import (
+from benchmarks.analysis.published.measurements_file import FieldReader
+from benchmarks.analysis.serving.llm.continuous_batching import (
     Budget,
     Engine,
     Lengths,
@@ -32,7 +33,6 @@ from benchmarks.analysis.continuous_batching import (
     largest_rate,
     simulate,
 )
-from benchmarks.analysis.published.measurements_file import FieldReader
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import PublishedModel, find_model
 

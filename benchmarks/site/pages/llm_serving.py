@@ -11,7 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from benchmarks.analysis.continuous_batching import (
+from benchmarks.analysis.published.serving_figures import ServingCheck, serving_checks
+from benchmarks.analysis.roofline.cited_figures import KERNEL_LAUNCH_S
+from benchmarks.analysis.roofline.cost_model import ALLREDUCE_LATENCY_S
+from benchmarks.analysis.roofline.forecast import committed
+from benchmarks.analysis.serving.llm.continuous_batching import (
     KERNELS_PER_LAYER,
     LAYER_KERNELS,
     Budget,
@@ -26,13 +30,9 @@ from benchmarks.analysis.continuous_batching import (
     plan,
     simulate,
 )
-from benchmarks.analysis.disaggregated import Comparison, Split, compare, nvlink
-from benchmarks.analysis.forecast_step import ForecastStep
-from benchmarks.analysis.prefix_cache import SharedPrefix
-from benchmarks.analysis.published.serving_figures import ServingCheck, serving_checks
-from benchmarks.analysis.roofline.cited_figures import KERNEL_LAUNCH_S
-from benchmarks.analysis.roofline.cost_model import ALLREDUCE_LATENCY_S
-from benchmarks.analysis.roofline.forecast import committed
+from benchmarks.analysis.serving.llm.disaggregated import Comparison, Split, compare, nvlink
+from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
+from benchmarks.analysis.serving.llm.prefix_cache import SharedPrefix
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import LLAMA_3_3_70B, LLAMA_3_8B
 from benchmarks.site import text

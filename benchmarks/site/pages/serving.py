@@ -13,15 +13,12 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.analysis.dynamic_batching import MAX_BATCH, Policy, simulate
 from benchmarks.analysis.published import mlperf_server as serving_mlperf
 from benchmarks.analysis.published.measurements_file import read_published
 from benchmarks.analysis.roofline import recommend
 from benchmarks.analysis.roofline.model_sweeps import load_sweeps
 from benchmarks.analysis.roofline.predict import STATED_COUNT
-from benchmarks.analysis.service_curves import ServiceSource, SourceError, from_sweep
-from benchmarks.analysis.serving_check import TOLERANCE as CHECK_TOLERANCE
-from benchmarks.analysis.serving_policy import (
+from benchmarks.analysis.serving.batcher.policy import (
     LoadPoint,
     capacity,
     ceiling_per_s,
@@ -32,6 +29,9 @@ from benchmarks.analysis.serving_policy import (
     per_s,
     search,
 )
+from benchmarks.analysis.serving.batcher.ray_serve_comparison import TOLERANCE as CHECK_TOLERANCE
+from benchmarks.analysis.serving.batcher.service_curves import ServiceSource, SourceError, from_sweep
+from benchmarks.analysis.serving.batcher.simulator import MAX_BATCH, Policy, simulate
 from benchmarks.contract.results import ModelSweep
 from benchmarks.site import text
 from benchmarks.site.charts import distinct_ids, figure

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.analysis.arrivals import poisson_arrivals
-from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve, simulate
+from benchmarks.analysis.serving.arrivals import poisson_arrivals
+from benchmarks.analysis.serving.batcher.simulator import Policy, ServiceCurve, simulate
 from benchmarks.contract.serving_check import ServingCheck, read_serving_check
 
 TOLERANCE = 0.20  # |measured / simulated − 1| within this agrees (p50 and mean batch)

@@ -1,7 +1,7 @@
 """From a batch curve to a serving policy: the max batch, max delay and instances that keep a latency percentile
 within a budget at a given request rate, and the highest rate each policy sustains within it (its capacity).
 
-Everything is simulated (`benchmarks.analysis.dynamic_batching`) from the curve's measured or predicted times:
+Everything is simulated (`benchmarks.analysis.serving.batcher.simulator`) from the curve's measured or predicted times:
 
 - `capacity(policy, …)`: the latency percentile over a grid of rates up to the policy's ceiling (every batch
   full, at its mean time), then a bisection between the highest rate within the budget and the next one;
@@ -24,7 +24,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve, SimulationResult, full_batch_ceiling, simulate
+from benchmarks.analysis.serving.batcher.simulator import (
+    Policy,
+    ServiceCurve,
+    SimulationResult,
+    full_batch_ceiling,
+    simulate,
+)
 
 DELAYS_S = (0.0, 0.0005, 0.001, 0.002, 0.005, 0.010, 0.020, 0.050)
 RATE_GRID = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.98)

@@ -26,8 +26,8 @@ GPU's NVLink (PCIe where it has none) with a per-call latency (`benchmarks.analy
 the step of their own. Imbalance between the GPUs is left out. A mixture of experts reads, each step, the weights
 of the experts its tokens touch (their expected number under uniform or skewed routing), plus the shared parts.
 The KV cache may have a dtype of its own. With a shared prompt prefix the engine caches its blocks
-(`benchmarks.analysis.prefix_cache`): a prompt that begins with cached blocks is computed from after them, and
-they are held once. Pipeline parallelism and speculative decoding are not modelled.
+(`benchmarks.analysis.serving.llm.prefix_cache`): a prompt that begins with cached blocks is computed from after
+them, and they are held once. Pipeline parallelism and speculative decoding are not modelled.
 
 Pure Python and numpy, deterministic under a seed: nothing on this module's import path may import torch.
 """
@@ -45,7 +45,6 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.analysis.prefix_cache import PrefixCache, SharedPrefix
 from benchmarks.analysis.roofline.cited_figures import KERNEL_LAUNCH_S
 from benchmarks.analysis.roofline.cost_model import (
     ALLREDUCE_LATENCY_S,
@@ -54,6 +53,7 @@ from benchmarks.analysis.roofline.cost_model import (
     tensor_parallel_seconds,
 )
 from benchmarks.analysis.roofline.decode import DecodeTerms, decode_terms
+from benchmarks.analysis.serving.llm.prefix_cache import PrefixCache, SharedPrefix
 from benchmarks.contract.inputs import LENGTHS_LIMIT, InputError, read_text_bounded
 from benchmarks.gpus import BYTES_PER_ELEMENT, GPU
 from benchmarks.llm_models import PublishedModel, model_weight_bytes

@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.analysis.dynamic_batching import MAX_BATCH, ServiceCurve
 from benchmarks.analysis.roofline.cost_model import FUSED
 from benchmarks.analysis.roofline.forecast import committed, expected_words, kind_of, percent, point_parts
 from benchmarks.analysis.roofline.predict import predict
+from benchmarks.analysis.serving.batcher.simulator import MAX_BATCH, ServiceCurve
 from benchmarks.contract.results import ModelSweep, Run
 from benchmarks.gpus import GPU
 from benchmarks.workloads import WORKLOADS

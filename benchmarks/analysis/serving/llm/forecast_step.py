@@ -10,8 +10,8 @@ Pure Python and numpy: nothing on this module's import path may import torch.
 
 from __future__ import annotations
 
-from benchmarks.analysis.continuous_batching import RooflineStep, StepTime, StepWork
 from benchmarks.analysis.roofline.forecast import Efficiency, Parts
+from benchmarks.analysis.serving.llm.continuous_batching import RooflineStep, StepTime, StepWork
 
 
 def _copy(cls, step: RooflineStep):

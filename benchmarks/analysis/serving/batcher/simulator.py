@@ -39,7 +39,7 @@ from functools import cached_property
 
 import numpy as np
 
-from benchmarks.analysis.arrivals import TraceError, gamma_arrivals, poisson_arrivals, trace_arrivals
+from benchmarks.analysis.serving.arrivals import TraceError, gamma_arrivals, poisson_arrivals, trace_arrivals
 
 __all__ = [
     "HANDLERS",

@@ -3,7 +3,7 @@
 Each function returns a sorted numpy array of timestamps in seconds. Open-loop arrivals do not wait
 for answers (users of a public service); the closed loop of N clients that benchmark tools run, where
 each client sends its next request when the previous answer comes back, lives in the simulator
-(`benchmarks.analysis.dynamic_batching.simulate(..., clients=N)`), because its arrivals depend on the
+(`benchmarks.analysis.serving.batcher.simulator.simulate(..., clients=N)`), because its arrivals depend on the
 server.
 
 Pure Python and numpy: nothing on this module's import path may import torch.
