@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from benchmarks.analysis.published import mlperf_server as serving_mlperf
+from benchmarks.analysis.published import mlperf_server
 from benchmarks.analysis.roofline import recommend
 from benchmarks.analysis.serving.batcher.policy import LoadPoint
 from benchmarks.analysis.serving.batcher.service_curves import ServiceSource
@@ -21,7 +21,7 @@ def sweep_of(doc) -> ModelSweep:
 
 @pytest.fixture(scope="module")
 def mlperf():
-    return serving_mlperf.check(n=20_000)
+    return mlperf_server.check(n=20_000)
 
 
 @pytest.fixture(scope="module")
