@@ -1,12 +1,13 @@
 """Measure how latency grows with batch size, and explain it with the roofline model.
 
 The top level holds the registry: the workloads (`workloads`), the profiles (`profiles`), the GPU datasheets
-(`gpus`), and the notebook API `sweep` below. The packages, with dependencies pointing one way (commands →
-measure, analysis, site → contract → the registry):
+(`gpus`), the published language models (`llm_models`), and the notebook API `sweep` below. The packages, with
+dependencies pointing one way (commands → measure, analysis, site → contract → the registry):
 
 - `contract/`: the results and sweep schemas, their rules, the strict reader and the atomic writer;
 - `measure/`: the only package that imports torch: timers, ceilings, the run, the model sweep;
-- `analysis/`: pure Python: curves, roofline, diagnosis, predictions, recommendations, serving;
+- `analysis/`: pure Python: `roofline/` (curves, roofline, diagnosis, predictions, recommendations), `serving/`
+  (the dynamic batcher and LLM engine simulators) and `published/` (figures others published, checked);
 - `site/`: charts (`site/charts/`), words and one module per page; never measures;
 - `commands/`: the command line, one module per verb; the only code wiring the others together.
 
@@ -24,7 +25,7 @@ def sweep(model: Any, make_input: Any = None, **options: Any):
         from benchmarks import sweep
         result = sweep(model, lambda b: torch.randn(b, 512), budget_ms=20)
         print(result)             # the table and the recommendation
-        result.recommendation     # the numbers (benchmarks.analysis.recommend.Recommendation)
+        result.recommendation     # the numbers (benchmarks.analysis.roofline.recommend.Recommendation)
         result.charts()           # the Altair charts the report and the site draw
 
     `make_input(batch)` returns a tensor, a tuple of arguments or a dict of keyword arguments with

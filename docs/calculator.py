@@ -46,13 +46,13 @@ page.show("chart")
 page.show("examples")
 
 # %% [markdown]
-# Each row is two calls of `benchmarks.analysis.calculator`: `predict` returns the time, FLOPs,
+# Each row is two calls of `benchmarks.analysis.roofline.calculator`: `predict` returns the time, FLOPs,
 # bytes and bound of one forward pass, and `gpu_ridge_batch` the batch where the layer turns
 # compute-bound. The first row, by hand:
 
 # %%
 from benchmarks import gpus
-from benchmarks.analysis import calculator
+from benchmarks.analysis.roofline import calculator
 
 gpu, dtype = gpus.find_gpu("NVIDIA H100 SXM"), "bfloat16"
 one = calculator.predict_mlp(gpu, dtype, width=4096, depth=8, batch=1)

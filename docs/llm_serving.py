@@ -31,7 +31,7 @@ page.show("answer")
 #
 # ## The model
 #
-# A simulator (`benchmarks/analysis/continuous_batching.py`) serves requests step by step, as an
+# A simulator (`benchmarks/analysis/serving/llm/continuous_batching.py`) serves requests step by step, as an
 # engine does:
 #
 # - **Requests** have a prompt and an answer length and arrive at random (Poisson) or from *N*

@@ -100,9 +100,9 @@ page = methodology.build()
 #
 # The [ridge batch](../glossary/#ridge-batch) is where the roofline's compute time overtakes its
 # memory time, solved from the analytic FLOPs and bytes of each point and the measured ceilings
-# (`benchmarks.analysis.roofline.crossing_batch`). The [measured knee](../glossary/#measured-knee)
+# (`benchmarks.analysis.roofline.roofline_model.crossing_batch`). The [measured knee](../glossary/#measured-knee)
 # is the breakpoint of a continuous
-# two-segment line fitted to log time against log batch (`benchmarks.analysis.roofline.detect_knee`),
+# two-segment line fitted to log time against log batch (`benchmarks.analysis.roofline.roofline_model.detect_knee`),
 # reported only when the curve grows at least like the square root of the batch past it and bends
 # clearly; otherwise the site says that no knee was detected.
 #

@@ -71,7 +71,7 @@ page.show("details")
 # ## From ceiling to forecast, cross-validated
 #
 # The ratios above are not a forecast: they say how far below the ceiling each system ran, figure
-# by figure. The forecast turns them into a few efficiencies (`benchmarks/analysis/forecast.py`):
+# by figure. The forecast turns them into a few efficiencies (`benchmarks/analysis/roofline/forecast.py`):
 # each operation of the ceiling keeps its bound and is divided by the share of that resource
 # deployed software reaches (η memory where it is memory-bound, η compute where it is
 # compute-bound), plus a fixed cost per step. One set per family of software (a language model's

@@ -71,8 +71,8 @@ page.show("overhead")
 # shows:
 
 # %%
-from benchmarks.analysis import regimes
-from benchmarks.analysis.curves import load_site_data
+from benchmarks.analysis.roofline import regimes
+from benchmarks.analysis.roofline.curves import load_site_data
 
 runs = load_site_data().shown_for("mlp")
 tiny = next(filter(None, map(regimes.tiny_eager_curve, runs)), None)

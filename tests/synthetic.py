@@ -256,7 +256,7 @@ def site_data(*docs: dict[str, Any], empty: bool = False):
     page-module tests."""
     from pathlib import Path
 
-    from benchmarks.analysis.curves import SiteData
+    from benchmarks.analysis.roofline.curves import SiteData
     from benchmarks.contract.results import Run, newest_complete_runs
 
     docs = () if empty else docs or (make_run(),)

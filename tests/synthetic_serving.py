@@ -1,6 +1,6 @@
 """SYNTHETIC real-server check files for tests. Not measurements: never publish them.
 
-The "server" here is the simulator itself (`benchmarks.analysis.dynamic_batching`) with a made-up service
+The "server" here is the simulator itself (`benchmarks.analysis.serving.batcher.simulator`) with a made-up service
 curve and a made-up overhead, and every document says so (`run.synthetic` is true, the host is named as a
 fixture).
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve, poisson_arrivals, simulate
+from benchmarks.analysis.serving.batcher.simulator import Policy, ServiceCurve, poisson_arrivals, simulate
 
 SYNTHETIC_HOST = "Synthetic host (test fixture, not a measurement)"
 OVERHEAD_S = 0.004

@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from benchmarks.analysis.forecast import CALIBRATION_FILE, KINDS, TERM_WORDS, TERMS, percent
+from benchmarks.analysis.roofline.forecast import CALIBRATION_FILE, KINDS, TERM_WORDS, TERMS, percent
 
 
 def add_parser(commands) -> None:
@@ -30,7 +30,7 @@ def add_parser(commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        from benchmarks.analysis.calibration import committed_study
+        from benchmarks.analysis.published.calibration import committed_study
     except ImportError as exc:
         if getattr(exc, "name", "") == "numpy" or "numpy" in str(exc):
             print("error: calibrate needs numpy: pip install numpy", file=sys.stderr)

@@ -352,7 +352,7 @@ def _calibration(doc: object) -> bool:
 
 def _calibration_problem(path: Path) -> str | None:
     """What is wrong with a calibration file, checked by its own reader, in one line; None when it is valid."""
-    from benchmarks.analysis.forecast import CalibrationError, read_calibration
+    from benchmarks.analysis.roofline.forecast import CalibrationError, read_calibration
 
     try:
         read_calibration(path)
@@ -364,7 +364,7 @@ def _calibration_problem(path: Path) -> str | None:
 def _published_problem(path: Path, doc: dict) -> str | None:
     """What is wrong with a published-figures file, checked by its own reader (serving results, whose
     configuration states a load, or single measurements), in one line; None when it is valid."""
-    from benchmarks.analysis.published_file import PublishedDataError, read_published
+    from benchmarks.analysis.published.measurements_file import PublishedDataError, read_published
 
     rows = doc["measurements"] if isinstance(doc["measurements"], list) else []
     serving = any(isinstance(r, dict) and isinstance(r.get("configuration"), dict) and "load" in r["configuration"]
@@ -373,7 +373,7 @@ def _published_problem(path: Path, doc: dict) -> str | None:
         if not serving:
             read_published(path)
             return None
-        from benchmarks.analysis.published_serving import ServingDataError, read_serving
+        from benchmarks.analysis.published.serving_figures import ServingDataError, read_serving
     except ImportError as exc:
         return f"{path}: (file): checking published serving results needs {exc.name or 'numpy'}"
     except PublishedDataError as exc:

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.analysis import training
-from benchmarks.analysis.cost_model import ALLREDUCE_LATENCY_S, FUSED, FUSION_WORDS, FUSIONS
-from benchmarks.analysis.predict import (
+from benchmarks.analysis.roofline import training
+from benchmarks.analysis.roofline.cost_model import ALLREDUCE_LATENCY_S, FUSED, FUSION_WORDS, FUSIONS
+from benchmarks.analysis.roofline.predict import (
     COMMUNICATION,
     PredictedPoint,
     RidgeCount,
@@ -24,7 +24,7 @@ from benchmarks.analysis.predict import (
     predict,
     ridge_counts,
 )
-from benchmarks.analysis.roofline import run_ceilings
+from benchmarks.analysis.roofline.roofline_model import run_ceilings
 from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_named, workload_named, workload_params
 from benchmarks.contract.results import ResultsError, read_run
 from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings, Interconnect

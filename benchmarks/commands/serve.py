@@ -28,18 +28,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.analysis.arrivals import TraceError, trace_arrivals
-from benchmarks.analysis.cost_model import FUSED, FUSIONS
-from benchmarks.analysis.dynamic_batching import HANDLERS, SERVERS, Policy
-from benchmarks.analysis.service_curves import (
-    ServiceSource,
-    SourceError,
-    from_csv,
-    from_prediction,
-    from_run,
-    from_sweep,
-)
-from benchmarks.analysis.serving_policy import (
+from benchmarks.analysis.roofline.cost_model import FUSED, FUSIONS
+from benchmarks.analysis.serving.arrivals import TraceError, trace_arrivals
+from benchmarks.analysis.serving.batcher.policy import (
     MIN_BATCHES,
     SEARCH_REQUESTS,
     Arrivals,
@@ -53,6 +44,15 @@ from benchmarks.analysis.serving_policy import (
     search,
     summary,
 )
+from benchmarks.analysis.serving.batcher.service_curves import (
+    ServiceSource,
+    SourceError,
+    from_csv,
+    from_prediction,
+    from_run,
+    from_sweep,
+)
+from benchmarks.analysis.serving.batcher.simulator import HANDLERS, SERVERS, Policy
 from benchmarks.commands.choices import Refused, dtype_named, gpu_named, workload_params
 from benchmarks.contract.inputs import CURVE_LIMIT, InputError, read_text_bounded
 from benchmarks.contract.results import ResultsError, Run, read_document

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.analysis.continuous_batching import (
+from benchmarks.analysis.roofline.forecast import DECODE, PREFILL, committed, expected_words
+from benchmarks.analysis.serving.llm.continuous_batching import (
     BLOCK_TOKENS,
     KERNELS_PER_LAYER,
     LAYER_KERNELS,
@@ -45,17 +46,16 @@ from benchmarks.analysis.continuous_batching import (
     plan,
     simulate,
 )
-from benchmarks.analysis.disaggregated import KVLink, Split, compare, explain_comparison, network, nvlink
-from benchmarks.analysis.disaggregated import simulate_disaggregated as serve_disaggregated
-from benchmarks.analysis.forecast import DECODE, PREFILL, committed, expected_words
-from benchmarks.analysis.forecast_step import ForecastStep
-from benchmarks.analysis.measured_step import CONFIG_KEYS, MeasuredStep, NoMeasurement
-from benchmarks.analysis.prefix_cache import SharedPrefix
-from benchmarks.analysis.serving import MODELS, PublishedModel, find_model
-from benchmarks.analysis.tuning import Tuning, explain_tuning, tune
-from benchmarks.analysis.tuning import rows as tuning_rows
+from benchmarks.analysis.serving.llm.disaggregated import KVLink, Split, compare, explain_comparison, network, nvlink
+from benchmarks.analysis.serving.llm.disaggregated import simulate_disaggregated as serve_disaggregated
+from benchmarks.analysis.serving.llm.engine_tuning import Tuning, explain_tuning, tune
+from benchmarks.analysis.serving.llm.engine_tuning import rows as tuning_rows
+from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
+from benchmarks.analysis.serving.llm.measured_step import CONFIG_KEYS, MeasuredStep, NoMeasurement
+from benchmarks.analysis.serving.llm.prefix_cache import SharedPrefix
 from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_named
 from benchmarks.contract.results import ResultsError, read_run
+from benchmarks.llm_models import MODELS, PublishedModel, find_model
 from snippets.costs import DecoderConfig
 
 DEFAULT_CONCURRENCY = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)

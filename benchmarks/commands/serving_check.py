@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("serving check interrupted; the cluster is stopped", file=sys.stderr)
             return 130
-    from benchmarks.analysis.serving_check import compare_file, format_table
+    from benchmarks.analysis.serving.batcher.ray_serve_comparison import compare_file, format_table
 
     try:
         found = compare_file(path)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from benchmarks.analysis.curves import curves
+from benchmarks.analysis.roofline.curves import curves
 from benchmarks.contract.results import ModelSweep, Run
 from benchmarks.site import text
 

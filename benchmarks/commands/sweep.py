@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from benchmarks.analysis import recommend
+from benchmarks.analysis.roofline import recommend
 from benchmarks.commands import sweep_watch
 from benchmarks.contract.results import DEFAULT_SWEEPS_DIR, ResultsError, load_json, write_atomic
 from benchmarks.contract.sweep_options import DTYPES, options_problem, report_problem
@@ -311,7 +311,7 @@ def _show(doc: dict, rec, report: Path | None, memory_gb: float | None = None) -
     print()
     print(printable_lines(rec.lines))
     if "training" in doc:
-        from benchmarks.analysis.training import sweep_training_lines
+        from benchmarks.analysis.roofline.training import sweep_training_lines
 
         print("\n".join(["", *sweep_training_lines(doc, memory_gb)]))
     if report is None:

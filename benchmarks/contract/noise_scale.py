@@ -4,7 +4,7 @@ rules and its one strict reader.
 One document per measurement, `<noise dir>/<host slug>/<id>.json`: the host, the dataset and the model, the
 squared gradient norms of many batches at two batch sizes at checkpoints of a reference run (per seed), and the
 steps plain SGD took to a target training loss at each batch size, learning rate and seed. Raw measurements only:
-every estimate is made from them by `benchmarks.analysis.noise_scale`.
+every estimate is made from them by `benchmarks.analysis.roofline.noise_scale`.
 
 Like every results file it is input from strangers: every field is checked, and a bad file is refused in one
 line naming the file and the field. Pure Python.

@@ -229,7 +229,8 @@ SWEEP_SCHEMA: dict[str, Any] = {
             "training": TRAINING,
             "recommendation": described(
                 {"type": ["object", "null"], "maxProperties": 64},
-                "What the measurements support (benchmarks.analysis.recommend), as numbers and its verdict lines.",
+                "What the measurements support (benchmarks.analysis.roofline.recommend), as numbers and its verdict "
+                "lines.",
             ),
         },
         ["schema_version", "kind", "run", "device", "ceilings", "model", "settings", "points"],

@@ -5,7 +5,7 @@ Noise scale (McCandlish et al. 2018, "An Empirical Model of Large-Batch Training
 a gradient averaged over a batch of B examples has expectation |G|² + tr(Σ)/B, so the mean squared norm at two
 batch sizes gives both |G|² and tr(Σ), and B_simple = tr(Σ)/|G|². Here the squared norms of many independent
 batches at a small and a large batch size are recorded at checkpoints of a reference training run, for each
-seed; `benchmarks.analysis.noise_scale` makes the estimates from them.
+seed; `benchmarks.analysis.roofline.noise_scale` makes the estimates from them.
 
 Steps to target: plain SGD at each batch size, each with the best of a grid of learning rates (the model assumes a
 tuned rate at every batch), for each seed, until the loss over the whole training set is at most the target.

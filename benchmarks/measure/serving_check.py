@@ -5,8 +5,8 @@ one-node Ray cluster of its own, deploys one replica per (handler style, policy)
 open-loop Poisson client at several rates, three times; then a real torch model at low rates. It writes every
 request's timings and every batch the server formed (its size and how long it ran, measured inside the
 server) to `benchmarks/serving/<host>/<id>.json`, a results file of its own kind
-(`benchmarks.contract.serving_check`), which `benchmarks.analysis.serving_check` compares with the
-simulator. The cluster is stopped on the way out, also on an error, Ctrl-C or SIGTERM.
+(`benchmarks.contract.serving_check`), which `benchmarks.analysis.serving.batcher.ray_serve_comparison` compares
+with the simulator. The cluster is stopped on the way out, also on an error, Ctrl-C or SIGTERM.
 
 The service that follows a curve sleeps for a time drawn from a committed sweep's measured samples at the
 batch's size (interpolated between measured batches), so it follows a measured curve without using the

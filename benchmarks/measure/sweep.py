@@ -440,7 +440,7 @@ def run_sweep(
     started: float | None = None, on_file: Callable[[Path], None] | None = None,
 ):  # fmt: skip
     """Load the target, search, measure, recommend; return the Sweep and its Recommendation. `advice` is the
-    analysis that reads measured points (benchmarks.analysis.recommend, given by the command: measuring never
+    analysis that reads measured points (benchmarks.analysis.roofline.recommend, given by the command: measuring never
     imports analysis); the search asks it where the budget crossing lies. `started` (a time.perf_counter()
     value) is when the command began: the time limit counts from it.
     On KeyboardInterrupt the file is kept, marked incomplete, and the interrupt goes on up. `on_file(path)` is

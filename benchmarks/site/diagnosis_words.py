@@ -1,4 +1,4 @@
-"""Causal sentences, built only from a diagnosis (`benchmarks.analysis.diagnosis`), each naming its
+"""Causal sentences, built only from a diagnosis (`benchmarks.analysis.roofline.diagnosis`), each naming its
 evidence. No page writes its own "because": it calls these.
 
 Every verdict is wrapped in `<span class="verdict" data-curve=... data-regime=...>` so that a test can
@@ -8,9 +8,9 @@ diagnosis.
 
 from __future__ import annotations
 
-from benchmarks.analysis import diagnosis as dg
-from benchmarks.analysis.diagnosis import Diagnosis, FixedCost, PointVerdict, Segment
-from benchmarks.analysis.knees import KneeCheck
+from benchmarks.analysis.roofline import diagnosis as dg
+from benchmarks.analysis.roofline.diagnosis import Diagnosis, FixedCost, PointVerdict, Segment
+from benchmarks.analysis.roofline.knees import KneeCheck
 from benchmarks.site import text
 from benchmarks.site.render import Html, tag
 

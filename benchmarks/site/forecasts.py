@@ -1,5 +1,5 @@
 """The forecast beside a GPU prediction, in words and as JSON: the calibrated time, the kind of work whose
-cross-validated error it carries, and the ceiling it comes from (`benchmarks.analysis.forecast`).
+cross-validated error it carries, and the ceiling it comes from (`benchmarks.analysis.roofline.forecast`).
 
 Pure Python (no torch, no numpy).
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from benchmarks.analysis.forecast import (
+from benchmarks.analysis.roofline.forecast import (
     Efficiency,
     committed,
     expected_words,
@@ -19,7 +19,7 @@ from benchmarks.analysis.forecast import (
     point_parts,
     precision_of,
 )
-from benchmarks.analysis.predict import PredictedPoint
+from benchmarks.analysis.roofline.predict import PredictedPoint
 from benchmarks.site import text
 
 WHERE = "benchmarks/published/calibration.json"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from benchmarks.analysis.curves import Curve
-from benchmarks.analysis.roofline import Knee
+from benchmarks.analysis.roofline.curves import Curve
+from benchmarks.analysis.roofline.roofline_model import Knee
 from benchmarks.site import text
 from benchmarks.site.render import Paragraph
 

@@ -7,8 +7,8 @@ Pure Python (no torch).
 
 from __future__ import annotations
 
-from benchmarks.analysis.curves import SiteData
-from benchmarks.analysis.roofline import run_ceilings
+from benchmarks.analysis.roofline.curves import SiteData
+from benchmarks.analysis.roofline.roofline_model import run_ceilings
 from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.site import text
 from benchmarks.site.render import Admonition, Paragraph, code, link, render, tag

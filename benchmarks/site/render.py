@@ -23,7 +23,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from benchmarks.analysis.curves import Curve, SiteData
+from benchmarks.analysis.roofline.curves import Curve, SiteData
 from benchmarks.contract.results import Run
 from benchmarks.contract.text import printable
 from benchmarks.site import glossary, text

@@ -44,7 +44,7 @@ pre { background: #f5f5f5; padding: .8em; overflow-x: auto; font-size: 12px; }
 def render_report(doc: dict) -> str:
     import vl_convert
 
-    from benchmarks.analysis import recommend
+    from benchmarks.analysis.roofline import recommend
     from benchmarks.site.charts import legible
     from benchmarks.site.charts.sweep import memory_note, sweep_charts, where
 

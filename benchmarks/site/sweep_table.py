@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks.analysis import recommend
+from benchmarks.analysis.roofline import recommend
 
 
 def _ms(seconds: float | None) -> str:

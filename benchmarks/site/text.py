@@ -11,8 +11,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from benchmarks.analysis.curves import Curve
-from benchmarks.analysis.predict import RidgeCount
+from benchmarks.analysis.roofline.curves import Curve
+from benchmarks.analysis.roofline.predict import RidgeCount
 from benchmarks.contract.results import Run
 
 CACHE_WORDS = {

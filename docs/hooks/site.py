@@ -42,8 +42,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.analysis.curves import SiteDataError, load_site_data  # noqa: E402
-from benchmarks.analysis.sweeps import load_sweeps  # noqa: E402
+from benchmarks.analysis.roofline.curves import SiteDataError, load_site_data  # noqa: E402
+from benchmarks.analysis.roofline.model_sweeps import load_sweeps  # noqa: E402
 from benchmarks.contract.results import KNOWN_VALID_ENV, KnownValid  # noqa: E402
 from benchmarks.contract.text import printable  # noqa: E402
 from benchmarks.site import charts, notice  # noqa: E402

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve, poisson_arrivals, simulate
+from benchmarks.analysis.serving.batcher.simulator import Policy, ServiceCurve, poisson_arrivals, simulate
 
 N = 100_000
 LARGE = ServiceCurve.from_samples({b: [(1e-3 + 1e-7 * b) * f for f in (0.9, 1.0, 1.1)] for b in (1, 1024, 65536)})

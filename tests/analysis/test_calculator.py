@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from benchmarks.analysis import calculator
+from benchmarks.analysis.roofline import calculator
 from benchmarks.gpus import GPUS, find_gpu
 
 H100 = find_gpu("NVIDIA H100 SXM")

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from benchmarks.analysis import forecast
-from benchmarks.analysis.calibration import committed_study
+from benchmarks.analysis.published.calibration import committed_study
+from benchmarks.analysis.roofline import forecast
 
 
 @pytest.mark.slow

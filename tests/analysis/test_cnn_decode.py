@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.analysis import cnn
-from benchmarks.analysis import decode as d
-from benchmarks.analysis.curves import curves as curves_of
-from benchmarks.analysis.roofline import critical_batch
+from benchmarks.analysis.roofline import cnn
+from benchmarks.analysis.roofline import decode as d
+from benchmarks.analysis.roofline.curves import curves as curves_of
+from benchmarks.analysis.roofline.roofline_model import critical_batch
 from benchmarks.contract.results import Run
 from benchmarks.gpus import Ceilings
 from benchmarks.workloads import attention_name

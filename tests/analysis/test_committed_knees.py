@@ -4,9 +4,9 @@ exception holds (a fixed cost adding to the arithmetic fits the points better an
 
 import pytest
 
-from benchmarks.analysis import curves as c
-from benchmarks.analysis import knees
-from benchmarks.analysis.diagnosis import diagnose
+from benchmarks.analysis.roofline import curves as c
+from benchmarks.analysis.roofline import knees
+from benchmarks.analysis.roofline.diagnosis import diagnose
 from benchmarks.site.pages import mlp
 
 

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from benchmarks.analysis import diagnosis, recommend
-from benchmarks.analysis.sweeps import load_sweeps
+from benchmarks.analysis.roofline import diagnosis, recommend
+from benchmarks.analysis.roofline.model_sweeps import load_sweeps
 from benchmarks.contract.results import DEFAULT_SWEEPS_DIR
 
 SWEEPS = load_sweeps(DEFAULT_SWEEPS_DIR, synthetic=False)

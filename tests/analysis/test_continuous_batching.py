@@ -4,11 +4,19 @@ Little's law, the KV limit and the budget search."""
 import numpy as np
 import pytest
 
-from benchmarks.analysis import continuous_batching as cb
-from benchmarks.analysis.continuous_batching import Budget, Engine, Infeasible, Lengths, RooflineStep, plan, simulate
-from benchmarks.analysis.decode import decode_terms
-from benchmarks.analysis.serving import LLAMA_2_70B, LLAMA_3_3_70B, LLAMA_3_8B, MISTRAL_7B, model_weight_bytes
+from benchmarks.analysis.roofline.decode import decode_terms
+from benchmarks.analysis.serving.llm import continuous_batching as cb
+from benchmarks.analysis.serving.llm.continuous_batching import (
+    Budget,
+    Engine,
+    Infeasible,
+    Lengths,
+    RooflineStep,
+    plan,
+    simulate,
+)
 from benchmarks.gpus import find_gpu
+from benchmarks.llm_models import LLAMA_2_70B, LLAMA_3_3_70B, LLAMA_3_8B, MISTRAL_7B, model_weight_bytes
 
 H100 = find_gpu("NVIDIA H100 SXM")
 

@@ -2,9 +2,8 @@
 
 import pytest
 
-from benchmarks.analysis.cost_model import (
+from benchmarks.analysis.roofline.cost_model import (
     ALLREDUCE_LATENCY_S,
-    ExpertConfig,
     cnn_cost,
     cnn_operations,
     decoder_operations,
@@ -13,8 +12,9 @@ from benchmarks.analysis.cost_model import (
     routing_shares,
     tensor_parallel_seconds,
 )
-from benchmarks.analysis.predict import COMMUNICATION, predict
+from benchmarks.analysis.roofline.predict import COMMUNICATION, predict
 from benchmarks.gpus import GIGA, Interconnect, find_gpu
+from benchmarks.llm_models import ExpertConfig
 from benchmarks.workloads import workload
 from snippets.costs import resnet50_cost
 

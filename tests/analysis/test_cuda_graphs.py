@@ -2,7 +2,7 @@
 
 import pytest
 
-from benchmarks.analysis.continuous_batching import (
+from benchmarks.analysis.serving.llm.continuous_batching import (
     Engine,
     Lengths,
     RooflineStep,
@@ -10,8 +10,8 @@ from benchmarks.analysis.continuous_batching import (
     simulate,
     vllm_graph_sizes,
 )
-from benchmarks.analysis.serving import LLAMA_3_8B
 from benchmarks.gpus import find_gpu
+from benchmarks.llm_models import LLAMA_3_8B
 
 STEP = RooflineStep(LLAMA_3_8B, find_gpu("NVIDIA H100 SXM"), "bfloat16", fixed_s=0.0)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmarks.analysis.curves import Curve, Point
+from benchmarks.analysis.roofline.curves import Curve, Point
 from benchmarks.site.pages import theory
 from tests.synthetic import site_data
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from benchmarks.analysis import decode as d
-from benchmarks.analysis.curves import curves
+from benchmarks.analysis.roofline import decode as d
+from benchmarks.analysis.roofline.curves import curves
 from benchmarks.gpus import Ceilings
 from benchmarks.workloads import decoder_config
 from snippets import costs

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.analysis import devices as dv
-from benchmarks.analysis.calculator import measured_curves
-from benchmarks.analysis.diagnosis import diagnose
+from benchmarks.analysis.roofline import devices as dv
+from benchmarks.analysis.roofline.calculator import measured_curves
+from benchmarks.analysis.roofline.diagnosis import diagnose
 from tests.synthetic import make_run, run_of, site_data
 
 

@@ -6,8 +6,8 @@ no other: no synthetic memory-bound curve may be called overhead-bound, and so o
 
 import pytest
 
-from benchmarks.analysis import diagnosis as dg
-from benchmarks.analysis.curves import curves
+from benchmarks.analysis.roofline import diagnosis as dg
+from benchmarks.analysis.roofline.curves import curves
 from snippets.costs import mlp_cost
 from tests.synthetic import record, run_of
 

@@ -3,10 +3,17 @@ first token, and the comparison with aggregated serving on the same GPUs."""
 
 import pytest
 
-from benchmarks.analysis.continuous_batching import Budget, Engine, Lengths, RooflineStep
-from benchmarks.analysis.disaggregated import KVLink, Split, compare, network, nvlink, simulate_disaggregated
-from benchmarks.analysis.serving import LLAMA_3_8B
+from benchmarks.analysis.serving.llm.continuous_batching import Budget, Engine, Lengths, RooflineStep
+from benchmarks.analysis.serving.llm.disaggregated import (
+    KVLink,
+    Split,
+    compare,
+    network,
+    nvlink,
+    simulate_disaggregated,
+)
 from benchmarks.gpus import find_gpu
+from benchmarks.llm_models import LLAMA_3_8B
 
 H100 = find_gpu("NVIDIA H100 SXM")
 STEP = RooflineStep(LLAMA_3_8B, H100, "bfloat16")
@@ -66,7 +73,7 @@ def test_a_tight_budget_per_token_favours_decode_engines_a_loose_one_aggregated_
 
 
 def test_the_prefill_engines_cache_a_shared_prefix():
-    from benchmarks.analysis.prefix_cache import SharedPrefix
+    from benchmarks.analysis.serving.llm.prefix_cache import SharedPrefix
 
     def run(engine):
         return simulate_disaggregated(STEP, engine, Lengths.fixed(1000), Lengths.fixed(20), Split(1, 1),

@@ -9,7 +9,7 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from benchmarks.analysis.dynamic_batching import (
+from benchmarks.analysis.serving.batcher.simulator import (
     Policy,
     ServiceCurve,
     TraceError,
@@ -308,7 +308,7 @@ def test_copies_on_one_device_do_not_add_capacity_where_the_curve_grows_in_propo
     # one device serves 1,000/s in any batch; at 1,300/s two devices keep up, two copies on one device do not
     assert not _served(PROPORTIONAL_CURVE, separate, 1300).overloaded
     assert _served(PROPORTIONAL_CURVE, shared, 1300).overloaded
-    from benchmarks.analysis.dynamic_batching import full_batch_ceiling
+    from benchmarks.analysis.serving.batcher.simulator import full_batch_ceiling
 
     assert full_batch_ceiling(shared, PROPORTIONAL_CURVE) == pytest.approx(1000)
     assert full_batch_ceiling(separate, PROPORTIONAL_CURVE) == pytest.approx(2000)

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from benchmarks.analysis import forecast
-from benchmarks.analysis.forecast import (
+from benchmarks.analysis.roofline import forecast
+from benchmarks.analysis.roofline.forecast import (
     LLM,
     MATMUL,
     NARROW,

@@ -3,11 +3,11 @@ its bound's efficiency, and the recording step adds up what it times."""
 
 import pytest
 
-from benchmarks.analysis.continuous_batching import RooflineStep, StepWork
-from benchmarks.analysis.forecast import Efficiency
-from benchmarks.analysis.forecast_step import ForecastStep, RecordingStep
-from benchmarks.analysis.serving import find_model
+from benchmarks.analysis.roofline.forecast import Efficiency
+from benchmarks.analysis.serving.llm.continuous_batching import RooflineStep, StepWork
+from benchmarks.analysis.serving.llm.forecast_step import ForecastStep, RecordingStep
 from benchmarks.gpus import find_gpu
+from benchmarks.llm_models import find_model
 
 WORKS = [StepWork(1, 1, 1025, 1025), StepWork(64, 64, 64 * 900, 64 * 900), StepWork(4096, 1, 4096 * 2048, 4096)]
 

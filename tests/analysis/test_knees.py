@@ -2,7 +2,7 @@
 
 import pytest
 
-from benchmarks.analysis import knees
+from benchmarks.analysis.roofline import knees
 from tests.analysis.test_diagnosis import BW, F, _diagnose, _mlp, _roofline, _run
 
 

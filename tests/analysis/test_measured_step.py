@@ -2,8 +2,8 @@
 
 import pytest
 
-from benchmarks.analysis.continuous_batching import Engine, Lengths, simulate
-from benchmarks.analysis.measured_step import MeasuredStep, NoMeasurement
+from benchmarks.analysis.serving.llm.continuous_batching import Engine, Lengths, simulate
+from benchmarks.analysis.serving.llm.measured_step import MeasuredStep, NoMeasurement
 from tests.synthetic import record, run_of
 
 CONFIG = {"layers": 2, "d_model": 256, "heads": 4, "kv_heads": 2, "d_ff": 512, "ffn": "swiglu"}

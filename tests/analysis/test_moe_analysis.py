@@ -9,8 +9,8 @@ import math
 
 import pytest
 
-from benchmarks.analysis import curves as c
-from benchmarks.analysis import moe
+from benchmarks.analysis.roofline import curves as c
+from benchmarks.analysis.roofline import moe
 from benchmarks.contract.results import Run
 from benchmarks.workloads import WORKLOADS
 from snippets import costs

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from benchmarks.analysis import noise_scale as ns
+from benchmarks.analysis.roofline import noise_scale as ns
 from benchmarks.contract.noise_scale import read_noise_scale, validate_noise_scale
 from benchmarks.contract.results import ResultsError
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from benchmarks.analysis.predict import (
+from benchmarks.analysis.roofline.predict import (
     COMPUTE,
     MEMORY,
     OVERHEAD,

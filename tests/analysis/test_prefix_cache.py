@@ -3,10 +3,10 @@ prompt tokens computed, the prefix's blocks held once, evicted under pressure be
 
 import pytest
 
-from benchmarks.analysis.continuous_batching import Engine, Lengths, RooflineStep, simulate
-from benchmarks.analysis.prefix_cache import PrefixCache, SharedPrefix
-from benchmarks.analysis.serving import LLAMA_3_8B
+from benchmarks.analysis.serving.llm.continuous_batching import Engine, Lengths, RooflineStep, simulate
+from benchmarks.analysis.serving.llm.prefix_cache import PrefixCache, SharedPrefix
 from benchmarks.gpus import find_gpu
+from benchmarks.llm_models import LLAMA_3_8B
 
 STEP = RooflineStep(LLAMA_3_8B, find_gpu("NVIDIA H100 SXM"), "bfloat16")
 

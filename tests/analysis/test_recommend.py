@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from benchmarks.analysis import recommend
+from benchmarks.analysis.roofline import recommend
 from tests.synthetic import make_sweep
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from benchmarks.analysis import regimes
+from benchmarks.analysis.roofline import regimes
 from benchmarks.contract.results import read_run
 from tests.synthetic import make_run
 
@@ -128,7 +128,7 @@ def test_signal_rows_cover_every_eager_mlp(run):
 
 
 def test_compile_that_cuts_the_time_points_to_overhead():
-    from benchmarks.analysis.regimes import RegimeSignals, regime_of
+    from benchmarks.analysis.roofline.regimes import RegimeSignals, regime_of
 
     assert regime_of(RegimeSignals("x", batch_ratio=1.1, width_ratio=3.5, graph_ratio=None, compile_ratio=0.4)) == (
         "overhead"

@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from benchmarks.analysis.roofline import (
+from benchmarks.analysis.roofline.roofline_model import (
     Ceilings,
     bound_by,
     critical_batch,

@@ -5,11 +5,11 @@ import math
 import numpy as np
 import pytest
 
-from benchmarks.analysis import serving_mlperf
-from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve
-from benchmarks.analysis.predict import predict
-from benchmarks.analysis.published_file import read_published
-from benchmarks.analysis.serving_policy import Arrivals, candidates, capacity, explain, outcome, search, summary
+from benchmarks.analysis.published import mlperf_server
+from benchmarks.analysis.published.measurements_file import read_published
+from benchmarks.analysis.roofline.predict import predict
+from benchmarks.analysis.serving.batcher.policy import Arrivals, candidates, capacity, explain, outcome, search, summary
+from benchmarks.analysis.serving.batcher.simulator import Policy, ServiceCurve
 from benchmarks.gpus import find_gpu
 
 # A made-up curve: 10 ms + 2 ms per request, ±10 % spread (a fixture, not a measurement)
@@ -89,19 +89,19 @@ def test_arrivals_scale_one_sequence_to_any_rate():
 
 def test_the_simulated_settings_are_the_ones_quoted():
     rows = {row.id: row for row in read_published()}
-    server = rows[serving_mlperf.SERVER_ID]
+    server = rows[mlperf_server.SERVER_ID]
     batch = server.configuration["batch"]
-    assert f"gpu_batch_size = {serving_mlperf.SERVER_BATCH}" in batch
-    assert f"deque_timeout_usec = {serving_mlperf.DEQUE_TIMEOUT_S * 1e6:.0f}" in batch
-    assert f"gpu_inference_streams = {serving_mlperf.STREAMS}" in batch
-    assert f"target_latency (ns): {serving_mlperf.BOUND_S * 1e9:.0f}" in server.quote
-    offline = rows[serving_mlperf.OFFLINE_ID]
-    assert f"gpu_batch_size = {serving_mlperf.OFFLINE_BATCH}" in offline.configuration["batch"]
+    assert f"gpu_batch_size = {mlperf_server.SERVER_BATCH}" in batch
+    assert f"deque_timeout_usec = {mlperf_server.DEQUE_TIMEOUT_S * 1e6:.0f}" in batch
+    assert f"gpu_inference_streams = {mlperf_server.STREAMS}" in batch
+    assert f"target_latency (ns): {mlperf_server.BOUND_S * 1e9:.0f}" in server.quote
+    offline = rows[mlperf_server.OFFLINE_ID]
+    assert f"gpu_batch_size = {mlperf_server.OFFLINE_BATCH}" in offline.configuration["batch"]
     assert (server.value, offline.value) == (600179.00, 727437)
 
 
 def test_the_curve_is_scaled_to_the_offline_figure():
-    curve, scale = serving_mlperf.scaled_curve(727437)
+    curve, scale = mlperf_server.scaled_curve(727437)
     gpu = find_gpu("NVIDIA H100 SXM")
     (roofline,) = predict("resnet50", {"resolution": 224}, gpu.ceilings("float16"), "float16", [2048])
     assert roofline.seconds * scale == pytest.approx(2048 / (727437 / 8))
@@ -111,12 +111,12 @@ def test_the_curve_is_scaled_to_the_offline_figure():
 
 
 def test_mlperf_server_prediction():
-    found = serving_mlperf.check()
-    assert found.policy.per_device == serving_mlperf.STREAMS and found.policy.devices == serving_mlperf.GPUS
+    found = mlperf_server.check()
+    assert found.policy.per_device == mlperf_server.STREAMS and found.policy.devices == mlperf_server.GPUS
     assert found.predicted_per_s <= 727437 * 1.001  # never above what the same GPUs did offline
     assert 0.5 < found.ratio < 1.2
     assert not found.at_published.result.overloaded
-    assert found.at_published.latency_s < serving_mlperf.BOUND_S
+    assert found.at_published.latency_s < mlperf_server.BOUND_S
     assert math.isclose(found.published_share_of_offline, 600179 / 727437)
 
 

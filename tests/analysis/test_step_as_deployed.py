@@ -3,9 +3,10 @@ a KV cache in a dtype of its own, and the published MoE configurations."""
 
 import pytest
 
-from benchmarks.analysis.continuous_batching import RooflineStep
-from benchmarks.analysis.cost_model import expected_distinct_experts, tensor_parallel_seconds
-from benchmarks.analysis.serving import (
+from benchmarks.analysis.roofline.cost_model import expected_distinct_experts, tensor_parallel_seconds
+from benchmarks.analysis.serving.llm.continuous_batching import RooflineStep
+from benchmarks.gpus import find_gpu
+from benchmarks.llm_models import (
     LLAMA_3_3_70B,
     LLAMA_3_8B,
     MIXTRAL_8X7B,
@@ -13,7 +14,6 @@ from benchmarks.analysis.serving import (
     find_model,
     model_weight_bytes,
 )
-from benchmarks.gpus import find_gpu
 
 H100, H200 = find_gpu("NVIDIA H100 SXM"), find_gpu("NVIDIA H200")
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from benchmarks.analysis import tile_model as tm
+from benchmarks.analysis.roofline import tile_model as tm
 from benchmarks.gpus import GPU, find_gpu
 
 H200 = find_gpu("NVIDIA H200")

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from benchmarks.analysis import training
-from benchmarks.analysis.predict import knee
+from benchmarks.analysis.roofline import training
+from benchmarks.analysis.roofline.predict import knee
 from benchmarks.commands.choices import gpu_named
 from benchmarks.commands.cli import main
 

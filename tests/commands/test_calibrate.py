@@ -3,7 +3,7 @@ committed one is a fresh fit."""
 
 import json
 
-from benchmarks.analysis import forecast
+from benchmarks.analysis.roofline import forecast
 from benchmarks.commands.cli import main
 
 

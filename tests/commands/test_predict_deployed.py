@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from benchmarks.analysis.cost_model import cnn_cost
+from benchmarks.analysis.roofline.cost_model import cnn_cost
 from benchmarks.commands.cli import main
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR, load_results
 from benchmarks.gpus import find_gpu

@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-from benchmarks.analysis.sweeps import load_sweeps
+from benchmarks.analysis.roofline.model_sweeps import load_sweeps
 from benchmarks.commands.cli import main
 from benchmarks.commands.serve import source_argument
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR, result_files, write_atomic
@@ -185,7 +185,7 @@ def test_a_csv_that_is_not_a_regular_file_is_refused(capsys, tmp_path):
 
 
 def test_a_csv_spread_sets_the_tail_not_the_median():
-    from benchmarks.analysis.dynamic_batching import ServiceCurve
+    from benchmarks.analysis.serving.batcher.simulator import ServiceCurve
 
     curve = ServiceCurve.from_percentiles({4: 0.002}, {4: {90: 0.003, 99: 0.006}})
     assert curve.median(4) == pytest.approx(0.002, rel=0.01)
@@ -228,8 +228,8 @@ def test_a_bad_policy_is_one_line(capsys, curve_csv, policy, message):
 
 
 def test_the_batches_tried_include_every_measured_batch_and_the_sweeps_answer():
-    from benchmarks.analysis.dynamic_batching import ServiceCurve
-    from benchmarks.analysis.serving_policy import candidates
+    from benchmarks.analysis.serving.batcher.policy import candidates
+    from benchmarks.analysis.serving.batcher.simulator import ServiceCurve
 
     curve = ServiceCurve.deterministic({1: 0.001, 6: 0.002, 19: 0.004, 40: 0.008})
     tried = {p.max_batch for p in candidates(curve, "triton", 1, 0.1, "blocking", batches=(1, 6, 19, 40, 23))}

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from benchmarks.analysis.service_curves import from_prediction
+from benchmarks.analysis.serving.batcher.service_curves import from_prediction
 from benchmarks.commands.cli import main
 from benchmarks.gpus import find_gpu
 

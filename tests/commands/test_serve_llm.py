@@ -253,9 +253,9 @@ def test_log_normal_lengths_are_served_each_request_clipped_to_the_context(capsy
 def test_pairs_are_clipped_answer_first_and_the_simulator_serves_the_clipped_requests():
     import numpy as np
 
-    from benchmarks.analysis.continuous_batching import Engine, Lengths, RooflineStep, clip_pairs, simulate
-    from benchmarks.analysis.serving import MODELS
+    from benchmarks.analysis.serving.llm.continuous_batching import Engine, Lengths, RooflineStep, clip_pairs, simulate
     from benchmarks.gpus import gpus_matching
+    from benchmarks.llm_models import MODELS
 
     assert clip_pairs([10, 8000, 9000], [5, 500, 9000], 8192) == ([10, 8000, 8191], [5, 192, 1])
     model = next(m for m in MODELS if m.name == "Llama-3-8B")

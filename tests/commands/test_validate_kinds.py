@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
-from benchmarks.analysis.published_file import PUBLISHED_FILE
-from benchmarks.analysis.published_serving import SERVING_FILE
+from benchmarks.analysis.published.measurements_file import PUBLISHED_FILE
+from benchmarks.analysis.published.serving_figures import SERVING_FILE
 from benchmarks.commands.cli import main
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR
 from tests.synthetic import make_sweep

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks.analysis.published_file import PUBLISHED_FILE, PublishedDataError, read_published
-from benchmarks.analysis.published_serving import SERVING_FILE, ServingDataError, read_serving
+from benchmarks.analysis.published.measurements_file import PUBLISHED_FILE, PublishedDataError, read_published
+from benchmarks.analysis.published.serving_figures import SERVING_FILE, ServingDataError, read_serving
 from benchmarks.contract.results import ResultsError
 from benchmarks.contract.serving_check import DEFAULT_SERVING_DIR, read_serving_check
 from benchmarks.contract.text import HIDDEN

@@ -1,4 +1,4 @@
-"""The layers: only benchmarks/measure/ (and the snippets it runs) may import torch."""
+"""The layers: only benchmarks/measure/ (and the snippets it runs) may import torch; the folders import one way."""
 
 import ast
 import pkgutil
@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 import benchmarks.analysis
+import benchmarks.commands
+import benchmarks.contract
 import benchmarks.site
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -16,30 +18,24 @@ def _modules(package) -> list[str]:
     return [m.name for m in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}.")]
 
 
+# The parts of measure/ that the command line and the site read without measuring (all of commands/ is torch-free
+# at import time: `run` and `sweep` import the measuring code after parsing).
+MEASURE_WITHOUT_TORCH = ["stats", "sampler", "planning", "ceiling_plan", "estimate"]
+
+
 def test_the_explaining_side_never_imports_torch():
     modules = [
         *_modules(benchmarks.analysis),
         *_modules(benchmarks.site),
-        "benchmarks.commands.cli",
-        "benchmarks.profiles",
-        "benchmarks.contract.results",
-        "benchmarks.contract.schema",
-        "benchmarks.measure.stats",
-        "benchmarks.commands.summary",
-        "benchmarks.workloads",
-        "benchmarks.measure.sampler",
-        "benchmarks.measure.planning",
-        "benchmarks.measure.ceiling_plan",
-        "benchmarks.measure.estimate",
-        "benchmarks.contract.schema_sweep",
-        "benchmarks.commands.sweep",
-        "benchmarks.commands.predict",
-        "benchmarks.commands.serve",
-        "benchmarks.commands.serve_llm",
-        "benchmarks.site.sweep_table",
+        *_modules(benchmarks.contract),
+        *_modules(benchmarks.commands),
+        *(f"benchmarks.{name}" for name in sorted(REGISTRY)),
+        *(f"benchmarks.measure.{name}" for name in MEASURE_WITHOUT_TORCH),
         "snippets.costs",
+        "snippets.choose",
     ]
-    assert "benchmarks.site.pages.mlp" in modules and "benchmarks.analysis.roofline" in modules
+    assert "benchmarks.site.pages.mlp" in modules and "benchmarks.analysis.roofline.roofline_model" in modules
+    assert {"benchmarks.analysis.serving.batcher.simulator", "benchmarks.analysis.published.calibration"} < set(modules)
     code = f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\nprint('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -57,18 +53,35 @@ def test_analysis_never_plots():
 
 
 # Folders and what each may import (besides itself, the standard library and third-party packages):
-# commands → measure / analysis / site → contract → the registry (workloads, profiles, gpus) → snippets.
-REGISTRY = {"workloads", "profiles", "gpus"}
+# commands → measure / analysis / site → contract → the registry (workloads, profiles, gpus, llm_models) → snippets.
+# snippets/ is the lowest layer: each snippet runs on its own beside costs.py (`python snippets/mlp.py` falls back to
+# `from costs import ...`), so the cost library stays in snippets/ rather than beside the registry.
+REGISTRY = {"workloads", "profiles", "gpus", "llm_models"}
+BELOW_ANALYSIS = {"contract", "registry", "snippets"}
+# analysis/ holds three products over one core, each folder importing only downwards:
+# roofline (the roofline core and each page's arithmetic) ← serving (arrivals; the dynamic batcher; the LLM engine)
+# ← published (published figures checked against the roofline and the simulators, and the calibration fitted to them).
+ANALYSIS = {
+    "analysis": BELOW_ANALYSIS,
+    "analysis.roofline": BELOW_ANALYSIS,
+    "analysis.serving": BELOW_ANALYSIS,
+    "analysis.serving.batcher": {"analysis.serving", "analysis.roofline", *BELOW_ANALYSIS},
+    "analysis.serving.llm": {"analysis.roofline", *BELOW_ANALYSIS},
+    "analysis.published": {"analysis.roofline", "analysis.serving.batcher", "analysis.serving.llm", *BELOW_ANALYSIS},
+}
 ALLOWED = {
-    "commands": {"measure", "analysis", "site", "contract", "registry", "snippets"},
+    "commands": {"measure", *ANALYSIS, "site", "contract", "registry", "snippets"},
     "measure": {"contract", "registry", "snippets"},
-    "analysis": {"contract", "registry", "snippets"},
-    "site": {"analysis", "contract", "registry", "snippets"},
+    **ANALYSIS,
+    "site": {*ANALYSIS, "contract", "registry", "snippets"},
     "contract": {"registry"},
     "registry": {"registry", "snippets"},
     "snippets": {"snippets"},
     "package": {"commands", "measure"},  # __main__ runs the command line; benchmarks.sweep() the sweep
 }
+# What the simulators take from the roofline core: the cost model, predictions and forecasts of a step, the cited
+# launch cost, and, for a step read off a committed run, its curves and the decode page's arithmetic.
+ROOFLINE_THE_SIMULATORS_USE = {"cost_model", "predict", "forecast", "cited_figures", "curves", "decode"}
 # Imports that still point the wrong way, each to be removed, never added to.
 KNOWN_WRONG_WAY: set[tuple[str, str]] = set()
 
@@ -81,7 +94,16 @@ def _folder(module: str) -> str:
         return "package"
     if parts[1] in REGISTRY:
         return "registry"
+    if parts[1] == "analysis":  # the innermost package: analysis.roofline, analysis.serving.batcher, ...
+        depth = 2
+        while depth < len(parts) and _is_package(".".join(parts[: depth + 1])):
+            depth += 1
+        return ".".join(parts[1:depth])
     return parts[1]
+
+
+def _is_package(dotted: str) -> bool:
+    return (ROOT / dotted.replace(".", "/") / "__init__.py").is_file()
 
 
 def _is_module(dotted: str) -> bool:
@@ -123,6 +145,23 @@ def test_dependencies_point_one_way():
     }
     assert wrong - KNOWN_WRONG_WAY == set(), f"imports against the layers: {sorted(wrong - KNOWN_WRONG_WAY)}"
     assert wrong >= KNOWN_WRONG_WAY, f"fixed, so remove from KNOWN_WRONG_WAY: {sorted(KNOWN_WRONG_WAY - wrong)}"
+
+
+def test_every_analysis_module_sits_in_a_product_folder():
+    flat = [m for m in _modules(benchmarks.analysis) if _folder(m) == "analysis"]
+    assert flat == [], f"analysis modules outside roofline/, serving/ and published/: {flat}"
+    assert {_folder(m) for m in _modules(benchmarks.analysis)} == set(ANALYSIS) - {"analysis"}
+
+
+def test_the_simulators_take_only_the_named_parts_of_the_roofline_core():
+    taken = {
+        target.removeprefix("benchmarks.analysis.roofline.")
+        for module, target, _ in _imports()
+        if _folder(module).startswith("analysis.serving") and _folder(target) == "analysis.roofline"
+    }
+    assert taken, "the simulators rest on the roofline core's cost model"
+    unnamed = sorted(taken - ROOFLINE_THE_SIMULATORS_USE)
+    assert unnamed == [], f"the simulators import parts of the roofline core not named: {unnamed}"
 
 
 def test_no_private_name_crosses_a_module_boundary():

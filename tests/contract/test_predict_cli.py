@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.analysis.forecast import committed, point_parts
-from benchmarks.analysis.predict import PredictedPoint
+from benchmarks.analysis.roofline.forecast import committed, point_parts
+from benchmarks.analysis.roofline.predict import PredictedPoint
 from benchmarks.commands.cli import main
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR, load_results
 from snippets.costs import DecoderConfig, decode_cost

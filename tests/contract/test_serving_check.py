@@ -178,7 +178,7 @@ def test_mutated_files_are_read_or_refused_in_one_line_never_crash(tmp_path, goo
     ResultsError naming it, and what it accepts compares without error."""
     import random
 
-    from benchmarks.analysis.serving_check import compare
+    from benchmarks.analysis.serving.batcher.ray_serve_comparison import compare
 
     rng = random.Random(25)
     leaves = list(_leaves(good))

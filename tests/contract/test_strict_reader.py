@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from benchmarks.analysis.steps import CurvePoint, find_steps, median_stderr
+from benchmarks.analysis.roofline.tile_steps import CurvePoint, find_steps, median_stderr
 from benchmarks.commands.cli import main
 from benchmarks.contract.results import ResultsError, load_results, read_run
 from tests.synthetic import make_run

@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 
-from benchmarks.analysis import calculator
+from benchmarks.analysis.roofline import calculator
 from benchmarks.gpus import find_gpu
 from tests.end_to_end.test_site_build import BUNDLE, MAX_PAGE_BYTES, PAGES, built_site, served_site
 

@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.analysis import decode, recommend
-from benchmarks.analysis.calculator import gpu_ridge_batch
-from benchmarks.analysis.calibration import committed_study
-from benchmarks.analysis.curves import curves, group_by, load_site_data
-from benchmarks.analysis.decode import decode_terms
-from benchmarks.analysis.diagnosis import diagnose
-from benchmarks.analysis.forecast import committed
-from benchmarks.analysis.published_check import BREAKS, checks
+from benchmarks.analysis.published.calibration import committed_study
+from benchmarks.analysis.published.roofline_check import BREAKS, checks
+from benchmarks.analysis.roofline import decode, recommend
+from benchmarks.analysis.roofline.calculator import gpu_ridge_batch
+from benchmarks.analysis.roofline.curves import curves, group_by, load_site_data
+from benchmarks.analysis.roofline.decode import decode_terms
+from benchmarks.analysis.roofline.diagnosis import diagnose
+from benchmarks.analysis.roofline.forecast import committed
 from benchmarks.contract.results import load_results
 from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.site import text

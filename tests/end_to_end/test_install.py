@@ -33,6 +33,11 @@ def test_pip_install_gives_a_working_command(tmp_path):
     code = "import benchmarks.contract.results as r, snippets.costs; print(r.DEFAULT_RESULTS_DIR)"
     where = subprocess.run([python, "-c", code], cwd=run, capture_output=True, text=True, check=True, env=outside)
     assert where.stdout.strip() == str(run / "benchmarks-results")
+    code = "import benchmarks, pathlib; top = pathlib.Path(benchmarks.__file__).parent; "
+    code += "print(sorted(str(p.relative_to(top.parent)) for p in top.rglob('*.py')))"
+    installed = subprocess.run([python, "-c", code], cwd=run, capture_output=True, text=True, check=True, env=outside)
+    checkout = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "benchmarks").rglob("*.py"))
+    assert installed.stdout.strip() == str(checkout)  # every package, the analysis folders' sub-packages too
     assert (
         "site-packages"
         in subprocess.run(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.analysis.roofline import critical_batch, detect_knee, run_ceilings
+from benchmarks.analysis.roofline.roofline_model import critical_batch, detect_knee, run_ceilings
 from benchmarks.commands.cli import main
 from benchmarks.contract.results import read_run
 from benchmarks.profiles import QUICK

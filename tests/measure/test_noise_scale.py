@@ -5,7 +5,7 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-from benchmarks.analysis import noise_scale as ns
+from benchmarks.analysis.roofline import noise_scale as ns
 from benchmarks.contract.noise_scale import read_noise_scale
 from benchmarks.measure import noise_scale
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.analysis.curves import load_site_data
-from benchmarks.analysis.sweeps import load_sweeps
+from benchmarks.analysis.roofline.curves import load_site_data
+from benchmarks.analysis.roofline.model_sweeps import load_sweeps
 from benchmarks.commands.cli import main
 from benchmarks.contract.results import read_run, read_sweep
 from benchmarks.measure import estimate, runner

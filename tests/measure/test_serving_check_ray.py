@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.slow
 @pytest.mark.ray
 def test_the_quick_check_measures_both_handler_styles_and_stops_its_cluster(tmp_path):
-    from benchmarks.analysis.serving_check import compare
+    from benchmarks.analysis.serving.batcher.ray_serve_comparison import compare
     from benchmarks.contract.serving_check import read_serving_check
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from benchmarks.analysis import recommend
+from benchmarks.analysis.roofline import recommend
 from benchmarks.measure import sweep as sweep_module
 from benchmarks.measure.model_cost import call_cost
 from tests.measure import holdout

@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from benchmarks.analysis.training import sweep_training_lines
+from benchmarks.analysis.roofline.training import sweep_training_lines
 from benchmarks.commands.cli import main
 from benchmarks.measure.target import TargetError, call_factory, load_target
 from benchmarks.measure.train_sweep import TrainingStep, saved_bytes, training_record

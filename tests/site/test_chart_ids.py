@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.analysis.curves import load_site_data, results_dir
+from benchmarks.analysis.roofline.curves import load_site_data, results_dir
 from benchmarks.site.charts import STAGE_ENV, links
 from tests.synthetic import make_run
 

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from benchmarks.analysis import decode as d
-from benchmarks.analysis.curves import curves as curves_of
+from benchmarks.analysis.roofline import decode as d
+from benchmarks.analysis.roofline.curves import curves as curves_of
 from benchmarks.workloads import IMAGES, SEQUENCES
 from tests.analysis.test_cnn_decode import conv_records, decode_records, synthetic_run
 

@@ -5,7 +5,7 @@ that never turns back."""
 import json
 from itertools import pairwise
 
-from benchmarks.analysis import recommend
+from benchmarks.analysis.roofline import recommend
 from benchmarks.site.charts.sweep import frontier, sweep_charts
 from tests.synthetic import make_sweep
 

@@ -4,7 +4,7 @@ import html
 import json
 import re
 
-from benchmarks.analysis.forecast import committed
+from benchmarks.analysis.roofline.forecast import committed
 from benchmarks.gpus import GPUS
 from benchmarks.site.pages import calculator
 from tests.synthetic import make_run, site_data

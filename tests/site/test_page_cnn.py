@@ -88,7 +88,7 @@ def test_a_hostile_device_name_is_escaped():
 
 
 def test_a_1x1_convolution_above_the_ceiling_shows_the_ceiling_is_not_the_peak():
-    from benchmarks.analysis import curves as c
+    from benchmarks.analysis.roofline import curves as c
     from tests.analysis.test_cnn_decode import CPU_LIKE, synthetic_run
 
     fast = synthetic_run(conv_records(Ceilings(flops_per_s=CPU_LIKE.flops_per_s * 2, bytes_per_s=1e15)), CPU_LIKE)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.analysis.curves import curves
+from benchmarks.analysis.roofline.curves import curves
 from benchmarks.gpus import Ceilings
 from benchmarks.site import model_words as words
 from benchmarks.site.pages import decode

@@ -2,7 +2,7 @@
 
 import re
 
-from benchmarks.analysis.forecast import committed
+from benchmarks.analysis.roofline.forecast import committed
 from benchmarks.gpus import GPUS
 from benchmarks.site.pages import guide
 from tests.synthetic import make_run, site_data

@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from benchmarks.analysis.forecast import committed
+from benchmarks.analysis.roofline.forecast import committed
 from benchmarks.site.pages import home, methodology, reproduce, theory
 from tests.synthetic import make_run, site_data
 

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from benchmarks.analysis import published_check as pc
-from benchmarks.analysis.published_file import PUBLISHED_FILE, read_published
+from benchmarks.analysis.published import roofline_check as pc
+from benchmarks.analysis.published.measurements_file import PUBLISHED_FILE, read_published
 from benchmarks.site import text
 from benchmarks.site.pages import published
 from tests.synthetic import PAYLOAD

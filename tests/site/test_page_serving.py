@@ -5,10 +5,11 @@ import re
 
 import pytest
 
-from benchmarks.analysis import recommend, serving_mlperf
-from benchmarks.analysis.dynamic_batching import Policy, ServiceCurve
-from benchmarks.analysis.service_curves import ServiceSource
-from benchmarks.analysis.serving_policy import LoadPoint
+from benchmarks.analysis.published import mlperf_server
+from benchmarks.analysis.roofline import recommend
+from benchmarks.analysis.serving.batcher.policy import LoadPoint
+from benchmarks.analysis.serving.batcher.service_curves import ServiceSource
+from benchmarks.analysis.serving.batcher.simulator import Policy, ServiceCurve
 from benchmarks.contract.results import ModelSweep
 from benchmarks.site.pages import serving
 from tests.synthetic import PAYLOAD, hostile_sweep, make_sweep
@@ -20,7 +21,7 @@ def sweep_of(doc) -> ModelSweep:
 
 @pytest.fixture(scope="module")
 def mlperf():
-    return serving_mlperf.check(n=20_000)
+    return mlperf_server.check(n=20_000)
 
 
 @pytest.fixture(scope="module")

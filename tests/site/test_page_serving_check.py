@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from benchmarks.analysis.serving_check import compare
+from benchmarks.analysis.serving.batcher.ray_serve_comparison import compare
 from benchmarks.contract.serving_check import read_serving_check
 from benchmarks.site import text
 from benchmarks.site.pages import serving_check

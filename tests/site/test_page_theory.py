@@ -1,6 +1,6 @@
 """The theory page's CPU section: what its roofline's arithmetic ceiling is, and is not, from the committed run."""
 
-from benchmarks.analysis import curves as c
+from benchmarks.analysis.roofline import curves as c
 from benchmarks.site import text
 from benchmarks.site.pages import theory
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.analysis.published_file import PUBLISHED_FILE, PublishedDataError, read_published
+from benchmarks.analysis.published.measurements_file import PUBLISHED_FILE, PublishedDataError, read_published
 from benchmarks.contract.results import ResultsError
 from benchmarks.contract.serving_check import read_serving_check
 from benchmarks.site import charts

@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from benchmarks.analysis.curves import SiteData
+from benchmarks.analysis.roofline.curves import SiteData
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR, Run, newest_complete_runs
 from benchmarks.contract.schema import MAX_BANDWIDTH, MAX_FLOP_RATE, MIN_BANDWIDTH, MIN_FLOP_RATE
 from benchmarks.contract.validate import validate_document

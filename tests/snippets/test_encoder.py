@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmarks.analysis.predict import predict
+from benchmarks.analysis.roofline.predict import predict
 from benchmarks.commands.cli import main
 from benchmarks.gpus import find_gpu
 from benchmarks.workloads import workload

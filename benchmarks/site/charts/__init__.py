@@ -1,6 +1,6 @@
 """Every chart on the site: Altair builders plus the figure that embeds and exports them.
 
-Pages call the builders with curves chosen by `benchmarks.analysis.curves` and show the result with
+Pages call the builders with curves chosen by `benchmarks.analysis.roofline.curves` and show the result with
 `figure(...)`. A figure is a `<figure>` holding the Vega-Lite spec as inert JSON in a <template>; the site's
 own `charts.js` draws it with vega-embed (SVG renderer) on every page load, including
 Material's instant navigation. `figure` also stages the spec and the drawn data under
@@ -23,7 +23,7 @@ from typing import Any
 
 import altair as alt
 
-from benchmarks.analysis.curves import Curve, predicted_at
+from benchmarks.analysis.roofline.curves import Curve, predicted_at
 from benchmarks.contract.text import printable
 from benchmarks.site import text
 from benchmarks.site.charts.links import embed_html

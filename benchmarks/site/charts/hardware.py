@@ -1,7 +1,7 @@
 """Charts of the hardware itself: ceiling curves, the cache trap, and the batch-size calculator.
 
 Built like every chart in `benchmarks.site.charts` (same palette, titles and `figure` export); the
-data comes from `benchmarks.analysis.regimes` (measured) and `benchmarks.gpus` (cited).
+data comes from `benchmarks.analysis.roofline.regimes` (measured) and `benchmarks.gpus` (cited).
 
 Pure Python (Altair builds JSON only): nothing here imports torch.
 """
@@ -16,10 +16,10 @@ from typing import Any
 
 import altair as alt
 
-from benchmarks.analysis import calculator
-from benchmarks.analysis.curves import Curve
-from benchmarks.analysis.forecast import committed
-from benchmarks.analysis.regimes import WeightBandwidth, bandwidth_points, cache_levels, matmul_points
+from benchmarks.analysis.roofline import calculator
+from benchmarks.analysis.roofline.curves import Curve
+from benchmarks.analysis.roofline.forecast import committed
+from benchmarks.analysis.roofline.regimes import WeightBandwidth, bandwidth_points, cache_levels, matmul_points
 from benchmarks.contract.results import Run
 from benchmarks.gpus import BYTES_PER_ELEMENT, GPU
 from benchmarks.site import text
@@ -254,7 +254,7 @@ def calculator_chart(
     `measured_devices` are extra choices predicted from a run's measured ceilings: dicts with
     name and rates {dtype: (FLOP/s, bytes/s)}. `measured` rows carry option (that choice's name),
     datasheet (the matching datasheet GPU's name, or ""), dtype, width, batch, ms, mode, cache.
-    The predictions run in the browser (Vega expressions from `benchmarks.analysis.calculator`), so the
+    The predictions run in the browser (Vega expressions from `benchmarks.analysis.roofline.calculator`), so the
     page stays static and its data is one row per (device, dtype).
     """
     names = [g.name for g in gpus] + [d["name"] for d in measured_devices]

@@ -1,6 +1,6 @@
 """Charts for the CNN and Transformer-decode pages, and the rows they draw.
 
-The numbers come from `benchmarks.analysis.cnn` and `benchmarks.analysis.decode`; the words from the
+The numbers come from `benchmarks.analysis.roofline.cnn` and `benchmarks.analysis.roofline.decode`; the words from the
 page modules. This module adds what those two pages need beyond the MLP pages: arithmetic intensity
 against batch with the ridge, the weight/KV/activation split of the bytes, and tokens per second for
 prefill and decode side by side.
@@ -15,8 +15,8 @@ from typing import Any
 
 import altair as alt
 
-from benchmarks.analysis.curves import Curve
-from benchmarks.analysis.decode import curve_records, is_prefill, operation_points, recorded_crossover
+from benchmarks.analysis.roofline.curves import Curve
+from benchmarks.analysis.roofline.decode import curve_records, is_prefill, operation_points, recorded_crossover
 from benchmarks.site import charts, text
 from benchmarks.site.charts import HEIGHT, KIND_DASH, LABEL_GREY, PALETTE, WIDTH
 

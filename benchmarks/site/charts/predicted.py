@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import altair as alt
 
-from benchmarks.analysis.predict import COMPUTE, MEMORY, OVERHEAD, PredictedPoint, Region
+from benchmarks.analysis.roofline.predict import COMPUTE, MEMORY, OVERHEAD, PredictedPoint, Region
 from benchmarks.site import text
 from benchmarks.site.charts import (
     HEADLINE_PANEL,

@@ -66,8 +66,9 @@ def _panel(
 def serving_check_chart(
     rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[str], tolerance: float
 ) -> alt.HConcatChart:
-    """`rows` are `benchmarks.analysis.serving_check.Comparison.table()` rows: measured against simulated
-    p50 (ms) and mean batch, one point per case, coloured by handler style; the band is ±`tolerance`."""
+    """`rows` are `benchmarks.analysis.serving.batcher.ray_serve_comparison.Comparison.table()` rows: measured
+    against simulated p50 (ms) and mean batch, one point per case, coloured by handler style; the band is
+    ±`tolerance`."""
     rows = chart_rows([dict(row) for row in rows])
     left = _panel(rows, "p50_ms", "sim_p50_ms", "p50 latency", "p50 (ms)", tolerance, "d")
     right = _panel(rows, "mean_batch", "sim_mean_batch", "mean batch formed", "mean batch", tolerance, ".1~f")

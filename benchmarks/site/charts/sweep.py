@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import altair as alt
 
-from benchmarks.analysis import recommend
+from benchmarks.analysis.roofline import recommend
 
 LATENCY_COLORS = ["#1f77b4", "#d62728"]
 GREY = "#888"

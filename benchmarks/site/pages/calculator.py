@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.analysis import calculator
-from benchmarks.analysis import curves as c
-from benchmarks.analysis.curves import SiteData
-from benchmarks.analysis.predict import deployed_keywords, knee, predict
+from benchmarks.analysis.roofline import calculator
+from benchmarks.analysis.roofline import curves as c
+from benchmarks.analysis.roofline.curves import SiteData
+from benchmarks.analysis.roofline.predict import deployed_keywords, knee, predict
 from benchmarks.contract.results import Run
 from benchmarks.gpus import GPU, GPUS, find_gpu
 from benchmarks.site import charts, text

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from benchmarks.analysis import cnn
-from benchmarks.analysis import curves as c
-from benchmarks.analysis.curves import Curve, SiteData
-from benchmarks.analysis.diagnosis import diagnose
+from benchmarks.analysis.roofline import cnn
+from benchmarks.analysis.roofline import curves as c
+from benchmarks.analysis.roofline.curves import Curve, SiteData
+from benchmarks.analysis.roofline.diagnosis import diagnose
 from benchmarks.contract.results import Run
 from benchmarks.gpus import find_gpu
 from benchmarks.profiles import FULL

@@ -8,9 +8,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from benchmarks.analysis import curves as c
-from benchmarks.analysis import decode as d
-from benchmarks.analysis.curves import Curve, SiteData
+from benchmarks.analysis.roofline import curves as c
+from benchmarks.analysis.roofline import decode as d
+from benchmarks.analysis.roofline.curves import Curve, SiteData
 from benchmarks.contract.results import Run
 from benchmarks.gpus import find_gpu
 from benchmarks.profiles import FULL

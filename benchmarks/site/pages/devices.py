@@ -4,10 +4,10 @@ axes, and the software each run measured with."""
 
 from __future__ import annotations
 
-from benchmarks.analysis import curves as c
-from benchmarks.analysis import devices as dv
-from benchmarks.analysis.curves import SiteData
-from benchmarks.analysis.predict import STATED_COUNT, predict
+from benchmarks.analysis.roofline import curves as c
+from benchmarks.analysis.roofline import devices as dv
+from benchmarks.analysis.roofline.curves import SiteData
+from benchmarks.analysis.roofline.predict import STATED_COUNT, predict
 from benchmarks.contract.results import Run
 from benchmarks.gpus import find_gpu
 from benchmarks.site import charts, text

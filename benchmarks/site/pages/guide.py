@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from benchmarks.analysis import curves as c
-from benchmarks.analysis.curves import SiteData
-from benchmarks.analysis.predict import predict
-from benchmarks.analysis.serving import LLAMA_3_8B, kv_budget, model_weight_bytes, weight_only_ridge_batch
-from benchmarks.analysis.steps import tiles_and_waves
+from benchmarks.analysis.roofline import curves as c
+from benchmarks.analysis.roofline.curves import SiteData
+from benchmarks.analysis.roofline.guide import kv_budget, weight_only_ridge_batch
+from benchmarks.analysis.roofline.predict import predict
+from benchmarks.analysis.roofline.tile_steps import tiles_and_waves
 from benchmarks.gpus import GPU, find_gpu
+from benchmarks.llm_models import LLAMA_3_8B, model_weight_bytes
 from benchmarks.site import charts, text
 from benchmarks.site.charts.guide import pick_chart
 from benchmarks.site.forecasts import efficiency_words, error_words, forecast_s

@@ -4,11 +4,11 @@ runs each device's charts come from, and the takeaway's lesson. Its fixed prose 
 
 from __future__ import annotations
 
-from benchmarks.analysis import curves as c
-from benchmarks.analysis.curves import Curve, SiteData
-from benchmarks.analysis.diagnosis import OPS_PER_LAYER, diagnose
-from benchmarks.analysis.predict import overhead_ends, predict, regions, ridge_batch, ridge_counts
-from benchmarks.analysis.published import KERNEL_LAUNCH_S
+from benchmarks.analysis.roofline import curves as c
+from benchmarks.analysis.roofline.cited_figures import KERNEL_LAUNCH_S
+from benchmarks.analysis.roofline.curves import Curve, SiteData
+from benchmarks.analysis.roofline.diagnosis import OPS_PER_LAYER, diagnose
+from benchmarks.analysis.roofline.predict import overhead_ends, predict, regions, ridge_batch, ridge_counts
 from benchmarks.contract.results import Run
 from benchmarks.gpus import find_gpu
 from benchmarks.site import charts, diagnosis_words, text

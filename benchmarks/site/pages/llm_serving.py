@@ -2,7 +2,7 @@
 Llama-3-8B on three datasheet GPUs, latencies against concurrency with the KV limit, chunked prefill's effect, a
 budget's answer, the published serving checks and the lesson; the notebook writes the rest (the engines' settings).
 
-Every number here is a simulation on a datasheet roofline (`benchmarks.analysis.continuous_batching`) or a
+Every number here is a simulation on a datasheet roofline (`benchmarks.analysis.serving.llm.continuous_batching`) or a
 figure others published (benchmarks/published/serving.json), and the page says which.
 """
 
@@ -11,7 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from benchmarks.analysis.continuous_batching import (
+from benchmarks.analysis.published.serving_figures import ServingCheck, serving_checks
+from benchmarks.analysis.roofline.cited_figures import KERNEL_LAUNCH_S
+from benchmarks.analysis.roofline.cost_model import ALLREDUCE_LATENCY_S
+from benchmarks.analysis.roofline.forecast import committed
+from benchmarks.analysis.serving.llm.continuous_batching import (
     KERNELS_PER_LAYER,
     LAYER_KERNELS,
     Budget,
@@ -26,15 +30,11 @@ from benchmarks.analysis.continuous_batching import (
     plan,
     simulate,
 )
-from benchmarks.analysis.cost_model import ALLREDUCE_LATENCY_S
-from benchmarks.analysis.disaggregated import Comparison, Split, compare, nvlink
-from benchmarks.analysis.forecast import committed
-from benchmarks.analysis.forecast_step import ForecastStep
-from benchmarks.analysis.prefix_cache import SharedPrefix
-from benchmarks.analysis.published import KERNEL_LAUNCH_S
-from benchmarks.analysis.published_serving import ServingCheck, serving_checks
-from benchmarks.analysis.serving import LLAMA_3_3_70B, LLAMA_3_8B
+from benchmarks.analysis.serving.llm.disaggregated import Comparison, Split, compare, nvlink
+from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
+from benchmarks.analysis.serving.llm.prefix_cache import SharedPrefix
 from benchmarks.gpus import find_gpu
+from benchmarks.llm_models import LLAMA_3_3_70B, LLAMA_3_8B
 from benchmarks.site import text
 from benchmarks.site.charts import figure
 from benchmarks.site.charts.llm_serving import front_chart, token_latency_chart

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from benchmarks.analysis import curves as c
-from benchmarks.analysis import knees
-from benchmarks.analysis.curves import Curve, SiteData
-from benchmarks.analysis.diagnosis import Diagnosis, diagnose
+from benchmarks.analysis.roofline import curves as c
+from benchmarks.analysis.roofline import knees
+from benchmarks.analysis.roofline.curves import Curve, SiteData
+from benchmarks.analysis.roofline.diagnosis import Diagnosis, diagnose
 from benchmarks.contract.results import Run
 from benchmarks.site import charts, diagnosis_words, text
 from benchmarks.site.model_words import not_measured_parts

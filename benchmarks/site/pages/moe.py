@@ -3,10 +3,10 @@ latency against the busiest expert's load, and what expert choice drops."""
 
 from __future__ import annotations
 
-from benchmarks.analysis import curves as c
-from benchmarks.analysis import moe
-from benchmarks.analysis.curves import Curve, SiteData
-from benchmarks.analysis.moe import KneeShift, LoadPoint, SkewCell, SkewTable
+from benchmarks.analysis.roofline import curves as c
+from benchmarks.analysis.roofline import moe
+from benchmarks.analysis.roofline.curves import Curve, SiteData
+from benchmarks.analysis.roofline.moe import KneeShift, LoadPoint, SkewCell, SkewTable
 from benchmarks.contract.results import Run
 from benchmarks.site import charts, text
 from benchmarks.site.render import (

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from benchmarks.analysis import published_check as pc
-from benchmarks.analysis.calibration import Study, committed_study
-from benchmarks.analysis.forecast import KINDS, TERM_WORDS, TERMS, percent
-from benchmarks.analysis.predict import RidgeCount
-from benchmarks.analysis.published_check import Check, KneeComparison
-from benchmarks.analysis.published_file import Measurement, Model, read_published
+from benchmarks.analysis.published import roofline_check as pc
+from benchmarks.analysis.published.calibration import Study, committed_study
+from benchmarks.analysis.published.measurements_file import Measurement, Model, read_published
+from benchmarks.analysis.published.roofline_check import Check, KneeComparison
+from benchmarks.analysis.roofline.forecast import KINDS, TERM_WORDS, TERMS, percent
+from benchmarks.analysis.roofline.predict import RidgeCount
 from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.site import charts, text
 from benchmarks.site.charts.published import cross_validation_chart, published_chart

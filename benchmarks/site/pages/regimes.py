@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.analysis import curves as c
-from benchmarks.analysis import regimes
-from benchmarks.analysis.calculator import datasheet_of
-from benchmarks.analysis.curves import Curve, SiteData
-from benchmarks.analysis.diagnosis import diagnose
+from benchmarks.analysis.roofline import curves as c
+from benchmarks.analysis.roofline import regimes
+from benchmarks.analysis.roofline.calculator import datasheet_of
+from benchmarks.analysis.roofline.curves import Curve, SiteData
+from benchmarks.analysis.roofline.diagnosis import diagnose
 from benchmarks.contract.results import Run
 from benchmarks.gpus import GPU
 from benchmarks.site import charts, diagnosis_words, notice, text

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from benchmarks.analysis import curves as c
-from benchmarks.analysis.curves import SiteData
+from benchmarks.analysis.roofline import curves as c
+from benchmarks.analysis.roofline.curves import SiteData
 from benchmarks.contract.schema import SCHEMA_VERSION, describe_fields
 from benchmarks.site import text
 from benchmarks.site.charts import SITE_ROOT

@@ -1,6 +1,6 @@
 """The page "Serving with dynamic batching": a committed sweep's curve served under random arrivals by each
-server's batching rule, simulated (benchmarks.analysis.dynamic_batching): the batch formed against the rate, what
-the latency at p99 is made of, the hockey stick, each committed sweep's capacity within its budget, what the
+server's batching rule, simulated (benchmarks.analysis.serving.batcher.simulator): the batch formed against the rate,
+what the latency at p99 is made of, the hockey stick, each committed sweep's capacity within its budget, what the
 `serve` command recommends, the MLPerf v3.0 Server check, and the real-server check when one is committed.
 
 Every number comes from a simulation of a committed results file, or of a curve scaled to a cited published
@@ -13,13 +13,12 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.analysis import recommend, serving_mlperf
-from benchmarks.analysis.dynamic_batching import MAX_BATCH, Policy, simulate
-from benchmarks.analysis.predict import STATED_COUNT
-from benchmarks.analysis.published_file import read_published
-from benchmarks.analysis.service_curves import ServiceSource, SourceError, from_sweep
-from benchmarks.analysis.serving_check import TOLERANCE as CHECK_TOLERANCE
-from benchmarks.analysis.serving_policy import (
+from benchmarks.analysis.published import mlperf_server as serving_mlperf
+from benchmarks.analysis.published.measurements_file import read_published
+from benchmarks.analysis.roofline import recommend
+from benchmarks.analysis.roofline.model_sweeps import load_sweeps
+from benchmarks.analysis.roofline.predict import STATED_COUNT
+from benchmarks.analysis.serving.batcher.policy import (
     LoadPoint,
     capacity,
     ceiling_per_s,
@@ -30,7 +29,9 @@ from benchmarks.analysis.serving_policy import (
     per_s,
     search,
 )
-from benchmarks.analysis.sweeps import load_sweeps
+from benchmarks.analysis.serving.batcher.ray_serve_comparison import TOLERANCE as CHECK_TOLERANCE
+from benchmarks.analysis.serving.batcher.service_curves import ServiceSource, SourceError, from_sweep
+from benchmarks.analysis.serving.batcher.simulator import MAX_BATCH, Policy, simulate
 from benchmarks.contract.results import ModelSweep
 from benchmarks.site import text
 from benchmarks.site.charts import distinct_ids, figure

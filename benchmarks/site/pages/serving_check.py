@@ -11,7 +11,14 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from benchmarks.analysis.serving_check import TOLERANCE, Comparison, HostRow, Row, compare, host_rows
+from benchmarks.analysis.serving.batcher.ray_serve_comparison import (
+    TOLERANCE,
+    Comparison,
+    HostRow,
+    Row,
+    compare,
+    host_rows,
+)
 from benchmarks.contract.serving_check import DEFAULT_SERVING_DIR, ServingCheck, read_serving_check
 from benchmarks.site import charts, text
 from benchmarks.site.charts.serving_check import serving_check_chart

@@ -3,10 +3,10 @@ the free batch ranges between them."""
 
 from __future__ import annotations
 
-from benchmarks.analysis import curves as c
-from benchmarks.analysis import tile_model as tm
-from benchmarks.analysis.curves import SiteData
-from benchmarks.analysis.steps import FineSweep, sweeps
+from benchmarks.analysis.roofline import curves as c
+from benchmarks.analysis.roofline import tile_model as tm
+from benchmarks.analysis.roofline.curves import SiteData
+from benchmarks.analysis.roofline.tile_steps import FineSweep, sweeps
 from benchmarks.contract.results import Run
 from benchmarks.gpus import find_gpu
 from benchmarks.site import charts, notice, text

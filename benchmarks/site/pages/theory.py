@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from benchmarks.analysis import curves as c
-from benchmarks.analysis.curves import SiteData
-from benchmarks.analysis.diagnosis import diagnose
+from benchmarks.analysis.roofline import curves as c
+from benchmarks.analysis.roofline.curves import SiteData
+from benchmarks.analysis.roofline.diagnosis import diagnose
 from benchmarks.gpus import BYTES_PER_ELEMENT, GPUS, find_gpu
 from benchmarks.site import charts, diagnosis_words, text
 from benchmarks.site.render import (

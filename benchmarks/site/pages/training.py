@@ -11,10 +11,10 @@ from typing import Any
 
 import altair as alt
 
-from benchmarks.analysis import curves as c
-from benchmarks.analysis import noise_scale as ns
-from benchmarks.analysis import training as tr
-from benchmarks.analysis.curves import Curve, SiteData
+from benchmarks.analysis.roofline import curves as c
+from benchmarks.analysis.roofline import noise_scale as ns
+from benchmarks.analysis.roofline import training as tr
+from benchmarks.analysis.roofline.curves import Curve, SiteData
 from benchmarks.contract.noise_scale import NoiseScaleRun, load_noise_scale
 from benchmarks.contract.results import Run
 from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu

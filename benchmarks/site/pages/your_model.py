@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from benchmarks.analysis import recommend
-from benchmarks.analysis.sweeps import load_sweeps
+from benchmarks.analysis.roofline import recommend
+from benchmarks.analysis.roofline.model_sweeps import load_sweeps
 from benchmarks.contract.results import ModelSweep
 from benchmarks.site import text
 from benchmarks.site.charts import distinct_ids, figure

@@ -1,0 +1,160 @@
+"""The engine settings a tuned deployment chooses, searched against a latency budget.
+
+A submitter to MLPerf or a user of `vllm bench sweep` tries the settings that change how an engine batches:
+chunked prefill on or off, its token budget per step (max_num_batched_tokens), the running-sequence cap
+(max_num_seqs) and the tensor-parallel width over the GPUs they have. This module tries each combination of the
+first three with the budget planner (`benchmarks.analysis.serving.llm.continuous_batching.plan`, which finds the
+cap), and ranks them by the output tokens/s per GPU they serve at the largest Poisson rate that meets the budget:
+that rate times the mean answer, over the engine's GPUs (every replica of an engine on the GPUs given serves the
+same). Pure.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from benchmarks.analysis.serving.llm.continuous_batching import (
+    Budget,
+    Engine,
+    Infeasible,
+    Lengths,
+    Plan,
+    RooflineStep,
+    plan,
+)
+
+CHUNK_BUDGETS = (512, 2048, 8192)  # tokens per step tried with chunked prefill
+WHOLE_PROMPT_BUDGET = 8192  # vLLM's max_num_batched_tokens without chunked prefill (raised to the longest request)
+
+
+@dataclass(frozen=True)
+class Setting:
+    tensor_parallel: int
+    chunked_prefill: bool
+    max_batched_tokens: int
+
+    def describe(self) -> str:
+        chunked = "chunked prefill" if self.chunked_prefill else "whole prompts first"
+        return f"TP {self.tensor_parallel}, {chunked}, {self.max_batched_tokens:,} tokens a step"
+
+
+@dataclass(frozen=True)
+class Tried:
+    setting: Setting
+    found: Plan | None  # None: the budget is not met, or the setting cannot run (see `refused`)
+    tokens_per_s_per_gpu: float | None
+    refused: str | None = None
+
+
+@dataclass(frozen=True)
+class Tuning:
+    budget: Budget
+    gpus: int
+    tried: tuple[Tried, ...]
+
+    @property
+    def best(self) -> Tried | None:
+        met = [t for t in self.tried if t.tokens_per_s_per_gpu is not None]
+        return max(met, key=lambda t: t.tokens_per_s_per_gpu) if met else None
+
+
+def widths(gpus: int) -> list[int]:
+    """Tensor-parallel widths over `gpus`: the powers of two that divide it (engines are replicated over the rest)."""
+    return [w for w in (2**k for k in range(12)) if w <= gpus and gpus % w == 0]
+
+
+def settings(gpus: int, longest_request: int) -> list[Setting]:
+    found = []
+    for tp in widths(gpus):
+        found.append(Setting(tp, False, max(WHOLE_PROMPT_BUDGET, longest_request)))
+        found.extend(Setting(tp, True, tokens) for tokens in CHUNK_BUDGETS)
+    return found
+
+
+def tune(
+    step_for: Callable[[int], RooflineStep],
+    engine: Engine,
+    prompt: Lengths,
+    output: Lengths,
+    budget: Budget,
+    gpus: int,
+    *,
+    n_requests: int = 1000,
+    seed: int = 0,
+) -> Tuning:
+    """Every setting over `gpus` GPUs (`step_for(tp)` gives the step of a TP-wide engine), its plan and its tokens/s
+    per GPU. A width whose weights leave no room for one request's cache is tried and refused."""
+    tried, steps = [], {}
+    for s in settings(gpus, prompt.high + output.high):
+        if s.tensor_parallel not in steps:
+            steps[s.tensor_parallel] = step_for(s.tensor_parallel)
+        step = steps[s.tensor_parallel]
+        room = step.kv_blocks(engine.memory_fraction, engine.block_tokens) * engine.block_tokens
+        if room < prompt.high + output.high:
+            said = "the weights leave no room for a KV cache" if room == 0 else f"the cache holds {room:,} tokens"
+            tried.append(Tried(s, None, None, said))
+            continue
+        settings_here = dataclasses.replace(engine, chunked_prefill=s.chunked_prefill,
+                                            max_batched_tokens=s.max_batched_tokens)  # fmt: skip
+        try:
+            found = plan(step, settings_here, prompt, output, budget, n_requests=n_requests, seed=seed)
+        except Infeasible as exc:
+            tried.append(Tried(s, None, None, str(exc)))
+            continue
+        tried.append(Tried(s, found, _per_gpu(found, s.tensor_parallel)))
+    return Tuning(budget, gpus, tuple(tried))
+
+
+def _per_gpu(found: Plan | None, tensor_parallel: int) -> float | None:
+    if found is None or found.rate_per_s is None or found.rate_result is None:
+        return None
+    r = found.rate_result
+    return found.rate_per_s * r.output_tokens / r.requests / tensor_parallel
+
+
+def explain_tuning(t: Tuning) -> str:
+    """One paragraph: the setting picked, its cap and rate, and how far the runner-up is."""
+    best = t.best
+    if best is None:
+        return f"No setting over {t.gpus} GPU{'s' * (t.gpus > 1)} meets {t.budget.describe()} under Poisson arrivals."
+    f = best.found
+    replicas = t.gpus // best.setting.tensor_parallel
+    said = (
+        f"Of {len(t.tried)} settings over {t.gpus} GPU{'s' * (t.gpus > 1)}, the one that meets {t.budget.describe()} "
+        f"with the most output tokens/s per GPU is {best.setting.describe()}, max_num_seqs {f.max_num_seqs}"
+        f"{f' ({replicas} replicas)' if replicas > 1 else ''}: up to about {f.rate_per_s:.2f} requests/s per "
+        f"replica, {best.tokens_per_s_per_gpu:,.0f} tokens/s per GPU."
+    )
+    others = sorted((x for x in t.tried if x is not best and x.tokens_per_s_per_gpu is not None),
+                    key=lambda x: -x.tokens_per_s_per_gpu)  # fmt: skip
+    if others:
+        runner = others[0]
+        gap = 1 - runner.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu
+        said += (
+            f" Next: {runner.setting.describe()}, max_num_seqs {runner.found.max_num_seqs}, "
+            f"{runner.tokens_per_s_per_gpu:,.0f} tokens/s per GPU ({gap * 100:.0f} % fewer)."
+        )
+    missed = sum(1 for x in t.tried if x.tokens_per_s_per_gpu is None)
+    if missed:
+        said += f" {missed} setting{'s' * (missed > 1)} met the budget at no rate or could not run."
+    return said
+
+
+def rows(t: Tuning) -> list[dict[str, object]]:
+    """Each setting tried, JSON-ready."""
+    found = []
+    for x in t.tried:
+        f = x.found
+        found.append({
+            "tensor_parallel": x.setting.tensor_parallel,
+            "chunked_prefill": x.setting.chunked_prefill,
+            "max_batched_tokens": x.setting.max_batched_tokens,
+            "max_num_seqs": None if f is None else f.max_num_seqs,
+            "rate_per_s": None if f is None else f.rate_per_s,
+            "tokens_per_s_per_gpu": x.tokens_per_s_per_gpu,
+            "refused": x.refused,
+            "picked": x is t.best,
+        })  # fmt: skip
+    return found
