@@ -130,7 +130,7 @@ def tests(session: nox.Session) -> None:
     Arguments go to pytest, e.g. `nox -s tests -- tests/site -x`.
     """
     session.install(*group("test"))
-    session.run("pytest", "-m", FAST, "--durations=10", *session.posargs)
+    session.run("pytest", "-n", "auto", "-m", FAST, "--durations=10", *session.posargs)
 
 
 @nox.session(name="tests-all")

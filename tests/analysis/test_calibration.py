@@ -15,6 +15,7 @@ def test_the_committed_calibration_file_is_a_fresh_fit_of_the_published_figures(
     assert forecast.CALIBRATION_FILE.read_text(encoding="utf-8") == fresh, "run python -m benchmarks calibrate"
 
 
+@pytest.mark.slow  # the whole study, 9 s on 2 cores
 def test_the_figures_cover_forty_figures_four_gpus_and_every_kind():
     found = committed_study()
     assert len(found.figures) >= 40

@@ -281,6 +281,7 @@ class PhaseRecorder(CpuBackend):
         return super().for_mode(fn, mode)
 
 
+@pytest.mark.slow  # a whole tiny run with its ceilings: 25–32 s on 2 cores
 def test_the_workloads_start_a_new_phase_after_the_ceilings(tiny, capsys, monkeypatch):
     PhaseRecorder.log = []
     monkeypatch.setattr(runner, "select_backend", lambda name, threads: PhaseRecorder(threads or 1))

@@ -10,7 +10,10 @@ import pytest
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 MODULE = {"index": "home"}  # a notebook's page module, where the names differ
 NO_TAKEAWAY = {"glossary"}  # a reference page: no lesson
-PAGES = sorted(path.stem for path in DOCS.glob("*.py"))
+HEAVY = {"llm_serving", "serving"}  # their pages simulate for 13–18 s on 2 cores: the full suite checks them
+PAGES = [
+    pytest.param(p, marks=pytest.mark.slow) if p in HEAVY else p for p in sorted(f.stem for f in DOCS.glob("*.py"))
+]
 SHOWN = re.compile(r"""\.show\(\s*["']([^"']+)["']""")
 READ = re.compile(r"""page\.extra\[\s*["']([^"']+)["']\s*\]""")
 
