@@ -51,3 +51,27 @@ def test_a_run_without_what_the_step_needs_is_refused():
         MeasuredStep(fixture_run(), {"kv_heads": 4})
     with pytest.raises(NoMeasurement, match="memory"):
         MeasuredStep(fixture_run(memory=False))
+
+
+def test_every_step_the_engine_takes_is_a_step_model():
+    """The engine's one seam: the datasheet's step, the calibrated forecast and a measured decoder all give what
+    StepModel names, and a step that lacks a part of it is not one."""
+    from benchmarks.analysis.roofline.forecast import committed
+    from benchmarks.analysis.serving.llm.continuous_batching import RooflineStep, StepModel
+    from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
+    from benchmarks.gpus import find_gpu
+    from benchmarks.llm_models import LLAMA_3_8B
+
+    roofline = RooflineStep(LLAMA_3_8B, find_gpu("NVIDIA H100 SXM"), "bfloat16")
+    efficiency = committed().efficiency("decode", "bfloat16")
+    for found in (roofline, ForecastStep.of(roofline, efficiency), MeasuredStep(fixture_run())):
+        assert isinstance(found, StepModel), type(found).__name__
+
+    class NoCache:
+        def step_seconds(self, *args):
+            return 1.0
+
+        def describe(self):
+            return "a step with no KV cache"
+
+    assert not isinstance(NoCache(), StepModel)

@@ -41,7 +41,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -164,6 +164,30 @@ def step_terms(model: PublishedModel, dense: DecodeTerms, s: float, kv_s: float)
         kv_bytes_per_position=kv,
         activation_bytes_per_token=s * c.layers * per_token,
     )
+
+
+@runtime_checkable
+class StepModel(Protocol):
+    """What the engine asks of a device, and all it asks: the seconds of one step and how many KV blocks fit. The
+    datasheet's (RooflineStep), the calibrated forecast (forecast_step.ForecastStep) and a measured decoder's
+    (measured_step.MeasuredStep) each give both."""
+
+    def step_seconds(
+        self, decoders: int, positions: float, prefill_tokens: int, prefill_attended: float, prefill_positions: float,
+        logits: int,
+    ) -> float:  # fmt: skip
+        """A step of `decoders` decoding sequences over `positions` cached positions in all, and prompt pieces of
+        `prefill_tokens` tokens (attending over `prefill_attended` pairs, touching `prefill_positions` positions);
+        `logits` sequences sample a token."""
+        ...
+
+    def kv_blocks(self, memory_fraction: float = ..., block_tokens: int = ...) -> int:
+        """The KV-cache blocks of `block_tokens` tokens that fit in `memory_fraction` of the device's memory."""
+        ...
+
+    def describe(self) -> str:
+        """The step in words, for a result's provenance."""
+        ...
 
 
 class RooflineStep:
@@ -541,7 +565,7 @@ class Infeasible(ValueError):
 
 
 def simulate(
-    step: RooflineStep,
+    step: StepModel,
     engine: Engine,
     prompt: Lengths,
     output: Lengths,
@@ -599,7 +623,7 @@ class Served:
 
 
 def serve_requests(
-    step: RooflineStep,
+    step: StepModel,
     engine: Engine,
     prompts: list[int],
     outputs: list[int],
@@ -1126,7 +1150,7 @@ class _Loop:
 # --------------------------------------------------------------------------- the front and the budget
 
 
-def kv_limit(step: RooflineStep, engine: Engine, prompt: Lengths, output: Lengths) -> int:
+def kv_limit(step: StepModel, engine: Engine, prompt: Lengths, output: Lengths) -> int:
     """Sequences whose caches fit at once when each holds a mean prompt and a mean answer: beyond it, requests
     wait for blocks (or are preempted) instead of joining the batch."""
     per_sequence = -(-math.ceil(prompt.mean + output.mean) // engine.block_tokens)
@@ -1146,7 +1170,7 @@ class FrontPoint:
 
 
 def front(
-    step: RooflineStep,
+    step: StepModel,
     engine: Engine,
     prompt: Lengths,
     output: Lengths,
@@ -1223,7 +1247,7 @@ class Plan:
     rate_per_s: float | None  # the largest Poisson rate meeting the budget with the cap set to `concurrency`
     rate_result: Result | None
     binds: str  # "kv-memory", "step-time", "prefills" or "time-to-first-token"
-    step: Any  # a RooflineStep, or any step with the same step_seconds and kv_blocks (a measured one)
+    step: StepModel
     steady: Steady | None = None  # the check of `rate_per_s` at steady state (None: no rate searched)
     searched_per_s: float | None = None  # the short search's rate, before the steady-state check
     failed: tuple[Steady, ...] = ()  # the rates that failed the steady-state check, highest first
@@ -1234,7 +1258,7 @@ class Plan:
 
 
 def plan(
-    step: RooflineStep,
+    step: StepModel,
     engine: Engine,
     prompt: Lengths,
     output: Lengths,
@@ -1387,7 +1411,7 @@ def steady(result: Result, budget: Budget) -> Steady:
 
 
 def steady_rate(
-    step: Any,
+    step: StepModel,
     engine: Engine,
     prompt: Lengths,
     output: Lengths,
@@ -1431,7 +1455,7 @@ def _binding(budget: Budget, at: Result, beyond: Result | None) -> str:
 
 
 def largest_rate(
-    step: RooflineStep,
+    step: StepModel,
     engine: Engine,
     prompt: Lengths,
     output: Lengths,
