@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from benchmarks.contract.errors import UserError
 from benchmarks.gpus import BYTES_PER_ELEMENT, GPU, GPUS, gpus_matching
 from benchmarks.workloads import WORKLOADS, Param, Workload
 
@@ -15,7 +16,7 @@ DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "half": "float16", "fp32":
                "nvfp4": "float4", "mxfp4": "float4"}  # fmt: skip
 
 
-class Refused(Exception):
+class Refused(UserError):
     """Bad input: the message is the one line the reader sees (the command prints it and exits with 2)."""
 
 

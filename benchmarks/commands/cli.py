@@ -19,6 +19,7 @@ from benchmarks.commands import fleet
 from benchmarks.commands import predict as predict_cli
 from benchmarks.commands import sweep as sweep_cli
 from benchmarks.commands.choices import Refused
+from benchmarks.contract.errors import UserError
 from benchmarks.contract.kinds import kind_of
 from benchmarks.contract.results import (
     DEFAULT_RESULTS_DIR,
@@ -185,23 +186,18 @@ def _add_schema(commands) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from benchmarks.measure.session import RunRefused, Terminated, sigterm_raises
+    from benchmarks.measure.session import Terminated, sigterm_raises
 
     cores = os.cpu_count() or 1
     if args.time_limit is not None and not 0 < args.time_limit <= 7 * 24 * 3600:
-        print(f"error: --time-limit {args.time_limit:g}: give a number of seconds above 0", file=sys.stderr)
-        return 2
+        raise Refused(f"--time-limit {args.time_limit:g}: give a number of seconds above 0")
     if args.threads is not None and not 1 <= args.threads <= cores:
-        print(f"error: --threads {args.threads}: choose 1 to {cores}, the cores of this machine", file=sys.stderr)
-        return 2
+        raise Refused(f"--threads {args.threads}: choose 1 to {cores}, the cores of this machine")
     if args.profile == "smoke":
         return _smoke(args)
     with sigterm_raises():
         try:
-            run, measure_all = _start(args)
-        except RunRefused as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+            run, measure_all = _start(args)  # a refusal (device busy or absent) is main's one line
         except OSError as exc:
             print(f"error: writing the results failed: {exc.strerror or exc}; no results file kept", file=sys.stderr)
             return 1
@@ -263,15 +259,12 @@ def _start(args: argparse.Namespace):
 
 def _smoke(args: argparse.Namespace) -> int:
     """The smoke profile: PASS, FAIL or SKIP per code path; nothing written where results are published."""
-    from benchmarks.measure.backends import DeviceUnavailable
-    from benchmarks.measure.session import RunRefused
     from benchmarks.measure.smoke import run_smoke
 
     published = DEFAULT_RESULTS_DIR.resolve()
     if args.results_dir is not None and args.results_dir.resolve().is_relative_to(published):
-        print(f"error: --results-dir {args.results_dir}: the smoke profile's numbers are not measurements to "
-              f"publish; choose a directory outside {DEFAULT_RESULTS_DIR}", file=sys.stderr)  # fmt: skip
-        return 2
+        raise Refused(f"--results-dir {args.results_dir}: the smoke profile's numbers are not measurements to "
+                      f"publish; choose a directory outside {DEFAULT_RESULTS_DIR}")  # fmt: skip
     options = {
         "device": args.device,
         "only": args.only,
@@ -284,9 +277,6 @@ def _smoke(args: argparse.Namespace) -> int:
     }
     try:
         return run_smoke(options, args.results_dir, DEFAULT_RESULTS_DIR)
-    except (RunRefused, DeviceUnavailable) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("\nKeyboardInterrupt: smoke run stopped", file=sys.stderr)
         return 130
@@ -425,12 +415,12 @@ def _summary(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; a refusal no command caught is one line and exit 2, and Ctrl-C anywhere one line and 130
-    (the measuring commands first keep what they measured)."""
+    """Run one command; bad input or a refusal (a UserError) that no command caught is one line and exit 2, and
+    Ctrl-C anywhere one line and 130 (the measuring commands first keep what they measured)."""
     try:
         return _command(argv)
-    except Refused as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except UserError as exc:
+        print(printable(f"error: {exc}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.contract.errors import UserError
 from benchmarks.contract.inputs import RESULTS_LIMIT, read_bytes_bounded
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR, ResultsError, load_json, read_run, write_atomic
 from benchmarks.profiles import PROFILES
@@ -44,7 +45,7 @@ SHIP_EXCLUDES = ["/.git", "/.nox", "/.cache", "/site", "/benchmarks/results", "/
                  "/benchmarks/serving", "__pycache__", "*.egg-info", "/.venv", "/venv", "node_modules"]  # fmt: skip
 
 
-class FleetError(Exception):
+class FleetError(UserError):
     """A problem found before any run starts; the message is the one line the user sees (exit 2)."""
 
 

@@ -14,6 +14,8 @@ import os
 import stat
 from pathlib import Path
 
+from benchmarks.contract.errors import UserError
+
 MiB = 2**20
 RESULTS_LIMIT = 256 * MiB  # a full GPU profile writes a few MiB
 TRACE_LIMIT = 64_000_000  # five million arrival times, one a line
@@ -24,7 +26,7 @@ CURVE_LIMIT = 1 * MiB  # a batch curve (CSV): one short row per batch size
 _READ_CHUNK = MiB
 
 
-class InputError(Exception):
+class InputError(UserError):
     """An input file that cannot be read: its path and one line saying why."""
 
     def __init__(self, path: Path | str, message: str):

@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from benchmarks.contract.errors import UserError
 from benchmarks.contract.inputs import RESULTS_LIMIT, InputError, read_text_bounded
 from benchmarks.contract.schema import instant, migrate
 from benchmarks.contract.text import printable
@@ -29,7 +30,7 @@ DEFAULT_RESULTS_DIR = _PACKAGE / "results" if _CHECKOUT else Path.cwd() / "bench
 DEFAULT_SWEEPS_DIR = _PACKAGE / "sweeps" if _CHECKOUT else Path.cwd() / "benchmarks-sweeps"
 
 
-class ResultsError(Exception):
+class ResultsError(UserError):
     """A results file that cannot be used, with the file and the offending field."""
 
     def __init__(self, path: Path | str, field: str, message: str, more: int = 0):

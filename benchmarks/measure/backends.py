@@ -10,10 +10,11 @@ from typing import Any
 
 import torch
 
+from benchmarks.contract.errors import UserError
 from snippets import cnn
 
 
-class DeviceUnavailable(Exception):
+class DeviceUnavailable(UserError):
     """The requested device cannot be used here; the message says why in one line."""
 
 

@@ -15,11 +15,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from benchmarks.contract.errors import UserError
+
 ROOT = Path(__file__).resolve().parents[2]  # the project: benchmarks/ and snippets/ live here
 MEASURED_CODE = ("benchmarks", "snippets")
 
 
-class RunRefused(Exception):
+class RunRefused(UserError):
     """The run cannot start; the message says why in one line."""
 
 

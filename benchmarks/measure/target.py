@@ -23,10 +23,12 @@ from typing import Any
 import torch
 from torch import nn
 
+from benchmarks.contract.errors import UserError
+
 Inputs = tuple[tuple[Any, ...], dict[str, Any]]
 
 
-class TargetError(Exception):
+class TargetError(UserError):
     """The target cannot be swept; the message says why in one line."""
 
 

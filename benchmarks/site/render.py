@@ -24,6 +24,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from benchmarks.analysis.roofline.curves import Curve, SiteData
+from benchmarks.contract.errors import UserError
 from benchmarks.contract.results import Run
 from benchmarks.contract.text import printable
 from benchmarks.site import glossary, text
@@ -324,7 +325,7 @@ class Page:
         display(HTML(self.takeaway_html(lesson, title=title)))
 
 
-class PageDataError(Exception):
+class PageDataError(UserError):
     """A page could not be built from a file that validated: one line naming the file and what failed."""
 
 

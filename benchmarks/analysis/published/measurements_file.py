@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.contract.errors import UserError
 from benchmarks.contract.inputs import InputError, read_text_bounded
 from benchmarks.contract.text import printable, text_problem
 from benchmarks.gpus import find_gpu
@@ -53,7 +54,7 @@ ROW_FIELDS = {"id", "source", "configuration", "metric", "value", "unit", "quote
               "not_compared"}  # fmt: skip
 
 
-class PublishedDataError(Exception):
+class PublishedDataError(UserError):
     """A data file that cannot be used: its path, the field and what is wrong, in one line."""
 
 

@@ -33,6 +33,7 @@ from benchmarks.analysis.serving.llm.continuous_batching import (
     largest_rate,
     simulate,
 )
+from benchmarks.contract.errors import UserError
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import PublishedModel, find_model
 
@@ -59,7 +60,7 @@ ENGINE_FIELDS = {"max_num_seqs", "max_batched_tokens", "chunked_prefill", "reser
 MAX_REQUESTS = 5000
 
 
-class ServingDataError(Exception):
+class ServingDataError(UserError):
     """A data file that cannot be used: its path, the field and what is wrong, in one line."""
 
 

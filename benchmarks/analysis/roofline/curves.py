@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.analysis.roofline.roofline_model import Knee, crossing_batch, detect_knee, predicted_time, run_ceilings
+from benchmarks.contract.errors import UserError
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR, KnownValid, Run, load_results, newest_complete_runs
 from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings
 from benchmarks.workloads import ROWS, WORKLOADS, BatchUnit, Workload
@@ -31,7 +32,7 @@ DTYPE_ORDER = ("bfloat16", "float16", "float32", "tfloat32", "float64")
 MODE_ORDER = ("graph", "eager")
 
 
-class SiteDataError(Exception):
+class SiteDataError(UserError):
     """Results that the site refuses to publish; the message names every file and field."""
 
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.analysis.roofline.predict import PredictedPoint
+from benchmarks.contract.errors import UserError
 from benchmarks.contract.inputs import PUBLISHED_LIMIT, InputError, read_text_bounded
 from benchmarks.gpus import BYTES_PER_ELEMENT
 
@@ -58,7 +59,7 @@ MIN_FIGURES = 2
 LOW_ETA, MAX_FIXED_S = 0.05, 0.05  # the search's bounds: η in [LOW_ETA, 1], a fixed cost up to MAX_FIXED_S
 
 
-class CalibrationError(Exception):
+class CalibrationError(UserError):
     """A calibration file that cannot be used: its path, the field and what is wrong, in one line."""
 
 

@@ -17,13 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.contract.errors import UserError
 from benchmarks.contract.inputs import TRACE_LIMIT, InputError, read_text_bounded
 
 MAX_TRACE_BYTES = TRACE_LIMIT
 MAX_TRACE_REQUESTS = 5_000_000
 
 
-class TraceError(ValueError):
+class TraceError(ValueError, UserError):
     """A trace file that cannot be used: its path, where and what is wrong, in one line."""
 
 

@@ -21,6 +21,7 @@ from benchmarks.analysis.roofline.cost_model import FUSED
 from benchmarks.analysis.roofline.forecast import committed, expected_words, kind_of, percent, point_parts
 from benchmarks.analysis.roofline.predict import predict
 from benchmarks.analysis.serving.batcher.simulator import MAX_BATCH, ServiceCurve
+from benchmarks.contract.errors import UserError
 from benchmarks.contract.results import ModelSweep, Run
 from benchmarks.gpus import GPU
 from benchmarks.workloads import WORKLOADS
@@ -28,7 +29,7 @@ from benchmarks.workloads import WORKLOADS
 MAX_PREDICTED_BATCH = 4096
 
 
-class SourceError(ValueError):
+class SourceError(ValueError, UserError):
     """A curve that cannot be served: one line saying what is missing."""
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from benchmarks.analysis.roofline import curves as c
 from benchmarks.analysis.roofline.curves import Curve, bytes_per_element
 from benchmarks.analysis.roofline.decode import is_decode, is_prefill
+from benchmarks.contract.errors import UserError
 from benchmarks.contract.results import Run
 from benchmarks.llm_models import PublishedModel, model_weight_bytes
 from benchmarks.workloads import decoder_config
@@ -27,7 +28,7 @@ from snippets.costs import kv_cache_bytes
 CONFIG_KEYS = ("layers", "d_model", "heads", "kv_heads", "d_ff", "ffn")
 
 
-class NoMeasurement(ValueError):
+class NoMeasurement(ValueError, UserError):
     """The run has no decode and prefill curves to serve from (the message is one line)."""
 
 
