@@ -9,8 +9,8 @@ import re
 import pytest
 
 from benchmarks.analysis.roofline import diagnosis, recommend
-from benchmarks.analysis.roofline.model_sweeps import load_sweeps
 from benchmarks.contract.results import DEFAULT_SWEEPS_DIR
+from benchmarks.site.model_sweeps import load_sweeps
 
 SWEEPS = load_sweeps(DEFAULT_SWEEPS_DIR, synthetic=False)
 OVER = re.compile(r"\b(?:[1-9]\d{2,}|\d{4,}) % of")

@@ -9,10 +9,10 @@ import types
 
 import pytest
 
-from benchmarks.analysis.roofline.model_sweeps import load_sweeps
 from benchmarks.commands.cli import main
 from benchmarks.commands.serve import source_argument
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR, result_files, write_atomic
+from benchmarks.site.model_sweeps import load_sweeps
 
 FAST = ["--requests", "2000"]
 

@@ -16,7 +16,6 @@ from pathlib import Path
 from benchmarks.analysis.published import mlperf_server as serving_mlperf
 from benchmarks.analysis.published.measurements_file import read_published
 from benchmarks.analysis.roofline import recommend
-from benchmarks.analysis.roofline.model_sweeps import load_sweeps
 from benchmarks.analysis.roofline.predict import STATED_COUNT
 from benchmarks.analysis.serving.batcher.policy import (
     LoadPoint,
@@ -43,6 +42,7 @@ from benchmarks.site.charts.serving import (
     mlperf_chart,
 )
 from benchmarks.site.charts.sweep import SWEEP_CACHE
+from benchmarks.site.model_sweeps import load_sweeps
 from benchmarks.site.pages import serving_check
 from benchmarks.site.render import Bullets, Heading, Page, Paragraph, Table, code, drawing_from, tag
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from benchmarks.analysis.roofline import recommend
-from benchmarks.analysis.roofline.model_sweeps import load_sweeps
 from benchmarks.contract.results import ModelSweep
 from benchmarks.site import text
 from benchmarks.site.charts import distinct_ids, figure
 from benchmarks.site.charts.sweep import memory_note, sweep_charts, where
+from benchmarks.site.model_sweeps import load_sweeps
 from benchmarks.site.render import Bullets, Details, Heading, Html, Page, Paragraph, Source, code, drawing_from, tag
 from benchmarks.site.sweep_table import table_lines
 
