@@ -59,8 +59,8 @@ page.show("curves")
 # root on the article's 8×1024 MLP, measured (the curve the theory page shows on a CPU):
 
 # %%
-from benchmarks.analysis.roofline.curves import headline_curve, load_site_data
 from benchmarks.analysis.roofline.roofline_model import detect_knee
+from benchmarks.site.data import headline_curve, load_site_data
 
 curve = headline_curve(load_site_data())  # the article's 8×1024 MLP on the newest device
 if curve is not None:

@@ -72,7 +72,7 @@ page.show("overhead")
 
 # %%
 from benchmarks.analysis.roofline import regimes
-from benchmarks.analysis.roofline.curves import load_site_data
+from benchmarks.site.data import load_site_data
 
 runs = load_site_data().shown_for("mlp")
 tiny = next(filter(None, map(regimes.tiny_eager_curve, runs)), None)

@@ -256,8 +256,8 @@ def site_data(*docs: dict[str, Any], empty: bool = False):
     page-module tests."""
     from pathlib import Path
 
-    from benchmarks.analysis.roofline.curves import SiteData
     from benchmarks.contract.results import Run, newest_complete_runs
+    from benchmarks.site.data import SiteData
 
     docs = () if empty else docs or (make_run(),)
     runs = [Run(path=Path(f"/synthetic/{d['device']['slug']}/{d['run']['id']}.json"), doc=d) for d in docs]

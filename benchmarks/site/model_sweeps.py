@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from benchmarks.analysis.roofline.curves import SiteDataError, include_synthetic
 from benchmarks.contract.results import DEFAULT_SWEEPS_DIR, KnownValid, ModelSweep, load_results
+from benchmarks.site.data import SiteDataError, include_synthetic
 
 SWEEPS_DIR_ENV = "BATCHING_SWEEPS_DIR"
 

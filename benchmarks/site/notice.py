@@ -7,10 +7,10 @@ Pure Python (no torch).
 
 from __future__ import annotations
 
-from benchmarks.analysis.roofline.curves import SiteData
 from benchmarks.analysis.roofline.roofline_model import run_ceilings
 from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.site import text
+from benchmarks.site.data import SiteData
 from benchmarks.site.render import Admonition, Paragraph, code, link, render, tag
 
 COMPARED_GPU = "NVIDIA H100 SXM"

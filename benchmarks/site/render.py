@@ -23,12 +23,13 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from benchmarks.analysis.roofline.curves import Curve, SiteData
+from benchmarks.analysis.roofline.curves import Curve
 from benchmarks.contract.errors import UserError
 from benchmarks.contract.results import Run
 from benchmarks.contract.text import printable
 from benchmarks.site import glossary, text
 from benchmarks.site.charts import SITE_ROOT, Figure, figure
+from benchmarks.site.data import SiteData
 
 ROOT = Path(__file__).resolve().parents[2]
 

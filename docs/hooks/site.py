@@ -42,11 +42,11 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.analysis.roofline.curves import SiteDataError, load_site_data  # noqa: E402
 from benchmarks.contract.results import KNOWN_VALID_ENV, KnownValid  # noqa: E402
 from benchmarks.contract.text import printable  # noqa: E402
 from benchmarks.site import charts, notice  # noqa: E402
 from benchmarks.site.charts import links  # noqa: E402
+from benchmarks.site.data import SiteDataError, load_site_data  # noqa: E402
 from benchmarks.site.model_sweeps import load_sweeps  # noqa: E402
 
 BUNDLE_PATH = "assets/javascripts/vega-bundle.js"

@@ -7,12 +7,13 @@ import pytest
 from benchmarks.analysis.roofline import curves as c
 from benchmarks.analysis.roofline import knees
 from benchmarks.analysis.roofline.diagnosis import diagnose
+from benchmarks.site import data as site_data
 from benchmarks.site.pages import mlp
 
 
 @pytest.fixture(scope="module")
 def data():
-    return c.load_site_data(c.DEFAULT_RESULTS_DIR, synthetic=False)
+    return site_data.load_site_data(site_data.DEFAULT_RESULTS_DIR, synthetic=False)
 
 
 def committed_checks(data):

@@ -14,7 +14,7 @@ ERRORS = [
     ("benchmarks.contract.results", "ResultsError"),
     ("benchmarks.site.render", "PageDataError"),
     ("benchmarks.analysis.roofline.forecast", "CalibrationError"),
-    ("benchmarks.analysis.roofline.curves", "SiteDataError"),
+    ("benchmarks.site.data", "SiteDataError"),
     ("benchmarks.analysis.published.measurements_file", "PublishedDataError"),
     ("benchmarks.analysis.published.serving_figures", "ServingDataError"),
     ("benchmarks.analysis.serving.arrivals", "TraceError"),

@@ -21,13 +21,14 @@ from benchmarks.analysis.published.calibration import committed_study
 from benchmarks.analysis.published.roofline_check import BREAKS, checks
 from benchmarks.analysis.roofline import decode, recommend
 from benchmarks.analysis.roofline.calculator import gpu_ridge_batch
-from benchmarks.analysis.roofline.curves import curves, group_by, load_site_data
+from benchmarks.analysis.roofline.curves import curves, group_by
 from benchmarks.analysis.roofline.decode import decode_terms
 from benchmarks.analysis.roofline.diagnosis import diagnose
 from benchmarks.analysis.roofline.forecast import committed
 from benchmarks.contract.results import load_results
 from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.site import text
+from benchmarks.site.data import load_site_data
 from snippets.costs import resnet50_cost
 from tests.end_to_end.test_site_build import ROOT, _tmp, built_site, write_synthetic_results, write_synthetic_sweeps
 

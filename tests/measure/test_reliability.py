@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.analysis.roofline.curves import load_site_data
 from benchmarks.commands.cli import main
 from benchmarks.contract.results import read_run, read_sweep
 from benchmarks.measure import estimate, runner
@@ -18,6 +17,7 @@ from benchmarks.measure.backends import CpuBackend
 from benchmarks.measure.fingerprint import fingerprint
 from benchmarks.measure.sampler import Outcome
 from benchmarks.measure.session import DeviceLock
+from benchmarks.site.data import load_site_data
 from benchmarks.site.model_sweeps import load_sweeps
 from tests.measure.conftest import written
 from tests.measure.test_sweep import TINY as TINY_MODEL

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.analysis.roofline.curves import load_site_data, results_dir
 from benchmarks.site.charts import STAGE_ENV, links
+from benchmarks.site.data import load_site_data, results_dir
 from tests.synthetic import make_run
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,12 +1,12 @@
 """The theory page's CPU section: what its roofline's arithmetic ceiling is, and is not, from the committed run."""
 
-from benchmarks.analysis.roofline import curves as c
+from benchmarks.site import data as site_data
 from benchmarks.site import text
 from benchmarks.site.pages import theory
 
 
 def test_the_cpu_ceiling_is_named_a_kernels_and_what_beat_it_in_the_same_run_is_given():
-    data = c.load_site_data()
+    data = site_data.load_site_data()
     curve = theory.cpu_curve(data)
     assert curve is not None
     run = next(r for r in data.runs if r.id == curve.run.id)

@@ -23,10 +23,10 @@ import time
 
 import pytest
 
-from benchmarks.analysis.roofline.curves import SiteData
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR, Run, newest_complete_runs
 from benchmarks.contract.schema import MAX_BANDWIDTH, MAX_FLOP_RATE, MIN_BANDWIDTH, MIN_FLOP_RATE
 from benchmarks.contract.validate import validate_document
+from benchmarks.site.data import SiteData
 from benchmarks.site.pages import (
     calculator,
     cnn,

@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from benchmarks.analysis.roofline import calculator
-from benchmarks.analysis.roofline import curves as c
-from benchmarks.analysis.roofline.curves import SiteData
 from benchmarks.analysis.roofline.predict import deployed_keywords, knee, predict
 from benchmarks.contract.results import Run
 from benchmarks.gpus import GPU, GPUS, find_gpu
 from benchmarks.site import charts, text
+from benchmarks.site import data as site_data
 from benchmarks.site.charts import hardware as charts_hardware
+from benchmarks.site.data import SiteData
 from benchmarks.site.forecasts import efficiency_words, error_words, forecast_s
 from benchmarks.site.render import Bullets, Details, Page, Paragraph, Table, code, strong, tag
 from benchmarks.workloads import workload
@@ -54,7 +54,7 @@ PRESET_HEADERS = ["batch", "forecast per call", "ceiling per call", "throughput 
 
 
 def build(data: SiteData | None = None) -> Page:
-    data = data or c.load_site_data()
+    data = data or site_data.load_site_data()
     default = calculator.default_gpu(data.gpus)
     ridge = ridge_batches()
     return Page(

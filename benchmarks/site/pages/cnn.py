@@ -9,13 +9,15 @@ from collections.abc import Sequence
 
 from benchmarks.analysis.roofline import cnn
 from benchmarks.analysis.roofline import curves as c
-from benchmarks.analysis.roofline.curves import Curve, SiteData
+from benchmarks.analysis.roofline.curves import Curve
 from benchmarks.analysis.roofline.diagnosis import diagnose
 from benchmarks.contract.results import Run
 from benchmarks.gpus import find_gpu
 from benchmarks.profiles import FULL
 from benchmarks.site import charts, diagnosis_words, text
+from benchmarks.site import data as site_data
 from benchmarks.site.charts import models as cm
+from benchmarks.site.data import SiteData
 from benchmarks.site.model_words import (
     knee_findings,
     knees_text,
@@ -79,7 +81,7 @@ LESSON = (  # the takeaway's lesson, above the items the page measured
 
 
 def build(data: SiteData | None = None) -> Page:
-    data = data or c.load_site_data()
+    data = data or site_data.load_site_data()
     items = [item for run in data.shown_for(*WORKLOADS) for item in measured_takeaway_items(run)]
     return Page(
         {

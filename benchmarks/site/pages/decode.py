@@ -10,12 +10,14 @@ from typing import Any
 
 from benchmarks.analysis.roofline import curves as c
 from benchmarks.analysis.roofline import decode as d
-from benchmarks.analysis.roofline.curves import Curve, SiteData
+from benchmarks.analysis.roofline.curves import Curve
 from benchmarks.contract.results import Run
 from benchmarks.gpus import find_gpu
 from benchmarks.profiles import FULL
 from benchmarks.site import charts, text
+from benchmarks.site import data as site_data
 from benchmarks.site.charts import models as cm
+from benchmarks.site.data import SiteData
 from benchmarks.site.model_words import (
     knee_findings,
     measured_knee_text,
@@ -92,7 +94,7 @@ LESSON = (  # the takeaway's lesson, above the items the page measured
 
 def build(data: SiteData | None = None) -> Page:
     """The page's sections, in the order the notebook shows them, and the measured items under its takeaway."""
-    data = data or c.load_site_data()
+    data = data or site_data.load_site_data()
     items = [item for run in data.shown_for("decode") for item in measured_takeaway_items(run)]
     formulas = h200_formula_preview(data)  # its heading, then its body folded
     return Page(

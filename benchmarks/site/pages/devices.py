@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from benchmarks.analysis.roofline import curves as c
 from benchmarks.analysis.roofline import devices as dv
-from benchmarks.analysis.roofline.curves import SiteData
 from benchmarks.analysis.roofline.predict import STATED_COUNT, predict
 from benchmarks.contract.results import Run
 from benchmarks.gpus import find_gpu
 from benchmarks.site import charts, text
+from benchmarks.site import data as site_data
 from benchmarks.site.charts.devices import DATASHEET, MEASURED, ROOFLINE, beside_datasheets_chart, normalised_chart
+from benchmarks.site.data import SiteData
 from benchmarks.site.forecasts import ceiling_chart_line
 from benchmarks.site.render import NO_RESULTS, Html, Page, Paragraph, Table, tag
 
@@ -24,7 +25,7 @@ DATASHEET_GPUS = ("NVIDIA T4", "NVIDIA A100 SXM4 80GB", "NVIDIA H100 SXM", "NVID
 
 
 def build(data: SiteData | None = None) -> Page:
-    data = data or c.load_site_data()
+    data = data or site_data.load_site_data()
     if not data.shown:
         return Page(
             {name: [NO_RESULTS] for name in ("beside", "ceilings", "knees", "curves", "software")},
@@ -175,7 +176,7 @@ def curves_parts(data: SiteData) -> list:
 def beside_datasheets(data: SiteData) -> list:
     """The headline MLP as measured on the first device shown, beside the roofline prediction of the same MLP in the
     same dtype on each datasheet GPU that lists a rate for it: until a GPU is measured, what one would show."""
-    curve = c.headline_curve(data)
+    curve = site_data.headline_curve(data)
     if curve is None:
         return []
     batches = [p.batch for p in curve.points]

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from benchmarks.analysis.roofline import curves as c
-from benchmarks.analysis.roofline.curves import SiteData
 from benchmarks.analysis.roofline.guide import kv_budget, weight_only_ridge_batch
 from benchmarks.analysis.roofline.predict import predict
 from benchmarks.analysis.roofline.tile_steps import tiles_and_waves
 from benchmarks.gpus import GPU, find_gpu
 from benchmarks.llm_models import LLAMA_3_8B, model_weight_bytes
 from benchmarks.site import charts, text
+from benchmarks.site import data as site_data
 from benchmarks.site.charts.guide import pick_chart
+from benchmarks.site.data import SiteData
 from benchmarks.site.forecasts import efficiency_words, error_words, forecast_s
 from benchmarks.site.render import Page, Paragraph, Source, Table, autolink, strong
 from benchmarks.site.tables import ridge_table
@@ -37,7 +37,7 @@ LESSON = (  # the takeaway's lesson, above the items the page measured
 
 
 def build(data: SiteData | None = None) -> Page:
-    data = data or c.load_site_data()
+    data = data or site_data.load_site_data()
     return Page(
         {
             "ridges": [ridge_table()],
@@ -54,7 +54,7 @@ def build(data: SiteData | None = None) -> Page:
 
 def pick_example(data: SiteData) -> list:
     """The rule applied to the headline curve of the first device the site shows (measured)."""
-    curve = c.headline_curve(data)
+    curve = site_data.headline_curve(data)
     if curve is None:
         return [Paragraph("No measured curve is committed yet to try the rule on.")]
     points = [(p.batch, p.median_s) for p in curve.points]

@@ -4,16 +4,17 @@ runs each device's charts come from, and the takeaway's lesson. Its fixed prose 
 
 from __future__ import annotations
 
-from benchmarks.analysis.roofline import curves as c
 from benchmarks.analysis.roofline.cited_figures import KERNEL_LAUNCH_S
-from benchmarks.analysis.roofline.curves import Curve, SiteData
+from benchmarks.analysis.roofline.curves import Curve
 from benchmarks.analysis.roofline.diagnosis import OPS_PER_LAYER, diagnose
 from benchmarks.analysis.roofline.predict import overhead_ends, predict, regions, ridge_batch, ridge_counts
 from benchmarks.contract.results import Run
 from benchmarks.gpus import find_gpu
 from benchmarks.site import charts, diagnosis_words, text
+from benchmarks.site import data as site_data
 from benchmarks.site.charts import SITE_ROOT
 from benchmarks.site.charts.predicted import PredictedPanel, mark_label, predicted_chart
+from benchmarks.site.data import SiteData
 from benchmarks.site.forecasts import ceiling_chart_line, efficiency_words, error_words
 from benchmarks.site.render import (
     Admonition,
@@ -48,7 +49,7 @@ LESSON = (  # the takeaway's lesson, above the items the page measured
 
 
 def build(data: SiteData | None = None) -> Page:
-    data = data or c.load_site_data()
+    data = data or site_data.load_site_data()
     curve = committed_gpu_curve(data)
     return Page(
         {
@@ -63,7 +64,7 @@ def build(data: SiteData | None = None) -> Page:
 
 def committed_gpu_curve(data: SiteData) -> Curve | None:
     """The headline curve of a committed GPU run, if there is one."""
-    curve = c.headline_curve(data)
+    curve = site_data.headline_curve(data)
     return curve if curve is not None and curve.run.device["kind"] == "cuda" else None
 
 

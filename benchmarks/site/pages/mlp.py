@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from benchmarks.analysis.roofline import curves as c
 from benchmarks.analysis.roofline import knees
-from benchmarks.analysis.roofline.curves import Curve, SiteData
+from benchmarks.analysis.roofline.curves import Curve
 from benchmarks.analysis.roofline.diagnosis import Diagnosis, diagnose
 from benchmarks.contract.results import Run
 from benchmarks.site import charts, diagnosis_words, text
+from benchmarks.site import data as site_data
+from benchmarks.site.data import SiteData
 from benchmarks.site.model_words import not_measured_parts
 from benchmarks.site.render import (
     Bullets,
@@ -40,14 +42,14 @@ LESSON = (  # the takeaway's lesson, above the items the page measured
 
 
 def build(data: SiteData | None = None) -> Page:
-    data = data or c.load_site_data()
+    data = data or site_data.load_site_data()
     return Page(
         {
             "curves": device_sections(data, lambda run: device_section(data, run), workloads=("mlp",)),
             "code": [Source("snippets/mlp.py")],
         },
         data,
-        {"curve": c.headline_curve(data)},
+        {"curve": site_data.headline_curve(data)},
         lesson=LESSON,
     )
 

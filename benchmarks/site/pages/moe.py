@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from benchmarks.analysis.roofline import curves as c
 from benchmarks.analysis.roofline import moe
-from benchmarks.analysis.roofline.curves import Curve, SiteData
+from benchmarks.analysis.roofline.curves import Curve
 from benchmarks.analysis.roofline.moe import KneeShift, LoadPoint, SkewCell, SkewTable
 from benchmarks.contract.results import Run
 from benchmarks.site import charts, text
+from benchmarks.site import data as site_data
+from benchmarks.site.data import SiteData
 from benchmarks.site.render import (
     DeviceSection,
     Heading,
@@ -31,7 +33,7 @@ LESSON = (  # the takeaway's lesson, above the items the page measured
 
 
 def build(data: SiteData | None = None) -> Page:
-    data = data or c.load_site_data()
+    data = data or site_data.load_site_data()
     found = knees_and_skew_costs(data)
     return Page(
         {

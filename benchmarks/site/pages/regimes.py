@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.analysis.roofline import curves as c
 from benchmarks.analysis.roofline import regimes
 from benchmarks.analysis.roofline.calculator import datasheet_of
-from benchmarks.analysis.roofline.curves import Curve, SiteData
+from benchmarks.analysis.roofline.curves import Curve
 from benchmarks.analysis.roofline.diagnosis import diagnose
 from benchmarks.contract.results import Run
 from benchmarks.gpus import GPU
 from benchmarks.site import charts, diagnosis_words, notice, text
+from benchmarks.site import data as site_data
 from benchmarks.site.charts import hardware as charts_hardware
+from benchmarks.site.data import SiteData
 from benchmarks.site.render import (
     DeviceSection,
     Heading,
@@ -60,7 +61,7 @@ MATMUL_SUMMARY = "Log-log chart of measured FLOP/s of an n×n by n×n matmul aga
 
 
 def build(data: SiteData | None = None) -> Page:
-    data = data or c.load_site_data()
+    data = data or site_data.load_site_data()
     tiny = next(filter(None, map(regimes.tiny_eager_curve, data.shown_for("mlp"))), None)
     taught = what_each_device_teaches(data)
     return Page(

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from benchmarks.analysis.roofline import curves as c
-from benchmarks.analysis.roofline.curves import SiteData
 from benchmarks.contract.schema import SCHEMA_VERSION, describe_fields
+from benchmarks.site import data as site_data
 from benchmarks.site import text
 from benchmarks.site.charts import SITE_ROOT
+from benchmarks.site.data import SiteData
 from benchmarks.site.render import Bullets, Details, Page, Paragraph, Table, code, tag
 
 LESSON = (  # the takeaway's lesson, above the items the page measured
@@ -15,7 +15,7 @@ LESSON = (  # the takeaway's lesson, above the items the page measured
 
 
 def build(data: SiteData | None = None) -> Page:
-    data = data or c.load_site_data()
+    data = data or site_data.load_site_data()
     return Page(
         {
             "schema": [Details(f"Every field of a results file ({len(schema_table().rows)} fields)", [schema_table()])],

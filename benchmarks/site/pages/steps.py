@@ -3,14 +3,14 @@ the free batch ranges between them."""
 
 from __future__ import annotations
 
-from benchmarks.analysis.roofline import curves as c
 from benchmarks.analysis.roofline import tile_model as tm
-from benchmarks.analysis.roofline.curves import SiteData
 from benchmarks.analysis.roofline.tile_steps import FineSweep, sweeps
 from benchmarks.contract.results import Run
 from benchmarks.gpus import find_gpu
 from benchmarks.site import charts, notice, text
+from benchmarks.site import data as site_data
 from benchmarks.site.charts.predicted import sawtooth_chart
+from benchmarks.site.data import SiteData
 from benchmarks.site.render import (
     DeviceSection,
     Heading,
@@ -40,7 +40,7 @@ MODEL_EVERY = 16  # batches between drawn points, besides the two on either side
 
 
 def build(data: SiteData | None = None) -> Page:
-    data = data or c.load_site_data()
+    data = data or site_data.load_site_data()
     model = predicted_sawtooth()  # the staircase leads the page; its words follow the section on tiles and waves
     found = steps_per_sweep(data)
     return Page(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from benchmarks.analysis.roofline import curves as c
-from benchmarks.analysis.roofline.curves import SiteData
 from benchmarks.analysis.roofline.diagnosis import diagnose
 from benchmarks.gpus import BYTES_PER_ELEMENT, GPUS, find_gpu
 from benchmarks.site import charts, diagnosis_words, text
+from benchmarks.site import data as site_data
+from benchmarks.site.data import SiteData
 from benchmarks.site.render import (
     Bullets,
     Details,
@@ -32,7 +32,7 @@ A100_L1_PER_SM = 192 * 1024  # bytes of L1/shared memory per SM (A100 architectu
 
 
 def build(data: SiteData | None = None) -> Page:
-    data = data or c.load_site_data()
+    data = data or site_data.load_site_data()
     return Page(
         {
             "ridges": [ridge_table()],
@@ -122,7 +122,7 @@ def corrections_table() -> Table:
 
 def cpu_curve(data: SiteData):
     """The curve the site would head with on a CPU: the 8×1024 MLP where measured."""
-    return c.headline_curve(SiteData(runs=data.runs, shown=data.cpus))
+    return site_data.headline_curve(SiteData(runs=data.runs, shown=data.cpus))
 
 
 def cpu_parts(data: SiteData) -> list:

@@ -14,11 +14,13 @@ import altair as alt
 from benchmarks.analysis.roofline import curves as c
 from benchmarks.analysis.roofline import noise_scale as ns
 from benchmarks.analysis.roofline import training as tr
-from benchmarks.analysis.roofline.curves import Curve, SiteData
+from benchmarks.analysis.roofline.curves import Curve
 from benchmarks.contract.noise_scale import NoiseScaleRun, load_noise_scale
 from benchmarks.contract.results import Run
 from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.site import charts, text
+from benchmarks.site import data as site_data
+from benchmarks.site.data import SiteData
 from benchmarks.site.render import DeviceSection, Heading, Page, Paragraph, Table, device_sections, measured_figure
 from benchmarks.workloads import saved_bytes_per_sample
 from snippets import costs
@@ -44,7 +46,7 @@ LESSON = (  # the takeaway's lesson, above the items the page measured
 
 
 def build(data: SiteData | None = None, noise: Sequence[NoiseScaleRun] | None = None) -> Page:
-    data = data or c.load_site_data()
+    data = data or site_data.load_site_data()
     noise = load_noise_scale() if noise is None else list(noise)
     newest = [n for n in noise if not n.synthetic or all(m.synthetic for m in noise)][-1:] if noise else []
     return Page(
