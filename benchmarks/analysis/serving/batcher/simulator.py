@@ -210,8 +210,8 @@ class ServiceCurve:
         relative = self._relative_at(batch)
         return self._center(batch) * float(relative[rng.integers(len(relative))])
 
-    def _drawer(self, rng: np.random.Generator, n: int, max_batch: int):
-        """A function (batch, j) -> seconds for the j-th batch of a run of at most n batches (batch ≤ max_batch).
+    def _drawer(self, rng: np.random.Generator, n: int):
+        """A function (batch, j) -> seconds for the j-th batch of a run of at most n batches.
 
         Each batch size's seconds (its center, or its row of the quantile table) is worked out the first time a
         batch of that size forms, so a run costs what its batches need whatever the largest batch allowed: a table
@@ -549,8 +549,7 @@ def _one_queue(policy, service, arrivals, clients, n_requests, overhead_s, rng):
         n = n_requests
         arr = [0.0] * min(clients, n)
         closed = overhead_s
-    max_batch = 1 if policy.server == "none" else policy.max_batch
-    draw = service._drawer(rng, n, max_batch)
+    draw = service._drawer(rng, n)
     sizes, opens, closes, starts, services = _engine(
         arr, n, policy, policy.max_delay_s, draw, closed, service._center if policy.per_device > 1 else None
     )
