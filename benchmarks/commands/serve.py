@@ -469,18 +469,8 @@ def _host_words(overhead_s: float, host_cores: int | None) -> str:
 
 
 def evaluation_json(found: Evaluation) -> dict[str, Any]:
-    policy = found.policy
     return {
-        "policy": {
-            "server": policy.server,
-            "max_batch": policy.max_batch,
-            "max_delay_s": policy.max_delay_s,
-            "instances": policy.instances,
-            "instances_per_device": policy.per_device,
-            "devices": policy.devices,
-            "handler": policy.handler,
-            "description": policy.describe(),
-        },
+        "policy": found.policy.to_json(),
         "percentile": found.percentile,
         "budget_s": found.budget_s,
         "host_cores": found.host_cores,

@@ -624,17 +624,7 @@ def summary(plan: Plan) -> dict:
         ],
     }
     if chosen is not None:
-        policy = chosen.policy
-        out["policy"] = {
-            "server": policy.server,
-            "max_batch": policy.max_batch,
-            "max_delay_s": policy.max_delay_s,
-            "instances": policy.instances,
-            "instances_per_device": policy.per_device,
-            "devices": policy.devices,
-            "handler": policy.handler,
-            "description": policy.describe(),
-        }
+        out["policy"] = chosen.policy.to_json()
         out["capacity_per_s"] = chosen.capacity.rate_per_s if chosen.capacity else None
         out["ceiling_per_s"] = chosen.capacity.ceiling_per_s if chosen.capacity else None
         for found in plan.checked:

@@ -36,6 +36,7 @@ from bisect import bisect_right, insort
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -293,6 +294,19 @@ class Policy:
             raise ValueError(
                 "Ray Serve replicas that share a GPU (fractional num_gpus) are not modelled; use one per GPU"
             )
+
+    def to_json(self) -> dict[str, Any]:
+        """The settings as the `--json` answers of `serve` give them, with their description."""
+        return {
+            "server": self.server,
+            "max_batch": self.max_batch,
+            "max_delay_s": self.max_delay_s,
+            "instances": self.instances,
+            "instances_per_device": self.per_device,
+            "devices": self.devices,
+            "handler": self.handler,
+            "description": self.describe(),
+        }
 
     def describe(self) -> str:
         """e.g. 'Triton, max batch 16, max delay 5 ms, 1 instance' or '…, 4 instances, 2 per device on 2 devices'."""
