@@ -41,7 +41,7 @@ PARALLELISM = ("none", "tensor", "data")
 DEPARTURES = (
     "tensor-parallel", "data-parallel", "int8-weights", "fp8-mixed", "int8-one-byte", "fused-elementwise",
     "latency-bound", "power-limited", "variant-unstated", "variant-inferred", "dtype-unstated", "batch-unstated",
-    "output-unstated",
+    "batch-inferred", "output-unstated",
 )  # fmt: skip
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,80}$")
 URL = re.compile(r"^https://[A-Za-z0-9.-]+(/[A-Za-z0-9._~:/?#@!$&'()*+,;=%-]*)?$")

@@ -48,6 +48,8 @@ DEPARTURES = {
     "variant-inferred": "the GPU variant is inferred from the source: predicted on the {gpu} datasheet",
     "dtype-unstated": "the precision is not stated: predicted in {dtype}",
     "batch-unstated": "the batch size is not stated: predicted at {batch} per GPU",
+    "batch-inferred": "the batch size is not in the files read: predicted at {batch} per GPU, the batch the "
+    "submitter's harness configuration sets for this GPU and scenario in the round whose copy was read",
     "output-unstated": "the number of new tokens is not stated: predicted for {output}, the script's default",
 }
 
