@@ -1,10 +1,14 @@
 """The LLM-serving page: every section built from predictions and cited published figures, each labelled."""
 
+import html as html_lib
 import re
 from pathlib import Path
+from statistics import median
 
 import pytest
 
+from benchmarks.analysis.published.calibration import committed_study
+from benchmarks.analysis.roofline.forecast import percent
 from benchmarks.commands import serve_llm
 from benchmarks.site.pages import llm_serving
 
@@ -51,6 +55,22 @@ def test_the_published_table_has_every_check_with_its_ratio(page):
     for check in checks:
         assert f"{check.ratio:.2f}" in html
     assert "mlperf_log_summary.txt" in html and "in-flight batching" in html
+
+
+def test_each_published_row_shows_its_forecast_without_its_source_and_the_error(page):
+    html = html_lib.unescape(_plain(page.html("published_results_against_predictions")))
+    outcomes = {o.figure.id: o for o in committed_study().outcomes}
+    fitted = []
+    for check in llm_serving.checks():
+        o = outcomes[check.row.id]
+        assert o.figure.published == check.row.value and o.forecast != check.predicted
+        assert f" ({o.error * 100:+.0f} %)" in html, check.row.id
+        assert o.figure.fit or f"forecast {o.figure.note}" in html, check.row.id
+        if o.figure.fit:
+            fitted.append(abs(o.error))
+    # the rows the step time sets are the ones the fit may use, and the median the page states is theirs
+    said = f"the {len(fitted)} rows whose figure the step time sets land within a median {percent(median(fitted))}"
+    assert len(fitted) >= 5 and said in html
 
 
 def test_the_lesson_states_the_budgets_answer_and_the_published_share(page):

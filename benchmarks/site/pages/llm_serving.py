@@ -8,13 +8,15 @@ figure others published (benchmarks/published/serving.json), and the page says w
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from functools import cache
 
+from benchmarks.analysis.published.calibration import committed_study
 from benchmarks.analysis.published.serving_figures import ServingCheck, serving_checks
 from benchmarks.analysis.roofline.cited_figures import KERNEL_LAUNCH_S
 from benchmarks.analysis.roofline.cost_model import ALLREDUCE_LATENCY_S
-from benchmarks.analysis.roofline.forecast import committed
+from benchmarks.analysis.roofline.forecast import Outcome, committed, percent
 from benchmarks.analysis.serving.llm.continuous_batching import (
     KERNELS_PER_LAYER,
     LAYER_KERNELS,
@@ -55,7 +57,8 @@ PREFIX_TOKENS, PREFIX_SHARES, PREFIX_RATE = 800, (0.0, 0.5, 0.9), 20.0  # a shar
 SPLIT_GPU, SPLIT_TP, SPLIT = "NVIDIA H200", 2, Split(2, 2, 2)
 SPLIT_MODEL, SPLIT_LENGTHS = LLAMA_3_3_70B, (2000, 200)
 SPLIT_BUDGET = Budget(0.020, 1.0)
-CHECK_HEADERS = ["published by", "configuration", "figure", "published", "predicted", "ratio", "what differs"]
+CHECK_HEADERS = ["published by", "configuration", "figure", "published", "predicted (ratio)",
+                 "forecast (error)", "what differs"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -633,7 +636,17 @@ def what_differs(check: ServingCheck) -> str:
     return "; ".join(said)
 
 
-def check_row(check: ServingCheck) -> list:
+def cross_validated() -> dict[str, Outcome]:
+    """Each published serving row forecast by the calibration fitted without its source (the published page's)."""
+    ids = {c.row.id for c in checks()}
+    return {o.figure.id: o for o in committed_study().outcomes if o.figure.id in ids}
+
+
+def error_cell(outcome: Outcome) -> str:
+    return f"{outcome.error * 100:+.0f} %"
+
+
+def check_row(check: ServingCheck, outcome: Outcome) -> list:
     row = check.row
     unit = row.unit
     fmt = (lambda v: f"{v:,.1f} {unit}") if unit == "ms" else (lambda v: f"{v:,.0f} {unit}")
@@ -643,26 +656,51 @@ def check_row(check: ServingCheck) -> list:
         f"{row.configuration['load']}",
         row.metric,
         fmt(row.value),
-        fmt(check.predicted),
-        f"{check.ratio:.2f}",
-        what_differs(check),
+        f"{fmt(check.predicted)} ({check.ratio:.2f})",
+        f"{fmt(outcome.forecast)} ({error_cell(outcome)})",
+        what_differs(check) + ("" if outcome.figure.fit else f"; forecast {outcome.figure.note}"),
     ]
+
+
+def forecast_errors_words(outcomes: list[Outcome]) -> str:
+    """The median |error| of the rows' forecasts, over the rows the step time sets and over all of them."""
+    fitted = sorted(abs(o.error) for o in outcomes if o.figure.fit)
+    every = sorted(abs(o.error) for o in outcomes)
+    said = "Forecast instead, by the efficiencies fitted to the other sources' figures (the calibration of the page "
+    said += "“Checked against published measurements”), "
+    if fitted:
+        said += (
+            f"the {len(fitted)} rows whose figure the step time sets land within a median "
+            f"{percent(statistics.median(fitted))} of the published figure (largest {percent(fitted[-1])}; the "
+            "error, in brackets after the forecast, is forecast ÷ published − 1); "
+        )
+    return (
+        f"{said}over all {len(every)} rows the median is {percent(statistics.median(every))}. The rows the queue "
+        "sets (a time to first token under load, a run at a fixed Poisson rate) are forecast but not fitted: their "
+        "errors are the simulated queue's as much as the step's."
+    )
 
 
 def published_against_predicted() -> list:
     """The published serving figures beside the simulator's predictions for the same setups, with their sources."""
-    found = checks()
+    found, outcomes = checks(), cross_validated()
     sources = list(dict.fromkeys((c.row.source["short"], c.row.source["url"], c.row.source["locator"]) for c in found))
     return [
         Paragraph(
             f"Each row is a figure others published (quoted, with its source, in benchmarks/published/serving.json) "
             f"beside the simulator's prediction for the same model, GPUs, lengths and load on the datasheet "
-            f"roofline. The ratio is the share of the prediction the published system reached: published ÷ "
-            f"predicted for a throughput, predicted ÷ published for a time. Over all {len(found)} rows it runs from "
+            f"roofline. The ratio, in brackets after the prediction, is the share of the prediction the published "
+            f"system reached: published ÷ predicted for a throughput, predicted ÷ published for a time. Over all "
+            f"{len(found)} rows it runs from "
             f"{min(c.ratio for c in found):.2f} to {max(c.ratio for c in found):.2f}, so no published engine reached "
             f"the roofline: {ratios_by_rows()}."
         ),
-        Table(CHECK_HEADERS, [check_row(c) for c in found], "Published (cited) against predicted (datasheet)"),
+        Paragraph(forecast_errors_words([outcomes[c.row.id] for c in found])),
+        Table(
+            CHECK_HEADERS,
+            [check_row(c, outcomes[c.row.id]) for c in found],
+            "Published (cited) against predicted (datasheet) and forecast (calibrated, without the row's source)",
+        ),
         Paragraph(
             [
                 "Sources: ",
