@@ -32,6 +32,9 @@ from benchmarks.analysis.serving.llm.continuous_batching import (
     KERNELS_PER_LAYER,
     LAYER_KERNELS,
     MEMORY_FRACTION,
+    STEADY_EDGE,
+    STEADY_GROWTH,
+    STEADY_SERVED,
     Budget,
     Engine,
     FrontPoint,
@@ -42,9 +45,12 @@ from benchmarks.analysis.serving.llm.continuous_batching import (
     closed_loop_requests,
     explain,
     kv_limit,
+    lengthen_until_steady,
     pareto,
     plan,
     simulate,
+    simulate_steady,
+    window_figures,
 )
 from benchmarks.analysis.serving.llm.disaggregated import KVLink, Split, compare, explain_comparison, network, nvlink
 from benchmarks.analysis.serving.llm.disaggregated import simulate_disaggregated as serve_disaggregated
@@ -130,7 +136,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--output-tokens", default="200", metavar="N|DIST", help="output lengths (default 200)")
     load = p.add_mutually_exclusive_group()
     load.add_argument("--concurrency", metavar="N,...", help="closed loops of N clients (default 1,2,4,...,512)")
-    load.add_argument("--rate", metavar="R,...", help="Poisson arrivals at R requests/s")
+    load.add_argument("--rate", metavar="R,...", help="Poisson arrivals at R requests/s, each run's throughput "
+                      f"measured at steady state: the first and last {STEADY_EDGE * 100:g}%% of arrivals left out, and "
+                      f"a run that is not steady there lengthened, doubling its requests up to {STEADY_GROWTH}x "
+                      "--requests")  # fmt: skip
     p.add_argument("--requests", default="1000", metavar="N", help="requests per run (default 1000; a closed loop "
                    "serves at least four per client and leaves each client's first out of the latencies)")  # fmt: skip
     p.add_argument("--max-num-seqs", default="256", metavar="N", help="running-sequence cap (default 256; raised "
@@ -492,8 +501,10 @@ def read_deployment(args: argparse.Namespace, step: RooflineStep | MeasuredStep,
 
 
 def _row(label: str, value: float, result: Result) -> dict[str, Any]:
+    """One run's figures; an open loop's also over its steady window (`window_figures`)."""
+    found = {**result.summary(), **(window_figures(result) or {})}
     return {label: value, **{k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-                             for k, v in result.summary().items()}}  # fmt: skip
+                             for k, v in found.items()}}  # fmt: skip
 
 
 def answer(request: Request, progress: bool = True) -> dict[str, Any]:
@@ -550,9 +561,10 @@ def answer(request: Request, progress: bool = True) -> dict[str, Any]:
         if request.rates is not None:
             for index, rate in enumerate(request.rates):
                 _progress(progress, f"rate {rate:g}/s", index, len(request.rates))
-                result = simulate(step, engine, request.prompt, request.output, n_requests=request.requests,
-                                  rate_per_s=rate, seed=request.seed)  # fmt: skip
-                runs.append(_row("rate_per_s", rate, result))
+                result = simulate_steady(step, engine, request.prompt, request.output, rate_per_s=rate,
+                                         n_requests=request.requests, seed=request.seed)  # fmt: skip
+                runs.append({**_row("rate_per_s", rate, result), "requests": result.requests,
+                             "requests_asked": request.requests})  # fmt: skip
         else:
             for index, clients in enumerate(request.concurrency):
                 _progress(progress, f"{clients} clients", index, len(request.concurrency))
@@ -594,9 +606,14 @@ def disaggregated_answer(request: Request, assumptions: dict[str, Any], progress
     try:
         for index, rate in enumerate(request.rates or ()):
             _progress(progress, f"rate {rate:g}/s", index, len(request.rates))
-            run = serve_disaggregated(request.step, request.engine, request.prompt, request.output, split, link,
-                                      n_requests=request.requests, rate_per_s=rate, seed=request.seed)  # fmt: skip
-            found["runs"].append({**_row("rate_per_s", rate, run.result),
+
+            def at(n: int, rate: float = rate) -> Any:
+                return serve_disaggregated(request.step, request.engine, request.prompt, request.output, split, link,
+                                           n_requests=n, rate_per_s=rate, seed=request.seed)  # fmt: skip
+
+            run = lengthen_until_steady(at, lambda r: r.result, request.requests)
+            found["runs"].append({**_row("rate_per_s", rate, run.result), "requests": run.result.requests,
+                                  "requests_asked": request.requests,
                                   "tokens_per_s_per_gpu": run.tokens_per_s_per_gpu})  # fmt: skip
         if request.budget is not None:
             _progress(progress, "aggregated and disaggregated serving", 0, 1)
@@ -687,21 +704,40 @@ def _run_lines(found: dict[str, Any]) -> list[str]:
         f"{head:>8}  {'TTFT ms p50/p90/p99':>25}  {'TPOT ms p50/p90/p99':>19}  {'ITL ms p50/p99':>14}  {'tok/s':>7}  "
         f"{'per user':>8}  {'user e2e':>8}  {'req/s':>7}  {'running':>7}  {'KV peak':>7}"
     ]
+    windowed = any("steady_tokens_per_s" in r for r in found["runs"])
     for r in found["runs"]:
         mark = "*" if key == "concurrency" and r[key] in found["front"] else " "
+        steady = windowed and "steady_tokens_per_s" in r and not r["overloaded"]
+        tokens, requests = (r["steady_tokens_per_s"], r["steady_requests_per_s"]) if steady else (
+            r["tokens_per_s"], r["requests_per_s"])  # fmt: skip
         ttft = "/".join(_ms(r[f"ttft_p{q}_ms"]) for q in (50, 90, 99))
         tpot = "/".join(_ms(r[f"tpot_p{q}_ms"]) for q in (50, 90, 99))
         itl = "/".join(_ms(r[f"itl_p{q}_ms"]) for q in (50, 99))
         lines.append(
-            f"{r[key]:>7g}{mark}  {ttft:>25}  {tpot:>19}  {itl:>14}  {r['tokens_per_s']:>7,.0f}  "
+            f"{r[key]:>7g}{mark}  {ttft:>25}  {tpot:>19}  {itl:>14}  {tokens:>7,.0f}  "
             f"{r['tokens_per_s_per_user']:>8,.1f}  {r['tokens_per_s_per_user_with_first']:>8,.1f}  "
-            f"{r['requests_per_s']:>7,.2f}  {r['mean_running']:>7,.1f}  "
+            f"{requests:>7,.2f}  {r['mean_running']:>7,.1f}  "
             f"{r['kv_peak_share'] * 100:>6.0f} %{'  overloaded' if r['overloaded'] else ''}"
+            + ("  not steady" if steady and not r["steady"] else "")
             + (f"  prefix cached {r['prefix_hit_share'] * 100:.0f} %" if "prefix_hit_share" in r else "")
         )
     if key == "concurrency":
         lines.append("* on the front: no other concurrency gives more tokens/s in all and per user")
+    if windowed:
+        lines.append(
+            f"tok/s and req/s: finished per second over the steady window, the arrivals after the first and before "
+            f"the last {STEADY_EDGE:.0%} (warm-up and drain left out); a run that is not steady there is lengthened, "
+            f"doubling its requests up to {STEADY_GROWTH}× --requests ({_lengthened(found['runs'])}); 'not steady': "
+            f"still fewer than {STEADY_SERVED:.0%} of the window's arrivals were served in it, or the queue for a "
+            "first token grew. An overloaded run's (its queue grows all along) are over the whole run, drain "
+            "included. Latencies are over every request of the run. --json has the whole run's figures too."
+        )
     return lines
+
+
+def _lengthened(runs: list[dict[str, Any]]) -> str:
+    longer = [f"{r['rate_per_s']:g}/s: {r['requests']:,}" for r in runs if r["requests"] > r["requests_asked"]]
+    return "requests run: " + ", ".join(longer) if longer else "none needed it"
 
 
 def text_lines(found: dict[str, Any]) -> list[str]:

@@ -194,6 +194,46 @@ def test_one_sequence_at_a_time_is_steady_below_its_capacity_and_not_above(load,
         assert found.ttft_second_half_s > 2 * found.ttft_first_half_s
 
 
+def test_a_steady_runs_own_throughput_is_what_it_serves_one_sequence_at_a_time():
+    # an M/D/1-like engine (one sequence, fixed lengths) at half its capacity: the window serves the rate it is
+    # offered, and its tokens per second are that rate times the output length
+    s, engine = step(), Engine(max_num_seqs=1)
+    capacity = 1 / one_at_a_time_seconds(s, 200, 20)
+    run = cb.simulate_steady(s, engine, Lengths.fixed(200), Lengths.fixed(20), rate_per_s=0.5 * capacity,
+                             n_requests=3000)  # fmt: skip
+    found = cb.window_figures(run)
+    assert run.requests == 3000 and found["steady"]
+    assert found["steady_requests_per_s"] == pytest.approx(found["steady_arrived_per_s"], rel=0.05)
+    assert found["steady_tokens_per_s"] == pytest.approx(20 * found["steady_requests_per_s"], rel=0.02)
+    closed = simulate(s, engine, Lengths.fixed(200), Lengths.fixed(20), n_requests=30, clients=2)
+    assert cb.window_figures(closed) is None  # a closed loop has no offered rate to be steady at
+
+
+def test_a_run_too_short_for_its_latency_is_lengthened_until_steady():
+    # 20 requests/s of 1,000 + 200 tokens on one H100: a request takes seconds, so 400 requests' first 10 % arrive
+    # before the engine has filled; doubling the run reaches a steady window, and more sequences share each step
+    s, prompt, output = step(), Lengths.fixed(1000), Lengths.fixed(200)
+    short = simulate(s, Engine(), prompt, output, n_requests=400, rate_per_s=20)
+    assert not short.overloaded and not cb.window_figures(short)["steady"]
+    run = cb.simulate_steady(s, Engine(), prompt, output, rate_per_s=20, n_requests=400)
+    found = cb.window_figures(run)
+    assert 400 < run.requests <= cb.STEADY_GROWTH * 400 and found["steady"]
+    assert run.mean_running > short.mean_running and run.percentile("tpot", 50) > short.percentile("tpot", 50)
+
+
+@pytest.mark.parametrize("load", [1.1, 1.5])
+def test_a_load_above_capacity_ends_overloaded_and_never_steady(load):
+    # just above capacity the first run may still look as if it keeps up: lengthening it shows the queue growing;
+    # well above, the first run is overloaded already and is not lengthened
+    s, engine = step(), Engine(max_num_seqs=1)
+    capacity = 1 / one_at_a_time_seconds(s, 200, 20)
+    run = cb.simulate_steady(s, engine, Lengths.fixed(200), Lengths.fixed(20), rate_per_s=load * capacity,
+                             n_requests=500)  # fmt: skip
+    found = cb.window_figures(run)
+    assert run.overloaded and not found["steady"] and found["steady_requests_per_s"] <= capacity * 1.02
+    assert run.requests == 500 if load == 1.5 else 500 < run.requests <= cb.STEADY_GROWTH * 500
+
+
 @pytest.mark.slow
 def test_a_rate_found_by_a_short_search_above_capacity_is_not_reported():
     """Llama-3-8B on an H100 at 50 ms p99: the 1,000-request search finds a rate the engine cannot sustain; the

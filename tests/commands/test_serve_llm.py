@@ -189,7 +189,8 @@ def test_prefix_caching_flags_report_the_share_found_cached(capsys):
     found = json.loads(capsys.readouterr().out)
     assert found["assumptions"]["engine"]["prefix_tokens"] == 800
     assert found["runs"][0]["prefix_hit_share"] > 0.9
-    assert found["runs"][0]["prefilled_tokens"] < 200 * 1000 * 0.7
+    run = found["runs"][0]  # lengthened past 200 requests where 200 do not reach steady state
+    assert run["prefilled_tokens"] < run["requests"] * 1000 * 0.7
     assert main(["llm:Llama-3-8B", "--gpu", "H100", "--prefix-hit", "0.5"]) == 2
     assert "--prefix-hit needs --prefix-tokens" in capsys.readouterr().err
     assert main(["llm:Llama-3-8B", "--gpu", "H100", "--prefix-tokens", "8", "--prefix-hit", "1.5"]) == 2
@@ -295,3 +296,20 @@ def test_the_help_names_the_kernels_it_counts_and_defines_per_user():
     said = " ".join(parser().format_help().split())
     assert "8 kernels a layer: attention norm, QKV projection" in said
     assert "'user e2e' counts that wait" in said
+
+
+def test_a_rate_row_is_measured_at_steady_state_and_says_when_its_run_was_lengthened(capsys):
+    from benchmarks.commands.serve_llm import main
+
+    # 20 requests/s of 1,000 + 200 tokens: 400 requests end before the engine fills, so the run is lengthened
+    assert main(["llm:Llama-3-8B", "--gpu", "H100", "--rate", "5,20", "--requests", "400", "--json"]) == 0
+    import json
+
+    light, heavy = json.loads(capsys.readouterr().out)["runs"]
+    assert light["requests"] == 400 and heavy["requests"] > 400 and light["steady"] and heavy["steady"]
+    assert heavy["steady_tokens_per_s"] == pytest.approx(200 * heavy["steady_requests_per_s"], rel=0.05)
+    assert main(["llm:Llama-3-8B", "--gpu", "H100", "--rate", "5,20", "--requests", "400"]) == 0
+    said = capsys.readouterr().out
+    assert f"requests run: 20/s: {heavy['requests']:,}" in said and "warm-up and drain left out" in said
+    row = next(line for line in said.splitlines() if line.strip().startswith("20 "))
+    assert f"{heavy['steady_tokens_per_s']:,.0f}" in row and "not steady" not in row

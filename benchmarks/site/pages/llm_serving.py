@@ -30,7 +30,7 @@ from benchmarks.analysis.serving.llm.continuous_batching import (
     front,
     kv_limit,
     plan,
-    simulate,
+    simulate_steady,
 )
 from benchmarks.analysis.serving.llm.disaggregated import Comparison, Split, compare, nvlink
 from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
@@ -449,12 +449,14 @@ def largest_concurrency_within_budget() -> list:
 
 @cache
 def prefix_runs() -> list[tuple[float, Result]]:
-    """Poisson arrivals on the focus GPU with a share of prompts beginning with one shared prefix."""
+    """Poisson arrivals on the focus GPU with a share of prompts beginning with one shared prefix, each run long
+    enough to be steady (`simulate_steady`)."""
     s = setting(FOCUS, Engine(cuda_graphs=True))
     found = []
     for share in PREFIX_SHARES:
         engine = Engine(cuda_graphs=True, prefix=SharedPrefix(PREFIX_TOKENS, share))
-        found.append((share, simulate(s.step, engine, s.prompt, s.output, n_requests=1000, rate_per_s=PREFIX_RATE)))
+        run = simulate_steady(s.step, engine, s.prompt, s.output, rate_per_s=PREFIX_RATE, n_requests=1000)
+        found.append((share, run))
     return found
 
 

@@ -41,7 +41,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -1408,6 +1408,63 @@ def steady(result: Result, budget: Budget) -> Steady:
         result=result,
         window_arrivals_per_s=float(len(inside) / span),
     )
+
+
+def window_figures(result: Result) -> dict[str, float | int | bool] | None:
+    """An open-loop run's own throughput at steady state: requests and output tokens finished per second over the
+    window that leaves out the warm-up and the drain (`steady`), and whether the run was steady there (served ≈
+    offered, the queue for a first token not growing). None for a closed loop or a run too short for a window."""
+    n = len(result.arrival_s)
+    if result.offered_rate is None or n - 2 * int(n * STEADY_EDGE) < 2:
+        return None
+    order = np.sort(result.arrival_s)[int(n * STEADY_EDGE) : n - int(n * STEADY_EDGE)]
+    if order[-1] <= order[0]:
+        return None
+    found = steady(result, Budget(math.inf))
+    return {
+        "steady_requests_per_s": found.served_per_s,
+        "steady_tokens_per_s": found.tokens_per_s,
+        "steady_arrived_per_s": found.arrived_per_s,
+        "steady_window": found.window,
+        "steady": found.stable,
+    }
+
+
+T = TypeVar("T")
+STEADY_GROWTH = 8  # an open-loop run at a rate is lengthened (doubling) up to this many times the asked requests
+
+
+def simulate_steady(
+    step: StepModel,
+    engine: Engine,
+    prompt: Lengths,
+    output: Lengths,
+    *,
+    rate_per_s: float,
+    n_requests: int,
+    seed: int = 0,
+) -> Result:
+    """An open-loop run at `rate_per_s`, lengthened until its window is steady (`lengthen_until_steady`)."""
+
+    def run(n: int) -> Result:
+        return simulate(step, engine, prompt, output, n_requests=n, rate_per_s=rate_per_s, seed=seed)
+
+    return lengthen_until_steady(run, lambda r: r, n_requests)
+
+
+def lengthen_until_steady(run: Callable[[int], T], result_of: Callable[[T], Result], n_requests: int) -> T:
+    """`run(n)` for n = `n_requests`, doubled until the run's window is steady (`window_figures`), the run is
+    overloaded, or n reaches STEADY_GROWTH times `n_requests` (or MAX_REQUESTS): a short run measures the warm-up,
+    where fewer sequences share each step than the rate keeps at steady state."""
+    most = min(MAX_REQUESTS, STEADY_GROWTH * n_requests)
+    n = n_requests
+    while True:
+        found = run(n)
+        result = result_of(found)
+        window = window_figures(result)
+        if result.overloaded or window is None or window["steady"] or n >= most:
+            return found
+        n = min(most, 2 * n)
 
 
 def steady_rate(
