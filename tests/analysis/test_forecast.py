@@ -110,6 +110,33 @@ def test_a_bad_calibration_file_is_one_line_naming_the_field(tmp_path):
         read_calibration(path)
 
 
+@pytest.mark.parametrize(
+    "field, value, said",
+    [("fitted", "yes", "fitted: must be true or false"), ("note", 7, "note: must be a string"),
+     ("forecast", -1, "forecast: must be a number"), ("extra", 1, "extra: is not a field here")],
+)  # fmt: skip
+def test_a_bad_forecast_of_one_figure_is_one_line_naming_it(tmp_path, field, value, said):
+    doc = json.loads(forecast.CALIBRATION_FILE.read_text(encoding="utf-8"))
+    figure_id = next(iter(doc["forecasts"]))
+    doc["forecasts"][figure_id][field] = value
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(CalibrationError, match=rf"forecasts\.{figure_id}\.{said}") as found:
+        read_calibration(path)
+    assert "\n" not in str(found.value)
+
+
+def test_every_published_figure_has_its_committed_forecast_without_its_source():
+    from benchmarks.analysis.published.calibration import committed_study
+
+    forecasts = read_calibration().forecasts
+    outcomes = committed_study().outcomes
+    assert set(forecasts) == {o.figure.id for o in outcomes}
+    for o in outcomes:
+        f = forecasts[o.figure.id]
+        assert (f.forecast, f.error, f.fitted, f.note) == (o.forecast, o.error, o.figure.fit, o.figure.note)
+
+
 def test_time_figures_scale_up_and_rates_down():
     parts = Parts(0.01, 0.0, 1)
     rate = Figure("r", "s", "decode", LLM, WIDE, "GPU", parts, 100.0, 50.0, "tokens/s", False, True)

@@ -30,7 +30,7 @@ import math
 import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from typing import Any
 from benchmarks.analysis.roofline.predict import PredictedPoint
 from benchmarks.contract.errors import UserError
 from benchmarks.contract.inputs import PUBLISHED_LIMIT, InputError, read_text_bounded
+from benchmarks.contract.text import printable
 from benchmarks.gpus import BYTES_PER_ELEMENT
 
 CALIBRATION_FILE = Path(__file__).resolve().parents[2] / "published" / "calibration.json"
@@ -367,13 +368,26 @@ def expected(outcomes: Sequence[Outcome], kind: str | None = None) -> Expected |
 
 
 @dataclass(frozen=True)
+class CommittedForecast:
+    """One published figure as the cross-validation forecast it, without its source: the forecast (the figure's
+    unit), forecast ÷ published − 1, whether the fit may use the figure, and why not."""
+
+    forecast: float
+    error: float
+    fitted: bool
+    note: str
+
+
+@dataclass(frozen=True)
 class Committed:
-    """What the tools read: the efficiencies fitted on every figure, and each kind's cross-validated error."""
+    """What the tools read: the efficiencies fitted on every figure, each kind's cross-validated error, and each
+    figure's forecast without its source (by figure id)."""
 
     calibration: Calibration
     expected: dict[str, Expected]
     figures: int
     sources: int
+    forecasts: dict[str, CommittedForecast] = field(default_factory=dict)
 
     def efficiency(self, workload: str, dtype: str) -> Efficiency:
         return self.calibration.efficiency(family_of(workload), precision_of(dtype))
@@ -401,6 +415,10 @@ def to_json(calibration: Calibration, outcomes: Sequence[Outcome], figures: int,
             kind: {"figures": found.figures, "median": found.median, "p90": found.p90, "within_30": found.within_30}
             for kind in KINDS
             if (found := expected(chosen, kind)) is not None
+        },
+        "forecasts": {
+            o.figure.id: {"forecast": o.forecast, "error": o.error, "fitted": o.figure.fit, "note": o.figure.note}
+            for o in outcomes
         },
     }
 
@@ -432,7 +450,7 @@ def read_calibration(path: Path | str = CALIBRATION_FILE) -> Committed:
         raise CalibrationError(str(exc)) from None
     except (ValueError, RecursionError) as exc:
         raise CalibrationError(f"{path}: (json): is not JSON: {str(exc)[:120]}") from None
-    doc = _mapping(doc, "(document)", path, {"about", "figures", "sources", "groups", "expected_error"})
+    doc = _mapping(doc, "(document)", path, {"about", "figures", "sources", "groups", "expected_error", "forecasts"})
     groups = _mapping(doc["groups"], "groups", path, {group_name(f, p) for f in FAMILIES for p in PRECISIONS})
     efficiencies, fitted, counts = {}, {}, {}
     for name, value in groups.items():
@@ -467,7 +485,28 @@ def read_calibration(path: Path | str = CALIBRATION_FILE) -> Committed:
         found,
         int(_number(doc["figures"], "figures", path, 0, 100_000)),
         int(_number(doc["sources"], "sources", path, 0, 100_000)),
+        _forecasts(doc["forecasts"], path),
     )
+
+
+def _forecasts(value: Any, path: Path) -> dict[str, CommittedForecast]:
+    if not isinstance(value, dict) or len(value) > 100_000:
+        raise CalibrationError(f"{path}: forecasts: must be an object keyed by figure id")
+    found = {}
+    for figure_id, item in value.items():
+        where = f"forecasts.{printable(str(figure_id))[:80]}"
+        item = _mapping(item, where, path, {"forecast", "error", "fitted", "note"})
+        if not isinstance(item["fitted"], bool):
+            raise CalibrationError(f"{path}: {where}.fitted: must be true or false")
+        if not isinstance(item["note"], str) or len(item["note"]) > 500:
+            raise CalibrationError(f"{path}: {where}.note: must be a string of at most 500 characters")
+        found[figure_id] = CommittedForecast(
+            _number(item["forecast"], f"{where}.forecast", path, 0, 1e15),
+            _number(item["error"], f"{where}.error", path, -1, 1e6),
+            item["fitted"],
+            item["note"],
+        )
+    return found
 
 
 @lru_cache(maxsize=1)

@@ -12,11 +12,10 @@ import statistics
 from dataclasses import dataclass
 from functools import cache
 
-from benchmarks.analysis.published.calibration import committed_study
 from benchmarks.analysis.published.serving_figures import ServingCheck, serving_checks
 from benchmarks.analysis.roofline.cited_figures import KERNEL_LAUNCH_S
 from benchmarks.analysis.roofline.cost_model import ALLREDUCE_LATENCY_S
-from benchmarks.analysis.roofline.forecast import Outcome, committed, percent
+from benchmarks.analysis.roofline.forecast import CommittedForecast, committed, percent
 from benchmarks.analysis.serving.llm.continuous_batching import (
     KERNELS_PER_LAYER,
     LAYER_KERNELS,
@@ -638,17 +637,18 @@ def what_differs(check: ServingCheck) -> str:
     return "; ".join(said)
 
 
-def cross_validated() -> dict[str, Outcome]:
-    """Each published serving row forecast by the calibration fitted without its source (the published page's)."""
-    ids = {c.row.id for c in checks()}
-    return {o.figure.id: o for o in committed_study().outcomes if o.figure.id in ids}
+def cross_validated() -> dict[str, CommittedForecast]:
+    """Each published serving row as the calibration forecast it without its source (the committed file's
+    leave-one-source-out study, the published page's)."""
+    forecasts = committed().forecasts
+    return {c.row.id: forecasts[c.row.id] for c in checks()}
 
 
-def error_cell(outcome: Outcome) -> str:
-    return f"{outcome.error * 100:+.0f} %"
+def error_cell(forecast: CommittedForecast) -> str:
+    return f"{forecast.error * 100:+.0f} %"
 
 
-def check_row(check: ServingCheck, outcome: Outcome) -> list:
+def check_row(check: ServingCheck, outcome: CommittedForecast) -> list:
     row = check.row
     unit = row.unit
     fmt = (lambda v: f"{v:,.1f} {unit}") if unit == "ms" else (lambda v: f"{v:,.0f} {unit}")
@@ -660,13 +660,13 @@ def check_row(check: ServingCheck, outcome: Outcome) -> list:
         fmt(row.value),
         f"{fmt(check.predicted)} ({check.ratio:.2f})",
         f"{fmt(outcome.forecast)} ({error_cell(outcome)})",
-        what_differs(check) + ("" if outcome.figure.fit else f"; forecast {outcome.figure.note}"),
+        what_differs(check) + ("" if outcome.fitted else f"; forecast {outcome.note}"),
     ]
 
 
-def forecast_errors_words(outcomes: list[Outcome]) -> str:
+def forecast_errors_words(outcomes: list[CommittedForecast]) -> str:
     """The median |error| of the rows' forecasts, over the rows the step time sets and over all of them."""
-    fitted = sorted(abs(o.error) for o in outcomes if o.figure.fit)
+    fitted = sorted(abs(o.error) for o in outcomes if o.fitted)
     every = sorted(abs(o.error) for o in outcomes)
     said = "Forecast instead, by the efficiencies fitted to the other sources' figures (the calibration of the page "
     said += "“Checked against published measurements”), "
