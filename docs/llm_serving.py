@@ -32,7 +32,11 @@ page.show("answer")
 # ## The model
 #
 # A simulator (`benchmarks/analysis/serving/llm/continuous_batching.py`) serves requests step by step, as an
-# engine does:
+# engine does: requests arrive, each step prefills or decodes what the KV cache admits, and a step takes the
+# decode page's per-operation time.
+#
+# <details class="note"><summary>How the simulator serves requests: arrivals, steps, the KV cache, a step's
+# time and tensor parallelism</summary>
 #
 # - **Requests** have a prompt and an answer length and arrive at random (Poisson) or from *N*
 #   clients that each send the next request when the last one ends (a closed loop, as benchmark
@@ -53,11 +57,15 @@ page.show("answer")
 #   graph, its batch padded up to the next of vLLM's capture sizes (1, 2, 4, then every multiple
 #   of 8), as vLLM and TensorRT-LLM pad; the padding rows cost their matrix products.
 #
-# Tensor parallelism over *n* GPUs is one device with *n* times the rate, bandwidth and memory:
-# the all-reduces between them are not counted, which flatters it. The same simulator also runs on
-# the decode and prefill steps a committed run measured, interpolated over batch and context
+# Tensor parallelism over *n* GPUs is one device with *n* times the rate, bandwidth and memory, plus
+# the two all-reduces a layer (after the attention and after the feed-forward block), each a ring
+# over the GPUs' NVLink (PCIe where there is none) with a latency per call; the imbalance between
+# the GPUs is left out. The same simulator also runs on the decode and prefill steps a committed run
+# measured, interpolated over batch and context
 # (`python -m benchmarks serve llm:run --run benchmarks/results/<device>/<run>.json`); this page
 # uses the datasheet GPUs.
+#
+# </details>
 
 # %% tags=["hide-input"]
 page.show("predicted_memory_and_step_time_by_gpu")

@@ -26,6 +26,12 @@ page.show("answer")
 #
 # ## The simulation
 #
+# The simulator draws the arrivals, forms batches by each server's own rule, and serves every batch
+# for a time drawn from the measured curve; queueing theory checks it where it is exact.
+#
+# <details class="note"><summary>How it works: the arrivals, each server's batching rule, the service,
+# the outputs and the checks against queueing theory</summary>
+#
 # - **Arrivals**: open-loop Poisson (independent users), bursty (gaps drawn from a gamma
 #   distribution with a coefficient of variation above 1), a recorded trace of timestamps, or a
 #   closed loop of N clients that each wait for their answer before sending again, which is what
@@ -58,6 +64,8 @@ page.show("answer")
 # waiting requests at once; and two properties: without a max delay, p99 never falls as the rate
 # rises, and a longer max delay never lowers the mean batch. With a long max delay p99 *can* fall
 # as the rate rises, because a busier stream fills the batch before the delay runs out.
+#
+# </details>
 
 # %% tags=["hide-input"]
 page.show("example")
@@ -134,8 +142,13 @@ page.show("recommend")
 # ## Checked against a real server
 #
 # A simulator is only as good as its rules, so this one is checked against a real dynamic-batching
-# server run on this project's own machine: Ray Serve's `@serve.batch`, deployed as its users
-# deploy it, one replica per policy, with `max_ongoing_requests` set explicitly. Each policy runs
+# server run on this project's own machine: Ray Serve's `@serve.batch`, driven by Poisson clients,
+# and the simulator given only what that server measured.
+#
+# <details class="note"><summary>How the check runs</summary>
+#
+# Ray Serve is deployed as its users deploy it, one replica per policy, with `max_ongoing_requests`
+# set explicitly. Each policy runs
 # with both handler styles: one whose batch handler awaits, one that blocks the event loop as a
 # synchronous forward pass does. The service sleeps along a committed sweep's measured curve, so
 # the server's own CPU cost per request does not mix with the model's, and a real torch model runs
@@ -145,6 +158,8 @@ page.show("recommend")
 # each repeat's arrival times. Measured and simulated p50, mean batch and batch sizes are set side
 # by side; p99 is shown but not judged, for the reason the summary gives. `nox -s serving-check`
 # repeats the check on your machine.
+#
+# </details>
 
 # %% tags=["hide-input"]
 page.show("real_server")
@@ -157,7 +172,13 @@ page.show("real_server")
 # sides. NVIDIA's v3.0 closed submission for a DGX H100 (eight H100 SXM) ran ResNet-50 with the
 # settings its configuration file gives (quoted in `benchmarks/published/measurements.json`, with
 # the figures, on [Against published results](../published/)): batches of up to 256 and a 2 ms
-# deque timeout in the Server scenario. The check here:
+# deque timeout in the Server scenario. The check simulates that server on a roofline curve scaled
+# to the published Offline figure and compares the rate it sustains within the bound with the
+# published Server figure.
+#
+# <details class="note"><summary>The check step by step, and what it leaves out</summary>
+#
+# The check:
 #
 # 1. takes the shape of the batch curve from the roofline of ResNet-50 on the H100 SXM datasheet
 #    (in a stand-in precision, named under the chart);
@@ -173,6 +194,8 @@ page.show("real_server")
 # threads), which the files read do not state, the spread of real batch times (a roofline curve
 # gives every batch of one size the same time) and any difference between the curve's shape and
 # TensorRT's.
+#
+# </details>
 
 # %% tags=["hide-input"]
 page.show("mlperf")
@@ -192,6 +215,9 @@ page.show("mlperf")
 # python -m benchmarks serve SWEEP.json --rate 30 --budget-ms 200 --server ray --handler awaiting --arrivals gamma:2
 # ```
 #
+# <details class="note"><summary>Devices against instances on one device, your own policy, the host's
+# cost per request and recorded traces</summary>
+#
 # Devices and instances are told apart. `--gpus N` are separate devices, one model instance
 # each, and N of them serve N times what one does. `--instances-per-gpu K` is Triton's
 # `instance_group { count: K }`: K copies on one device, whose batches overlap but share its
@@ -207,6 +233,8 @@ page.show("mlperf")
 # `--arrivals trace:FILE` replays your own timestamps (one time in seconds per line, or a JSON
 # array), scaled to `--rate` or at their own rate; `--json` prints the plan as one object;
 # `--help` lists the rest. A bad argument is refused in one line.
+#
+# </details>
 
 # %% tags=["hide-input"]
 page.show_takeaway()

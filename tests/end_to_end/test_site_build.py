@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import html
 import http.server
 import json
 import os
@@ -261,6 +262,34 @@ def test_page_weight(site):
     for name in PAGES:
         weight = _page_weight(site, site / name / "index.html")
         assert weight <= MAX_PAGE_BYTES, f"{name or 'home'}: {weight} bytes"
+
+
+MAX_PROSE_WORDS = 2500  # a page a reader can take in; detail, derivations and long tables go in folded sections
+FOLDED_OR_NOT_PROSE = ("details", "table", "figure", "template", "script", "style", "pre", "svg", "nav")
+
+
+def prose_words(page_html: str) -> int:
+    """Words of the article a reader sees without opening anything: folded sections, tables, charts and code
+    left out."""
+    found = re.search(r"<article[^>]*>(.*)</article>", page_html, flags=re.S)
+    body = found.group(1) if found else page_html
+    for tag in FOLDED_OR_NOT_PROSE:
+        body = re.sub(rf"<{tag}\b.*?</{tag}>", " ", body, flags=re.S)
+    text = re.sub(r"<[^>]+>", " ", body)
+    return len(re.findall(r"[^\W_][\w’'.,%/×÷−+-]*", html.unescape(text)))
+
+
+def test_prose_words_leave_out_what_is_folded_or_not_prose():
+    page = ("<article><p>One two three.</p><details><summary>Four</summary><p>five six</p></details>"
+            "<table><tr><td>seven</td></tr></table><figure>eight</figure><p>nine &amp; 10 %</p></article>")  # fmt: skip
+    assert prose_words(page) == 5  # one, two, three, nine, 10
+
+
+def test_every_page_shows_at_most_about_2500_words_of_prose_unfolded():
+    site = built_site("committed")
+    found = {name or "home": prose_words((site / name / "index.html").read_text(encoding="utf-8")) for name in PAGES}
+    assert max(found.values()) <= MAX_PROSE_WORDS, sorted(found.items(), key=lambda kv: -kv[1])[:3]
+    assert min(found.values()) > 300  # the count reads the article
 
 
 class _Live(HTMLParser):

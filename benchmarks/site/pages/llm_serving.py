@@ -40,7 +40,7 @@ from benchmarks.site import text
 from benchmarks.site.charts import figure
 from benchmarks.site.charts.llm_serving import front_chart, token_latency_chart
 from benchmarks.site.forecasts import short_error
-from benchmarks.site.render import Page, Paragraph, Table, autolink, code, strong
+from benchmarks.site.render import Details, Page, Paragraph, Table, autolink, code, strong
 
 MODEL = LLAMA_3_8B
 DTYPE = "bfloat16"
@@ -249,7 +249,7 @@ def memory_and_step_time_by_gpu() -> list:
             rows,
             "Datasheet roofline (the ceiling, not the forecast); nothing measured. Model dimensions: " + MODEL.source,
         ),
-        Paragraph(fixed_cost_words(step)),
+        Details("Where the fixed cost per step comes from", [Paragraph(fixed_cost_words(step))]),
     ]
 
 
@@ -683,6 +683,22 @@ def forecast_errors_words(outcomes: list[CommittedForecast]) -> str:
     )
 
 
+def sources_paragraph(sources: list[tuple[str, str, str]]) -> Paragraph:
+    return Paragraph(
+        [
+            "Sources: ",
+            *[
+                part
+                for short, url, locator in sources
+                for part in (strong(short), ", ", locator, ": ", autolink(url), ". ")
+            ],
+            "The MLPerf run mixes each prompt into the batches of the sequences decoding (in-flight batching), so its "
+            "model must put every prefill's work into those steps: chunked prefill does, and the prompts' lengths "
+            "then change each step's time.",
+        ]
+    )
+
+
 def published_against_predicted() -> list:
     """The published serving figures beside the simulator's predictions for the same setups, with their sources."""
     found, outcomes = checks(), cross_validated()
@@ -698,23 +714,18 @@ def published_against_predicted() -> list:
             f"the roofline: {ratios_by_rows()}."
         ),
         Paragraph(forecast_errors_words([outcomes[c.row.id] for c in found])),
-        Table(
-            CHECK_HEADERS,
-            [check_row(c, outcomes[c.row.id]) for c in found],
-            "Published (cited) against predicted (datasheet) and forecast (calibrated, without the row's source)",
-        ),
-        Paragraph(
+        Details(
+            f"Every row: its configuration, the published figure, the prediction, the forecast and what differs "
+            f"({len(found)} rows, {len(sources)} sources)",
             [
-                "Sources: ",
-                *[
-                    part
-                    for short, url, locator in sources
-                    for part in (strong(short), ", ", locator, ": ", autolink(url), ". ")
-                ],
-                "The MLPerf run mixes each prompt into the batches of the sequences decoding (in-flight batching), so "
-                "its model must put every prefill's work into those steps: chunked prefill does, and the prompts' "
-                "lengths then change each step's time.",
-            ]
+                Table(
+                    CHECK_HEADERS,
+                    [check_row(c, outcomes[c.row.id]) for c in found],
+                    "Published (cited) against predicted (datasheet) and forecast (calibrated, without the row's "
+                    "source)",
+                ),
+                sources_paragraph(sources),
+            ],
         ),
     ]
 

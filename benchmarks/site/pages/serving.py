@@ -44,7 +44,7 @@ from benchmarks.site.charts.serving import (
 from benchmarks.site.charts.sweep import SWEEP_CACHE
 from benchmarks.site.model_sweeps import load_sweeps
 from benchmarks.site.pages import serving_check
-from benchmarks.site.render import Bullets, Heading, Page, Paragraph, Table, code, drawing_from, tag
+from benchmarks.site.render import Bullets, Details, Heading, Page, Paragraph, Table, code, drawing_from, tag
 
 PERCENTILE = 99
 SHARES = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)  # of the reference policy's ceiling
@@ -632,7 +632,8 @@ def real_server_parts(check=None, checked: Page | None = None) -> list:
     if check is None:
         return [Paragraph("No real-server check is committed yet: the comparison appears here once one is.")]
     parts = (checked or serving_check.build(check)).sections
-    return [*parts["summary"], *parts["figure"], *parts["table"], *parts["method"]]
+    folded = Details("Every case, measured and simulated, and the method", [*parts["table"], *parts["method"]])
+    return [*parts["summary"], *parts["figure"], folded]
 
 
 def mlperf_parts(found: serving_mlperf.MLPerfCheck) -> list:
