@@ -56,8 +56,8 @@ PREFIX_TOKENS, PREFIX_SHARES, PREFIX_RATE = 800, (0.0, 0.5, 0.9), 20.0  # a shar
 SPLIT_GPU, SPLIT_TP, SPLIT = "NVIDIA H200", 2, Split(2, 2, 2)
 SPLIT_MODEL, SPLIT_LENGTHS = LLAMA_3_3_70B, (2000, 200)
 SPLIT_BUDGET = Budget(0.020, 1.0)
-CHECK_HEADERS = ["published by", "configuration", "figure", "published", "predicted (ratio)",
-                 "forecast (error)", "what differs"]  # fmt: skip
+CHECK_HEADERS = ["published by", "configuration", "published figure", "predicted (ratio)", "forecast (error)",
+                 "what differs"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -656,8 +656,7 @@ def check_row(check: ServingCheck, outcome: CommittedForecast) -> list:
         f"{row.source['short']} ({row.status})",
         f"{row.configuration['hardware']}; {row.configuration['model']}; {row.configuration['lengths']}; "
         f"{row.configuration['load']}",
-        row.metric,
-        fmt(row.value),
+        f"{row.metric}: {fmt(row.value)}",
         f"{fmt(check.predicted)} ({check.ratio:.2f})",
         f"{fmt(outcome.forecast)} ({error_cell(outcome)})",
         what_differs(check) + ("" if outcome.fitted else f"; forecast {outcome.note}"),
