@@ -131,6 +131,9 @@ def parser() -> argparse.ArgumentParser:
                    "decode GPUs at G Gb/s per GPU (e.g. 400 for InfiniBand NDR) instead of NVLink")  # fmt: skip
     p.add_argument("--routing-skew", metavar="S", help="a mixture of experts' router skew: expert i gets a share "
                    "∝ (i + 1)^-S (default 0, uniform; MoE models only)")  # fmt: skip
+    p.add_argument("--expert-parallel", action="store_true", help="place whole experts on the --tp GPUs, in "
+                   "order, instead of a slice of each (vLLM's --enable-expert-parallel): each step waits for the GPU "
+                   "that reads the most touched experts (MoE models only, --tp 2 or more)")  # fmt: skip
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="a decoder size for llm:custom")
     p.add_argument("--prompt-tokens", default="1000", metavar="N|DIST", help="prompt lengths (default 1000)")
     p.add_argument("--output-tokens", default="200", metavar="N|DIST", help="output lengths (default 200)")
@@ -344,7 +347,8 @@ def measured_step(args: argparse.Namespace) -> MeasuredStep:
         raise Refused(f"with --run, SOURCE is llm:run (the decoder the run measured), not {args.source!r}")
     for flag, value in (("--dtype", args.dtype), ("--tp", args.tp), ("--efficiency", args.efficiency),
                         ("--step-overhead-ms", args.step_overhead_ms), ("--kv-dtype", args.kv_dtype),
-                        ("--routing-skew", args.routing_skew)):  # fmt: skip
+                        ("--routing-skew", args.routing_skew),
+                        ("--expert-parallel", args.expert_parallel or None)):  # fmt: skip
         if value is not None:
             raise Refused(f"{flag} is for --gpu: a run's measured times already hold its dtype, device and overheads")
     wanted: dict[str, Any] = {}
@@ -384,8 +388,13 @@ def read_request(args: argparse.Namespace) -> Request:
         skew = _number(args.routing_skew, "--routing-skew", 100) if args.routing_skew else 0.0
         if skew and model.experts is None:
             raise Refused(f"--routing-skew is for a mixture of experts; {model.name} is dense")
-        step = RooflineStep(model, gpu, dtype, tensor_parallel=tp, fixed_s=fixed, efficiency=efficiency,
-                            kv_dtype=kv_dtype, routing_skew=skew)  # fmt: skip
+        if args.expert_parallel and (model.experts is None or tp < 2):
+            raise Refused("--expert-parallel is for a mixture of experts on --tp 2 or more GPUs")
+        try:
+            step = RooflineStep(model, gpu, dtype, tensor_parallel=tp, fixed_s=fixed, efficiency=efficiency,
+                                kv_dtype=kv_dtype, routing_skew=skew, expert_parallel=args.expert_parallel)  # fmt: skip
+        except ValueError as exc:
+            raise Refused(str(exc)) from None
         hand_set = args.efficiency is not None or args.step_overhead_ms is not None
         if args.ceiling and hand_set:
             raise Refused("--ceiling is the bare roofline; it takes no --efficiency or --step-overhead-ms")
@@ -633,6 +642,13 @@ def disaggregated_answer(request: Request, assumptions: dict[str, Any], progress
     return found
 
 
+def _expert_parallel(step: RooflineStep, tp: int) -> bool:
+    """Expert parallelism at a width --tune tries: where the step asked for it and the width splits the experts
+    evenly (a width that cannot runs them tensor parallel, a slice of each on every GPU)."""
+    e = step.model.experts
+    return step.expert_parallel and tp > 1 and e is not None and e.experts % tp == 0
+
+
 def tuned_answer(request: Request, assumptions: dict[str, Any], progress: bool) -> dict[str, Any]:
     """--tune: every setting tried, and the one picked."""
     base = request.step
@@ -641,8 +657,8 @@ def tuned_answer(request: Request, assumptions: dict[str, Any], progress: bool) 
 
     def step_for(tp: int) -> RooflineStep:
         step = RooflineStep(ceiling.model, ceiling.gpu, ceiling.dtype, tensor_parallel=tp, fixed_s=ceiling.fixed_s,
-                            efficiency=ceiling.efficiency, kv_dtype=ceiling.kv_dtype,
-                            routing_skew=ceiling.routing_skew)  # fmt: skip
+                            efficiency=ceiling.efficiency, kv_dtype=ceiling.kv_dtype, routing_skew=ceiling.routing_skew,
+                            expert_parallel=_expert_parallel(ceiling, tp))  # fmt: skip
         return ForecastStep.of(step, base.forecast) if isinstance(base, ForecastStep) else step
 
     _progress(progress, f"the settings over {request.tune_gpus} GPUs", 0, 1)

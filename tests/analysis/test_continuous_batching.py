@@ -271,3 +271,22 @@ def test_the_step_words_add_up_to_the_step_they_state():
 def test_the_fixed_cost_counts_the_kernels_it_names():
     assert cb.KERNELS_PER_LAYER == len(cb.LAYER_KERNELS) == 8
     assert step().fixed_s == pytest.approx(3e-6 * len(cb.LAYER_KERNELS) * LLAMA_3_8B.config.layers)
+
+
+def test_expert_parallel_steps_wait_for_the_busiest_gpu():
+    from benchmarks.llm_models import find_model
+
+    mixtral = find_model("Mixtral-8x7B")
+    tp = RooflineStep(mixtral, H100, "bfloat16", tensor_parallel=2)
+    ep = RooflineStep(mixtral, H100, "bfloat16", tensor_parallel=2, expert_parallel=True)
+    # one sequence touches 2 experts a layer: a slice of each on both GPUs, or whole ones where the busier holds more
+    assert ep.expert_read_bytes(1) / tp.expert_read_bytes(1) == pytest.approx(1.46, abs=0.01)
+    assert ep.seconds(1, 1, 1000, 1000) > tp.seconds(1, 1, 1000, 1000)
+    # a large batch touches every expert: the same bytes, and under uniform routing the same work
+    assert ep.seconds(4096, 0, 0, 0) == pytest.approx(tp.seconds(4096, 0, 0, 0))
+    # a skewed router loads the first block of experts: the busiest GPU's routed work sets a compute-bound step
+    skewed = RooflineStep(mixtral, H100, "bfloat16", tensor_parallel=2, expert_parallel=True, routing_skew=1.0)
+    assert skewed.matmul_weights > ep.matmul_weights == tp.matmul_weights
+    assert "expert parallel: 4 whole experts on each of the 2 GPUs" in ep.describe()
+    with pytest.raises(ValueError, match="needs a mixture of experts on at least 2 GPUs"):
+        RooflineStep(mixtral, H100, "bfloat16", expert_parallel=True)

@@ -4,10 +4,13 @@ import pytest
 
 from benchmarks.analysis.roofline.cost_model import (
     ALLREDUCE_LATENCY_S,
+    busiest_gpu_experts,
+    busiest_gpu_share,
     cnn_cost,
     cnn_operations,
     decoder_operations,
     expected_distinct_experts,
+    expert_blocks,
     ring_allreduce_seconds,
     routing_shares,
     tensor_parallel_seconds,
@@ -160,3 +163,22 @@ def test_kv_dtype_changes_only_the_cache_bytes():
     assert half.bytes < full.bytes and half.seconds < full.seconds
     with pytest.raises(ValueError, match="KV-cache dtype"):
         predict("mlp", {"width": 64, "depth": 2}, h100, "bfloat16", [1], kv_dtype="float8")
+
+
+@pytest.mark.parametrize("tokens, skew", [(1, 0.0), (3, 0.0), (16, 0.0), (5, 1.2)])
+def test_on_one_gpu_the_busiest_holds_every_touched_expert(tokens, skew):
+    assert busiest_gpu_experts(tokens, 8, 2, 1, skew) == pytest.approx(expected_distinct_experts(tokens, 8, 2, skew))
+
+
+def test_expert_parallelism_waits_for_the_gpu_with_the_most_touched_experts():
+    # one token choosing 2 of 8 experts on two GPUs: exactly, the busier holds 10/7 on average (both on one GPU
+    # 3 times in 7); the model, treating each expert's chance as independent, is within 3 % of that
+    assert busiest_gpu_experts(1, 8, 2, 2) == pytest.approx(10 / 7, rel=0.03)
+    for tokens in (1, 4, 16, 64):
+        mean = expected_distinct_experts(tokens, 60, 4) / 4
+        assert mean <= busiest_gpu_experts(tokens, 60, 4, 4) <= 15 + 1e-9
+    assert busiest_gpu_experts(10_000, 8, 2, 2) == pytest.approx(4)  # every expert touched: balanced again
+    assert busiest_gpu_share(8, 2) == pytest.approx(0.5) and busiest_gpu_share(8, 2, 1.0) > 0.7
+    assert [list(b) for b in expert_blocks(8, 4)] == [[0, 1], [2, 3], [4, 5], [6, 7]]
+    with pytest.raises(ValueError, match="60 experts do not split evenly over 8 GPUs"):
+        expert_blocks(60, 8)

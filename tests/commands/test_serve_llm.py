@@ -313,3 +313,17 @@ def test_a_rate_row_is_measured_at_steady_state_and_says_when_its_run_was_length
     assert f"requests run: 20/s: {heavy['requests']:,}" in said and "warm-up and drain left out" in said
     row = next(line for line in said.splitlines() if line.strip().startswith("20 "))
     assert f"{heavy['steady_tokens_per_s']:,.0f}" in row and "not steady" not in row
+
+
+def test_expert_parallel_is_refused_where_it_cannot_apply_and_said_where_it_does(capsys):
+    from benchmarks.commands.serve_llm import main
+
+    assert main(["llm:Mixtral-8x7B", "--gpu", "H100", "--expert-parallel"]) == 2
+    assert "--expert-parallel is for a mixture of experts on --tp 2 or more GPUs" in capsys.readouterr().err
+    assert main(["llm:Llama-3-8B", "--gpu", "H100", "--tp", "2", "--expert-parallel"]) == 2
+    capsys.readouterr()
+    assert main(["llm:Qwen1.5-MoE-A2.7B", "--gpu", "H100", "--tp", "8", "--expert-parallel"]) == 2
+    assert "60 experts do not split evenly over 8 GPUs" in capsys.readouterr().err
+    assert main(["llm:Mixtral-8x7B", "--gpu", "H100", "--tp", "2", "--expert-parallel", "--concurrency", "1",
+                 "--requests", "20"]) == 0  # fmt: skip
+    assert "expert parallel: 4 whole experts on each of the 2 GPUs" in capsys.readouterr().out

@@ -298,6 +298,55 @@ def expected_distinct_experts(tokens: float, experts: int, top_k: int, skew: flo
     return sum(1 - (1 - min(1.0, top_k * p)) ** tokens for p in routing_shares(experts, skew))
 
 
+def expert_blocks(experts: int, gpus: int) -> list[range]:
+    """Expert parallelism's placement: GPU g holds experts g·E/n to (g+1)·E/n − 1, contiguous blocks (vLLM's
+    default, before any load balancing moves them)."""
+    if gpus < 1 or experts % gpus:
+        raise ValueError(f"{experts} experts do not split evenly over {gpus} GPUs")
+    size = experts // gpus
+    return [range(g * size, (g + 1) * size) for g in range(gpus)]
+
+
+def _count_distribution(chances: list[float]) -> list[float]:
+    """P(exactly j of independent events happen), j = 0…len(chances)."""
+    found = [1.0]
+    for q in chances:
+        found = [(found[j] if j < len(found) else 0.0) * (1 - q) + (found[j - 1] * q if j else 0.0)
+                 for j in range(len(found) + 1)]  # fmt: skip
+    return found
+
+
+def busiest_gpu_experts(tokens: float, experts: int, top_k: int, gpus: int, skew: float = 0.0) -> float:
+    """Under expert parallelism over `gpus` GPUs, the experts of one layer that `tokens` tokens touch on the GPU
+    that holds the most of them, in expectation: each expert touched with its chance (as in
+    `expected_distinct_experts`), independently, each GPU's count from its block's chances, and the expected
+    maximum over the GPUs from their distributions. A step waits for that GPU. The independence is an
+    approximation: for one token choosing 2 of 8 experts on two GPUs the busier holds 10/7 on average (both fall
+    on one GPU 3 times in 7); this gives 1.46."""
+    if tokens <= 0:
+        return 0.0
+    shares = routing_shares(experts, skew)
+    chance = [1 - (1 - min(1.0, top_k * p)) ** tokens for p in shares]
+    cumulative = []
+    for block in expert_blocks(experts, gpus):
+        dist = _count_distribution([chance[i] for i in block])
+        running, total = [], 0.0
+        for value in dist:
+            total += value
+            running.append(total)
+        cumulative.append(running)
+    size = experts // gpus
+    # E[max] = Σ_j P(max > j) = Σ_j (1 − Π_g P(count_g ≤ j))
+    return sum(1 - math.prod(c[j] for c in cumulative) for j in range(size))
+
+
+def busiest_gpu_share(experts: int, gpus: int, skew: float = 0.0) -> float:
+    """Under expert parallelism, the share of the routed (token, expert) pairs that land on the busiest GPU: 1/n
+    under uniform routing, more when a skewed router favours the experts of one block."""
+    shares = routing_shares(experts, skew)
+    return max(sum(shares[i] for i in block) for block in expert_blocks(experts, gpus))
+
+
 # --------------------------------------------------------------------------- decoders with a KV dtype of their own
 
 

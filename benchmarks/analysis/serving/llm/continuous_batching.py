@@ -35,6 +35,7 @@ Pure Python and numpy, deterministic under a seed: nothing on this module's impo
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from array import array
 from collections import deque
@@ -49,7 +50,10 @@ from benchmarks.analysis.roofline.cited_figures import KERNEL_LAUNCH_S
 from benchmarks.analysis.roofline.cost_model import (
     ALLREDUCE_LATENCY_S,
     ALLREDUCES_PER_LAYER,
+    busiest_gpu_experts,
+    busiest_gpu_share,
     expected_distinct_experts,
+    expert_blocks,
     tensor_parallel_seconds,
 )
 from benchmarks.analysis.roofline.decode import DecodeTerms, decode_terms
@@ -200,7 +204,9 @@ class RooflineStep:
 
     `kv_dtype` stores the cache in a dtype of its own (default `dtype`); `communication` (on by default) counts
     tensor parallelism's all-reduces; `routing_skew` makes a mixture of experts' router favour some experts
-    (`benchmarks.analysis.roofline.cost_model.routing_shares`), touching fewer of them.
+    (`benchmarks.analysis.roofline.cost_model.routing_shares`), touching fewer of them. `expert_parallel` places
+    whole experts on the tensor-parallel GPUs instead of a slice of each (`cost_model.busiest_gpu_experts`): the
+    attention stays tensor parallel and the all-reduces are counted as before.
     """
 
     def __init__(
@@ -215,6 +221,7 @@ class RooflineStep:
         kv_dtype: str | None = None,
         communication: bool = True,
         routing_skew: float = 0.0,
+        expert_parallel: bool = False,
     ):
         if dtype not in gpu.peak_flops:
             raise ValueError(f"the {gpu.name} datasheet gives no {dtype} rate; it gives {', '.join(gpu.peak_flops)}")
@@ -235,6 +242,11 @@ class RooflineStep:
         self.memory_bytes = (gpu.memory_bytes or 0) * tensor_parallel
         self.communication = communication and tensor_parallel > 1
         self.routing_skew = routing_skew
+        if expert_parallel and (model.experts is None or tensor_parallel < 2):
+            raise ValueError("expert parallelism needs a mixture of experts on at least 2 GPUs (--tp 2 or more)")
+        if expert_parallel:
+            expert_blocks(model.experts.experts, tensor_parallel)  # ValueError when they do not split evenly
+        self.expert_parallel = expert_parallel
         c = model.config
         params = {"layers": c.layers, "d_model": c.d_model, "heads": c.heads, "kv_heads": c.kv_heads,
                   "d_ff": c.d_ff, "ffn": c.ffn}  # fmt: skip
@@ -242,6 +254,14 @@ class RooflineStep:
                                              self.bytes_per_element, BYTES_PER_ELEMENT[self.kv_dtype])  # fmt: skip
         s = self.bytes_per_element
         self.expert_bytes = s * model.experts.expert_elements(c.d_model) if model.experts else 0.0
+        # the matmul FLOPs count as if the busiest GPU's share of the routed experts' work were every GPU's: under
+        # expert parallelism a skewed router loads one block of experts more (1 without expert parallelism)
+        self.matmul_weights = self.terms.matmul_weights
+        if expert_parallel:
+            e = model.experts
+            routed = c.layers * e.top_k * e.expert_elements(c.d_model)
+            busiest = tensor_parallel * busiest_gpu_share(e.experts, tensor_parallel, routing_skew)
+            self.matmul_weights += (busiest - 1) * routed
         self.head_elements = model.vocab * c.d_model  # the output head: vocab × d_model, read once a step
         self.step_weight_bytes = self.terms.weight_bytes + s * self.head_elements
         self.weight_bytes = model_weight_bytes(model, s)  # held in memory: with the input embedding too
@@ -253,12 +273,20 @@ class RooflineStep:
     def kv_bytes_per_token(self) -> int:
         return self.terms.kv_bytes_per_position
 
+    @functools.lru_cache(maxsize=8192)  # noqa: B019 (one step model lives as long as its simulations)
+    def _busiest_touched(self, tokens: float) -> float:
+        e = self.model.experts
+        return busiest_gpu_experts(tokens, e.experts, e.top_k, self.tensor_parallel, self.routing_skew)
+
     def expert_read_bytes(self, tokens: float) -> float:
         """Bytes of routed experts a step of `tokens` tokens reads: in every layer, each expert its tokens touch."""
         if not self.model.experts:
             return 0.0
         e = self.model.experts
-        touched = expected_distinct_experts(tokens, e.experts, e.top_k, self.routing_skew)
+        if self.expert_parallel:  # every GPU waits for the one with the most touched experts
+            touched = self.tensor_parallel * self._busiest_touched(tokens)
+        else:  # each expert is split over the GPUs: the touched ones are read evenly
+            touched = expected_distinct_experts(tokens, e.experts, e.top_k, self.routing_skew)
         return self.model.config.layers * touched * self.expert_bytes
 
     def communication_s(self, tokens: float) -> float:
@@ -271,7 +299,7 @@ class RooflineStep:
 
     def detail(self, work: StepWork) -> StepTime:
         t = self.terms
-        mm_flops = 2 * t.matmul_weights * work.tokens + 2 * self.head_elements * work.logits
+        mm_flops = 2 * self.matmul_weights * work.tokens + 2 * self.head_elements * work.logits
         mm_bytes = (
             self.step_weight_bytes + self.expert_read_bytes(work.tokens) + t.activation_bytes_per_token * work.tokens
         )
@@ -293,7 +321,7 @@ class RooflineStep:
         t = self.terms
         weights = self.step_weight_bytes + (self.expert_read_bytes(tokens) if self.expert_bytes else 0.0)
         mm = max(
-            (2 * t.matmul_weights * tokens + 2 * self.head_elements * logits) / self.flops_per_s,
+            (2 * self.matmul_weights * tokens + 2 * self.head_elements * logits) / self.flops_per_s,
             (weights + t.activation_bytes_per_token * tokens) / self.bytes_per_s,
         )
         at = max(
@@ -349,6 +377,12 @@ class RooflineStep:
             e = self.model.experts
             skew = f", routing skew {self.routing_skew:g}" if self.routing_skew else ", uniform routing"
             moe = f", reading the experts a step's tokens touch (top-{e.top_k} of {e.experts}{skew})"
+            if self.expert_parallel:
+                n = self.tensor_parallel
+                moe += (
+                    f", expert parallel: {e.experts // n} whole experts on each of the {n} GPUs, in order, every "
+                    "step waiting for the GPU that reads the most of them and does the most routed work"
+                )
         return (
             f"{self.model.name} in {self.dtype}{kv} on {self.gpu.name}{tp}: roofline of the datasheet "
             f"({self.flops_per_s / 1e12:,.0f} TFLOP/s, {self.bytes_per_s / 1e12:.2f} TB/s), matrix products then "
