@@ -22,7 +22,7 @@ def test_a_fused_resnet50_serves_more_than_the_eager_count_says():
 
 @pytest.mark.slow
 def test_the_command_says_which_count_it_serves(capsys):
-    argv = ["serve", "resnet50", "--gpu", "L4", "--dtype", "int8", "--rate", "3000", "--budget-ms", "20", "--json"]
+    argv = ["serve", "resnet50", "--gpu", "L4", "--dtype", "int8", "--rate", "2000", "--budget-ms", "20", "--json"]
     assert main([*argv, *FAST]) == 0
     assert json.loads(capsys.readouterr().out)["source"]["mode"] == "forecast, fused"
     assert main([*argv, "--fusion", "eager", *FAST]) == 0
