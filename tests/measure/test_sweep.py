@@ -107,10 +107,10 @@ def test_out_of_memory_ends_the_search_and_is_recorded(fast, tmp_path, target, c
     assert status[7] == "ok" and 9 not in status  # probed below the first out-of-memory batch, not beyond it
     assert found.doc["recommendation"]["first_oom"] == 8
     assert "Memory: batch 7 is the largest that ran; batch 8 ran out of memory." in found.doc["recommendation"]["lines"]
-    assert (
-        "The FLOP counter saw no matmul or convolution: no ridge batch to predict; no measured knee."
-        in (found.doc["recommendation"]["lines"])
-    )
+    # whether the timings show a knee depends on the machine's noise (x * 2 takes microseconds); what the FLOP
+    # counter saw does not
+    no_ridge = "The FLOP counter saw no matmul or convolution: no ridge batch to predict; "
+    assert any(line.startswith(no_ridge) for line in found.doc["recommendation"]["lines"])
 
 
 def test_a_model_that_fails_at_some_batch_sizes_fails_only_those(fast, tmp_path, target, capsys):
