@@ -8,7 +8,8 @@
   failure came from one; see benchmarks/site/render.py's drawing_from), not the notebook's whole traceback.
 - on_files: add the Vega/Vega-Lite/vega-embed bundle (written by vl-convert, cached per
   vl-convert version) as one site file that every page shares, as a classic script so that a page
-  opened from disk (file://) draws its charts too.
+  opened from disk (file://) draws its charts too; and run the notebook pages' code side by side, one page per
+  core, from the first page's render (benchmarks/site/page_pool.py; BATCHING_PAGE_WORKERS=1 runs them in turn).
 - on_page_content: drop what nbconvert inlines into each notebook page (its 600 KB stylesheet,
   MathJax and Mermaid loaders that would fetch from another host), put the CPU notice under each
   page's title while every committed measurement is from a CPU, render as MathML the $$...$$ formulas
@@ -48,9 +49,11 @@ from benchmarks.site import charts, notice  # noqa: E402
 from benchmarks.site.charts import links  # noqa: E402
 from benchmarks.site.data import SiteDataError, load_site_data  # noqa: E402
 from benchmarks.site.model_sweeps import load_sweeps  # noqa: E402
+from benchmarks.site.page_pool import PagePool  # noqa: E402
 
 BUNDLE_PATH = "assets/javascripts/vega-bundle.js"
 EXPORT_CACHE = ROOT / ".cache" / "exports"
+PAGE_TIMES = ROOT / ".cache" / "page-seconds.json"  # the last build's seconds per page: the longest start first
 KERNEL_IPC_ENV = "BATCHING_KERNEL_IPC"
 _STATE: dict[str, Path] = {}
 _TIMES: dict[str, float] = {}  # seconds per page (its code run and rendered), and the build's start
@@ -124,7 +127,9 @@ def on_pre_page(page, config, files):
         except Exception as exc:
             raise PluginError(printable(failure_line(page.file.src_uri, exc))) from None
         finally:
-            _TIMES[page.file.src_uri] = time.perf_counter() - started
+            pool = _STATE.get("pages")
+            ran = pool.seconds.get(page.file.abs_src_path) if pool else None  # its code's time, not its wait
+            _TIMES[page.file.src_uri] = time.perf_counter() - started if ran is None else ran
 
     page.render = render_or_one_line
     return page
@@ -152,7 +157,20 @@ def _classic(bundle: str) -> str:
 
 def on_files(files, config):
     files.append(File.generated(config, BUNDLE_PATH, content=_classic(_bundle())))
+    notebooks = [f.abs_src_path for f in files if f.is_documentation_page() and f.src_uri.endswith(".py")]
+    _run_pages_side_by_side(notebooks)
     return files
+
+
+def _run_pages_side_by_side(paths: list[str]) -> None:
+    """Answer mkdocs-jupyter's conversions from a pool that runs every notebook page's code at once."""
+    from mkdocs_jupyter import convert
+
+    original = _STATE.get("nb2html") or convert.nb2html
+    _STATE["nb2html"] = original  # type: ignore[assignment]
+    pool = PagePool(paths, _STATE["sockets"], PAGE_TIMES)
+    _STATE["pages"] = pool  # type: ignore[assignment]
+    convert.nb2html = lambda path, **options: pool.convert(original, path, **options)
 
 
 def _root_prefix(page) -> str:
@@ -257,18 +275,30 @@ def _keep(path: Path, data: bytes) -> None:
         pass
 
 
-def time_spent(times: dict[str, float], total_s: float, exports_s: float, drawn: int, cached: int) -> str:
-    """One line: the build's seconds, its pages' and the three slowest, and its chart exports'."""
+def time_spent(
+    times: dict[str, float], total_s: float, exports_s: float, drawn: int, cached: int, workers: int = 1
+) -> str:
+    """One line: the build's seconds, its pages' (their code's, summed over the pages run side by side) and the
+    three slowest, and its chart exports'."""
     pages = {name: seconds for name, seconds in times.items() if not name.startswith("(")}
     slowest = sorted(pages.items(), key=lambda item: -item[1])[:3]
     named = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in slowest)
+    side = f", {workers} at a time" if workers > 1 else ""
     return (
-        f"site built in {total_s:.0f} s: {len(pages)} pages {sum(pages.values()):.0f} s (slowest {named}); "
+        f"site built in {total_s:.0f} s: {len(pages)} pages {sum(pages.values()):.0f} s{side} (slowest {named}); "
         f"{drawn + cached} charts exported in {exports_s:.0f} s ({drawn} drawn, {cached} from .cache/exports/)"
     )
 
 
+def _close_pages(*, keep_times: bool) -> None:
+    pool = _STATE.pop("pages", None)
+    if pool is not None:
+        pool.close(keep_times=keep_times)
+
+
 def on_post_build(config):
+    workers = _STATE["pages"].count if _STATE.get("pages") else 1
+    _close_pages(keep_times=True)
     site = Path(config["site_dir"])
     out_dir = site / "charts"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -296,11 +326,13 @@ def on_post_build(config):
         shutil.copyfile(sweep.path, target)
     if "(start)" in _TIMES:
         total_s = time.perf_counter() - _TIMES["(start)"]
-        _LOG.info(time_spent(_TIMES, total_s, exports_s, drawn, len(specs) - drawn))
+        _LOG.info(time_spent(_TIMES, total_s, exports_s, drawn, len(specs) - drawn, workers))
 
 
 def on_build_error(error):
-    """A failed build leaves no scratch directory behind (its staged charts, validated list and kernel sockets)."""
+    """A failed build leaves no scratch directory behind (its staged charts, validated list and kernel sockets)
+    and no page running."""
+    _close_pages(keep_times=False)
     for scratch in ("stage", "validated", "sockets"):
         if _STATE.get(scratch):
             shutil.rmtree(_STATE[scratch], ignore_errors=True)

@@ -57,6 +57,8 @@ def test_the_time_line_names_the_slowest_pages_and_the_exports():
         "site built in 140 s: 4 pages 111 s (slowest llm_serving.py 57 s, serving.py 34 s, published.py 19 s); "
         "54 charts exported in 20 s (50 drawn, 4 from .cache/exports/)"
     )
+    side_by_side = hook.time_spent(times, 70.2, 20.2, 50, 4, workers=2)
+    assert side_by_side.startswith("site built in 70 s: 4 pages 111 s, 2 at a time (slowest llm_serving.py 57 s")
 
 
 def test_the_kernels_sockets_lie_in_the_directory_the_build_names(monkeypatch):
