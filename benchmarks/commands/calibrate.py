@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from benchmarks.analysis.roofline.forecast import CALIBRATION_FILE, KINDS, TERM_WORDS, TERMS, percent
+from benchmarks.commands.choices import Refused
 
 
 def add_parser(commands) -> None:
@@ -33,8 +33,7 @@ def run(args: argparse.Namespace) -> int:
         from benchmarks.analysis.published.calibration import committed_study
     except ImportError as exc:
         if getattr(exc, "name", "") == "numpy" or "numpy" in str(exc):
-            print("error: calibrate needs numpy: pip install numpy", file=sys.stderr)
-            return 2
+            raise Refused("calibrate needs numpy: pip install numpy") from None
         raise
     found = committed_study()
     text = json.dumps(found.to_json(), indent=1, ensure_ascii=False) + "\n"

@@ -19,7 +19,7 @@ from benchmarks.commands import fleet
 from benchmarks.commands import predict as predict_cli
 from benchmarks.commands import sweep as sweep_cli
 from benchmarks.commands.choices import Refused
-from benchmarks.contract.errors import UserError
+from benchmarks.contract.errors import run_command
 from benchmarks.contract.kinds import kind_of
 from benchmarks.contract.results import (
     DEFAULT_RESULTS_DIR,
@@ -417,14 +417,7 @@ def _summary(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; bad input or a refusal (a UserError) that no command caught is one line and exit 2, and
     Ctrl-C anywhere one line and 130 (the measuring commands first keep what they measured)."""
-    try:
-        return _command(argv)
-    except UserError as exc:
-        print(printable(f"error: {exc}"), file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return 130
+    return run_command(_command, argv)
 
 
 def _command(argv: list[str] | None) -> int:
@@ -433,8 +426,7 @@ def _command(argv: list[str] | None) -> int:
         try:
             from benchmarks.commands import serve
         except ImportError as exc:  # numpy, which the serving simulators use; the measuring verbs need none
-            print(f"error: serve needs {exc.name or 'a package'}: pip install {exc.name or 'numpy'}", file=sys.stderr)
-            return 2
+            raise Refused(f"serve needs {exc.name or 'a package'}: pip install {exc.name or 'numpy'}") from None
 
         return serve.main(given[1:])
     args = _parser().parse_args(argv)

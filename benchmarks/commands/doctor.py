@@ -14,6 +14,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from benchmarks.commands.choices import Refused
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR
 
 DOCTOR_VERSION = 1
@@ -54,11 +55,8 @@ def table(rows: list[tuple[str, str, str]]) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     problem = _problem(args)
     if problem:
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
-    from benchmarks.measure.backends import DeviceUnavailable
+        raise Refused(problem)
     from benchmarks.measure.doctor import environment
-    from benchmarks.measure.session import RunRefused
     from benchmarks.measure.smoke import smoke_verdicts, summary_line
 
     facts = environment(args.device, args.threads)
@@ -85,10 +83,7 @@ def run(args: argparse.Namespace) -> int:
         }
         try:
             verdicts, seconds = smoke_verdicts(options, None, DEFAULT_RESULTS_DIR)
-        except (RunRefused, DeviceUnavailable) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # a refusal (device busy or absent) is main's one line
             print("\nKeyboardInterrupt: doctor stopped", file=sys.stderr)
             return 130
         for verdict in verdicts:

@@ -261,18 +261,13 @@ def check_options(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_options(args)  # a FleetError is main's one line
     try:
-        check_options(args)
         import ray  # noqa: F401
-    except FleetError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     except ImportError:
-        print(
-            "error: fleet needs Ray on this machine: `nox -s fleet -- …` installs it, or pip install ray",
-            file=sys.stderr,
-        )
-        return 2
+        raise FleetError(
+            "fleet needs Ray on this machine: `nox -s fleet -- …` installs it, or pip install ray"
+        ) from None
     return drive(args)
 
 
@@ -284,8 +279,7 @@ def drive(args: argparse.Namespace, say: Callable[[str], None] | None = None) ->
     say = say or (lambda line: print(line, file=sys.stderr, flush=True))
     unreachable = reachability_problem(args.address)
     if unreachable:  # Ray itself would retry for ever
-        print(f"error: --address {args.address}: {unreachable}", file=sys.stderr)
-        return 2
+        raise FleetError(f"--address {args.address}: {unreachable}")
     local = {"_node_ip_address": _host(args.address)} if _on_loopback(args.address) else {}
     try:
         ray.init(
@@ -296,23 +290,17 @@ def drive(args: argparse.Namespace, say: Callable[[str], None] | None = None) ->
             **local,
         )
     except Exception as exc:
-        print(f"error: --address {args.address}: cannot join the Ray cluster ({type(exc).__name__}: {exc})"[:400],
-              file=sys.stderr)  # fmt: skip
-        return 2
+        why = f"--address {args.address}: cannot join the Ray cluster ({type(exc).__name__}: {exc})"
+        raise FleetError(why[:393]) from None
     try:
         nodes = discover(ray.nodes())
-        try:
-            chosen = choose(nodes, args.accelerators, args.per_node, args.include_cpu)
-        except FleetError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+        chosen = choose(nodes, args.accelerators, args.per_node, args.include_cpu)  # a FleetError: main's line
         for line in plan_lines(nodes, chosen, args.profile, args.run_args):
             say(line)
         if args.dry_run:
             return 0
         if not chosen:
-            print("error: no node to run on (no GPU node; --include-cpu runs on CPU-only nodes)", file=sys.stderr)
-            return 2
+            raise FleetError("no node to run on (no GPU node; --include-cpu runs on CPU-only nodes)")
         return _collect(args, chosen, say, ray, Queue, NodeAffinitySchedulingStrategy)
     finally:
         ray.shutdown()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,16 +119,12 @@ def add_parser(commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        spec = workload_named(args.workload)
-        params = workload_params(spec, args.param)
-        dtype = dtype_named(args.dtype)
-        batches = parse_batches(args.batch)
-        device = gpu_device(args.gpu, dtype) if args.gpu is not None else run_device(args.run, dtype)
-        deployment = read_deployment(args, spec, device)
-    except Refused as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    spec = workload_named(args.workload)  # a refusal anywhere here is main's one line
+    params = workload_params(spec, args.param)
+    dtype = dtype_named(args.dtype)
+    batches = parse_batches(args.batch)
+    device = gpu_device(args.gpu, dtype) if args.gpu is not None else run_device(args.run, dtype)
+    deployment = read_deployment(args, spec, device)
     found = report(spec, params, dtype, device, batches, deployment, ceiling_only=args.ceiling)
     print(json.dumps(found, indent=1, ensure_ascii=False) if args.json else "\n".join(table_lines(found)))
     return 0

@@ -54,9 +54,10 @@ from benchmarks.analysis.serving.batcher.service_curves import (
 )
 from benchmarks.analysis.serving.batcher.simulator import HANDLERS, SERVERS, Policy
 from benchmarks.commands.choices import Refused, dtype_named, gpu_named, workload_params
+from benchmarks.contract.errors import run_command
 from benchmarks.contract.inputs import CURVE_LIMIT, InputError, read_text_bounded
 from benchmarks.contract.results import ResultsError, Run, read_document
-from benchmarks.contract.text import printable, printable_lines
+from benchmarks.contract.text import printable_lines
 from benchmarks.workloads import WORKLOADS
 
 PERCENTILES = (50, 90, 95, 99, 99.9)
@@ -319,52 +320,50 @@ def _forecast_lines(source: ServiceSource) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    argv = list(argv)
+    """`serve SOURCE …`: its plan, or a refusal in one line and exit 2."""
+    return run_command(_main, list(argv))
+
+
+def _main(argv: list[str]) -> int:
     source = source_argument(argv)
     if source is not None and source.strip().lower().startswith("llm:"):  # SOURCE, wherever it stands
         return _llm(argv)
-    try:
-        args = parser().parse_args(argv)
-        if args.budget_ms is None and args.policy is None:
-            raise Refused("give --budget-ms (the latency budget), or --policy B/MS[/N] to evaluate your settings")
-        budget_s = None if args.budget_ms is None else _number("--budget-ms", args.budget_ms, 1e-6, 3.6e6) / 1e3
-        percentile = _number("--percentile", args.percentile, 1, 99.99)
-        if percentile not in PERCENTILES:
-            raise Refused(f"--percentile {args.percentile!r}: choose from {', '.join(f'{q:g}' for q in PERCENTILES)}")
-        server = args.server.strip().lower()
-        if server not in SERVERS:
-            raise Refused(f"--server {args.server!r}: choose from {', '.join(SERVERS)}")
-        handler = args.handler.strip().lower()
-        if handler not in HANDLERS:
-            raise Refused(f"--handler {args.handler!r}: choose from {', '.join(HANDLERS)}")
-        if handler == "awaiting" and server != "ray":
-            raise Refused("--handler awaiting is Ray Serve's (--server ray); the other servers' handlers block")
-        instances = int(_number("--gpus (--instances)", args.instances, 1, MAX_INSTANCES, whole=True))
-        per_gpu = int(_number("--instances-per-gpu", args.instances_per_gpu, 1, 16, whole=True))
-        if per_gpu > 1 and server in ("ray", "none"):
-            raise Refused(f"--instances-per-gpu is for triton and torchserve; --server {server} runs one per device")
-        overhead_s = _number("--overhead-ms", args.overhead_ms, 0, 3.6e6) / 1e3
-        host_cores = (
-            None if args.host_cores is None else int(_number("--host-cores", args.host_cores, 1, 1024, whole=True))
-        )
-        if host_cores is not None and overhead_s == 0:
-            raise Refused("--host-cores says where the --overhead-ms work runs; give --overhead-ms too")
-        requests = int(_number("--requests", args.requests, 1_000, 1_000_000, whole=True))
-        seed = int(_number("--seed", args.seed, 0, 2**32 - 1, whole=True))
-        largest = int(_number("--max-batch", args.max_batch, 1, 65536, whole=True)) if args.max_batch else None
-        arrivals = parse_arrivals(args.arrivals)
-        rates = parse_rates(args.rate)
-        if rates is None:
-            if arrivals.own_rate is None:
-                raise Refused("give --rate (requests per second), or --arrivals trace:FILE to use the trace's own rate")
-            rates = [arrivals.own_rate]
-        source = load_source(args)
-        policy = None
-        if args.policy is not None:
-            policy = parse_policy(args.policy, server, handler, source.curve.largest, per_gpu)
-    except Refused as exc:
-        print(f"error: {printable(exc)}", file=sys.stderr)
-        return 2
+    args = parser().parse_args(argv)
+    if args.budget_ms is None and args.policy is None:
+        raise Refused("give --budget-ms (the latency budget), or --policy B/MS[/N] to evaluate your settings")
+    budget_s = None if args.budget_ms is None else _number("--budget-ms", args.budget_ms, 1e-6, 3.6e6) / 1e3
+    percentile = _number("--percentile", args.percentile, 1, 99.99)
+    if percentile not in PERCENTILES:
+        raise Refused(f"--percentile {args.percentile!r}: choose from {', '.join(f'{q:g}' for q in PERCENTILES)}")
+    server = args.server.strip().lower()
+    if server not in SERVERS:
+        raise Refused(f"--server {args.server!r}: choose from {', '.join(SERVERS)}")
+    handler = args.handler.strip().lower()
+    if handler not in HANDLERS:
+        raise Refused(f"--handler {args.handler!r}: choose from {', '.join(HANDLERS)}")
+    if handler == "awaiting" and server != "ray":
+        raise Refused("--handler awaiting is Ray Serve's (--server ray); the other servers' handlers block")
+    instances = int(_number("--gpus (--instances)", args.instances, 1, MAX_INSTANCES, whole=True))
+    per_gpu = int(_number("--instances-per-gpu", args.instances_per_gpu, 1, 16, whole=True))
+    if per_gpu > 1 and server in ("ray", "none"):
+        raise Refused(f"--instances-per-gpu is for triton and torchserve; --server {server} runs one per device")
+    overhead_s = _number("--overhead-ms", args.overhead_ms, 0, 3.6e6) / 1e3
+    host_cores = None if args.host_cores is None else int(_number("--host-cores", args.host_cores, 1, 1024, whole=True))
+    if host_cores is not None and overhead_s == 0:
+        raise Refused("--host-cores says where the --overhead-ms work runs; give --overhead-ms too")
+    requests = int(_number("--requests", args.requests, 1_000, 1_000_000, whole=True))
+    seed = int(_number("--seed", args.seed, 0, 2**32 - 1, whole=True))
+    largest = int(_number("--max-batch", args.max_batch, 1, 65536, whole=True)) if args.max_batch else None
+    arrivals = parse_arrivals(args.arrivals)
+    rates = parse_rates(args.rate)
+    if rates is None:
+        if arrivals.own_rate is None:
+            raise Refused("give --rate (requests per second), or --arrivals trace:FILE to use the trace's own rate")
+        rates = [arrivals.own_rate]
+    source = load_source(args)
+    policy = None
+    if args.policy is not None:
+        policy = parse_policy(args.policy, server, handler, source.curve.largest, per_gpu)
     if largest is not None and largest > source.curve.largest:
         print(f"note: --max-batch {largest:,} is above the curve's largest batch, {source.curve.largest:,}: "
               f"policies are planned up to {source.curve.largest:,}", file=sys.stderr)  # fmt: skip
@@ -525,6 +524,5 @@ def _llm(argv: list[str]) -> int:
     except ModuleNotFoundError as exc:
         if exc.name != "benchmarks.commands.serve_llm":
             raise
-        print("error: LLM serving is not available in this build", file=sys.stderr)
-        return 2
+        raise Refused("LLM serving is not available in this build") from None
     return serve_llm.main(argv)

@@ -60,6 +60,7 @@ from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
 from benchmarks.analysis.serving.llm.measured_step import CONFIG_KEYS, MeasuredStep, NoMeasurement
 from benchmarks.analysis.serving.llm.prefix_cache import SharedPrefix
 from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_named
+from benchmarks.contract.errors import run_command
 from benchmarks.contract.results import ResultsError, read_run
 from benchmarks.llm_models import MODELS, PublishedModel, find_model
 from snippets.costs import DecoderConfig
@@ -185,22 +186,18 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """`serve llm:MODEL …`: its answer, or a refusal in one line and exit 2."""
+    return run_command(_main, list(sys.argv[1:] if argv is None else argv))
+
+
+def _main(argv: list[str]) -> int:
     if argv and argv[0] == "serve":
         argv = argv[1:]
     args = _parse(argv)
     if isinstance(args, int):
         return args
-    try:
-        request = read_request(args)
-    except Refused as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    try:
-        found = answer(request, progress=not args.json)
-    except Refused as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    request = read_request(args)  # a refusal here or in the answer is main's one line
+    found = answer(request, progress=not args.json)
     print(json.dumps(found, indent=1, ensure_ascii=False) if args.json else "\n".join(text_lines(found)))
     return 0
 
@@ -209,8 +206,7 @@ def _parse(argv: list[str]) -> argparse.Namespace | int:
     try:
         return parser().parse_args(argv)
     except Refused as exc:
-        print(f"error: {exc} (see --help)", file=sys.stderr)
-        return 2
+        raise Refused(f"{exc} (see --help)") from None
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
 

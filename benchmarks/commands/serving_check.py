@@ -15,6 +15,8 @@ import json
 import sys
 from pathlib import Path
 
+from benchmarks.commands.choices import Refused
+from benchmarks.contract.errors import run_command
 from benchmarks.contract.results import ResultsError
 from benchmarks.contract.serving_check import DEFAULT_SERVING_DIR
 
@@ -65,14 +67,16 @@ def _measuring_problem(args: argparse.Namespace) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    return run_command(_main, sys.argv[1:] if argv is None else argv)
+
+
+def _main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     path = args.compare
     if path is None:
         problem = _measuring_problem(args)
         if problem:
-            print(f"error: {problem}", file=sys.stderr)
-            return 2
+            raise Refused(problem)
         from benchmarks.measure import serving_check as check
 
         try:
@@ -87,11 +91,7 @@ def main(argv: list[str] | None = None) -> int:
             return 130
     from benchmarks.analysis.serving.batcher.ray_serve_comparison import compare_file, format_table
 
-    try:
-        found = compare_file(path)
-    except ResultsError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    found = compare_file(path)  # a ResultsError is main's one line
     if args.json:
         print(json.dumps({"check": found.check.id, "overhead_s": found.overhead_s, "rows": found.table()}, indent=1))
     else:

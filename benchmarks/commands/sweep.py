@@ -16,6 +16,8 @@ from pathlib import Path
 
 from benchmarks.analysis.roofline import recommend
 from benchmarks.commands import sweep_watch
+from benchmarks.commands.choices import Refused
+from benchmarks.contract.errors import UserError
 from benchmarks.contract.results import DEFAULT_SWEEPS_DIR, ResultsError, load_json, write_atomic
 from benchmarks.contract.sweep_options import DTYPES, options_problem, report_problem
 from benchmarks.contract.text import printable, printable_lines
@@ -215,8 +217,7 @@ def run(args: argparse.Namespace) -> int:
     started = command_started()  # --time-limit counts from the command's start: imports and ceilings included
     problem = _problem(args)
     if problem:
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
+        raise Refused(problem)
     if not sweep_watch.can_watch():
         return _measure(args, started, lambda path: None)
     limit = args.time_limit
@@ -229,19 +230,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _measure(args: argparse.Namespace, started: float, announce: sweep_watch.Announce) -> int:
     """The sweep itself, in the measuring process: its table, recommendation and path printed; its exit code."""
-    from benchmarks.measure.backends import DeviceUnavailable
-    from benchmarks.measure.session import RunRefused
     from benchmarks.measure.sweep import SweepSettings, SweepStopped, run_sweep
-    from benchmarks.measure.target import TargetError
 
     options = _options(args)
     options["input_dtype"] = None if args.input_dtype == "int64" else args.input_dtype  # tokens: the vocabulary's
     settings = SweepSettings(**options, command=["python", "-m", "benchmarks", *sys.argv[1:]])  # not this machine's
-    try:
+    try:  # a bad target or a refused device is one line (the watcher's child runs this under run_command)
         sweep, rec = run_sweep(args.target, settings, recommend, started=started, on_file=announce)
-    except (TargetError, DeviceUnavailable, RunRefused) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     except SweepStopped as stopped:
         kept = len(stopped.sweep.points)
         _show(stopped.sweep.doc, stopped.recommendation, args.report)
@@ -251,6 +246,8 @@ def _measure(args: argparse.Namespace, started: float, announce: sweep_watch.Ann
     except KeyboardInterrupt:
         print("\nKeyboardInterrupt: stopped before any batch was measured; no results file kept", file=sys.stderr)
         return 130
+    except UserError:
+        raise
     except Exception as exc:
         if args.debug:
             traceback.print_exc()

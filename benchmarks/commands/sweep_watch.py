@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.contract.errors import run_command
+
 GRACE_S = 5.0  # past the time limit, the measuring process gets this long to finish on its own
 POLL_S = 0.5  # how often the parent checks on the child between messages
 
@@ -101,7 +103,7 @@ def _child(measure: Callable[[Announce], int], fd: int) -> None:
         _die_with_parent()
         channel = _Channel(fd)
         sys.stdout, sys.stderr = _Forward(channel, "out"), _Forward(channel, "err")
-        code = measure(lambda path: channel.send("file", str(path)))
+        code = run_command(measure, lambda path: channel.send("file", str(path)))  # a UserError: one line, 2
         channel.send("done", code)
     except SystemExit as exc:  # the model's own sys.exit(): the parent reports it, with what was kept
         code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)

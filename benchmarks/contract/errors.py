@@ -5,3 +5,20 @@ and exits with 2 wherever it was raised, so no command has to catch it to say it
 
 class UserError(Exception):
     """Bad input or a refusal: `str(error)` is the whole message, one line, naming what to change."""
+
+
+def run_command(command, *args) -> int:
+    """Run a command's code: a UserError raised anywhere in it is one line on stderr (made printable) and exit 2,
+    Ctrl-C one line and 130. The one place a user's error is caught for the command line, for every entry point."""
+    import sys
+
+    from benchmarks.contract.text import printable
+
+    try:
+        return command(*args)
+    except UserError as exc:
+        print(printable(f"error: {exc}"), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130

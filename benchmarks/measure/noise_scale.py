@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from benchmarks.contract.errors import UserError, run_command
 from benchmarks.contract.noise_scale import DEFAULT_NOISE_DIR, KIND, VERSION
 from benchmarks.contract.results import write_atomic
 from benchmarks.measure.fingerprint import cpu_model, device_slug
@@ -247,6 +248,10 @@ def measure(out_dir: Path, command: list[str], threads: int = 1) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
+    return run_command(_main, argv)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.measure.noise_scale",
         description="Measure the gradient noise scale of a small classifier on scikit-learn's digits and the steps "
@@ -256,15 +261,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
     args = parser.parse_args(argv)
     if args.threads < 1:
-        print("error: --threads must be at least 1", file=sys.stderr)
-        return 2
+        raise UserError("--threads must be at least 1")
     try:
         import sklearn  # noqa: F401
     except ImportError:
-        print(
-            "error: scikit-learn is needed for its digits dataset (the noise-scale dependency group)", file=sys.stderr
-        )
-        return 2
+        raise UserError("scikit-learn is needed for its digits dataset (the noise-scale dependency group)") from None
     print(
         measure(
             args.results_dir, ["python", "-m", "benchmarks.measure.noise_scale", *(argv or sys.argv[1:])], args.threads
