@@ -24,6 +24,7 @@ from benchmarks.analysis.roofline.predict import (
     ridge_counts,
 )
 from benchmarks.analysis.roofline.roofline_model import run_ceilings
+from benchmarks.commands.arguments import whole_numbers
 from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_named, workload_named, workload_params
 from benchmarks.contract.results import ResultsError, read_run
 from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings, Interconnect
@@ -134,13 +135,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def parse_batches(listed: str) -> list[int]:
-    parts = [part.strip() for part in listed.split(",")]
-    if not all(part.isascii() and part.isdigit() for part in parts):
-        raise Refused(f"--batch {listed!r}: give whole numbers separated by commas, e.g. 1,8,64")
-    batches = sorted({int(part) for part in parts})
-    if not batches or batches[0] < 1 or batches[-1] > MAX_BATCH:
-        raise Refused(f"--batch {listed!r}: batch sizes run from 1 to {MAX_BATCH:,}")
-    return batches
+    return whole_numbers(listed, "--batch", 1, MAX_BATCH)
 
 
 def gpu_device(name: str, dtype: str) -> Device:

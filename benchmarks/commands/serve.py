@@ -53,6 +53,7 @@ from benchmarks.analysis.serving.batcher.service_curves import (
     from_sweep,
 )
 from benchmarks.analysis.serving.batcher.simulator import HANDLERS, SERVERS, Policy
+from benchmarks.commands.arguments import number, numbers, whole
 from benchmarks.commands.choices import Refused, dtype_named, gpu_named, workload_params
 from benchmarks.contract.errors import run_command
 from benchmarks.contract.inputs import CURVE_LIMIT, InputError, read_text_bounded
@@ -151,29 +152,10 @@ def parser() -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------- reading the request
 
 
-def _number(flag: str, text: str, low: float, high: float, *, whole: bool = False) -> float:
-    kind = "a whole number" if whole else "a number"
-    try:
-        if not text.isascii():
-            raise ValueError(text)
-        value = int(text) if whole else float(text)
-    except ValueError:
-        raise Refused(f"{flag} {text!r}: must be {kind}") from None
-    if not (math.isfinite(value) and low <= value <= high):
-        raise Refused(f"{flag} {text!r}: must be {kind} from {low:g} to {high:g}")
-    return value
-
-
 def parse_rates(text: str | None) -> list[float] | None:
     if text is None:
         return None
-    parts = [part.strip() for part in text.split(",")]
-    if len(parts) > MAX_RATES:
-        raise Refused(f"--rate: at most {MAX_RATES} rates")
-    rates = sorted({_number("--rate", part, 1e-6, 1e9) for part in parts})
-    if any(r <= 0 for r in rates):
-        raise Refused(f"--rate {text!r}: rates must be above 0 requests per second")
-    return rates
+    return numbers(text, "--rate", 0, 1e9, above=True, most=MAX_RATES)
 
 
 def parse_arrivals(text: str) -> Arrivals:
@@ -182,7 +164,7 @@ def parse_arrivals(text: str) -> Arrivals:
     if kind == "poisson" and not value:
         return Arrivals()
     if kind == "gamma":
-        cv = _number("--arrivals gamma:CV", value.strip(), 0.05, 20)
+        cv = number(value.strip(), "--arrivals gamma:CV", 0.05, 20)
         return Arrivals("gamma", cv=cv)
     if kind == "trace" and value.strip():
         try:
@@ -216,7 +198,7 @@ def load_source(args: argparse.Namespace) -> ServiceSource:
             if args.dtype is None:
                 raise Refused("with --gpu, give --dtype (e.g. fp16)")
             params = workload_params(WORKLOADS[workload], args.param)
-            top = int(_number("--max-batch", args.max_batch or "256", 1, 4096, whole=True))
+            top = int(whole(args.max_batch or "256", "--max-batch", 1, 4096))
             fusion = fusion_named(args, workload)
             return from_prediction(
                 workload, params, gpu, dtype_named(args.dtype), top, fusion, forecast=not args.ceiling
@@ -331,8 +313,8 @@ def _main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     if args.budget_ms is None and args.policy is None:
         raise Refused("give --budget-ms (the latency budget), or --policy B/MS[/N] to evaluate your settings")
-    budget_s = None if args.budget_ms is None else _number("--budget-ms", args.budget_ms, 1e-6, 3.6e6) / 1e3
-    percentile = _number("--percentile", args.percentile, 1, 99.99)
+    budget_s = None if args.budget_ms is None else number(args.budget_ms, "--budget-ms", 1e-6, 3.6e6) / 1e3
+    percentile = number(args.percentile, "--percentile", 1, 99.99)
     if percentile not in PERCENTILES:
         raise Refused(f"--percentile {args.percentile!r}: choose from {', '.join(f'{q:g}' for q in PERCENTILES)}")
     server = args.server.strip().lower()
@@ -343,17 +325,17 @@ def _main(argv: list[str]) -> int:
         raise Refused(f"--handler {args.handler!r}: choose from {', '.join(HANDLERS)}")
     if handler == "awaiting" and server != "ray":
         raise Refused("--handler awaiting is Ray Serve's (--server ray); the other servers' handlers block")
-    instances = int(_number("--gpus (--instances)", args.instances, 1, MAX_INSTANCES, whole=True))
-    per_gpu = int(_number("--instances-per-gpu", args.instances_per_gpu, 1, 16, whole=True))
+    instances = int(whole(args.instances, "--gpus (--instances)", 1, MAX_INSTANCES))
+    per_gpu = int(whole(args.instances_per_gpu, "--instances-per-gpu", 1, 16))
     if per_gpu > 1 and server in ("ray", "none"):
         raise Refused(f"--instances-per-gpu is for triton and torchserve; --server {server} runs one per device")
-    overhead_s = _number("--overhead-ms", args.overhead_ms, 0, 3.6e6) / 1e3
-    host_cores = None if args.host_cores is None else int(_number("--host-cores", args.host_cores, 1, 1024, whole=True))
+    overhead_s = number(args.overhead_ms, "--overhead-ms", 0, 3.6e6) / 1e3
+    host_cores = None if args.host_cores is None else int(whole(args.host_cores, "--host-cores", 1, 1024))
     if host_cores is not None and overhead_s == 0:
         raise Refused("--host-cores says where the --overhead-ms work runs; give --overhead-ms too")
-    requests = int(_number("--requests", args.requests, 1_000, 1_000_000, whole=True))
-    seed = int(_number("--seed", args.seed, 0, 2**32 - 1, whole=True))
-    largest = int(_number("--max-batch", args.max_batch, 1, 65536, whole=True)) if args.max_batch else None
+    requests = int(whole(args.requests, "--requests", 1_000, 1_000_000))
+    seed = int(whole(args.seed, "--seed", 0, 2**32 - 1))
+    largest = int(whole(args.max_batch, "--max-batch", 1, 65536)) if args.max_batch else None
     arrivals = parse_arrivals(args.arrivals)
     rates = parse_rates(args.rate)
     if rates is None:
@@ -412,9 +394,9 @@ def parse_policy(text: str, server: str, handler: str, largest: int, per_gpu: in
     parts = text.strip().split("/")
     if len(parts) not in (2, 3):
         raise Refused(f"--policy {text!r}: give MAX_BATCH/DELAY_MS or MAX_BATCH/DELAY_MS/INSTANCES, e.g. 16/5/2")
-    batch = int(_number("--policy max batch", parts[0].strip(), 1, 65536, whole=True))
-    delay_s = _number("--policy max delay (ms)", parts[1].strip(), 0, 3.6e6) / 1e3
-    devices = int(_number("--policy devices", parts[2].strip(), 1, MAX_INSTANCES, whole=True)) if parts[2:] else 1
+    batch = int(whole(parts[0].strip(), "--policy max batch", 1, 65536))
+    delay_s = number(parts[1].strip(), "--policy max delay (ms)", 0, 3.6e6) / 1e3
+    devices = int(whole(parts[2].strip(), "--policy devices", 1, MAX_INSTANCES)) if parts[2:] else 1
     if server == "none" and (batch != 1 or delay_s != 0):
         raise Refused(f"--policy {text!r}: --server none does not batch; its policy is 1/0[/N]")
     if batch > largest:

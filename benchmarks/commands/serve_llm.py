@@ -59,6 +59,7 @@ from benchmarks.analysis.serving.llm.engine_tuning import rows as tuning_rows
 from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
 from benchmarks.analysis.serving.llm.measured_step import CONFIG_KEYS, MeasuredStep, NoMeasurement
 from benchmarks.analysis.serving.llm.prefix_cache import SharedPrefix
+from benchmarks.commands.arguments import number, share, whole
 from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_named
 from benchmarks.contract.errors import run_command
 from benchmarks.contract.results import ResultsError, read_run
@@ -214,46 +215,17 @@ def _parse(argv: list[str]) -> argparse.Namespace | int:
 # --------------------------------------------------------------------------- reading the request
 
 
-def _count(text: str, what: str, low: int = 1, high: int = 10**9) -> int:
-    t = str(text).strip()
-    if not (t.isascii() and t.isdigit()) or not low <= int(t) <= high:
-        raise Refused(f"{what} {text!r}: give a whole number from {low:,} to {high:,}")
-    return int(t)
-
-
-def _number(text: str, what: str, high: float = math.inf) -> float:
-    try:
-        if not str(text).isascii():
-            raise ValueError(text)
-        value = float(text)
-    except ValueError:
-        raise Refused(f"{what} {text!r}: give a number") from None
-    if not (math.isfinite(value) and 0 < value <= high):
-        raise Refused(f"{what} {text!r}: give a number above 0{'' if high == math.inf else f' and at most {high:g}'}")
-    return value
-
-
-def _share(text: str, what: str) -> float:
-    try:
-        value = float(text) if str(text).isascii() else math.nan
-    except ValueError:
-        value = math.nan
-    if not 0 <= value <= 1:
-        raise Refused(f"{what} {text!r}: give a share from 0 to 1")
-    return value
-
-
 def parse_lengths(text: str, what: str, longest: int) -> Lengths:
     t = text.strip()
     kind, sep, rest = t.partition(":")
     try:
         if not sep:
-            return Lengths.fixed(_count(t, what, 1, longest))
+            return Lengths.fixed(whole(t, what, 1, longest))
         if kind == "uniform":
             low, dash, high = rest.partition("-")
             if not dash:
                 raise Refused(f"{what} {text!r}: write uniform:LOW-HIGH")
-            low_n, high_n = _count(low, what, 1, longest), _count(high, what, 1, longest)
+            low_n, high_n = whole(low, what, 1, longest), whole(high, what, 1, longest)
             if low_n > high_n:
                 raise Refused(f"{what} {text!r}: LOW must not exceed HIGH")
             return Lengths.uniform(low_n, high_n)
@@ -261,8 +233,10 @@ def parse_lengths(text: str, what: str, longest: int) -> Lengths:
             parts = rest.split(",")
             if len(parts) not in (2, 3):
                 raise Refused(f"{what} {text!r}: write lognormal:MEAN,SIGMA or lognormal:MEAN,SIGMA,MAX")
-            high = _count(parts[2], what, 1, longest) if len(parts) == 3 else longest
-            return Lengths.lognormal(_number(parts[0], what, high), _number(parts[1], what, 3.0), high)
+            high = whole(parts[2], what, 1, longest) if len(parts) == 3 else longest
+            return Lengths.lognormal(
+                number(parts[0], what, 0, high, above=True), number(parts[1], what, 0, 3.0, above=True), high
+            )
         if kind == "file":
             try:
                 found = Lengths.from_file(rest)
@@ -297,7 +271,7 @@ def parse_model(source: str, params: list[str]) -> PublishedModel:
         if key in given:
             raise Refused(f"--param {pair!r}: {key} is given twice")
         given.add(key)
-        values[key] = value.strip().lower() if CUSTOM_PARAMS[key] is str else _count(value, f"--param {key}", 1, 10**7)
+        values[key] = value.strip().lower() if CUSTOM_PARAMS[key] is str else whole(value, f"--param {key}", 1, 10**7)
     missing = [k for k in ("layers", "d_model", "heads", "kv_heads", "d_ff") if k not in values]
     if missing:
         raise Refused(f"llm:custom needs --param for {', '.join(missing)}")
@@ -353,7 +327,7 @@ def measured_step(args: argparse.Namespace) -> MeasuredStep:
         key = key.strip()
         if not eq or key not in CONFIG_KEYS:
             raise Refused(f"--param {pair!r}: write KEY=VALUE with KEY one of {', '.join(CONFIG_KEYS)}")
-        wanted[key] = value.strip().lower() if key == "ffn" else _count(value, f"--param {key}", 1, 10**7)
+        wanted[key] = value.strip().lower() if key == "ffn" else whole(value, f"--param {key}", 1, 10**7)
     path = Path(args.run)
     if not args.run.strip() or path.is_dir():
         raise Refused(f"--run {args.run!r}: give one results file, e.g. benchmarks/results/<device>/<run>.json")
@@ -375,13 +349,17 @@ def read_request(args: argparse.Namespace) -> Request:
         gpu, gpu_note = gpu_named(args.gpu, prefer_sxm=True)
         dtype = dtype_named(args.dtype or "bfloat16")
         check_rate(gpu, dtype)
-        tp = _count(args.tp or "1", "--tp", 1, 64)
+        tp = whole(args.tp or "1", "--tp", 1, 64)
         if args.tune:  # the widest engine the search tries: the model must fit on it
-            tp = _count(args.gpus or str(tp), "--gpus", 1, 64)
-        fixed = _number(args.step_overhead_ms, "--step-overhead-ms", 10_000) / 1e3 if args.step_overhead_ms else None
-        efficiency = _number(args.efficiency or "1", "--efficiency", 1.0)
+            tp = whole(args.gpus or str(tp), "--gpus", 1, 64)
+        fixed = (
+            number(args.step_overhead_ms, "--step-overhead-ms", 0, 10_000, above=True) / 1e3
+            if args.step_overhead_ms
+            else None
+        )
+        efficiency = number(args.efficiency or "1", "--efficiency", 0, 1.0, above=True)
         kv_dtype = dtype_named(args.kv_dtype) if args.kv_dtype else None
-        skew = _number(args.routing_skew, "--routing-skew", 100) if args.routing_skew else 0.0
+        skew = number(args.routing_skew, "--routing-skew", 0, 100, above=True) if args.routing_skew else 0.0
         if skew and model.experts is None:
             raise Refused(f"--routing-skew is for a mixture of experts; {model.name} is dense")
         if args.expert_parallel and (model.experts is None or tp < 2):
@@ -400,19 +378,19 @@ def read_request(args: argparse.Namespace) -> Request:
     chunked = bool(args.chunked_prefill)
     default_tokens = 2048 if chunked else 8192
     engine = Engine(
-        max_num_seqs=_count(args.max_num_seqs, "--max-num-seqs", 1, 65536),
-        max_batched_tokens=_count(args.max_batched_tokens or default_tokens, "--max-batched-tokens", 1, 10**7),
+        max_num_seqs=whole(args.max_num_seqs, "--max-num-seqs", 1, 65536),
+        max_batched_tokens=whole(args.max_batched_tokens or default_tokens, "--max-batched-tokens", 1, 10**7),
         chunked_prefill=chunked,
         reserve=bool(args.reserve_kv),
-        block_tokens=_count(args.block_size, "--block-size", 1, 1024),
-        memory_fraction=_number(args.memory_fraction, "--memory-fraction", 1.0),
+        block_tokens=whole(args.block_size, "--block-size", 1, 1024),
+        memory_fraction=number(args.memory_fraction, "--memory-fraction", 0, 1.0, above=True),
         cuda_graphs=args.run is None and not args.no_cuda_graphs,
     )
     if args.prefix_hit is not None and args.prefix_tokens is None:
         raise Refused("--prefix-hit needs --prefix-tokens")
     if args.prefix_tokens is not None:
-        share = 1.0 if args.prefix_hit is None else _share(args.prefix_hit, "--prefix-hit")
-        prefix = SharedPrefix(_count(args.prefix_tokens, "--prefix-tokens", 1, model.max_context), share)
+        hit = 1.0 if args.prefix_hit is None else share(args.prefix_hit, "--prefix-hit")
+        prefix = SharedPrefix(whole(args.prefix_tokens, "--prefix-tokens", 1, model.max_context), hit)
         engine = Engine(**{**engine.__dict__, "prefix": prefix})
     if engine.problems():
         raise Refused(engine.problems()[0])
@@ -445,20 +423,22 @@ def read_request(args: argparse.Namespace) -> Request:
         )
     concurrency = rates = None
     if args.rate:
-        rates = tuple(_number(part, "--rate", 1e6) for part in args.rate.split(","))
+        rates = tuple(number(part, "--rate", 0, 1e6, above=True) for part in args.rate.split(","))
     elif args.concurrency:
         concurrency = tuple(
-            sorted({_count(part, "--concurrency", 1, MAX_CLIENTS) for part in args.concurrency.split(",")})
+            sorted({whole(part, "--concurrency", 1, MAX_CLIENTS) for part in args.concurrency.split(",")})
         )
     else:
         concurrency = DEFAULT_CONCURRENCY
     budget = None
-    percentile = _number(args.percentile, "--percentile", 100)
+    percentile = number(args.percentile, "--percentile", 0, 100, above=True)
     if args.ttft_budget_ms and not args.tpot_budget_ms:
         raise Refused("--ttft-budget-ms needs --tpot-budget-ms")
     if args.tpot_budget_ms:
-        ttft = _number(args.ttft_budget_ms, "--ttft-budget-ms", 1e7) / 1e3 if args.ttft_budget_ms else None
-        budget = Budget(_number(args.tpot_budget_ms, "--tpot-budget-ms", 1e6) / 1e3, ttft, percentile)
+        ttft = (
+            number(args.ttft_budget_ms, "--ttft-budget-ms", 0, 1e7, above=True) / 1e3 if args.ttft_budget_ms else None
+        )
+        budget = Budget(number(args.tpot_budget_ms, "--tpot-budget-ms", 0, 1e6, above=True) / 1e3, ttft, percentile)
     notes = tuple(n for n in (gpu_note,) if n)
     split, link = read_deployment(args, step, tp)
     tune_gpus = None
@@ -469,7 +449,7 @@ def read_request(args: argparse.Namespace) -> Request:
             raise Refused("--tune answers the budget alone: drop --rate and --concurrency")
         tune_gpus = tp
     return Request(model, step, engine, prompt, output, concurrency, rates,
-                   _count(args.requests, "--requests", 1, MAX_REQUESTS), budget, _count(args.seed, "--seed", 0, 2**32),
+                   whole(args.requests, "--requests", 1, MAX_REQUESTS), budget, whole(args.seed, "--seed", 0, 2**32),
                    notes, split, link, tune_gpus)  # fmt: skip
 
 
@@ -478,7 +458,7 @@ def read_deployment(args: argparse.Namespace, step: RooflineStep | MeasuredStep,
     if args.disaggregate is None:
         if args.kv_link_gbps is not None:
             raise Refused("--kv-link-gbps is for --disaggregate")
-        if args.gpus is not None and not args.tune and _count(args.gpus, "--gpus", 1, 4096) != tp:
+        if args.gpus is not None and not args.tune and whole(args.gpus, "--gpus", 1, 4096) != tp:
             raise Refused(f"--gpus {args.gpus} with --tp {tp}: one engine uses --tp GPUs; give --disaggregate P:D to "
                           "split more of them")  # fmt: skip
         return None, None
@@ -487,8 +467,8 @@ def read_deployment(args: argparse.Namespace, step: RooflineStep | MeasuredStep,
     prefill, colon, decode = args.disaggregate.partition(":")
     if not colon:
         raise Refused(f"--disaggregate {args.disaggregate!r}: write P:D, e.g. 1:3")
-    split = Split(_count(prefill, "--disaggregate P", 1, 512), _count(decode, "--disaggregate D", 1, 512), tp)
-    if args.gpus is not None and _count(args.gpus, "--gpus", 1, 4096) != split.gpus:
+    split = Split(whole(prefill, "--disaggregate P", 1, 512), whole(decode, "--disaggregate D", 1, 512), tp)
+    if args.gpus is not None and whole(args.gpus, "--gpus", 1, 4096) != split.gpus:
         raise Refused(
             f"--disaggregate {args.disaggregate} with --tp {tp} uses {split.gpus} GPUs, not --gpus {args.gpus}"
         )
@@ -496,7 +476,7 @@ def read_deployment(args: argparse.Namespace, step: RooflineStep | MeasuredStep,
         raise Refused("--disaggregate serves Poisson arrivals: give --rate or --tpot-budget-ms, not --concurrency")
     try:
         if args.kv_link_gbps is not None:
-            return split, network(_number(args.kv_link_gbps, "--kv-link-gbps", 1e6))
+            return split, network(number(args.kv_link_gbps, "--kv-link-gbps", 0, 1e6, above=True))
         return split, nvlink(step.gpu)
     except ValueError as exc:
         raise Refused(str(exc)) from None

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from benchmarks.analysis.roofline import recommend
 from benchmarks.commands import sweep_watch
+from benchmarks.commands.arguments import number, typed, whole
 from benchmarks.commands.choices import Refused
 from benchmarks.contract.errors import UserError
 from benchmarks.contract.results import DEFAULT_SWEEPS_DIR, ResultsError, load_json, write_atomic
@@ -30,24 +31,8 @@ def directory(text: str) -> Path:
     return Path(text)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0 or value != value or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text} must be a number above 0")
-    return value
+_positive_int = typed(whole, 1)
+_positive_float = typed(number, 0, above=True)
 
 
 def _batches(text: str) -> list[int] | None:

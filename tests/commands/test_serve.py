@@ -88,7 +88,7 @@ def test_an_awaiting_ray_handler_is_planned_as_such(capsys, resnet_sweep):
         ([], "required"),
         (["{sweep}"], "--budget-ms"),
         (["{sweep}", "--budget-ms", "50"], "give --rate"),
-        (["{sweep}", "--rate", "x", "--budget-ms", "50"], "--rate 'x': must be a number"),
+        (["{sweep}", "--rate", "x", "--budget-ms", "50"], "--rate 'x': give a number above 0"),
         (["{sweep}", "--rate", "-3", "--budget-ms", "50"], "--rate '-3'"),
         (["{sweep}", "--rate", "5", "--budget-ms", "0"], "--budget-ms '0'"),
         (["{sweep}", "--rate", "5", "--budget-ms", "50", "--server", "nginx"], "--server 'nginx'"),

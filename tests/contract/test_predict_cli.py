@@ -133,7 +133,7 @@ def test_a_cpu_run_gets_no_forecast(capsys):
         (["mlp", "--gpu", "h100"], "ambiguous GPU 'h100'; choose from NVIDIA H100 SXM, NVIDIA H100 PCIe"),
         (["mlp", "--gpu", "t4", "--dtype", "bf16"], "the NVIDIA T4 datasheet gives no bfloat16 rate"),
         (["mlp", "--gpu", "t4", "--dtype", "int3"], "unknown dtype 'int3'"),
-        (["mlp", "--gpu", "t4", "--batch", "0"], "batch sizes run from 1 to 16,777,216"),
+        (["mlp", "--gpu", "t4", "--batch", "0"], "give whole numbers from 1 to 16,777,216"),
         (["mlp", "--gpu", "t4", "--batch", "two"], "give whole numbers separated by commas"),
         (["mlp", "--gpu", "t4", "--param", "width=0"], "mlp: width must be at least 1"),
         (["mlp", "--gpu", "t4", "--param", "height=3"], "KEY one of width, depth"),

@@ -322,8 +322,9 @@ def test_bad_targets_end_in_one_line(fast, tmp_path, target, capsys, spec, sourc
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        (["--budget-ms", "0"], "must be a number above 0"),
-        (["--budget-ms", "-5"], "must be a number above 0"),
+        (["--budget-ms", "0"], "'0': give a number above 0"),
+        (["--budget-ms", "-5"], "'-5': give a number above 0"),
+        (["--max-batch", "\u0664"], "give a whole number from 1"),
         (["--batches", "0,4"], "batch sizes are whole numbers from 1"),
         (["--batches", "8,4,,2"], "give auto or batch sizes such as 1,8,32"),
         (["--input-dtype", "int64"], "--input-dtype int64: give --vocab N"),
@@ -332,7 +333,11 @@ def test_bad_targets_end_in_one_line(fast, tmp_path, target, capsys, spec, sourc
     ],
 )
 def test_bad_options_end_in_one_line(tmp_path, target, capsys, options, message):
-    with pytest.raises(SystemExit) if "above 0" in message or "batch sizes" in message else _nothing():
+    with (
+        pytest.raises(SystemExit)
+        if "give a number" in message or "give a whole" in message or "batch sizes" in message
+        else _nothing()
+    ):
         code = sweep(tmp_path, target(TINY), "--input-shape", "32", *options)
         assert code == 2
     assert message in capsys.readouterr().err
