@@ -18,14 +18,13 @@
 - on_page_content also gives every heading a permalink, keeps moved chart ids as anchors and fills in the
   charts' embed snippets with the site's address (benchmarks/site/charts/links.py).
 - on_post_build: write every staged chart as site/charts/<id>.{json,csv,svg,png} (an SVG and PNG drawn before
-  from the same spec by the same vl-convert are taken from .cache/exports/) and copy the published results files
+  from the same spec by the same vl-convert are taken from .cache/exports/, the others drawn one process per core:
+  benchmarks/site/chart_export.py) and copy the published results files
   to site/results/ and the model sweeps to site/sweeps/; then log one line of where the build spent its time.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
 import re
@@ -33,7 +32,6 @@ import shutil
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -45,7 +43,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.contract.results import KNOWN_VALID_ENV, KnownValid  # noqa: E402
 from benchmarks.contract.text import printable  # noqa: E402
-from benchmarks.site import charts, notice  # noqa: E402
+from benchmarks.site import chart_export, charts, notice, page_pool  # noqa: E402
 from benchmarks.site.charts import links  # noqa: E402
 from benchmarks.site.data import SiteDataError, load_site_data  # noqa: E402
 from benchmarks.site.model_sweeps import load_sweeps  # noqa: E402
@@ -236,45 +234,6 @@ def on_page_content(html_text, page, config, files):
     return _with_notice(html_text, page).replace(charts.SITE_ROOT, _root_prefix(page))
 
 
-def _export(spec_path: Path, out_dir: Path) -> bool:
-    """Write the chart's SVG and PNG; True when they were drawn now, False when taken from the cache."""
-    import vl_convert
-
-    spec = json.loads(spec_path.read_text(encoding="utf-8"))
-    spec.setdefault("config", {})["background"] = "white"
-    chart_id = spec_path.stem
-    key = hashlib.sha256(
-        f"{getattr(vl_convert, '__version__', 'unknown')}\n{json.dumps(spec, sort_keys=True)}".encode()
-    ).hexdigest()[:32]
-    cached_svg, cached_png = EXPORT_CACHE / f"{key}.svg", EXPORT_CACHE / f"{key}.png"
-    if cached_svg.is_file() and cached_png.is_file():
-        shutil.copyfile(cached_svg, out_dir / f"{chart_id}.svg")
-        shutil.copyfile(cached_png, out_dir / f"{chart_id}.png")
-        return False
-    try:
-        svg = vl_convert.vegalite_to_svg(spec)
-        png = vl_convert.svg_to_png(svg, scale=2)  # the drawing made once: rendering the spec again costs more
-    except Exception as exc:
-        first = (str(exc).strip().splitlines() or [""])[0][:300]
-        raise PluginError(printable(f"chart {chart_id}: cannot be exported: {type(exc).__name__}: {first}")) from None
-    (out_dir / f"{chart_id}.svg").write_text(svg, encoding="utf-8")
-    (out_dir / f"{chart_id}.png").write_bytes(png)
-    _keep(cached_svg, svg.encode("utf-8"))
-    _keep(cached_png, png)
-    return True
-
-
-def _keep(path: Path, data: bytes) -> None:
-    """Cache one export, written whole or not at all (a cache that cannot be written only costs time)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        partial.write_bytes(data)
-        os.replace(partial, path)
-    except OSError:
-        pass
-
-
 def time_spent(
     times: dict[str, float], total_s: float, exports_s: float, drawn: int, cached: int, workers: int = 1
 ) -> str:
@@ -307,8 +266,10 @@ def on_post_build(config):
     for path in stage.iterdir() if stage else []:
         shutil.copyfile(path, out_dir / path.name)
     started = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        drawn = sum(pool.map(lambda p: _export(p, out_dir), specs))
+    try:
+        drawn = chart_export.export_all(specs, out_dir, EXPORT_CACHE, page_pool.workers())
+    except chart_export.ExportFailed as exc:
+        raise PluginError(printable(str(exc))) from None
     exports_s = time.perf_counter() - started
     if stage:
         shutil.rmtree(stage, ignore_errors=True)

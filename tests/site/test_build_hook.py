@@ -13,6 +13,8 @@ _spec.loader.exec_module(hook)
 
 pytest.importorskip("vl_convert", reason="the docs dependency group is not installed")
 
+from benchmarks.site import chart_export  # noqa: E402
+
 SPEC = {
     "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
     "data": {"values": [{"batch": 1, "ms": 2.0}, {"batch": 8, "ms": 3.0}]},
@@ -22,32 +24,54 @@ SPEC = {
 }
 
 
-def test_an_export_drawn_once_is_taken_from_the_cache_the_next_time(tmp_path, monkeypatch):
-    monkeypatch.setattr(hook, "EXPORT_CACHE", tmp_path / "cache")
-    spec = tmp_path / "fixture-chart.json"
-    spec.write_text(json.dumps(SPEC), encoding="utf-8")
+def _fixture(tmp_path: Path, spec: dict = SPEC, name: str = "fixture-chart") -> Path:
+    path = tmp_path / "specs" / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    return path
+
+
+def test_an_export_drawn_once_is_taken_from_the_cache_the_next_time(tmp_path):
+    cache = tmp_path / "cache"
+    spec = _fixture(tmp_path)
     first, second = tmp_path / "first", tmp_path / "second"
     first.mkdir()
     second.mkdir()
-    assert hook._export(spec, first) is True
-    assert hook._export(spec, second) is False
+    assert chart_export.export_all([spec], first, cache, workers=2) == 1
+    assert chart_export.export_all([spec], second, cache, workers=2) == 0
     for ext in ("svg", "png"):
         assert (first / f"fixture-chart.{ext}").read_bytes() == (second / f"fixture-chart.{ext}").read_bytes()
     assert "<svg" in (second / "fixture-chart.svg").read_text(encoding="utf-8")
-    changed = dict(SPEC, title="SYNTHETIC test fixture, another title")
-    spec.write_text(json.dumps(changed), encoding="utf-8")
-    assert hook._export(spec, second) is True  # another spec is drawn again
-    assert len(list((tmp_path / "cache").glob("*.svg"))) == 2
+    spec = _fixture(tmp_path, dict(SPEC, title="SYNTHETIC test fixture, another title"))
+    assert chart_export.export_all([spec], second, cache, workers=2) == 1  # another spec is drawn again
+    assert len(list(cache.glob("*.svg"))) == 2
 
 
-def test_a_cache_that_cannot_be_written_only_costs_time(tmp_path, monkeypatch):
+def test_a_cache_that_cannot_be_written_only_costs_time(tmp_path):
     blocked = tmp_path / "blocked"
     blocked.write_text("a file where the cache directory would be", encoding="utf-8")
-    monkeypatch.setattr(hook, "EXPORT_CACHE", blocked / "exports")
-    spec = tmp_path / "fixture-chart.json"
-    spec.write_text(json.dumps(SPEC), encoding="utf-8")
-    assert hook._export(spec, tmp_path) is True
+    assert chart_export.export_all([_fixture(tmp_path)], tmp_path, blocked / "exports", workers=1) == 1
     assert (tmp_path / "fixture-chart.png").stat().st_size > 0
+
+
+def test_many_charts_are_drawn_in_worker_processes_the_same_as_in_turn(tmp_path):
+    """Past a few charts the drawing moves to spawned workers: the same files, byte for byte, as drawn here."""
+    names = [f"fixture-chart-{n}" for n in range(10)]
+    specs = [_fixture(tmp_path, dict(SPEC, title=f"SYNTHETIC test fixture {name}"), name) for name in names]
+    for where, workers in (("here", 1), ("workers", 2)):
+        (tmp_path / where).mkdir()
+        assert chart_export.export_all(specs, tmp_path / where, tmp_path / f"cache-{where}", workers) == 10
+    for name in names:
+        for ext in ("svg", "png"):
+            here, there = (tmp_path / where / f"{name}.{ext}" for where in ("here", "workers"))
+            assert here.stat().st_size > 0 and here.read_bytes() == there.read_bytes(), (name, ext)
+    assert len(list((tmp_path / "cache-workers").glob("*.png"))) == 10
+
+
+def test_a_chart_that_cannot_be_drawn_is_named(tmp_path):
+    broken = _fixture(tmp_path, {"mark": "line", "encoding": {"x": {"field": "a", "type": "nonsense"}}})
+    with pytest.raises(chart_export.ExportFailed, match=r"^chart fixture-chart: cannot be exported: "):
+        chart_export.export_all([broken], tmp_path, tmp_path / "cache", workers=1)
 
 
 def test_the_time_line_names_the_slowest_pages_and_the_exports():
