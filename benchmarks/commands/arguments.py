@@ -22,12 +22,17 @@ def whole(text: Any, flag: str, low: int = 1, high: int = 10**9) -> int:
     return int(t)
 
 
+def _float(text: Any) -> float:
+    """The number written, or NaN for anything else (NaN fails every bound)."""
+    try:
+        return float(text) if str(text).isascii() else math.nan
+    except ValueError:
+        return math.nan
+
+
 def number(text: Any, flag: str, low: float = 0.0, high: float = math.inf, *, above: bool = False) -> float:
     """A finite number from `low` to `high` (above `low` when `above`): '2.5' → 2.5."""
-    try:
-        value = float(text) if str(text).isascii() else math.nan
-    except ValueError:
-        value = math.nan
+    value = _float(text)
     inside = (value > low if above else value >= low) and value <= high  # NaN is never inside
     if not (math.isfinite(value) and inside):
         start = f"above {low:g}" if above else f"from {low:g}"
@@ -38,10 +43,7 @@ def number(text: Any, flag: str, low: float = 0.0, high: float = math.inf, *, ab
 
 def share(text: Any, flag: str) -> float:
     """A share from 0 to 1."""
-    try:
-        value = float(text) if str(text).isascii() else math.nan
-    except ValueError:
-        value = math.nan
+    value = _float(text)
     if not 0 <= value <= 1:
         raise Refused(f"{flag} {text!r}: give a share from 0 to 1")
     return value
