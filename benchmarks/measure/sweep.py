@@ -36,6 +36,7 @@ from typing import Any
 
 import torch
 
+from benchmarks.contract.percentiles import nearest_rank
 from benchmarks.contract.results import write_atomic
 from benchmarks.contract.schema import SCHEMA_VERSION
 from benchmarks.measure.adapters import DTYPES
@@ -79,12 +80,6 @@ class SweepSettings:
     train: bool = False  # time a training step (`benchmarks.measure.train_sweep`), not a forward pass
     memory_gb: float | None = None  # a training sweep's memory budget for its recommendation
     command: list[str] = field(default_factory=list)
-
-
-def percentile(samples: list[float], q: int) -> float:
-    """The q-th percentile by nearest rank (p50 of an even count is the upper middle sample)."""
-    ordered = sorted(samples)
-    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
 
 
 class Sweep:
@@ -172,7 +167,7 @@ class Sweep:
             "status": "ok",
             "message": None,
             "median_s": median,
-            "percentile_s": percentile(samples, self.settings.percentile),
+            "percentile_s": nearest_rank(samples, self.settings.percentile / 100),
             "timing": outcome.timing,
             "throughput": batch / median,
         }

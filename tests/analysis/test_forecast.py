@@ -20,9 +20,9 @@ from benchmarks.analysis.roofline.forecast import (
     expected,
     fit,
     leave_one_source_out,
-    nearest_rank,
     read_calibration,
 )
+from benchmarks.contract.percentiles import nearest_rank
 
 
 def synthetic(truth: Efficiency, n: int, source: str = "synthetic", family: str = LLM, seed: int = 0, **kw):

@@ -38,6 +38,7 @@ from typing import Any
 from benchmarks.analysis.roofline.predict import PredictedPoint
 from benchmarks.contract.errors import UserError
 from benchmarks.contract.inputs import PUBLISHED_LIMIT, InputError, read_text_bounded
+from benchmarks.contract.percentiles import nearest_rank
 from benchmarks.contract.text import printable
 from benchmarks.gpus import BYTES_PER_ELEMENT
 
@@ -337,11 +338,6 @@ def leave_one_source_out(
             if figure.source == source:
                 outcomes[figure.id] = Outcome(figure, evaluate(figure, calibration))
     return [outcomes[f.id] for f in figures]
-
-
-def nearest_rank(values: Sequence[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
 
 
 @dataclass(frozen=True)

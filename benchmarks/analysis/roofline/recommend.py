@@ -35,6 +35,7 @@ from benchmarks.analysis.roofline import diagnosis
 from benchmarks.analysis.roofline.curves import Point
 from benchmarks.analysis.roofline.roofline_model import Knee, crossing_batch, detect_knee, run_ceilings
 from benchmarks.analysis.roofline.tile_steps import CurvePoint, Step, find_steps, median_stderr, tile_boundary
+from benchmarks.contract.percentiles import nearest_rank
 from benchmarks.gpus import Ceilings
 from snippets.choose import FLAT_SHARE
 
@@ -144,9 +145,7 @@ class Noise:
 
 
 def noise_of(points: Sequence[SweepPoint], ceilings_doc: dict | None, dtype: str | None) -> Noise:
-    tails = sorted(
-        sorted(p.samples)[math.ceil(0.9 * len(p.samples)) - 1] / p.median_s for p in points if len(p.samples) >= 10
-    )
+    tails = sorted(nearest_rank(p.samples, 0.9) / p.median_s for p in points if len(p.samples) >= 10)
     spreads = []
     ceilings_doc = ceilings_doc or {}
     for name, entry in (("copy", ceilings_doc.get("copy")), ("matmul", (ceilings_doc.get("matmul") or {}).get(dtype))):
