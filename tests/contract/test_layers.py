@@ -66,7 +66,7 @@ ANALYSIS = {
     "analysis.roofline": BELOW_ANALYSIS,
     "analysis.serving": BELOW_ANALYSIS,
     "analysis.serving.batcher": {"analysis.serving", "analysis.roofline", *BELOW_ANALYSIS},
-    "analysis.serving.llm": {"analysis.roofline", *BELOW_ANALYSIS},
+    "analysis.serving.llm": {"analysis.serving", "analysis.roofline", *BELOW_ANALYSIS},
     "analysis.published": {"analysis.roofline", "analysis.serving.batcher", "analysis.serving.llm", *BELOW_ANALYSIS},
 }
 ALLOWED = {

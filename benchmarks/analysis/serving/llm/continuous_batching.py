@@ -57,6 +57,7 @@ from benchmarks.analysis.roofline.cost_model import (
     tensor_parallel_seconds,
 )
 from benchmarks.analysis.roofline.decode import DecodeTerms, decode_terms
+from benchmarks.analysis.serving.arrivals import poisson_arrivals
 from benchmarks.analysis.serving.llm.prefix_cache import PrefixCache, SharedPrefix
 from benchmarks.contract.inputs import LENGTHS_LIMIT, InputError, read_text_bounded
 from benchmarks.gpus import BYTES_PER_ELEMENT, GPU
@@ -461,11 +462,6 @@ class Lengths:
         if self.kind == "lognormal":
             return f"log-normal, mean {self.mean:,.0f}, σ {self.sigma:g} (at most {self.high:,})"
         return f"{len(self.values):,} listed lengths, mean {self.mean:,.0f}"
-
-
-def poisson_arrivals(rate_per_s: float, n: int, rng: np.random.Generator) -> np.ndarray:
-    """Arrival times (s) of n requests of a Poisson process at `rate_per_s`, the first after one gap."""
-    return np.cumsum(rng.exponential(1 / rate_per_s, size=n))
 
 
 # --------------------------------------------------------------------------- the engine

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from benchmarks.analysis.serving.arrivals import poisson_arrivals
 from benchmarks.analysis.serving.llm.continuous_batching import (
     Budget,
     Engine,
@@ -38,7 +39,6 @@ from benchmarks.analysis.serving.llm.continuous_batching import (
     clip_pairs,
     largest_rate,
     largest_rate_of,
-    poisson_arrivals,
     serve_requests,
     simulate,
 )
