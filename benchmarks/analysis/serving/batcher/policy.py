@@ -29,6 +29,7 @@ from benchmarks.analysis.serving.batcher.simulator import (
     ServiceCurve,
     SimulationResult,
     full_batch_ceiling,
+    ms,
     simulate,
 )
 
@@ -485,13 +486,6 @@ def evaluate(
 
 # ---------------------------------------------------------------------------------------------------------
 # Words
-
-
-def ms(seconds: float) -> str:
-    value = seconds * 1e3
-    if value >= 100:
-        return f"{value:,.0f} ms"
-    return f"{value:.3g} ms"
 
 
 def per_s(rate: float) -> str:

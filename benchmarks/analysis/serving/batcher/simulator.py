@@ -316,15 +316,16 @@ class Policy:
             many += f" on {on}" if self.per_device in (1, self.instances) else f", {self.per_device} per device on {on}"
         if self.server == "none":
             return f"no batching, {many}"
-        text = f"{SERVER_NAMES[self.server]}, max batch {self.max_batch}, max delay {_ms(self.max_delay_s)}, {many}"
+        text = f"{SERVER_NAMES[self.server]}, max batch {self.max_batch}, max delay {ms(self.max_delay_s)}, {many}"
         if self.server == "ray":
             text += f", {self.handler} handler"
         return text
 
 
-def _ms(seconds: float) -> str:
-    ms = seconds * 1e3
-    return f"{ms:.3g} ms" if ms < 100 else f"{ms:,.0f} ms"
+def ms(seconds: float) -> str:
+    """'2.5 ms', '12.5 ms', '1,250 ms': three significant figures below 100 ms, whole milliseconds above."""
+    value = seconds * 1e3
+    return f"{value:.3g} ms" if value < 100 else f"{value:,.0f} ms"
 
 
 # ---------------------------------------------------------------------------------------------------------
