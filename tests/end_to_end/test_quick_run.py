@@ -11,6 +11,7 @@ import pytest
 from benchmarks.analysis.roofline.roofline_model import critical_batch, detect_knee, run_ceilings
 from benchmarks.commands.cli import main
 from benchmarks.contract.results import read_run
+from benchmarks.measure import estimate
 from benchmarks.profiles import QUICK
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,5 +50,16 @@ def test_quick_profile_end_to_end(tmp_path):
         [(r["batch"], r["flops"], r["bytes"]) for r in mlp_1024], run_ceilings(run.ceilings, "float32")
     )
     assert predicted is not None and 1 < predicted < 512
-    assert elapsed < 300, f"the quick profile took {elapsed:.0f} s (budget: about 2½ minutes on 2 cores)"
-    print(f"quick profile: {elapsed:.0f} s; knee {knee.batch:.1f} measured, {predicted:.1f} predicted")
+    # The time is judged against the run's own cost model on the ceilings it just measured, so a slower
+    # CPU (or a busy one) moves both: the reference EPYC took 98 s for an estimate of 92 s (before the
+    # training sweeps joined the profile), a 2-core Xeon 307 s for 270 s. Twice the estimate means the
+    # run, not the machine, got slower.
+    machine = estimate.machine_from_ceilings("cpu", run.ceilings, run.doc["device"])
+    expected = estimate.estimate(QUICK, machine).total_s
+    print(
+        f"quick profile: {elapsed:.0f} s (estimated {expected:.0f} s on its own ceilings); "
+        f"knee {knee.batch:.1f} measured, {predicted:.1f} predicted"
+    )
+    assert elapsed < 2 * expected, (
+        f"the quick profile took {elapsed:.0f} s, over twice its estimate of {expected:.0f} s"
+    )
