@@ -136,10 +136,12 @@ def tests(session: nox.Session) -> None:
 @nox.session(name="tests-all")
 def tests_all(session: nox.Session) -> None:
     """Everything CI runs: the fast loop plus a real quick-profile run, the strict site build and the browser
-    checks (Debian's Chromium). Arguments go to pytest."""
+    checks (Debian's Chromium), on every core, a file's tests in one worker (a module's built site is built
+    once). Arguments go to pytest."""
     session.install(*group("test"))
     session.env.setdefault("BATCHING_FUZZ_CASES", "1000")  # the fast loop tries 120 mutated results files
-    session.run("pytest", "--durations=25", *session.posargs)  # the log says where the suite's time went
+    # --durations: the log says where the suite's time went
+    session.run("pytest", "-n", "auto", "--dist", "loadfile", "--durations=25", *session.posargs)
 
 
 @nox.session

@@ -141,8 +141,7 @@ def _bundle() -> str:
     if cache.exists():
         return cache.read_text(encoding="utf-8")
     text = vl_convert.javascript_bundle()
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(text, encoding="utf-8")
+    chart_export.keep(cache, text.encode("utf-8"))  # whole or not at all: another build may be reading it
     return text
 
 

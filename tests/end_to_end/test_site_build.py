@@ -72,13 +72,24 @@ def write_synthetic_sweeps(directory: Path) -> None:
         path.write_text(json.dumps(doc), encoding="utf-8")
 
 
+# Runs its arguments as a child and writes the largest resident set of that child's tree (KiB) last on stderr.
+PEAK_OF_CHILD = (
+    "import resource, subprocess, sys; code = subprocess.call(sys.argv[1:]); "
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(code)"
+)
+
+
 def build(
     site_dir: Path,
     results_dir: Path | None = None,
     synthetic: bool = False,
     site_url: str | None = None,
     sweeps_dir: Path | None = None,
+    report_peak: bool = False,
 ) -> subprocess.CompletedProcess:
+    """`mkdocs build --strict` in a child process; with `report_peak`, the largest process of the build (in
+    KiB) is the last line of its stderr, measured by a parent of its own, so that no earlier child of this
+    test process counts."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BATCHING_") and k != "SITE_URL"}
     if site_url:
         env["SITE_URL"] = site_url  # instant navigation works only where the site is served from here
@@ -90,8 +101,11 @@ def build(
         env["BATCHING_SWEEPS_DIR"] = str(sweeps_dir)
     if synthetic:
         env["BATCHING_INCLUDE_SYNTHETIC"] = "1"
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)]
+    if report_peak:
+        command = [sys.executable, "-c", PEAK_OF_CHILD, *command]
     return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],
+        command,
         cwd=ROOT,
         env=env,
         capture_output=True,
