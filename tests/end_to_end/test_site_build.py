@@ -72,9 +72,12 @@ def write_synthetic_sweeps(directory: Path) -> None:
         path.write_text(json.dumps(doc), encoding="utf-8")
 
 
+BUILD_TIMEOUT_S = 600
 # Runs its arguments as a child and writes the largest resident set of that child's tree (KiB) last on stderr.
+# It ends the child itself at the time limit: a limit that killed only this parent would leave the build running.
 PEAK_OF_CHILD = (
-    "import resource, subprocess, sys; code = subprocess.call(sys.argv[1:]); "
+    "import resource, subprocess, sys; "
+    f"code = subprocess.call(sys.argv[1:], timeout={BUILD_TIMEOUT_S}); "
     "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(code)"
 )
 
@@ -110,7 +113,7 @@ def build(
         env=env,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=BUILD_TIMEOUT_S + (30 if report_peak else 0),  # with report_peak, the parent's limit acts first
     )
 
 
