@@ -1,4 +1,7 @@
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -38,3 +41,17 @@ def write_doc(tmp_path):
         return path
 
     return write
+
+
+def pytest_configure(config):
+    """One directory for the sites the end-to-end tests build, shared by every test process of this run
+    (tests/end_to_end/test_site_build.py `served_site`); pytest-xdist's workers inherit it."""
+    if not hasattr(config, "workerinput") and "TESTS_SHARED_SITES" not in os.environ:
+        config.shared_sites = tempfile.mkdtemp(prefix="batching-sites-")
+        os.environ["TESTS_SHARED_SITES"] = config.shared_sites
+
+
+def pytest_unconfigure(config):
+    if getattr(config, "shared_sites", None):
+        shutil.rmtree(config.shared_sites, ignore_errors=True)
+        os.environ.pop("TESTS_SHARED_SITES", None)

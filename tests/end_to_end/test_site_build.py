@@ -1,15 +1,15 @@
 """The site: strict builds from committed and synthetic results, exports, links, page weight.
 
-Each site is built once per test process (`built_site`), in a temporary directory, and shared
-with tests/test_browser.py.
+Each site is built once per test run (`served_site`), in a temporary directory, and shared with the
+browser, layout and claims tests, whichever test process runs them.
 """
 
 from __future__ import annotations
 
 import atexit
+import fcntl
 import functools
 import html
-import http.server
 import json
 import os
 import re
@@ -17,7 +17,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlparse
@@ -117,30 +116,74 @@ def build(
     )
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
+# A server of its own for a shared site: the test process that built it may end before the others are done
+# with it (a pytest-xdist worker stops when no work is left), so the server lives until the whole run ends.
+SERVE_UNTIL_OWNER_ENDS = """
+import functools, http.server, os, sys, threading, time
+class Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=sys.argv[1]))
+print(server.server_port, flush=True)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+while True:
+    time.sleep(0.5)
+    try:
+        os.kill(int(sys.argv[2]), 0)
+    except OSError:
+        break
+"""
+SHARED_SITES = "TESTS_SHARED_SITES"  # set by tests/conftest.py: one directory for the whole run
+
+
+def _run_owner() -> int:
+    """The process the whole test run lives in: pytest-xdist's controller for a worker, else this one."""
+    return os.getppid() if os.environ.get("PYTEST_XDIST_WORKER") else os.getpid()
+
+
+def _serve(directory: Path) -> str:
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVE_UNTIL_OWNER_ENDS, str(directory), str(_run_owner())],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    _SERVERS.append(server)  # it outlives this process when another still uses it: never waited for here
+    port = int(server.stdout.readline())
+    server.stdout.close()
+    return f"http://127.0.0.1:{port}/"
+
+
+_SERVERS: list[subprocess.Popen] = []
 
 
 @functools.cache
 def served_site(kind: str) -> tuple[Path, str]:
-    """Build the site once per process, 'committed' (benchmarks/results/) or 'synthetic', and
-    serve it on 127.0.0.1; returns the site directory and its URL."""
-    site = _tmp(f"site-{kind}-")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}/"
-    if kind == "synthetic":
-        results, sweeps = _tmp("results-"), _tmp("sweeps-")
-        write_synthetic_results(results)
-        write_synthetic_sweeps(sweeps)
-        done = build(site, results, synthetic=True, site_url=url, sweeps_dir=sweeps)
-    else:
-        done = build(site, site_url=url)
-    if done.returncode != 0:
-        pytest.fail(f"mkdocs build --strict failed for the {kind} site:\n{done.stdout[-4000:]}\n{done.stderr[-8000:]}")
-    BUILD_LOGS[kind] = done.stdout + done.stderr
-    return site, url
+    """The site, 'committed' (benchmarks/results/) or 'synthetic', built once per test run (the first test
+    process to ask builds it, under a lock; the others wait and reuse it) and served on 127.0.0.1; returns
+    the site directory and its URL. Its build log is in BUILD_LOGS."""
+    shared = Path(os.environ.get(SHARED_SITES) or _tmp("sites-"))
+    site, url_file, log_file = shared / f"site-{kind}", shared / f"{kind}.url", shared / f"{kind}.log"
+    with open(shared / f"{kind}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not log_file.exists():  # the first to ask builds; a failed build is not tried again
+            site.mkdir()
+            url = _serve(site)
+            if kind == "synthetic":
+                results, sweeps = _tmp("results-"), _tmp("sweeps-")
+                write_synthetic_results(results)
+                write_synthetic_sweeps(sweeps)
+                done = build(site, results, synthetic=True, site_url=url, sweeps_dir=sweeps)
+            else:
+                done = build(site, site_url=url)
+            if done.returncode == 0:
+                url_file.write_text(url, encoding="utf-8")
+            log_file.write_text(done.stdout + done.stderr, encoding="utf-8")
+    if not url_file.exists():
+        pytest.fail(f"mkdocs build --strict failed for the {kind} site:\n{log_file.read_text()[-8000:]}")
+    BUILD_LOGS[kind] = log_file.read_text(encoding="utf-8")
+    return site, url_file.read_text(encoding="utf-8")
 
 
 BUILD_LOGS: dict[str, str] = {}
