@@ -30,8 +30,9 @@ def h(value: Any) -> str:
     """Text made safe for HTML (no Markdown escaping): markup escaped, and every '$' written as the
     character reference &#36;, so that text from a results file never opens or closes a formula (the
     site renders $$...$$ only where an authored page wrote it, and a '$$' from data would pair with it), and
-    every '__' as two references &#95;, so that text from a file never spells one of the placeholders the site
-    hook fills in with the site's addresses (__SITE_URL__/, __PAGE_URL__, __SITE_ROOT__/)."""
+    every '__' as two references &#95; (the placeholders the site hook fills in with the site's addresses carry
+    a token of the build's own, benchmarks/site/placeholders.py, which is what keeps data from spelling one:
+    the notebook conversion turns these references back into '__')."""
     return html.escape(str(value), quote=True).replace("$", "&#36;").replace("__", "&#95;&#95;")
 
 

@@ -26,7 +26,9 @@ import pytest
 from tests.synthetic import PAYLOAD, SYNTHETIC_DEVICE, hostile, hostile_sweep, make_run, make_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
-EVIL = f"{PAYLOAD} (test fixture)"
+# The placeholders the docs hook fills in, as a file might spell them (names with '__' are allowed)
+SPOOF = "__PAGE_URL__ __SITE_URL__/spoofed __SITE_ROOT__/spoofed"
+EVIL = f"{PAYLOAD} {SPOOF} (test fixture)"
 PAGES = [
     "", "guide/", "serving/", "llm_serving/", "your_model/", "theory/", "mlp/", "regimes/", "steps/", "moe/", "cnn/",
     "decode/", "training/", "calculator/", "devices/", "published/", "methodology/", "reproduce/", "glossary/",
@@ -65,6 +67,7 @@ def write_synthetic_sweeps(directory: Path) -> None:
     """SYNTHETIC sweeps: a plain one, and one with the payload in every free-form field."""
     evil = hostile_sweep(make_sweep(seed=1))
     evil["device"]["slug"] = "synthetic-evil"
+    evil["model"]["name"] = f"Net {SPOOF}"
     for doc in (make_sweep(), evil):
         path = directory / doc["device"]["slug"] / f"{doc['run']['id']}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -400,6 +403,22 @@ def test_results_strings_are_escaped():
     assert shown >= 5, "the payload must be shown, escaped, on the pages"
     for path in (site / "results").rglob("*.json"):  # the raw files are served as data, never as pages
         assert path.suffix == ".json"
+
+
+def test_data_spelling_the_hooks_placeholders_is_shown_as_written():
+    """A device and a model named with __PAGE_URL__, __SITE_URL__/ and __SITE_ROOT__/ keep those words on every
+    page and in the search index: the hook fills in only the placeholders the pages themselves wrote."""
+    site, url = served_site("synthetic")
+    shown = 0
+    for page in [*_html_pages(site), site / "search" / "search_index.json"]:
+        text = html.unescape(page.read_text(encoding="utf-8"))
+        rewritten = re.findall(r".{0,80}(?:[:/.]|\d)/spoofed", text)
+        assert not rewritten, (page, rewritten[:3])
+        assert "__PAGE_URL_" not in text.replace("__PAGE_URL__", "") and "__SITE_ROOT_" not in text.replace(
+            "__SITE_ROOT__", ""
+        ), page  # and no placeholder of the build's own is left unfilled
+        shown += text.count(SPOOF)
+    assert shown >= 10, "the names must be shown, as written, on the pages"
 
 
 def test_every_page_says_so_while_every_committed_run_is_a_cpu():

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from benchmarks.site import placeholders
 from benchmarks.site.charts import CHART_ID, links
 from benchmarks.site.render import DeviceSection, Heading, render
 from tests.synthetic import PAYLOAD, make_run, site_data
@@ -49,7 +50,7 @@ def test_a_hostile_caption_stays_text_in_both_snippets_and_on_the_page():
 
 def test_the_control_is_filled_in_with_the_sites_address():
     shown = links.absolute(links.embed_html("theory-cpu", "A chart"), "https://example.org/batching", PAGE)
-    assert "__SITE_URL__" not in shown and "__PAGE_URL__" not in shown
+    assert placeholders.TOKEN not in shown  # every placeholder filled in
     assert "Link or embed" in shown and 'href="#chart-theory-cpu"' in shown
     assert "https://example.org/batching/charts/theory-cpu.png" in shown
     assert "https://example.org/batching/mlp/#chart-theory-cpu" in shown
@@ -61,7 +62,7 @@ def test_a_build_without_a_site_url_says_so_beside_the_snippets():
     note = local.split("<summary>Link or embed</summary>", 1)[1].split("<p>Link:", 1)[0]
     assert "SITE_URL" in note and "http://127.0.0.1:8000/" in note and "only on this machine" in note
     published = links.absolute(control, SITE, PAGE)
-    assert "SITE_URL" not in published and "__UNPUBLISHED__" not in published and "bchart-unpublished" not in published
+    assert "SITE_URL" not in published and placeholders.TOKEN not in published and "bchart-unpublished" not in published
 
 
 def _ids(html_text: str) -> list[str]:

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from benchmarks.analysis.roofline.forecast import committed
 from benchmarks.site.pages import home, methodology, reproduce, theory
+from benchmarks.site.placeholders import SITE_ROOT
 from tests.synthetic import make_run, site_data
 
 EVIL = "<img src=x onerror=alert(1)>"
@@ -17,7 +18,7 @@ def test_a_committed_gpu_run_replaces_the_prediction_with_its_measured_curve():
     out = page.text()
     assert 'id="chart-home-headline"' in out and "measured on a GPU" in out
     assert "home-predicted" not in out and "not measured" not in out
-    assert out.count("<tr>") == 3 and 'href="__SITE_ROOT__/results/synthetic-cpu/r2.json"' in out
+    assert out.count("<tr>") == 3 and f'href="{SITE_ROOT}results/synthetic-cpu/r2.json"' in out
     assert EVIL not in out and "&lt;img src=x onerror=alert(1)&gt;" in out
     assert page.extra["curve"].run.device["kind"] == "cuda"
     answer = page.html("gpu_curve_measured_or_predicted")
@@ -64,7 +65,7 @@ def test_theory_shows_and_quotes_the_measured_cpu_curve():
     out = theory.build(site_data(make_run(kind="cpu", widths=(1024,)))).html("cpu")
     assert 'id="chart-theory-cpu"' in out and "8×1024 MLP on a CPU" in out
     assert "On its roofline, the time grows slowly" in out and "Measured here (bfloat16, graph, cache rotated)" in out
-    assert 'href="__SITE_ROOT__/mlp/"' in out
+    assert f'href="{SITE_ROOT}mlp/"' in out
 
 
 def test_methodology_lists_every_sweep_of_every_profile():
@@ -75,7 +76,7 @@ def test_methodology_lists_every_sweep_of_every_profile():
 def test_reproduce_lists_schema_fields_and_committed_runs():
     out = reproduce.build(site_data(make_run(run_id="run-1"))).text()
     assert "<code>records[].median_s</code>" in out
-    assert 'href="__SITE_ROOT__/results/synthetic-gpu/run-1.json"' in out
+    assert f'href="{SITE_ROOT}results/synthetic-gpu/run-1.json"' in out
 
 
 def test_runs_of_one_device_fold_into_one_line():
@@ -84,7 +85,7 @@ def test_runs_of_one_device_fold_into_one_line():
     runs = home.build(site_data(older, newer)).html("committed_runs_by_device")
     line = runs[runs.index("<li>") : runs.index("</li>")]
     assert "2 runs, 2026-01-01 to 2026-01-03; charted from" in line
-    assert 'href="__SITE_ROOT__/results/synthetic-cpu/r2.json">r2</a> (' in line and ">r1<" not in line
+    assert f'href="{SITE_ROOT}results/synthetic-cpu/r2.json">r2</a> (' in line and ">r1<" not in line
     assert "Every committed run (2)" in runs  # each run still listed, folded
 
 

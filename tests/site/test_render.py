@@ -3,6 +3,7 @@
 import pytest
 
 from benchmarks.site import render
+from benchmarks.site.placeholders import SITE_ROOT
 from benchmarks.site.render import Bullets, Heading, Html, Paragraph, Table, takeaway
 from tests.synthetic import make_run, site_data
 
@@ -28,7 +29,7 @@ def test_text_is_escaped(part):
 
 def test_html_passes_through_and_links_are_relative_to_the_site():
     out = render.render([Paragraph(["see ", render.link("Theory", "theory/"), " and ", render.code("x < y")])])
-    assert '<a href="__SITE_ROOT__/theory/">Theory</a>' in out and "<code>x &lt; y</code>" in out
+    assert f'<a href="{SITE_ROOT}theory/">Theory</a>' in out and "<code>x &lt; y</code>" in out
     assert isinstance(render.strong("a"), Html)
 
 
@@ -72,7 +73,7 @@ def test_a_term_links_to_its_glossary_entry_and_an_unknown_one_is_refused():
     out = render.render(
         [Paragraph(["the ", render.term("ridge batch"), " and ", render.term("knee", "measured knee")])]
     )
-    assert '<a href="__SITE_ROOT__/glossary/#ridge-batch" class="term"' in out
-    assert 'href="__SITE_ROOT__/glossary/#measured-knee"' in out and ">knee</a>" in out
+    assert f'<a href="{SITE_ROOT}glossary/#ridge-batch" class="term"' in out
+    assert f'href="{SITE_ROOT}glossary/#measured-knee"' in out and ">knee</a>" in out
     with pytest.raises(KeyError, match="no glossary term"):
         render.term("magic ratio")

@@ -27,6 +27,7 @@ from benchmarks.analysis.roofline.curves import Curve, predicted_at
 from benchmarks.contract.text import printable
 from benchmarks.site import text
 from benchmarks.site.charts.links import embed_html
+from benchmarks.site.placeholders import SITE_ROOT  # the page's relative path to the site root
 from benchmarks.workloads import ROWS, BatchUnit
 from snippets.costs import linear_cost
 
@@ -35,7 +36,6 @@ STAGE_ENV = "BATCHING_CHART_DIR"
 # more than drawing, and grows with the data); the tests build every page with it, from the same code.
 CHECK_SPECS_ENV = "BATCHING_CHECK_CHART_SPECS"
 DEFAULT_STAGE = Path(__file__).resolve().parents[3] / ".cache" / "charts"
-SITE_ROOT = "__SITE_ROOT__/"  # replaced by the docs hook with the page's relative path to the site root
 CHART_ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 WIDTH, HEIGHT = 520, 300
@@ -487,8 +487,8 @@ def load_chart(rows: list[dict[str, Any]], title: str, subtitle: Sequence[str]) 
 
 def _inert_json(spec: dict[str, Any]) -> str:
     """JSON text that HTML parses as plain text: no '<', '>', '&' or '$' (they become \\u escapes; no '$' can
-    open or close a formula on the page), and no '__' (so no text from data spells a placeholder the site hook
-    fills in, such as __PAGE_URL__).
+    open or close a formula on the page), and no '__' (the placeholders the site hook fills in are spelled with
+    a token of the build's own, benchmarks/site/placeholders.py; this keeps data from even resembling one).
 
     It sits in a <template>, not a <script>: Material's instant navigation re-creates script
     elements as executable ones, while a template's content is inert.

@@ -20,11 +20,10 @@ from pathlib import Path
 
 from benchmarks.site import text
 
-# Replaced by the docs hook with absolute addresses built from the site's URL (SITE_URL): a wiki
-# needs the address the site is published at, not a path relative to a page.
-SITE_URL = "__SITE_URL__/"  # the site's root, e.g. https://example.org/batching/
-PAGE_URL = "__PAGE_URL__"  # the page holding the chart, e.g. https://example.org/batching/mlp/
-UNPUBLISHED = "<!--__UNPUBLISHED__-->"  # where a build without SITE_URL says its addresses are local ones
+# SITE_URL and PAGE_URL are replaced by the docs hook with absolute addresses built from the site's URL
+# (SITE_URL): a wiki needs the address the site is published at, not a path relative to a page.
+from benchmarks.site.placeholders import PAGE_URL, SITE_URL, UNPUBLISHED
+
 UNPUBLISHED_NOTE = (
     '<p class="bchart-unpublished"><strong>Local addresses:</strong> this copy of the site was built without '
     "<code>SITE_URL</code>, so these snippets point at <code>{site}</code>, which works only on this machine. "
