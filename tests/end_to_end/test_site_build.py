@@ -408,7 +408,7 @@ def test_results_strings_are_escaped():
 def test_data_spelling_the_hooks_placeholders_is_shown_as_written():
     """A device and a model named with __PAGE_URL__, __SITE_URL__/ and __SITE_ROOT__/ keep those words on every
     page and in the search index: the hook fills in only the placeholders the pages themselves wrote."""
-    site, url = served_site("synthetic")
+    site = built_site("synthetic")
     shown = 0
     for page in [*_html_pages(site), site / "search" / "search_index.json"]:
         text = html.unescape(page.read_text(encoding="utf-8"))
