@@ -9,7 +9,8 @@ class UserError(Exception):
 
 def run_command(command, *args) -> int:
     """Run a command's code: a UserError raised anywhere in it is one line on stderr (made printable) and exit 2,
-    Ctrl-C one line and 130. The one place a user's error is caught for the command line, for every entry point."""
+    Ctrl-C one line and 130, running out of memory one line and 1. The one place a user's error is caught for the
+    command line, for every entry point."""
     import sys
 
     from benchmarks.contract.text import printable
@@ -22,3 +23,6 @@ def run_command(command, *args) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+    except MemoryError:
+        print("error: out of memory: the command needed more memory than this process may use", file=sys.stderr)
+        return 1

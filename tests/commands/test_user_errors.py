@@ -45,6 +45,16 @@ def test_a_user_error_no_command_caught_is_one_line_and_exit_2(monkeypatch, caps
     assert err.count("\n") == 1 and err.startswith("error: /synthetic/x.json") and "\x1b" not in err
 
 
+def test_running_out_of_memory_is_one_line_and_exit_1(monkeypatch, capsys):
+    def greedy() -> int:
+        raise MemoryError
+
+    monkeypatch.setattr(cli, "_list", greedy)
+    assert cli.main(["list"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: out of memory")
+
+
 def test_a_bad_time_limit_is_refused_by_main_in_one_line(capsys):
     assert cli.main(["run", "--time-limit", "0"]) == 2
     assert capsys.readouterr().err == "error: --time-limit 0: give a number of seconds above 0\n"

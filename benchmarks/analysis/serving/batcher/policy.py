@@ -111,22 +111,30 @@ class Arrivals:
 
 @dataclass
 class Outcome:
-    """One policy at one rate."""
+    """One policy at one rate: its latency at the percentile and whether it overloaded, and the simulation behind
+    them until `verdict_only` lets it go."""
 
     policy: Policy
     rate: float
-    result: SimulationResult
+    result: SimulationResult | None  # None once only the verdict is kept
     percentile: float
     budget_s: float
+    latency_s: float = field(init=False)  # the percentile's latency; infinite when overloaded
+    overloaded: bool = field(init=False)
 
-    @property
-    def latency_s(self) -> float:
-        """The percentile's latency; infinite when overloaded."""
-        return self.result.percentile(self.percentile)
+    def __post_init__(self) -> None:
+        self.latency_s = self.result.percentile(self.percentile)
+        self.overloaded = self.result.overloaded
 
     @property
     def meets(self) -> bool:
-        return not self.result.overloaded and self.latency_s <= self.budget_s
+        return not self.overloaded and self.latency_s <= self.budget_s
+
+    def verdict_only(self) -> Outcome:
+        """This outcome without its simulation's per-request arrays: a search keeps one per policy and rate tried,
+        and a curve up to batch 65,536 simulates a million requests for each (40 MB apiece)."""
+        self.result = None
+        return self
 
 
 def outcome(
@@ -407,7 +415,7 @@ def _fewest_instances(
             policies = candidates(trials.curve, server, instances, trials.budget_s, handler, max_batch, batches, share)
             for index, policy in enumerate(policies):
                 trials.say(f"{devices} device(s), {share} instance(s) each: policy {index + 1} of {len(policies)}")
-                tried.append(Candidate(policy, [trials.outcome(policy, rate) for rate in rates]))
+                tried.append(Candidate(policy, [trials.outcome(policy, rate).verdict_only() for rate in rates]))
                 last = policy
             meeting = [c for c in tried if (c.policy.devices, c.policy.per_device) == (devices, share) and c.meets]
             if meeting:
@@ -524,7 +532,7 @@ def explain(plan: Plan) -> str:
         if plan.closest is None:
             return f"No policy was tried. {plain_words}"
         best = plan.closest.outcomes[-1]
-        got = "overloaded" if best.result.overloaded else f"{p} {ms(best.latency_s)}"
+        got = "overloaded" if best.overloaded else f"{p} {ms(best.latency_s)}"
         return (
             f"No policy tried keeps {p} within {budget} at {rates} with up to {inst}. The closest, "
             f"{best.policy.describe()}, gives {got} at {per_s(best.rate)}. {plain_words}"
