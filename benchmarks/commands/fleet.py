@@ -323,6 +323,9 @@ def reachability_problem(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> 
     None when something answers there (or the address is Ray's to resolve)."""
     target = host_and_port(address)
     if target is None:
+        port = address.removeprefix("ray://").rpartition(":")[2]
+        if port.isascii() and port.isdigit() and not 0 < int(port) < 65536:
+            return f"port {port} is outside 1 to 65535"
         return None
     try:
         with socket.create_connection(target, timeout=timeout_s):

@@ -43,6 +43,6 @@ def kind_problem(kind: object) -> str:
     """Why a document of `kind` is not a results file: a serving check belongs to its own reader, anything else
     is no kind this contract knows (told before any field, so a mistyped kind is not judged as another kind)."""
     if kind == SERVING_CHECK:
-        return "is a real-server check, not a profile run or a sweep: it belongs under benchmarks/serving/"
+        return "is a real-server check (the kind kept under benchmarks/serving/), not a profile run or a sweep"
     known = ", ".join(repr(k) for k in (*KINDS, SERVING_CHECK))
     return f"must be one of {known}, got {describe_value(kind)}"

@@ -173,3 +173,11 @@ def test_the_address_dialled_is_the_one_given():
     assert fleet.host_and_port("ray://head.example:10001") == ("head.example", 10001)
     assert fleet.host_and_port("[::1]:6379") == ("::1", 6379)
     assert fleet.host_and_port("auto") is None and fleet.host_and_port("10.0.0.1:99999") is None
+
+
+def test_a_port_out_of_range_is_refused_before_ray_is_asked(fake_ray, capsys):
+    assert fleet.reachability_problem("10.0.0.1:99999") == "port 99999 is outside 1 to 65535"
+    assert fleet.reachability_problem("auto") is None
+    assert main(["fleet", "--address", "ray://10.0.0.1:0", "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "error: --address ray://10.0.0.1:0: port 0 is outside 1 to 65535"
