@@ -309,13 +309,19 @@ def drive(args: argparse.Namespace, say: Callable[[str], None] | None = None) ->
 CONNECT_TIMEOUT_S = 5.0
 
 
+def _named_port(address: str) -> tuple[str, int | None]:
+    """The host an --address names and its port, None where it gives no number after its last ':'."""
+    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    return host, int(port) if colon and port.isascii() and port.isdigit() else None
+
+
 def host_and_port(address: str) -> tuple[str, int] | None:
     """The host and port an --address names ('ray://head:10001', '10.0.0.1:6379', '[::1]:6379'); None for
     'auto' or an address without a port, which Ray resolves itself."""
-    host, colon, port = address.removeprefix("ray://").rpartition(":")
-    if not colon or not host or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
+    host, port = _named_port(address)
+    if not host or port is None or not 0 < port < 65536:
         return None
-    return host.strip("[]"), int(port)
+    return host.strip("[]"), port
 
 
 def reachability_problem(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> str | None:
@@ -323,10 +329,8 @@ def reachability_problem(address: str, timeout_s: float = CONNECT_TIMEOUT_S) -> 
     None when something answers there (or the address is Ray's to resolve)."""
     target = host_and_port(address)
     if target is None:
-        port = address.removeprefix("ray://").rpartition(":")[2]
-        if port.isascii() and port.isdigit() and not 0 < int(port) < 65536:
-            return f"port {port} is outside 1 to 65535"
-        return None
+        port = _named_port(address)[1]
+        return None if port is None or 0 < port < 65536 else f"port {port} is outside 1 to 65535"
     try:
         with socket.create_connection(target, timeout=timeout_s):
             return None
