@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from benchmarks.analysis.roofline.decode import decode_terms
+from benchmarks.analysis.roofline.forecast import Efficiency
 from benchmarks.analysis.serving.llm import continuous_batching as cb
 from benchmarks.analysis.serving.llm.continuous_batching import (
     Budget,
@@ -15,8 +16,16 @@ from benchmarks.analysis.serving.llm.continuous_batching import (
     plan,
     simulate,
 )
+from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
 from benchmarks.gpus import find_gpu
-from benchmarks.llm_models import LLAMA_2_70B, LLAMA_3_3_70B, LLAMA_3_8B, MISTRAL_7B, model_weight_bytes
+from benchmarks.llm_models import (
+    LLAMA_2_70B,
+    LLAMA_3_3_70B,
+    LLAMA_3_8B,
+    MISTRAL_7B,
+    MIXTRAL_8X7B,
+    model_weight_bytes,
+)
 
 H100 = find_gpu("NVIDIA H100 SXM")
 
@@ -81,6 +90,19 @@ def test_running_several_decode_steps_at_once_gives_exactly_the_one_at_a_time_an
     for metric in ("ttft_s", "tpot_s", "e2e_s", "itl_s"):
         assert np.allclose(getattr(bulk, metric), getattr(single, metric), rtol=1e-9, atol=1e-12)
     assert (bulk.steps, bulk.kv_peak_blocks) == (single.steps, single.kv_peak_blocks)
+
+
+@pytest.mark.parametrize("forecast", [False, True], ids=["ceiling", "forecast"])
+def test_decode_steps_timed_in_numpy_give_the_loops_answer_to_the_last_bit(monkeypatch, forecast):
+    ceiling = RooflineStep(MIXTRAL_8X7B, H100, "bfloat16", tensor_parallel=2)
+    s = ForecastStep.of(ceiling, Efficiency(0.6, 0.7, 0.004)) if forecast else ceiling
+    args = (s, Engine(chunked_prefill=True), Lengths.uniform(50, 400), Lengths.lognormal(200, 0.7, 900))
+    vector = simulate(*args, n_requests=300, rate_per_s=40, seed=5)
+    monkeypatch.setattr(cb, "VECTOR_STEPS", 10**9)
+    loop = simulate(*args, n_requests=300, rate_per_s=40, seed=5)
+    for metric in ("ttft_s", "tpot_s", "e2e_s", "itl_s"):
+        assert np.array_equal(getattr(vector, metric), getattr(loop, metric))
+    assert (vector.steps, vector.duration_s, vector.mean_running) == (loop.steps, loop.duration_s, loop.mean_running)
 
 
 def test_the_same_seed_gives_the_same_run_and_another_seed_another():

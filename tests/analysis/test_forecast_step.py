@@ -1,6 +1,7 @@
 """The continuous-batching step on the forecast: its fast path equals its detail, it divides each operation by
 its bound's efficiency, and the recording step adds up what it times."""
 
+import numpy as np
 import pytest
 
 from benchmarks.analysis.roofline.forecast import Efficiency
@@ -43,3 +44,18 @@ def test_the_recording_step_adds_up_what_it_times(ceiling):
     total = sum(step.seconds(w.tokens, w.logits, w.attended, w.kv_positions) for w in WORKS)
     assert step.parts.calls == len(WORKS)
     assert step.parts.seconds + len(WORKS) * ceiling.fixed_s == pytest.approx(total)
+
+
+@pytest.mark.parametrize("kind", ["ceiling", "forecast"])
+@pytest.mark.parametrize("padding", [0, 3])
+def test_a_run_of_decode_steps_timed_at_once_equals_each_step_to_the_last_bit(ceiling, kind, padding):
+    step = ceiling if kind == "ceiling" else ForecastStep.of(ceiling, Efficiency(0.6, 0.7, 0.004))
+    d = 37
+    positions = [d * 50 + j * d for j in range(400)] + [d * 9000 + j * d for j in range(400)]
+    many = step.decode_run_seconds(d, np.array(positions, dtype=np.float64), padding)
+    one = [step.step_seconds(d, p, padding, 0.0, 0.0, d + padding) for p in positions]
+    assert many.tolist() == one
+
+
+def test_the_recording_step_has_no_run_of_steps_at_once(ceiling):
+    assert RecordingStep.of(ceiling).decode_run_seconds is None  # it records each step the simulator takes

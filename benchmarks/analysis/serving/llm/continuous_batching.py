@@ -89,6 +89,7 @@ MAX_LENGTH = 10_000_000
 # asked (https://nvidia.github.io/TensorRT-LLM/llm-api/reference/DecodeCudaGraphConfig.html, enable_padding: “If
 # true, batches are rounded up to the nearest cuda_graph_batch_size.”).
 GRAPH_ALIGNMENT = 8
+VECTOR_STEPS = 16  # from this many decode steps at once, a step model's decode_run_seconds times them in numpy
 
 
 # --------------------------------------------------------------------------- the step time
@@ -328,6 +329,22 @@ class RooflineStep:
         at = max(
             t.attention_flops_per_position * attended / self.flops_per_s,
             t.kv_bytes_per_position * kv_positions / self.bytes_per_s,
+        )
+        link = self.communication_s(tokens) if self.communication else 0.0
+        return self.fixed_s + (mm + at + link) / self.efficiency
+
+    def decode_run_seconds(self, decoders: int, positions: np.ndarray, padding: int) -> np.ndarray:
+        """`step_seconds(decoders, p, padding, 0.0, 0.0, decoders + padding)` for every p of `positions`: steps
+        that only decode, whose matrix products and all-reduces are the same for all; equal to the last bit."""
+        t, tokens = self.terms, decoders + padding
+        weights = self.step_weight_bytes + (self.expert_read_bytes(tokens) if self.expert_bytes else 0.0)
+        mm = max(
+            (2 * self.matmul_weights * tokens + 2 * self.head_elements * tokens) / self.flops_per_s,
+            (weights + t.activation_bytes_per_token * tokens) / self.bytes_per_s,
+        )
+        at = np.maximum(
+            t.attention_flops_per_position * positions / self.flops_per_s,
+            t.kv_bytes_per_position * positions / self.bytes_per_s,
         )
         link = self.communication_s(tokens) if self.communication else 0.0
         return self.fixed_s + (mm + at + link) / self.efficiency
@@ -1104,23 +1121,33 @@ class _Loop:
         d = len(decoders)
         base = sum(computed[i] + 1 for i in decoders)
         step, itl, now = self.step, self.itl, self.now
-        t, area, taken = now, 0.0, 0
-        gaps = []
         padding = self.pad[d] - d if self.pad is not None and d < len(self.pad) else 0
-        for j in range(k):
-            dt = step.step_seconds(d, base + j * d, padding, 0.0, 0.0, d + padding)
-            t += dt
-            area += d * dt
-            gaps.append(dt)
-            taken += 1
-            if t >= horizon:
-                break
+        run_seconds = getattr(step, "decode_run_seconds", None)
+        if run_seconds is not None and k >= VECTOR_STEPS:
+            # the same sums in the same order as the loop below: accumulate adds left to right, one at a time
+            gaps = run_seconds(d, (base + d * np.arange(k, dtype=np.int64)).astype(np.float64), padding)
+            ends = np.add.accumulate(np.concatenate(([now], gaps)))[1:]
+            crossed = np.flatnonzero(ends >= horizon)
+            taken = int(crossed[0]) + 1 if crossed.size else k
+            gaps = gaps[:taken]
+            t, area = float(ends[taken - 1]), float(np.add.accumulate(d * gaps)[-1])
+        else:
+            t, area, taken, steps = now, 0.0, 0, []
+            for j in range(k):
+                dt = step.step_seconds(d, base + j * d, padding, 0.0, 0.0, d + padding)
+                t += dt
+                area += d * dt
+                steps.append(dt)
+                taken += 1
+                if t >= horizon:
+                    break
+            gaps = np.array(steps)
         if taken < 2 and t < horizon:
             return None
+        first = float(gaps[0])
         for i in decoders:
-            itl.append(now + gaps[0] - self.last[i])
-        for dt in gaps[1:]:
-            itl.extend(array("d", [dt]) * d)
+            itl.append(now + first - self.last[i])
+        itl.frombytes(np.repeat(gaps[1:], d).tobytes())
         used = 0
         for i in decoders:
             computed[i] += taken

@@ -10,6 +10,8 @@ Pure Python and numpy: nothing on this module's import path may import torch.
 
 from __future__ import annotations
 
+import numpy as np
+
 from benchmarks.analysis.roofline.forecast import Efficiency, Parts
 from benchmarks.analysis.serving.llm.continuous_batching import RooflineStep, StepTime, StepWork
 
@@ -71,6 +73,19 @@ class ForecastStep(RooflineStep):
         link = self.communication_s(tokens) if self.communication else 0.0
         return e.fixed_s + (mm + at + link) / self.ceiling_step.efficiency
 
+    def decode_run_seconds(self, decoders: int, positions: np.ndarray, padding: int) -> np.ndarray:
+        """`seconds` of decode-only steps over each of `positions`, to the last bit (as RooflineStep's)."""
+        t, e, tokens = self.terms, self.forecast, decoders + padding
+        weights = self.step_weight_bytes + (self.expert_read_bytes(tokens) if self.expert_bytes else 0.0)
+        mm_c = (2 * t.matmul_weights * tokens + 2 * self.head_elements * tokens) / self.flops_per_s
+        mm_m = (weights + t.activation_bytes_per_token * tokens) / self.bytes_per_s
+        at_c = t.attention_flops_per_position * positions / self.flops_per_s
+        at_m = t.kv_bytes_per_position * positions / self.bytes_per_s
+        mm = mm_c / e.compute if mm_c >= mm_m else mm_m / e.memory
+        at = np.where(at_c >= at_m, at_c / e.compute, at_m / e.memory)
+        link = self.communication_s(tokens) if self.communication else 0.0
+        return e.fixed_s + (mm + at + link) / self.ceiling_step.efficiency
+
     def describe(self) -> str:
         e = self.forecast
         return (
@@ -84,6 +99,7 @@ class RecordingStep(RooflineStep):
     """The ceiling step itself, adding up the memory-bound and compute-bound seconds of every step it times."""
 
     parts: Parts
+    decode_run_seconds = None  # every step is recorded one at a time, up to where the simulator stops
 
     @classmethod
     def of(cls, step: RooflineStep) -> RecordingStep:
