@@ -112,12 +112,17 @@ def fleet(session: nox.Session) -> None:
     session.run("python", "-m", "benchmarks", "fleet", *session.posargs)
 
 
+# Every test file marked `ray` (tests/test_nox_sessions.py holds this list to the marks). Only these are
+# collected, so the session installs Ray, pytest and torch and none of the site's packages.
+RAY_TESTS = ["tests/end_to_end/test_fleet.py", "tests/measure/test_serving_check_ray.py"]
+
+
 @nox.session(name="tests-ray")
 def tests_ray(session: nox.Session) -> None:
     """The tests that start local Ray clusters (marked `ray`): the fleet on stand-in GPU nodes and the real
     Ray Serve check. Ray never enters the docs or the main test environment, so CI runs this session too."""
     session.install(*group("tests-ray"))
-    session.run("pytest", "-m", "ray", *session.posargs)
+    session.run("pytest", "-m", "ray", *(session.posargs or RAY_TESTS))
 
 
 FAST = "not slow and not build and not browser"
