@@ -142,11 +142,13 @@ def tests(session: nox.Session) -> None:
 def tests_all(session: nox.Session) -> None:
     """Everything CI runs: the fast loop plus a real quick-profile run, the strict site build and the browser
     checks (Debian's Chromium), on every core, a file's tests in one worker (a module's built site is built
-    once). Arguments go to pytest."""
+    once), the longest files first (tests/conftest.py LONG_FIRST). Arguments go to pytest."""
     session.install(*group("test"))
     session.env.setdefault("BATCHING_FUZZ_CASES", "1000")  # the fast loop tries 120 mutated results files
     # --durations: the log says where the suite's time went
-    session.run("pytest", "-n", "auto", "--dist", "loadfile", "--durations=25", *session.posargs)
+    session.run(
+        "pytest", "-n", "auto", "--dist", "loadfile", "--no-loadscope-reorder", "--durations=25", *session.posargs
+    )
 
 
 @nox.session
