@@ -1,23 +1,21 @@
 """The site as published under a sub-path (a project page, e.g. https://OWNER.github.io/batching/).
 
-Builds the committed site with SITE_URL=http://127.0.0.1:PORT/batching/, serves it there (with the
-404 page for any other address, as GitHub Pages does) and opens, in headless Chromium, every page, every
-chart's anchor and embed snippet, and every exported file: nothing may resolve to the host's root.
+The committed site of the test run is built with SITE_URL=http://127.0.0.1:PORT/batching/ and served there
+(with the 404 page for any other address, as GitHub Pages does; tests/end_to_end/serve_site.py). This opens, in
+headless Chromium, every page, every chart's anchor and embed snippet, and every exported file: nothing may
+resolve to the host's root.
 Prints what it opened.
 """
 
 from __future__ import annotations
 
-import functools
-import http.server
 import re
-import threading
 from pathlib import Path
 
 import pytest
 
 from tests.end_to_end.test_browser import ARGS, CHROMIUM, READY, sync_api
-from tests.end_to_end.test_site_build import PAGES, _tmp, build
+from tests.end_to_end.test_site_build import PAGES, served_site
 
 pytestmark = [pytest.mark.browser, pytest.mark.build]
 
@@ -34,40 +32,11 @@ SNIPPETS = """() => [...document.querySelectorAll('figure.bchart')].map(f => [f.
     [...f.querySelectorAll('.bchart-links a')].map(a => a.href)])"""
 
 
-class _SubPath(http.server.SimpleHTTPRequestHandler):
-    """Serves the site's directory at PREFIX only; anything else gets the site's 404 page, status 404."""
-
-    def log_message(self, *args):
-        pass
-
-    def send_error(self, code, message=None, explain=None):
-        page = Path(self.directory) / PREFIX.strip("/") / "404.html"
-        if code != 404 or not page.exists():
-            return super().send_error(code, message, explain)
-        body = page.read_bytes()
-        self.send_response(404)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def translate_path(self, path):
-        if not path.startswith(PREFIX):
-            return str(Path(self.directory) / "__outside_the_site__")
-        return super().translate_path(path)
-
-
-@functools.cache
 def published() -> tuple[Path, str]:
-    root = _tmp("published-")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_SubPath, directory=str(root)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_port}{PREFIX}"
-    done = build(root / PREFIX.strip("/"), site_url=base)
-    if done.returncode != 0:
-        pytest.fail(f"mkdocs build --strict failed under {base}:\n{done.stdout[-4000:]}\n{done.stderr[-8000:]}")
-    return root / PREFIX.strip("/"), base
+    """The committed site of the whole test run, built and served under PREFIX (see served_site)."""
+    site, base = served_site("committed")
+    assert base.endswith(PREFIX), base
+    return site, base
 
 
 @pytest.fixture(scope="module")

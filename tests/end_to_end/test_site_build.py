@@ -119,23 +119,6 @@ def build(
     )
 
 
-# A server of its own for a shared site: the test process that built it may end before the others are done
-# with it (a pytest-xdist worker stops when no work is left), so the server lives until the whole run ends.
-SERVE_UNTIL_OWNER_ENDS = """
-import functools, http.server, os, sys, threading, time
-class Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=sys.argv[1]))
-print(server.server_port, flush=True)
-threading.Thread(target=server.serve_forever, daemon=True).start()
-while True:
-    time.sleep(0.5)
-    try:
-        os.kill(int(sys.argv[2]), 0)
-    except OSError:
-        break
-"""
 SHARED_SITES = "TESTS_SHARED_SITES"  # set by tests/conftest.py: one directory for the whole run
 
 
@@ -144,9 +127,11 @@ def _run_owner() -> int:
     return os.getppid() if os.environ.get("PYTEST_XDIST_WORKER") else os.getpid()
 
 
-def _serve(directory: Path) -> str:
+def _serve(root: Path, prefix: str = "/") -> str:
+    """Serves root/prefix at prefix (tests/end_to_end/serve_site.py) for the rest of the test run; its URL."""
     server = subprocess.Popen(
-        [sys.executable, "-c", SERVE_UNTIL_OWNER_ENDS, str(directory), str(_run_owner())],
+        [sys.executable, "-m", "tests.end_to_end.serve_site", str(root), str(_run_owner()), prefix],
+        cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -155,24 +140,30 @@ def _serve(directory: Path) -> str:
     _SERVERS.append(server)  # it outlives this process when another still uses it: never waited for here
     port = int(server.stdout.readline())
     server.stdout.close()
-    return f"http://127.0.0.1:{port}/"
+    return f"http://127.0.0.1:{port}{prefix}"
 
 
 _SERVERS: list[subprocess.Popen] = []
 
 
+# The committed site is built and served as a project page of GitHub Pages is, under a sub-path
+# (tests/end_to_end/test_published.py opens all of it there); the synthetic one at the host's root.
+PREFIXES = {"committed": "/batching/", "synthetic": "/"}
+
+
 @functools.cache
 def served_site(kind: str) -> tuple[Path, str]:
     """The site, 'committed' (benchmarks/results/) or 'synthetic', built once per test run (the first test
-    process to ask builds it, under a lock; the others wait and reuse it) and served on 127.0.0.1; returns
-    the site directory and its URL. Its build log is in BUILD_LOGS."""
+    process to ask builds it, under a lock; the others wait and reuse it) and served on 127.0.0.1 at its
+    PREFIXES path; returns the site directory and its URL. Its build log is in BUILD_LOGS."""
     shared = Path(os.environ.get(SHARED_SITES) or _tmp("sites-"))
-    site, url_file, log_file = shared / f"site-{kind}", shared / f"{kind}.url", shared / f"{kind}.log"
+    root, prefix = shared / f"site-{kind}", PREFIXES[kind]
+    site, url_file, log_file = root / prefix.strip("/"), shared / f"{kind}.url", shared / f"{kind}.log"
     with open(shared / f"{kind}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not log_file.exists():  # the first to ask builds; a failed build is not tried again
-            site.mkdir()
-            url = _serve(site)
+            site.mkdir(parents=True)
+            url = _serve(root, prefix)
             if kind == "synthetic":
                 results, sweeps = _tmp("results-"), _tmp("sweeps-")
                 write_synthetic_results(results)
@@ -186,7 +177,11 @@ def served_site(kind: str) -> tuple[Path, str]:
     if not url_file.exists():
         pytest.fail(f"mkdocs build --strict failed for the {kind} site:\n{log_file.read_text()[-8000:]}")
     BUILD_LOGS[kind] = log_file.read_text(encoding="utf-8")
+    SERVED_AT[site] = prefix
     return site, url_file.read_text(encoding="utf-8")
+
+
+SERVED_AT: dict[Path, str] = {}  # a served site's directory: the path it is served at
 
 
 BUILD_LOGS: dict[str, str] = {}
@@ -230,12 +225,16 @@ def _html_pages(site: Path) -> list[Path]:
 
 
 def _target(site: Path, page: Path, link: str) -> tuple[Path, str] | None:
-    """The file and fragment an internal link points to, or None for an external link."""
-    base = "http://site.invalid/" + page.relative_to(site).as_posix()
+    """The file and fragment an internal link points to, or None for an external link. A site served under a
+    sub-path (PREFIXES) is resolved there: a root-relative link (the 404 page's) must stay under it."""
+    prefix = SERVED_AT.get(site, "/")
+    base = "http://site.invalid" + prefix + page.relative_to(site).as_posix()
     url = urlparse(urljoin(base, link))
     if url.netloc != "site.invalid":
         return None
-    path = site / unquote(url.path).lstrip("/")
+    if not url.path.startswith(prefix):
+        return site / "__outside_the_site__" / url.path.lstrip("/"), url.fragment
+    path = site / unquote(url.path.removeprefix(prefix))
     if path.is_dir() or url.path.endswith("/"):
         path = path / "index.html"
     return path, url.fragment
