@@ -57,7 +57,7 @@ ROW_FIELDS = {"id", "source", "configuration", "metric", "value", "unit", "quote
 MODEL_FIELDS = {"model", "gpu", "dtype", "tensor_parallel", "copies", "prompt", "output", "load", "requests", "engine",
                 "figure", "budget", "assumptions"}  # fmt: skip
 ENGINE_FIELDS = {"max_num_seqs", "max_batched_tokens", "chunked_prefill", "reserve", "memory_fraction"}
-MAX_REQUESTS = 5000
+MAX_REQUESTS = 30_000
 
 
 class ServingDataError(UserError):

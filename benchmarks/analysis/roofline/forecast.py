@@ -232,10 +232,41 @@ def free_terms(family: str, chosen: Sequence[Figure]) -> tuple[str, ...]:
     return tuple(free)
 
 
-def _loss(values: dict[str, float], chosen: Sequence[Figure]) -> float:
-    eff = Efficiency(values["memory"], values["compute"], values["fixed_s"])
+@dataclass(frozen=True)
+class _Term:
+    """What the loss needs of one figure, computed once per fit: its parts, its target time's log and its weight."""
+
+    memory_s: float
+    compute_s: float
+    constant_s: float  # the link's time, not scaled
+    calls: float
+    log_target: float
+    weight: float  # 1 / the figures of its source
+
+
+def _terms(chosen: Sequence[Figure]) -> tuple[_Term, ...]:
     per_source = Counter(f.source for f in chosen)
-    return sum(math.log(eff.seconds(f.parts) / f.target_seconds()) ** 2 / per_source[f.source] for f in chosen)
+    return tuple(
+        _Term(
+            f.parts.memory_s,
+            f.parts.compute_s,
+            f.parts.link_s,
+            f.parts.calls,
+            math.log(f.target_seconds()),
+            1 / per_source[f.source],
+        )
+        for f in chosen
+    )
+
+
+def _loss(values: dict[str, float], terms: Sequence[_Term]) -> float:
+    """Σ weight · log(forecast time ÷ target time)², the same as scaling each figure by `Efficiency.seconds`."""
+    memory, compute, fixed = values["memory"], values["compute"], values["fixed_s"]
+    return sum(
+        t.weight
+        * (math.log(t.memory_s / memory + t.compute_s / compute + t.constant_s + t.calls * fixed) - t.log_target) ** 2
+        for t in terms
+    )
 
 
 def _golden(loss: Callable[[float], float], low: float, high: float, steps: int = 48) -> float:
@@ -256,7 +287,7 @@ def _golden(loss: Callable[[float], float], low: float, high: float, steps: int 
     return best[1]
 
 
-def _best(term: str, values: dict[str, float], chosen: Sequence[Figure]) -> float:
+def _best(term: str, values: dict[str, float], chosen: Sequence[_Term]) -> float:
     """The value of one term that minimises the loss, the others held."""
     if term == "fixed_s":
         return _golden(lambda x: _loss({**values, term: x}, chosen), 0.0, MAX_FIXED_S)
@@ -269,10 +300,11 @@ def fit_group(chosen: Sequence[Figure], free: Sequence[str], start: Efficiency) 
     values = {"memory": start.memory, "compute": start.compute, "fixed_s": start.fixed_s}
     if not chosen or not free:
         return start
+    terms = _terms(chosen)
     for _ in range(30):
         before = dict(values)
         for term in free:
-            values[term] = _best(term, values, chosen)
+            values[term] = _best(term, values, terms)
         if all(abs(values[t] - before[t]) <= 1e-6 * max(abs(before[t]), 1e-9) for t in free):
             break
     return Efficiency(values["memory"], values["compute"], values["fixed_s"])
