@@ -357,6 +357,9 @@ SMOKE = Profile(
             (1, 2, 3, 8),
             kernel_batches=frozenset({1, 8}),
         ),
+        # 4 MiB of weights: rotated through 2-64 copies under any last-level cache from 1.4 to 85 MiB, where the
+        # tiny sweeps above stay resident (64 copies cannot span 3 caches) and ResNet-50's 51 MB needs one copy
+        CurvePlan("linear", {"in_features": 1024, "out_features": 1024}, ("float32",), ("eager",), (1, 8)),
         CurvePlan("moe", {"variant": "token-choice", **SMOKE_MOE, "skew": 1.0}, ("float32",), ("eager",), (1, 8)),
         CurvePlan(
             "moe",

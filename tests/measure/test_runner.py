@@ -12,7 +12,7 @@ from benchmarks import profiles
 from benchmarks.commands.cli import main
 from benchmarks.contract.results import read_run
 from benchmarks.measure import planning, runner
-from benchmarks.measure.adapters import MLP
+from benchmarks.measure.adapters import ADAPTERS, MLP
 from benchmarks.measure.backends import CpuBackend
 from benchmarks.profiles import CurvePlan, Profile
 from snippets import costs
@@ -554,3 +554,21 @@ def test_a_time_limit_plans_fewer_samples_and_ends_in_time(tiny, capsys, monkeyp
 def test_a_time_limit_must_be_positive(tiny, capsys):
     assert tiny("--time-limit", "-3") == 2
     assert "--time-limit -3: give a number of seconds above 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cache_mib", [2, 8, 16, 32, 64, 256])
+def test_the_smoke_profile_rotates_more_than_one_weight_copy_under_any_common_cache_size(cache_mib):
+    """The smoke's "rotated weights" path needs a point rotated through several copies: on an 8 MiB cache every
+    tiny sweep is resident (64 copies cannot span 3 caches) and ResNet-50's 51 MB needs one copy, so a 4 MiB
+    linear layer is there for small caches and ResNet-50 for large ones."""
+    device = {"l2_bytes": cache_mib * 2**20, "memory_bytes": 16 * 2**30}
+    rotated = []
+    for sweep in profiles.SMOKE.sweeps:
+        if (sweep.cache or "rotated") != "rotated":
+            continue
+        workload = ADAPTERS[sweep.workload]
+        for dtype in sweep.dtypes:
+            copies = planning.copies_by_batch(workload, sweep, dtype, "rotated", device, sweep.batches)
+            stuck = planning.unrotatable(workload, sweep, dtype, device, copies)
+            rotated += [n for b, n in copies.items() if b not in stuck and n > 1]
+    assert rotated, f"no smoke point rotates more than one copy under a {cache_mib} MiB cache"
