@@ -162,7 +162,7 @@ FULL_MLP_WIDTHS = (1024, 2048, 4096, 8192)
 
 QUICK = Profile(
     name="quick",
-    description="Any CPU, in 4 to 5 minutes on 2 cores (1 thread; `list` gives the estimate): bandwidth and "
+    description="Any CPU, in under two minutes on 2 cores (1 thread; `list` gives the estimate): bandwidth and "
     "matmul curves; fp32 MLPs of width 256 to 1024 at batch 1 to 512 with rotated weights, a 64-wide and a "
     "1024-wide one with resident weights (eager and torch.compile), widths 128 to 2048 at batch 1 resident and "
     "rotated, one 1024-wide Linear layer (cache-resident) at every second batch size to 128, then every 8 to 256, an "
