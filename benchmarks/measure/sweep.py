@@ -182,6 +182,11 @@ class Sweep:
     def _deadline(self) -> float | None:
         return self.stage_deadline if self.stage_deadline is not None else self.deadline
 
+    def _first_deadline(self) -> float | None:
+        """The search's deadline, except for its first batch: when loading and the ceilings took the search's
+        share of a time limit, the first batch may still use the final pass's, or the sweep would time nothing."""
+        return self._deadline() if any(self.ok(b) for b in self.points) else self.deadline
+
     def counting_reserve(self) -> float:
         """Seconds to keep for counting every batch after the final pass (a few calls each)."""
         return COUNT_CALLS * sum(p["median_s"] for p in self.points.values() if p["status"] == "ok")
@@ -196,8 +201,8 @@ class Sweep:
             f"search: quick timings ({SEARCH_SAMPLES} samples per batch) to steer the search; the final pass measures "
             "every batch again for the table"
         )
-        while batch <= limit and not self.out_of_time():
-            self.measure([batch], "search", SEARCH_SAMPLES)
+        while batch <= limit and not self.out_of_time(self._first_deadline()):
+            self.measure([batch], "search", SEARCH_SAMPLES, deadline=self._first_deadline())
             point = self.points[batch]
             self.say(f"search: batch {batch}: " + (f"{point['median_s'] * 1e3:.3g} ms" if self.ok(batch)
                                                    else point["status"]))  # fmt: skip

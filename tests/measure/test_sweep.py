@@ -246,6 +246,16 @@ def test_a_time_limit_stops_the_search(fast, tmp_path, target, capsys):
     assert found.doc["run"]["wall_s"] < 10
 
 
+def test_the_first_batch_is_timed_when_loading_took_the_searchs_share_of_the_limit(
+    fast, tmp_path, target, capsys, monkeypatch
+):
+    monkeypatch.setattr(sweep_module, "SEARCH_SHARE", 0.0)  # a slow machine: the search's share is spent before it
+    assert sweep(tmp_path, target(TINY), "--input-shape", "32", "--time-limit", "30") == 0
+    found, _ = written(capsys)
+    assert [(p["batch"], p["status"]) for p in found.doc["points"]] == [(1, "ok")]
+    assert found.doc["run"]["complete"]
+
+
 def test_a_final_pass_after_the_time_limit_keeps_the_search_numbers(fast, tmp_path, target, capsys, monkeypatch):
     original = sweep_module.Sweep.probe
 
