@@ -137,6 +137,7 @@ class Details:
     summary: Text
     body: Sequence[Any]  # parts
     kind: str = ""  # an admonition class, e.g. "example"
+    searched: bool = True  # False: left out of the site's search index (reference text every page would download)
 
 
 @dataclass(frozen=True)
@@ -236,6 +237,7 @@ def _admonition(part: Admonition) -> str:
 
 def _details(part: Details) -> str:
     kind = f' class="{text.h(part.kind)}"' if part.kind else ""
+    kind += "" if part.searched else " data-search-exclude"
     return f"<details{kind}><summary>{inline(part.summary)}</summary>{render(part.body)}</details>"
 
 

@@ -77,3 +77,13 @@ def test_a_term_links_to_its_glossary_entry_and_an_unknown_one_is_refused():
     assert f'href="{SITE_ROOT}glossary/#measured-knee"' in out and ">knee</a>" in out
     with pytest.raises(KeyError, match="no glossary term"):
         render.term("magic ratio")
+
+
+def test_a_fold_can_stay_out_of_the_search_index():
+    """Material's search leaves out what carries data-search-exclude: reference text a fold holds, which every
+    page would otherwise download with the index."""
+    from benchmarks.site.render import Details
+
+    assert "data-search-exclude" not in render.render([Details("summary", [Paragraph("body")])])
+    left_out = render.render([Details("summary", [Paragraph("body")], kind="note", searched=False)])
+    assert left_out.startswith('<details class="note" data-search-exclude><summary>summary</summary>')

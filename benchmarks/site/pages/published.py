@@ -348,6 +348,7 @@ def details(found: Sequence[Check]) -> list:
         Details(
             f"{source}: {len(group)} figure(s), with quotes and what each gap means",
             [part for c in group for part in row_parts(c)],
+            searched=False,  # the table above is searched; these quotes would add ~1.5 kB a figure to every page
         )
         for source, group in by_source.items()
     ]
