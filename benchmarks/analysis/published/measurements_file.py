@@ -31,7 +31,7 @@ STATUSES = ("verified", "partly verified")
 KINDS = {  # how a row's figure is predicted, and the units it may be published in
     "decode-step": ("ms/token",),
     "prefill": ("ms",),
-    "generation": ("tokens/s", "requests/s"),
+    "generation": ("tokens/s", "tokens/s per GPU", "requests/s"),  # per GPU: of n tensor-parallel GPUs, 1/n of it
     "throughput": ("samples/s",),
     "gemm": ("TFLOP/s",),
     "knee": ("batch",),

@@ -44,6 +44,7 @@ PER = {
     "ms/token": "tokens",
     "ms": "prompts",
     "tokens/s": "tokens",
+    "tokens/s per GPU": "tokens",
     "requests/s": "requests",
     "samples/s": "images",
     "TFLOP/s": "TFLOP",
@@ -181,6 +182,8 @@ def published_per_second(row: Measurement) -> float:
     """The published figure as work per second: a time for one call of `batch` becomes batch ÷ time."""
     if row.unit in ("ms/token", "ms"):
         return row.model.batch / (row.value * 1e-3)
+    if row.unit == "tokens/s per GPU":  # a tensor-parallel group's rate, published divided by its GPUs
+        return row.value * row.model.gpus
     return row.value
 
 
