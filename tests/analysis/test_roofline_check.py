@@ -91,6 +91,9 @@ def test_published_figures_become_work_per_second():
     assert published_per_second(by_id["trtllm080-a100-llama7b-ttft-128"]) == pytest.approx(1 / 0.0161)
     assert published_per_second(by_id["mlperf40-dgxh100-resnet50-offline"]) == 703770
     assert published_per_second(by_id["databricks-mpt7b-a100-static-b64"]) == 12.5
+    # a table of tokens/s per GPU: a tensor-parallel group of four serves four times the cell
+    assert by_id["trtllm080-a100-llama70b-b256-128-128"].unit == "tokens/s per GPU"
+    assert published_per_second(by_id["trtllm080-a100-llama70b-b256-128-128"]) == 565 * 4
 
 
 def test_every_row_with_a_model_is_compared_and_the_summary_is_computed():
