@@ -90,6 +90,18 @@ def test_expected_error_is_the_median_and_nearest_rank_p90_of_absolute_errors():
     assert found.within_30 == pytest.approx(0.8) and expected([], "decode") is None
 
 
+def test_the_error_by_source_keeps_each_sources_figures_apart():
+    many = synthetic(Efficiency(1, 1, 0), 4, source="a table")  # four rows that one source published
+    one = synthetic(Efficiency(1, 1, 0), 1, source="a post")
+    errors = (0.05, -0.1, 0.1, 0.0, 0.8)
+    outcomes = [forecast.Outcome(f, f.published * (1 + e)) for f, e in zip(many + one, errors)]
+    (table, table_found, table_largest), (post, post_found, post_largest) = forecast.expected_by_source(outcomes)
+    assert (table, table_found.figures, post, post_found.figures) == ("a table", 4, "a post", 1)
+    assert table_found.median == pytest.approx(0.075) and table_largest == pytest.approx(0.1)
+    assert post_found.median == pytest.approx(0.8) == post_largest and post_found.within_30 == 0
+    assert expected(outcomes).median == pytest.approx(0.1)  # pooled, the table's four rows set the median
+
+
 def test_a_forecast_never_beats_its_ceiling():
     committed = read_calibration()
     for e in committed.calibration.efficiencies.values():

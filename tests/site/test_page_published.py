@@ -141,3 +141,16 @@ def test_the_bound_is_split_per_operation_not_named_for_most_of_a_mixed_call():
     assert f"{text.sig(100 * share, 2)} % in operations bound by compute" in said
     assert share > 0.5
 
+
+def test_the_cross_validation_gives_each_sources_own_error():
+    from benchmarks.analysis.published.calibration import committed_study
+    from benchmarks.analysis.roofline.forecast import expected, percent
+    from benchmarks.site.pages.published import SOURCE_HEADERS, cross_validation_parts
+
+    study = committed_study()
+    table = next(part for part in cross_validation_parts(study) if getattr(part, "headers", None) == SOURCE_HEADERS)
+    fitted = [o for o in study.outcomes if o.figure.fit]
+    assert sum(int(row[1]) for row in table.rows) == len(fitted)
+    databricks = next(row for row in table.rows if row[0] == "Databricks")
+    mine = expected([o for o in fitted if o.figure.source == "Databricks"])
+    assert databricks[1:3] == [f"{mine.figures}", percent(mine.median)]

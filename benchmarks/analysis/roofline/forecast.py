@@ -392,6 +392,17 @@ def expected(outcomes: Sequence[Outcome], kind: str | None = None) -> Expected |
     return Expected(kind or "all", len(errors), statistics.median(errors), nearest_rank(errors, 0.9), within)
 
 
+def expected_by_source(outcomes: Sequence[Outcome]) -> list[tuple[str, Expected, float]]:
+    """Each source's own (name, expected error, largest |error|), in the order the sources first appear: how the
+    error depends on whose system ran, where the pooled median weighs a source by how many figures it published."""
+    sources = dict.fromkeys(o.figure.source for o in outcomes)
+    found = []
+    for source in sources:
+        mine = [o for o in outcomes if o.figure.source == source]
+        found.append((source, expected(mine), max(abs(o.error) for o in mine)))
+    return found
+
+
 # --------------------------------------------------------------------------- the committed calibration file
 
 

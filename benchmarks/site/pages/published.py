@@ -9,7 +9,7 @@ from benchmarks.analysis.published import roofline_check as pc
 from benchmarks.analysis.published.calibration import Study, committed_study
 from benchmarks.analysis.published.measurements_file import Measurement, Model, read_published
 from benchmarks.analysis.published.roofline_check import Check, KneeComparison
-from benchmarks.analysis.roofline.forecast import KINDS, TERM_WORDS, TERMS, percent
+from benchmarks.analysis.roofline.forecast import KINDS, TERM_WORDS, TERMS, expected_by_source, percent
 from benchmarks.analysis.roofline.predict import RidgeCount
 from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.site import charts, text
@@ -21,6 +21,7 @@ KNEE_HEADERS = ["published by", "configuration", "published bend", "ridge batch,
                 "published ÷ ridge batch"]  # fmt: skip
 CV_HEADERS = ["figure", "kind of work", "GPU", "ceiling", "forecast", "published", "error", "in the fit"]
 EXPECTED_HEADERS = ["kind of work", "figures", "median |error|", "90th percentile", "within ±30 %"]
+SOURCE_HEADERS = ["source", "figures", "median |error|", "largest |error|", "within ±30 %"]
 PARAMETER_HEADERS = ["software and precision", "figures", "η memory", "η compute", "fixed per step", "fitted"]
 SHORT = {
     "tensor-parallel": "tensor parallel",
@@ -469,6 +470,10 @@ def cross_validation_parts(study: Study) -> list:
         if found is not None:
             expected_rows.append([found.kind, f"{found.figures}", percent(found.median), percent(found.p90),
                                   percent(found.within_30)])  # fmt: skip
+    source_rows = [
+        [source, f"{found.figures}", percent(found.median), percent(largest), percent(found.within_30)]
+        for source, found, largest in expected_by_source([o for o in study.outcomes if o.figure.fit])
+    ]
     c = study.calibration
     parameter_rows = [
         [name, f"{c.figures[name]}", f"{e.memory:.2f}", f"{e.compute:.2f}", text.fmt_time(e.fixed_s) if e.fixed_s
@@ -487,6 +492,8 @@ def cross_validation_parts(study: Study) -> list:
         figure,
         Table(EXPECTED_HEADERS, expected_rows, "The error to expect, by kind of work: what predict, serve, the "
               "calculator and the guide print beside each forecast (over the figures the fit may use)"),
+        Table(SOURCE_HEADERS, source_rows, "The same errors by source, each forecast without its own source: a "
+              "source's figures share its software, so the pooled median weighs a source by how many it published"),
         Table(PARAMETER_HEADERS, parameter_rows, f"The efficiencies, fitted on every figure ({terms})"),
         Table(CV_HEADERS, table_rows, "Every figure: the ceiling, the forecast fitted without its source, the "
               "published value and the error, forecast ÷ published − 1"),
