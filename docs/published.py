@@ -86,7 +86,9 @@ page.show("details")
 # its own source**, and its error is forecast ÷ published − 1. The expected error of a kind of
 # work, the median and the 90th percentile of those errors' sizes, is what
 # `python -m benchmarks predict`, `serve`, the calculator and the guide print beside every
-# forecast. Everything below is computed when the site is built, from the committed files.
+# forecast: the error of the figures of the same case, a model on one GPU or one split over
+# several in tensor parallel, since the two miss by different amounts. Everything below is
+# computed when the site is built, from the committed files.
 
 # %% tags=["hide-input"]
 page.show("cross_validation")

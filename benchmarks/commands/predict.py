@@ -323,7 +323,8 @@ def report(
         assumptions["deployment"] = deployment_json(deployment, dtype, device)
     counts = ridge_counts(spec.name, params, device.ceilings, dtype)
     if forecast:
-        calibrated = {**forecast_json(spec.name, params, dtype), "efficiency_words": efficiency_words(spec.name, dtype)}
+        calibrated = {**forecast_json(spec.name, params, dtype, deployment.tensor_parallel),
+                      "efficiency_words": efficiency_words(spec.name, dtype)}  # fmt: skip
     else:
         why = CEILING_WORDS if ceiling_only else "the published figures are GPU systems, this is a CPU run"
         if training.is_training(spec.name) and not ceiling_only:

@@ -501,7 +501,10 @@ def answer(request: Request, progress: bool = True) -> dict[str, Any]:
         "configuration": request.model.source,
         "step_time": step.describe(),
         "answer": answer_kind(step),
-        "expected_error": {kind: expected_words(committed().expected_for(kind), kind) for kind in (DECODE, PREFILL)}
+        "expected_error": {
+            kind: expected_words(committed().expected_for(kind, step.tensor_parallel), kind)
+            for kind in (DECODE, PREFILL)
+        }
         if isinstance(step, ForecastStep)
         else None,
         "fixed_step_s": step.fixed_s,

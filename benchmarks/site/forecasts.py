@@ -35,14 +35,15 @@ def forecast_s(point: PredictedPoint, workload: str, dtype: str) -> float:
     return efficiency_for(workload, dtype).seconds(point_parts(point))
 
 
-def error_words(workload: str, params: Mapping[str, Any]) -> str:
+def error_words(workload: str, params: Mapping[str, Any], tensor_parallel: int = 1) -> str:
+    """The error a forecast of this work carries, on one GPU or split over `tensor_parallel` GPUs."""
     kind = kind_of(workload, params)
-    return expected_words(committed().expected_for(kind), kind)
+    return expected_words(committed().expected_for(kind, tensor_parallel), kind)
 
 
-def short_error(workload: str, params: Mapping[str, Any]) -> str:
+def short_error(workload: str, params: Mapping[str, Any], tensor_parallel: int = 1) -> str:
     """'±18 % median, ±32 % p90' for a chart or a table cell; 'error unknown' without published figures."""
-    found = committed().expected_for(kind_of(workload, params))
+    found = committed().expected_for(kind_of(workload, params), tensor_parallel)
     return "error unknown" if found is None else f"±{percent(found.median)} median, ±{percent(found.p90)} p90"
 
 
@@ -55,12 +56,13 @@ def efficiency_words(workload: str, dtype: str) -> str:
     )
 
 
-def forecast_json(workload: str, params: Mapping[str, Any], dtype: str) -> dict[str, Any]:
+def forecast_json(workload: str, params: Mapping[str, Any], dtype: str, tensor_parallel: int = 1) -> dict[str, Any]:
     kind = kind_of(workload, params)
     e = efficiency_for(workload, dtype)
-    found = committed().expected_for(kind)
+    found = committed().expected_for(kind, tensor_parallel)
     return {
         "kind": kind,
+        "scope": found.scope if found is not None else None,
         "family": family_of(workload),
         "precision": precision_of(dtype),
         "efficiency": {"memory": e.memory, "compute": e.compute, "fixed_s": e.fixed_s},

@@ -102,6 +102,34 @@ def test_the_error_by_source_keeps_each_sources_figures_apart():
     assert expected(outcomes).median == pytest.approx(0.1)  # pooled, the table's four rows set the median
 
 
+def test_the_error_is_also_given_apart_for_a_model_split_over_gpus():
+    one = synthetic(Efficiency(1, 1, 0), 3, source="one")
+    split = [Figure(**{**f.__dict__, "tensor_parallel": 4}) for f in synthetic(Efficiency(1, 1, 0), 2, source="tp")]
+    errors = (0.1, -0.1, 0.2, 0.9, -0.5)
+    outcomes = [forecast.Outcome(f, f.published * (1 + e)) for f, e in zip(one + split, errors)]
+    alone, apart = (
+        expected(outcomes, "decode", forecast.ONE_GPU),
+        expected(outcomes, "decode", forecast.TENSOR_PARALLEL),
+    )
+    assert (alone.figures, alone.scope, apart.figures, apart.scope) == (3, "one GPU", 2, "tensor parallel")
+    assert alone.median == pytest.approx(0.1) and apart.median == pytest.approx(0.7) and apart.within_30 == 0
+    assert expected(outcomes, "decode").figures == 5 and expected(outcomes, "decode").scope is None
+    assert expected(outcomes, "prefill", forecast.ONE_GPU) is None
+
+
+def test_a_tool_takes_the_error_of_its_own_case_and_falls_back_to_the_kinds():
+    committed = read_calibration()
+    pooled = committed.expected_for("decode")
+    assert pooled.scope is None
+    assert committed.expected_for("decode", 1).scope == "one GPU"
+    assert committed.expected_for("decode", 8).scope == "tensor parallel"
+    assert committed.expected_for("decode", 8).figures + committed.expected_for("decode", 1).figures == pooled.figures
+    assert committed.expected_for("CNN", 2) == committed.expected_for("CNN")  # no CNN is split over GPUs: the kind's
+    assert "decode figures split over GPUs (tensor parallel)" in forecast.expected_words(
+        committed.expected_for("decode", 2), "decode"
+    )
+
+
 def test_a_forecast_never_beats_its_ceiling():
     committed = read_calibration()
     for e in committed.calibration.efficiencies.values():
@@ -119,6 +147,15 @@ def test_a_bad_calibration_file_is_one_line_naming_the_field(tmp_path):
     assert "\n" not in str(found.value)
     path.write_text("{", encoding="utf-8")
     with pytest.raises(CalibrationError, match="is not JSON"):
+        read_calibration(path)
+    doc = json.loads(forecast.CALIBRATION_FILE.read_text(encoding="utf-8"))
+    doc["expected_error_by_scope"]["tensor parallel"]["decode"]["median"] = -1
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(CalibrationError, match=r"expected_error_by_scope\.tensor parallel\.decode\.median: must be"):
+        read_calibration(path)
+    doc["expected_error_by_scope"] = {"two GPUs": {}}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(CalibrationError, match=r"expected_error_by_scope\.two GPUs: is not a field here"):
         read_calibration(path)
 
 

@@ -53,6 +53,8 @@ def test_tensor_parallel_decode_shows_its_communication(capsys):
     d = found["assumptions"]["deployment"]
     assert d["tensor_parallel"] == 2 and d["interconnect"]["name"] == "NVLink 4"
     assert "assumed" in d["allreduce_latency_s"]["source"]
+    assert found["forecast"]["scope"] == "tensor parallel"  # the error of forecasts split over GPUs, not one GPU's
+    assert "split over GPUs (tensor parallel)" in found["forecast"]["words"]
     for point in found["points"]:
         names = [op["name"] for op in point["operations"]]
         assert names == ["matmuls", "attention", "communication"]

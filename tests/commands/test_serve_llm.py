@@ -153,6 +153,7 @@ def test_the_answer_is_the_forecast_and_ceiling_gives_the_roofline(capsys):
     ceiling = json.loads(capsys.readouterr().out)
     assert forecast["assumptions"]["answer"] == "forecast" and ceiling["assumptions"]["answer"] == "ceiling"
     assert "expected error ±" in forecast["assumptions"]["expected_error"]["decode"]
+    assert "decode figures on one GPU" in forecast["assumptions"]["expected_error"]["decode"]
     assert ceiling["assumptions"]["expected_error"] is None
     # the forecast's steps are slower than the ceiling's, never faster
     assert forecast["runs"][0]["tpot_p50_ms"] > ceiling["runs"][0]["tpot_p50_ms"]

@@ -54,13 +54,13 @@ def test_the_json_has_the_assumptions_a_point_per_batch_the_ridge_batch_and_the_
     assert first["throughput"] == pytest.approx(1 / first["seconds"])
     assert first["bound"] == "memory" and first["fits"] is True
     assert found["ridge_batch"] == [{"count": "bytes as counted", "batch": None, "on_ridge": False}]  # MHA, 512
-    # the forecast: the committed calibration's efficiencies applied to the ceiling, with the decode kind's error
+    # the forecast: the committed calibration's efficiencies applied to the ceiling, with the error of decode on one GPU
     e = committed().efficiency("decode", "float16")
     assert found["forecast"]["efficiency"] == {"memory": e.memory, "compute": e.compute, "fixed_s": e.fixed_s}
     ceiling = PredictedPoint(1, first["flops"], first["bytes"], first["flops"] / 312e12, first["seconds"], 0.0)
     assert first["forecast_seconds"] == pytest.approx(e.seconds(point_parts(ceiling)), rel=1e-3)
     assert first["forecast_seconds"] >= first["seconds"]  # never faster than the ceiling
-    error = committed().expected_for("decode")
+    error = committed().expected_for("decode", 1)
     assert found["forecast"]["kind"] == "decode" and found["forecast"]["expected_error"]["median"] == error.median
 
 
@@ -113,7 +113,7 @@ def test_the_table_states_the_assumptions_once(capsys):
 def test_a_decode_table_gives_the_forecast_beside_the_ceiling(capsys):
     params = [arg for pair in KIPPLY for arg in ("--param", pair)]
     code, out, _ = predict(capsys, "decode", "--gpu", "a100 sxm4 40gb", "--dtype", "fp16", "--batch", "1", *params)
-    error = committed().expected_for("decode")
+    error = committed().expected_for("decode", 1)
     assert code == 0 and f"expected error ±{error.median * 100:.0f} % median, ±{error.p90 * 100:.0f} % at p90" in out
     assert out.splitlines()[-2].split()[0] == "1" and "forecast    ceiling" in out
     assert "the matmuls' max(FLOPs / peak FLOP/s, bytes / bandwidth) plus the attention's" in out

@@ -240,7 +240,7 @@ def test_home_guide_and_calculator_state_one_count_and_the_forecasts_error():
     cached = gpu_ridge_batch(h100, "bfloat16", 4096, 8, "cache")
     assert f"ridge batch ≈ {stated:,.0f} with every layer's activations through memory" in home
     assert f"(≈ {cached:,.0f} with activations kept in cache, the other bound" in home
-    decode, gemm = committed().expected_for("decode"), committed().expected_for("GEMM")
+    decode, gemm = committed().expected_for("decode", 1), committed().expected_for("GEMM", 1)
     guide = _text(site / "guide" / "index.html")
     assert f"expected error ±{decode.median * 100:.0f} % median, ±{decode.p90 * 100:.0f} % at p90" in guide
     assert "79.6 GiB as its driver reports it" in guide

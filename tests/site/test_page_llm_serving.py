@@ -127,7 +127,7 @@ def test_the_budget_rate_is_the_steady_state_answer(page):
 def test_the_llm_charts_say_they_draw_the_ceiling_and_what_the_command_answers():
     from benchmarks.analysis.roofline.forecast import committed
 
-    error = committed().expected_for("decode")
+    error = committed().expected_for("decode", 1)
     front, latency = llm_serving.predicted_front()[0], llm_serving.predicted_latencies()[0]
     for figure in (front, latency):
         subtitle = " ".join(figure.spec["title"]["subtitle"])

@@ -154,3 +154,22 @@ def test_the_cross_validation_gives_each_sources_own_error():
     databricks = next(row for row in table.rows if row[0] == "Databricks")
     mine = expected([o for o in fitted if o.figure.source == "Databricks"])
     assert databricks[1:3] == [f"{mine.figures}", percent(mine.median)]
+
+
+def test_the_cross_validation_gives_the_error_on_one_gpu_and_split_over_gpus_apart():
+    from benchmarks.analysis.published.calibration import committed_study
+    from benchmarks.analysis.roofline.forecast import ONE_GPU, TENSOR_PARALLEL, percent
+    from benchmarks.site.pages.published import EXPECTED_HEADERS, cross_validation_parts
+    from benchmarks.site.render import render
+
+    study = committed_study()
+    parts = cross_validation_parts(study)
+    one, split = study.expected(scope=ONE_GPU), study.expected(scope=TENSOR_PARALLEL)
+    assert one.figures + split.figures == study.expected().figures
+    lead = plain(render([parts[0]]))
+    assert f"On one GPU ({one.figures} figures) the median is {percent(one.median)}" in lead
+    assert f"in tensor parallel ({split.figures} figures), {percent(split.median)}" in lead
+    table = next(part for part in parts if getattr(part, "headers", None) == EXPECTED_HEADERS)
+    decode = {row[1]: row[2] for row in table.rows if row[0] == "decode"}
+    assert set(decode) == {"either", ONE_GPU, TENSOR_PARALLEL}
+    assert int(decode[ONE_GPU]) + int(decode[TENSOR_PARALLEL]) == int(decode["either"])

@@ -76,6 +76,7 @@ def measurement_figure(found: Check) -> Figure:
         time_like=False,
         fit=not breaks,
         note=f"not fitted: breaks {', '.join(breaks)}" if breaks else "",
+        tensor_parallel=m.gpus if m.parallelism == "tensor" else 1,
     )
 
 
@@ -103,6 +104,7 @@ def serving_figure(row: ServingRow) -> Figure:
         fit=not queued,
         note=f"not fitted: {why}" if queued else "",
         ceiling_extra_s=recorder.parts.calls * recorder.fixed_s,
+        tensor_parallel=s.tensor_parallel,
     )
 
 
@@ -118,9 +120,9 @@ class Study:
     def sources(self) -> int:
         return len({f.source for f in self.figures})
 
-    def expected(self, kind: str | None = None, fitted_only: bool = True) -> Expected | None:
+    def expected(self, kind: str | None = None, fitted_only: bool = True, scope: str | None = None) -> Expected | None:
         chosen = [o for o in self.outcomes if o.figure.fit or not fitted_only]
-        return expected(chosen, kind)
+        return expected(chosen, kind, scope)
 
     def to_json(self) -> dict:
         return to_json(self.calibration, self.outcomes, len(self.figures), self.sources)

@@ -50,6 +50,8 @@ WIDE, NARROW = "16-bit or wider", "8-bit"
 PRECISIONS = (WIDE, NARROW)
 DECODE, PREFILL, GEMM = "decode", "prefill", "GEMM"
 KINDS = (DECODE, PREFILL, CNN, GEMM)  # the kinds of work an expected error is given for
+ONE_GPU, TENSOR_PARALLEL = "one GPU", "tensor parallel"
+SCOPES = (ONE_GPU, TENSOR_PARALLEL)  # each kind's error is also given apart for a model on one GPU and split over n
 TERMS = ("memory", "compute", "fixed_s")
 TERM_WORDS = {
     "memory": "share of the datasheet bandwidth reached where an operation is memory-bound",
@@ -83,6 +85,11 @@ def kind_of(workload: str, params: Mapping[str, Any]) -> str:
     if workload == "decode":
         return PREFILL if params.get("phase") == "prefill" else DECODE
     return CNN if family_of(workload) == CNN else GEMM
+
+
+def scope_of(tensor_parallel: int) -> str:
+    """Which expected error a configuration takes: one GPU's, or that of a model split over several."""
+    return TENSOR_PARALLEL if tensor_parallel > 1 else ONE_GPU
 
 
 def group_name(family: str, precision: str) -> str:
@@ -178,6 +185,11 @@ class Figure:
     fit: bool
     note: str = ""
     ceiling_extra_s: float = 0.0
+    tensor_parallel: int = 1  # the GPUs one copy of the model is split over (1: one GPU, or copies side by side)
+
+    @property
+    def scope(self) -> str:
+        return scope_of(self.tensor_parallel)
 
     @property
     def group(self) -> str:
@@ -381,15 +393,21 @@ class Expected:
     median: float
     p90: float
     within_30: float  # share of the figures within ±30 %
+    scope: str | None = None  # ONE_GPU or TENSOR_PARALLEL: over those figures alone; None: over both
 
 
-def expected(outcomes: Sequence[Outcome], kind: str | None = None) -> Expected | None:
-    """The expected error over the outcomes of `kind` (all of them for None); None without any."""
-    errors = [abs(o.error) for o in outcomes if kind is None or o.figure.kind == kind]
+def expected(outcomes: Sequence[Outcome], kind: str | None = None, scope: str | None = None) -> Expected | None:
+    """The expected error over the outcomes of `kind` (all of them for None), of one scope (both for None); None
+    without any."""
+    errors = [
+        abs(o.error)
+        for o in outcomes
+        if (kind is None or o.figure.kind == kind) and (scope is None or o.figure.scope == scope)
+    ]
     if not errors:
         return None
     within = sum(e <= 0.30 + 1e-9 for e in errors) / len(errors)
-    return Expected(kind or "all", len(errors), statistics.median(errors), nearest_rank(errors, 0.9), within)
+    return Expected(kind or "all", len(errors), statistics.median(errors), nearest_rank(errors, 0.9), within, scope)
 
 
 def expected_by_source(outcomes: Sequence[Outcome]) -> list[tuple[str, Expected, float]]:
@@ -427,11 +445,18 @@ class Committed:
     figures: int
     sources: int
     forecasts: dict[str, CommittedForecast] = field(default_factory=dict)
+    by_scope: dict[str, dict[str, Expected]] = field(default_factory=dict)  # scope -> kind -> its own error
 
     def efficiency(self, workload: str, dtype: str) -> Efficiency:
         return self.calibration.efficiency(family_of(workload), precision_of(dtype))
 
-    def expected_for(self, kind: str) -> Expected | None:
+    def expected_for(self, kind: str, tensor_parallel: int | None = None) -> Expected | None:
+        """The error a forecast of `kind` carries: that of its scope's figures (one GPU, or split over
+        `tensor_parallel` > 1) where the calibration has some, else that of every figure of the kind."""
+        if tensor_parallel is not None:
+            found = self.by_scope.get(scope_of(tensor_parallel), {}).get(kind)
+            if found is not None:
+                return found
         return self.expected.get(kind)
 
 
@@ -454,6 +479,14 @@ def to_json(calibration: Calibration, outcomes: Sequence[Outcome], figures: int,
             kind: {"figures": found.figures, "median": found.median, "p90": found.p90, "within_30": found.within_30}
             for kind in KINDS
             if (found := expected(chosen, kind)) is not None
+        },
+        "expected_error_by_scope": {
+            scope: {
+                kind: {"figures": found.figures, "median": found.median, "p90": found.p90, "within_30": found.within_30}
+                for kind in KINDS
+                if (found := expected(chosen, kind, scope)) is not None
+            }
+            for scope in SCOPES
         },
         "forecasts": {
             o.figure.id: {"forecast": o.forecast, "error": o.error, "fitted": o.figure.fit, "note": o.figure.note}
@@ -489,7 +522,10 @@ def read_calibration(path: Path | str = CALIBRATION_FILE) -> Committed:
         raise CalibrationError(str(exc)) from None
     except (ValueError, RecursionError) as exc:
         raise CalibrationError(f"{path}: (json): is not JSON: {str(exc)[:120]}") from None
-    doc = _mapping(doc, "(document)", path, {"about", "figures", "sources", "groups", "expected_error", "forecasts"})
+    doc = _mapping(
+        doc, "(document)", path,
+        {"about", "figures", "sources", "groups", "expected_error", "expected_error_by_scope", "forecasts"},
+    )  # fmt: skip
     groups = _mapping(doc["groups"], "groups", path, {group_name(f, p) for f in FAMILIES for p in PRECISIONS})
     efficiencies, fitted, counts = {}, {}, {}
     for name, value in groups.items():
@@ -505,27 +541,36 @@ def read_calibration(path: Path | str = CALIBRATION_FILE) -> Committed:
             raise CalibrationError(f"{path}: {where}.fitted: must be a list of {', '.join(TERMS)}")
         fitted[name] = tuple(terms)
         counts[name] = int(_number(value["figures"], f"{where}.figures", path, 0, 100_000))
-    errors = doc["expected_error"]
-    if not isinstance(errors, dict) or any(kind not in KINDS for kind in errors):
-        raise CalibrationError(f"{path}: expected_error: must be an object keyed by {', '.join(KINDS)}")
-    found = {}
-    for kind, value in errors.items():
-        where = f"expected_error.{kind}"
-        value = _mapping(value, where, path, {"figures", "median", "p90", "within_30"})
-        found[kind] = Expected(
-            kind,
-            int(_number(value["figures"], f"{where}.figures", path, 1, 100_000)),
-            _number(value["median"], f"{where}.median", path, 0, 100),
-            _number(value["p90"], f"{where}.p90", path, 0, 100),
-            _number(value["within_30"], f"{where}.within_30", path, 0, 1),
-        )
+    scopes = _mapping(doc["expected_error_by_scope"], "expected_error_by_scope", path, set(SCOPES))
     return Committed(
         Calibration(efficiencies, fitted, counts),
-        found,
+        _expected_errors(doc["expected_error"], "expected_error", path),
         int(_number(doc["figures"], "figures", path, 0, 100_000)),
         int(_number(doc["sources"], "sources", path, 0, 100_000)),
         _forecasts(doc["forecasts"], path),
+        {
+            scope: _expected_errors(value, f"expected_error_by_scope.{scope}", path, scope)
+            for scope, value in scopes.items()
+        },
     )
+
+
+def _expected_errors(errors: Any, where: str, path: Path, scope: str | None = None) -> dict[str, Expected]:
+    if not isinstance(errors, dict) or any(kind not in KINDS for kind in errors):
+        raise CalibrationError(f"{path}: {where}: must be an object keyed by {', '.join(KINDS)}")
+    found = {}
+    for kind, value in errors.items():
+        at = f"{where}.{kind}"
+        value = _mapping(value, at, path, {"figures", "median", "p90", "within_30"})
+        found[kind] = Expected(
+            kind,
+            int(_number(value["figures"], f"{at}.figures", path, 1, 100_000)),
+            _number(value["median"], f"{at}.median", path, 0, 100),
+            _number(value["p90"], f"{at}.p90", path, 0, 100),
+            _number(value["within_30"], f"{at}.within_30", path, 0, 1),
+            scope,
+        )
+    return found
 
 
 def _forecasts(value: Any, path: Path) -> dict[str, CommittedForecast]:
@@ -561,12 +606,16 @@ def percent(value: float) -> str:
     return f"{value * 100:.0f} %"
 
 
+SCOPE_WORDS = {ONE_GPU: " on one GPU", TENSOR_PARALLEL: " split over GPUs (tensor parallel)", None: ""}
+
+
 def expected_words(found: Expected | None, kind: str) -> str:
-    """'±14 % median, ±31 % at p90 over 12 published decode figures, cross-validated', or why there is none."""
+    """'expected error ±14 % median, ±23 % at p90 (over 41 published decode figures on one GPU, each forecast
+    without its own source)', or why there is none."""
     if found is None:
         return f"no expected error: no published {kind} figure is in the calibration"
     return (
         f"expected error ±{percent(found.median)} median, ±{percent(found.p90)} at p90 "
-        f"(over {found.figures} published {kind} figure{'' if found.figures == 1 else 's'}, each forecast "
-        "without its own source)"
+        f"(over {found.figures} published {kind} figure{'' if found.figures == 1 else 's'}{SCOPE_WORDS[found.scope]}, "
+        "each forecast without its own source)"
     )

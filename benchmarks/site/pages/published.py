@@ -9,7 +9,16 @@ from benchmarks.analysis.published import roofline_check as pc
 from benchmarks.analysis.published.calibration import Study, committed_study
 from benchmarks.analysis.published.measurements_file import Measurement, Model, read_published
 from benchmarks.analysis.published.roofline_check import Check, KneeComparison
-from benchmarks.analysis.roofline.forecast import KINDS, TERM_WORDS, TERMS, expected_by_source, percent
+from benchmarks.analysis.roofline.forecast import (
+    KINDS,
+    ONE_GPU,
+    SCOPES,
+    TENSOR_PARALLEL,
+    TERM_WORDS,
+    TERMS,
+    expected_by_source,
+    percent,
+)
 from benchmarks.analysis.roofline.predict import RidgeCount
 from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.site import charts, text
@@ -20,7 +29,7 @@ TABLE_HEADERS = ["published by", "configuration", "published", "predicted", "pub
 KNEE_HEADERS = ["published by", "configuration", "published bend", "ridge batch, float32", "ridge batch, float16",
                 "published ÷ ridge batch"]  # fmt: skip
 CV_HEADERS = ["figure", "kind of work", "GPU", "ceiling", "forecast", "published", "error", "in the fit"]
-EXPECTED_HEADERS = ["kind of work", "figures", "median |error|", "90th percentile", "within ±30 %"]
+EXPECTED_HEADERS = ["kind of work", "model on", "figures", "median |error|", "90th percentile", "within ±30 %"]
 SOURCE_HEADERS = ["source", "figures", "median |error|", "largest |error|", "within ±30 %"]
 PARAMETER_HEADERS = ["software and precision", "figures", "η memory", "η compute", "fixed per step", "fitted"]
 SHORT = {
@@ -414,8 +423,31 @@ def cross_validation_numbers(study: Study) -> dict[str, str]:
         "p90, every figure": percent(every.p90),
         "within 30, every figure": percent(every.within_30),
         "parameters": f"{study.calibration.parameters}",
+        **{
+            f"{key}, {scope}": value
+            for scope in SCOPES
+            if (found := study.expected(scope=scope)) is not None
+            for key, value in (
+                ("figures", f"{found.figures}"),
+                ("median", percent(found.median)),
+                ("p90", percent(found.p90)),
+                ("within 30", percent(found.within_30)),
+            )
+        },
         "target met": "yes" if fitted.median <= 0.15 and fitted.within_30 >= 0.9 else "no",
     }
+
+
+def scope_words(n: dict[str, str]) -> list:
+    """The same errors for a model on one GPU and for one split over several, where the calibration has both."""
+    if f"figures, {ONE_GPU}" not in n or f"figures, {TENSOR_PARALLEL}" not in n:
+        return []
+    return [
+        f"On one GPU ({n['figures, one GPU']} figures) the median is {n['median, one GPU']}, the 90th percentile "
+        f"{n['p90, one GPU']}, and {n['within 30, one GPU']} are within ±30 %; for a model split over GPUs in tensor "
+        f"parallel ({n['figures, tensor parallel']} figures), {n['median, tensor parallel']}, "
+        f"{n['p90, tensor parallel']} and {n['within 30, tensor parallel']}. Each tool gives the error of its own case."
+    ]
 
 
 def _value(value: float, unit: str) -> str:
@@ -448,7 +480,8 @@ def cross_validation_parts(study: Study) -> list:
         f"all {n['figures']} figures from {n['sources']} sources, median {n['median, every figure']} and 90th "
         f"percentile {n['p90, every figure']} ({n['within 30, every figure']} within ±30 %). The target, a median "
         f"within 15 % and 90 % of the figures within ±30 %, this calibration {met}. Each figure is forecast by the "
-        f"{n['parameters']} efficiencies fitted without any figure of its own source.",
+        f"{n['parameters']} efficiencies fitted without any figure of its own source. ",
+        *scope_words(n),
     ])  # fmt: skip
     chart = cross_validation_chart(
         cross_validation_rows(study),
@@ -466,10 +499,11 @@ def cross_validation_parts(study: Study) -> list:
     )
     expected_rows = []
     for kind in (*KINDS, None):
-        found = study.expected(kind)
-        if found is not None:
-            expected_rows.append([found.kind, f"{found.figures}", percent(found.median), percent(found.p90),
-                                  percent(found.within_30)])  # fmt: skip
+        for scope in (None, *SCOPES):
+            found = study.expected(kind, scope=scope)
+            if found is not None:
+                expected_rows.append([found.kind, scope or "either", f"{found.figures}", percent(found.median),
+                                      percent(found.p90), percent(found.within_30)])  # fmt: skip
     source_rows = [
         [source, f"{found.figures}", percent(found.median), percent(largest), percent(found.within_30)]
         for source, found, largest in expected_by_source([o for o in study.outcomes if o.figure.fit])
@@ -490,8 +524,9 @@ def cross_validation_parts(study: Study) -> list:
     return [
         lead,
         figure,
-        Table(EXPECTED_HEADERS, expected_rows, "The error to expect, by kind of work: what predict, serve, the "
-              "calculator and the guide print beside each forecast (over the figures the fit may use)"),
+        Table(EXPECTED_HEADERS, expected_rows, "The error to expect, by kind of work and whether the model runs on one "
+              "GPU or is split over several (tensor parallel): what predict, serve, the calculator and the guide print "
+              "beside each forecast, the row of their configuration (over the figures the fit may use)"),
         Table(SOURCE_HEADERS, source_rows, "The same errors by source, each forecast without its own source: a "
               "source's figures share its software, so the pooled median weighs a source by how many it published"),
         Table(PARAMETER_HEADERS, parameter_rows, f"The efficiencies, fitted on every figure ({terms})"),

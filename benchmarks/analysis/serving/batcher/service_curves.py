@@ -211,7 +211,7 @@ def from_prediction(
         words = (
             f"memory-bound work at {percent(efficiency.memory)} of the bandwidth, compute-bound at "
             f"{percent(efficiency.compute)} of the FLOP/s, {efficiency.fixed_s * 1e3:.2f} ms fixed per call "
-            f"(fitted to published figures); {expected_words(committed().expected_for(kind), kind)}"
+            f"(fitted to published figures); {expected_words(committed().expected_for(kind, 1), kind)}"
         )
     curve = ServiceCurve.deterministic(seconds, spec.shape(full)) if forecast else ceiling
     return ServiceSource(
