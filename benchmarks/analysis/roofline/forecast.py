@@ -18,7 +18,8 @@ never beats its ceiling (η ≤ 1).
 
 Leave-one-source-out: each figure is forecast by the efficiencies fitted without every figure of its source, and
 its error is forecast ÷ published − 1. The expected error of a kind of work (decode, prefill, CNN, matrix product)
-is the median and the 90th percentile (nearest rank) of the absolute errors of its figures.
+is the median and the 90th percentile (nearest rank) of the absolute errors of its figures; it is also given apart
+for the figures of a model on one GPU and of one split over GPUs (tensor parallel), and a tool prints its own case's.
 
 Pure Python: nothing on this module's import path may import torch or numpy.
 """
