@@ -100,6 +100,18 @@ LLAMA_2_70B = PublishedModel(
     aliases=("Llama-2-70B-Chat", "Llama-2-70b-chat-hf"),
 )
 
+LLAMA_3_1_405B = PublishedModel(
+    "Llama-3.1-405B",
+    DecoderConfig(layers=126, d_model=16384, heads=128, kv_heads=8, d_ff=53248, ffn="swiglu"),
+    vocab=128256,
+    tied=False,
+    source="Meta's published configuration of Llama-3.1-405B (hidden_size 16384, num_hidden_layers 126, "
+    "num_attention_heads 128, num_key_value_heads 8, intermediate_size 53248, vocab_size 128256, untied "
+    "embeddings, max_position_embeddings 131072; https://huggingface.co/meta-llama/Llama-3.1-405B/blob/main/config.json)",
+    max_context=131072,
+    aliases=("Llama-3.1-405B-Instruct",),
+)
+
 MISTRAL_7B = PublishedModel(
     "Mistral-7B",
     DecoderConfig(layers=32, d_model=4096, heads=32, kv_heads=8, d_ff=14336, ffn="swiglu"),
@@ -148,6 +160,7 @@ MODELS: tuple[PublishedModel, ...] = (
     MISTRAL_7B,
     LLAMA_2_70B,
     LLAMA_3_3_70B,
+    LLAMA_3_1_405B,
     MIXTRAL_8X7B,
     QWEN1_5_MOE_A2_7B,
 )

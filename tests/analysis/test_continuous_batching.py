@@ -24,6 +24,7 @@ from benchmarks.llm_models import (
     LLAMA_3_8B,
     MISTRAL_7B,
     MIXTRAL_8X7B,
+    find_model,
     model_weight_bytes,
 )
 
@@ -40,6 +41,7 @@ def test_published_models_count_their_embedding_and_head():
     assert model_weight_bytes(MISTRAL_7B, 1) / 1e9 == pytest.approx(7.242, abs=0.001)
     assert model_weight_bytes(LLAMA_2_70B, 1) / 1e9 == pytest.approx(68.977, abs=0.001)
     assert model_weight_bytes(LLAMA_3_3_70B, 1) / 1e9 == pytest.approx(70.554, abs=0.001)
+    assert model_weight_bytes(find_model("Llama-3.1-405B-Instruct"), 1) / 1e9 == pytest.approx(405.853, abs=0.001)
 
 
 def test_a_decode_step_is_the_decode_pages_per_operation_sum_plus_the_output_head():
