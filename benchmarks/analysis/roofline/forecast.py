@@ -476,23 +476,21 @@ def to_json(calibration: Calibration, outcomes: Sequence[Outcome], figures: int,
         "figures": figures,
         "sources": sources,
         "groups": groups,
-        "expected_error": {
-            kind: {"figures": found.figures, "median": found.median, "p90": found.p90, "within_30": found.within_30}
-            for kind in KINDS
-            if (found := expected(chosen, kind)) is not None
-        },
-        "expected_error_by_scope": {
-            scope: {
-                kind: {"figures": found.figures, "median": found.median, "p90": found.p90, "within_30": found.within_30}
-                for kind in KINDS
-                if (found := expected(chosen, kind, scope)) is not None
-            }
-            for scope in SCOPES
-        },
+        "expected_error": _expected_json(chosen),
+        "expected_error_by_scope": {scope: _expected_json(chosen, scope) for scope in SCOPES},
         "forecasts": {
             o.figure.id: {"forecast": o.forecast, "error": o.error, "fitted": o.figure.fit, "note": o.figure.note}
             for o in outcomes
         },
+    }
+
+
+def _expected_json(chosen: Sequence[Outcome], scope: str | None = None) -> dict[str, dict[str, float]]:
+    """Each kind's expected error (of one scope, or of both for None), as `_expected_errors` reads it back."""
+    return {
+        kind: {"figures": found.figures, "median": found.median, "p90": found.p90, "within_30": found.within_30}
+        for kind in KINDS
+        if (found := expected(chosen, kind, scope)) is not None
     }
 
 

@@ -423,30 +423,20 @@ def cross_validation_numbers(study: Study) -> dict[str, str]:
         "p90, every figure": percent(every.p90),
         "within 30, every figure": percent(every.within_30),
         "parameters": f"{study.calibration.parameters}",
-        **{
-            f"{key}, {scope}": value
-            for scope in SCOPES
-            if (found := study.expected(scope=scope)) is not None
-            for key, value in (
-                ("figures", f"{found.figures}"),
-                ("median", percent(found.median)),
-                ("p90", percent(found.p90)),
-                ("within 30", percent(found.within_30)),
-            )
-        },
         "target met": "yes" if fitted.median <= 0.15 and fitted.within_30 >= 0.9 else "no",
     }
 
 
-def scope_words(n: dict[str, str]) -> list:
+def scope_words(study: Study) -> list:
     """The same errors for a model on one GPU and for one split over several, where the calibration has both."""
-    if f"figures, {ONE_GPU}" not in n or f"figures, {TENSOR_PARALLEL}" not in n:
+    one, split = study.expected(scope=ONE_GPU), study.expected(scope=TENSOR_PARALLEL)
+    if one is None or split is None:
         return []
     return [
-        f"On one GPU ({n['figures, one GPU']} figures) the median is {n['median, one GPU']}, the 90th percentile "
-        f"{n['p90, one GPU']}, and {n['within 30, one GPU']} are within ±30 %; for a model split over GPUs in tensor "
-        f"parallel ({n['figures, tensor parallel']} figures), {n['median, tensor parallel']}, "
-        f"{n['p90, tensor parallel']} and {n['within 30, tensor parallel']}. Each tool gives the error of its own case."
+        f"On one GPU ({one.figures} figures) the median is {percent(one.median)}, the 90th percentile "
+        f"{percent(one.p90)}, and {percent(one.within_30)} are within ±30 %; for a model split over GPUs in tensor "
+        f"parallel ({split.figures} figures), {percent(split.median)}, {percent(split.p90)} and "
+        f"{percent(split.within_30)}. Each tool gives the error of its own case."
     ]
 
 
@@ -481,7 +471,7 @@ def cross_validation_parts(study: Study) -> list:
         f"percentile {n['p90, every figure']} ({n['within 30, every figure']} within ±30 %). The target, a median "
         f"within 15 % and 90 % of the figures within ±30 %, this calibration {met}. Each figure is forecast by the "
         f"{n['parameters']} efficiencies fitted without any figure of its own source. ",
-        *scope_words(n),
+        *scope_words(study),
     ])  # fmt: skip
     chart = cross_validation_chart(
         cross_validation_rows(study),
