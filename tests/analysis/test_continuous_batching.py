@@ -292,6 +292,14 @@ def test_the_step_words_add_up_to_the_step_they_state():
     assert "279 sequences" in said and "1,100 tokens" in said
 
 
+def test_the_step_words_say_whether_the_step_is_the_roofline_or_the_forecast():
+    ceiling = cb.decode_step_words(step(), 100, 1100)
+    forecast = cb.decode_step_words(ForecastStep.of(step(), Efficiency(0.9, 0.6, 0.005)), 100, 1100)
+    assert "on the roofline:" in ceiling and "in the forecast" not in ceiling
+    assert "in the forecast" in forecast and "on the roofline:" not in forecast
+    assert "5.00 ms fixed" in forecast
+
+
 def test_the_fixed_cost_counts_the_kernels_it_names():
     assert cb.KERNELS_PER_LAYER == len(cb.LAYER_KERNELS) == 8
     assert step().fixed_s == pytest.approx(3e-6 * len(cb.LAYER_KERNELS) * LLAMA_3_8B.config.layers)

@@ -211,6 +211,8 @@ class RooflineStep:
     attention stays tensor parallel and the all-reduces are counted as before.
     """
 
+    timed_on = "on the roofline"  # what a step's time is, in words (a forecast step says its own)
+
     def __init__(
         self,
         model: PublishedModel,
@@ -1700,7 +1702,7 @@ def decode_step_words(step: RooflineStep, running: float, context: float) -> str
     scaled = "" if e == 1 else f"; each roofline time divided by the stated efficiency {e:g}"
     return (
         f"; a plain decode step of {batch} sequences (the run's mean batch) at the mean context of "
-        f"{context:,.0f} tokens takes {detail.seconds * 1e3:.1f} ms on the roofline: the matrix products "
+        f"{context:,.0f} tokens takes {detail.seconds * 1e3:.1f} ms {step.timed_on}: the matrix products "
         f"{detail.matmul_s / e * 1e3:.1f} ms, {detail.matmul_bound}-bound, the attention over every sequence's cache "
         f"{detail.attention_s / e * 1e3:.1f} ms, plus {detail.fixed_s * 1e3:.2f} ms fixed{scaled}"
     )

@@ -38,6 +38,7 @@ class ForecastStep(RooflineStep):
 
     forecast: Efficiency
     ceiling_step: RooflineStep
+    timed_on = "in the forecast (the roofline's times divided by the calibrated efficiencies)"
 
     @classmethod
     def of(cls, step: RooflineStep, efficiency: Efficiency) -> ForecastStep:
