@@ -523,9 +523,12 @@ def answer(request: Request, progress: bool = True) -> dict[str, Any]:
         "output_tokens": request.output.describe(),
         "seed": request.seed,
         "notes": list(request.notes),
-        "source": "datasheet roofline, nothing measured"
-        if isinstance(step, RooflineStep)
-        else "measured decode and prefill points of a committed run, interpolated",
+        "source": "measured decode and prefill points of a committed run, interpolated"
+        if not isinstance(step, RooflineStep)
+        else "the forecast: the datasheet roofline divided by efficiencies fitted to published figures, nothing "
+        "measured"
+        if isinstance(step, ForecastStep)
+        else "datasheet roofline, nothing measured",
     }  # fmt: skip
     runs: list[dict[str, Any]] = []
     results = []

@@ -28,9 +28,11 @@ def test_it_answers_with_the_runs_the_front_and_the_budget(capsys):
 def test_the_table_marks_the_front_and_states_its_assumptions(capsys):
     assert main([*BASE, "--rate", "2,5", "--requests", "100", "--chunked-prefill"]) == 0
     out = capsys.readouterr()
-    assert "datasheet" in out.out and "Step times: datasheet roofline, nothing measured" in out.out
+    assert "Step times: the forecast: the datasheet roofline divided by efficiencies fitted" in out.out
     assert "rate/s" in out.out
     assert "simulating rate 2/s (1/2)" in out.err
+    assert main([*BASE, "--rate", "2", "--requests", "100", "--ceiling"]) == 0
+    assert "Step times: datasheet roofline, nothing measured." in capsys.readouterr().out
 
 
 def test_a_custom_decoder_is_served(capsys):
