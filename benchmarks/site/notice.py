@@ -45,7 +45,8 @@ def cpu_notice(data: SiteData) -> str:
     body = [
         f"No GPU run is committed yet: every measured chart on this site shows a CPU ({devices}). A CPU has a "
         f"roofline too, with a far lower ridge batch{ridge_batches_compared(data)} and other overheads, so do not "
-        "read its numbers as a GPU's; datasheet predictions for GPUs are labelled as such. Run ",
+        "read its numbers as a GPU's. A GPU figure is a prediction from its datasheet, labelled either a forecast (the "
+        "roofline slowed by efficiencies calibrated on published results, with its expected error) or a ceiling. Run ",
         code("nox -s bench docs"),
         " on a machine with an NVIDIA GPU and commit the file it writes (",
         link("Reproduce", "reproduce/"),
@@ -62,7 +63,8 @@ def cpu_line(data: SiteData) -> str:
     if not cpu_only(data):
         return ""
     body = [
-        f"{TITLE}: no GPU run is committed yet; GPU figures are datasheet predictions. ",
+        f"{TITLE}: no GPU run is committed yet; GPU figures are predictions from datasheets, each labelled a "
+        "forecast or a ceiling. ",
         link("Why, and how to add a GPU run", f"{EXPLAINED_ON}#{ANCHOR}"),
     ]
     return str(tag("p", body, class_="cpu-line"))
