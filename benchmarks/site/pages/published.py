@@ -72,7 +72,13 @@ def build(rows: Sequence[Measurement] | None = None, calibrated: Study | None = 
     return Page(
         {
             "comparison": [comparison_figure(found), Paragraph(summary_words(found))],
-            "table": [comparison_table(found)],
+            "table": [
+                Details(
+                    f"The table of all {len(found)} figures: source, configuration, published, predicted, "
+                    "ratio and the assumptions each breaks",
+                    [comparison_table(found)],
+                )
+            ],
             "details": details(found),
             "cross_validation": cross_validation_parts(calibrated),
             "knees": knee_parts(pc.knee_comparisons(rows)),
@@ -520,8 +526,11 @@ def cross_validation_parts(study: Study) -> list:
         Table(SOURCE_HEADERS, source_rows, "The same errors by source, each forecast without its own source: a "
               "source's figures share its software, so the pooled median weighs a source by how many it published"),
         Table(PARAMETER_HEADERS, parameter_rows, f"The efficiencies, fitted on every figure ({terms})"),
-        Table(CV_HEADERS, table_rows, "Every figure: the ceiling, the forecast fitted without its source, the "
-              "published value and the error, forecast ÷ published − 1"),
+        Details(f"Every figure's forecast, all {len(table_rows)}: the ceiling, the forecast fitted without its "
+                "source, the published value and the error", [
+            Table(CV_HEADERS, table_rows, "Every figure: the ceiling, the forecast fitted without its source, the "
+                  "published value and the error, forecast ÷ published − 1"),
+        ]),
     ]  # fmt: skip
 
 
