@@ -184,5 +184,9 @@ def test_the_answer_box_gives_each_cases_engine_settings():
     focus = next(row for row in table.rows if row[0] == llm_serving.FOCUS)
     assert focus[1] == str(llm_serving.answer_plan(llm_serving.FOCUS, False).max_num_seqs) and focus[3] == "1"
     assert "Forecast (nothing measured)" in table.caption and "expected error ±" in table.caption
+    for row in table.rows:  # a case no load meets says why in its last cell: one request alone is over the budget
+        if row[1].startswith("none"):
+            alone = float(row[6].split(" takes ")[1].split(" ms")[0])
+            assert alone > llm_serving.BUDGET.tpot_s * 1e3 and row[4] == "none"
     ceiling = llm_serving.budget_plan()
     assert int(focus[1]) <= ceiling.max_num_seqs, "a slower forecast step fits no more sequences than the ceiling"

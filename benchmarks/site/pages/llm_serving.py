@@ -143,13 +143,23 @@ def answer_plan(gpu: str, chunked: bool, forecast: bool = True):
     return plan(step, s.engine, s.prompt, s.output, BUDGET, n_requests=1000)
 
 
+def one_sequence_step_s(gpu: str, chunked: bool) -> float:
+    """A decode step of one sequence alone at its mean context (prompt and half the answer), in the forecast: what
+    a request that misses the budget on its own takes per token."""
+    s = setting(gpu, Engine(chunked_prefill=True, max_batched_tokens=CHUNK) if chunked else None)
+    step = ForecastStep.of(s.step, committed().efficiency("decode", DTYPE))
+    return step.detail(step.decode_work(1, PROMPT + OUTPUT / 2)).seconds
+
+
 def answer_row(gpu: str, engine: Engine | None) -> list[str]:
     chunked = engine is not None
     found = answer_plan(gpu, chunked)
     prefill = f"on, {CHUNK:,} tokens a step" if chunked else "off (prompts first)"
     tp = str(setting(gpu, engine).step.tensor_parallel)
     if found is None:
-        return [gpu, "none: one request misses it", prefill, tp, "", "", ""]
+        alone = one_sequence_step_s(gpu, chunked)
+        why = f"one sequence's decode step takes {alone * 1e3:.0f} ms"
+        return [gpu, "none: one request misses it", prefill, tp, "none", "–", why]
     rate = f"{found.rate_per_s:.2g}/s" if found.rate_per_s else "none found"
     return [gpu, str(found.max_num_seqs), prefill, tp, rate, f"{found.result.tokens_per_s:,.0f}", BINDS[found.binds]]
 
