@@ -76,6 +76,10 @@ page.show("predicted_memory_and_step_time_by_gpu")
 # Each point is a closed loop of a number of clients. One client gets the fastest stream; more
 # clients share each step's weight read, so the total climbs while each user's rate falls. The
 # total stops climbing where the KV cache is full: beyond it, new requests wait for blocks.
+# **Per user** is 1 ÷ the median time per output token: the rate a user sees while an answer
+# streams, the wait for the first token left out. Counting that wait (output tokens ÷ the time
+# from sending the request to its last token, `serve llm`'s "user e2e" column) gives less, and
+# the budget's answer below gives both.
 
 # %% tags=["hide-input"]
 page.show("predicted_front_by_gpu")
