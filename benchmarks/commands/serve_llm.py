@@ -523,12 +523,7 @@ def answer(request: Request, progress: bool = True) -> dict[str, Any]:
         "output_tokens": request.output.describe(),
         "seed": request.seed,
         "notes": list(request.notes),
-        "source": "measured decode and prefill points of a committed run, interpolated"
-        if not isinstance(step, RooflineStep)
-        else "the forecast: the datasheet roofline divided by efficiencies fitted to published figures, nothing "
-        "measured"
-        if isinstance(step, ForecastStep)
-        else "datasheet roofline, nothing measured",
+        "source": SOURCE_WORDS[answer_kind(step)],
     }  # fmt: skip
     runs: list[dict[str, Any]] = []
     results = []
@@ -660,6 +655,15 @@ def _progress(show: bool, what: str, index: int, total: int) -> None:
 
 def _ms(value: float | None) -> str:
     return "–" if value is None else f"{value:,.1f}"
+
+
+SOURCE_WORDS = {  # where a step's times come from, by `answer_kind`
+    "forecast": "the forecast: the datasheet roofline divided by efficiencies fitted to published figures, nothing "
+    "measured",
+    "ceiling": "datasheet roofline, nothing measured",
+    "hand-set": "datasheet roofline, nothing measured",
+    "measured": "measured decode and prefill points of a committed run, interpolated",
+}
 
 
 def answer_kind(step) -> str:
