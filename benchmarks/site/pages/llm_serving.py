@@ -138,16 +138,20 @@ def answer_cases() -> list[tuple[str, Engine | None]]:
 def answer_plan(gpu: str, chunked: bool, forecast: bool = True):
     """The budget's plan for one case: on the forecast step (the roofline slowed by the decode efficiencies
     calibrated on published figures, as `serve llm` answers), or on the bare roofline (`forecast=False`)."""
-    s = setting(gpu, Engine(chunked_prefill=True, max_batched_tokens=CHUNK) if chunked else None)
-    step = ForecastStep.of(s.step, committed().efficiency("decode", DTYPE)) if forecast else s.step
+    s, step = answer_setting(gpu, chunked, forecast)
     return plan(step, s.engine, s.prompt, s.output, BUDGET, n_requests=1000)
+
+
+def answer_setting(gpu: str, chunked: bool, forecast: bool = True):
+    """One case's setting and the step it is planned on: the forecast's, or the bare roofline's."""
+    s = setting(gpu, Engine(chunked_prefill=True, max_batched_tokens=CHUNK) if chunked else None)
+    return s, ForecastStep.of(s.step, committed().efficiency("decode", DTYPE)) if forecast else s.step
 
 
 def one_sequence_step_s(gpu: str, chunked: bool) -> float:
     """A decode step of one sequence alone at its mean context (prompt and half the answer), in the forecast: what
     a request that misses the budget on its own takes per token."""
-    s = setting(gpu, Engine(chunked_prefill=True, max_batched_tokens=CHUNK) if chunked else None)
-    step = ForecastStep.of(s.step, committed().efficiency("decode", DTYPE))
+    step = answer_setting(gpu, chunked)[1]
     return step.detail(step.decode_work(1, PROMPT + OUTPUT / 2)).seconds
 
 
