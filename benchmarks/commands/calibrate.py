@@ -11,7 +11,7 @@ import argparse
 import json
 from pathlib import Path
 
-from benchmarks.analysis.roofline.forecast import CALIBRATION_FILE, KINDS, SCOPES, TERM_WORDS, TERMS, percent
+from benchmarks.analysis.roofline.forecast import CALIBRATION_FILE, TERM_WORDS, TERMS, percent
 from benchmarks.commands.choices import Refused
 
 
@@ -60,11 +60,8 @@ def summary_lines(found) -> list[str]:
         )
         lines.append(f"  {name} ({c.figures[name]} figures): {terms}")
     lines += [f"  {t}: {TERM_WORDS[t]}" for t in TERMS]
-    for kind in (*KINDS, None):
-        for scope in (None, *SCOPES):
-            e = found.expected(kind, scope=scope)
-            if e is not None:
-                name = e.kind if scope is None else f"  {e.kind}, {scope}"
-                lines.append(f"{name}: {e.figures} figures, median |error| {percent(e.median)}, p90 "
-                             f"{percent(e.p90)}, {percent(e.within_30)} within ±30 %")  # fmt: skip
+    for e in found.expected_table():
+        name = e.kind if e.scope is None else f"  {e.kind}, {e.scope}"
+        lines.append(f"{name}: {e.figures} figures, median |error| {percent(e.median)}, p90 {percent(e.p90)}, "
+                     f"{percent(e.within_30)} within ±30 %")  # fmt: skip
     return lines

@@ -27,8 +27,10 @@ from benchmarks.analysis.roofline.forecast import CNN as CNN_KIND
 from benchmarks.analysis.roofline.forecast import (
     DECODE,
     GEMM,
+    KINDS,
     LLM,
     PREFILL,
+    SCOPES,
     Calibration,
     Expected,
     Figure,
@@ -123,6 +125,16 @@ class Study:
     def expected(self, kind: str | None = None, fitted_only: bool = True, scope: str | None = None) -> Expected | None:
         chosen = [o for o in self.outcomes if o.figure.fit or not fitted_only]
         return expected(chosen, kind, scope)
+
+    def expected_table(self) -> list[Expected]:
+        """Each kind's error, then every kind's together: each over both scopes, then on one GPU and split over GPUs
+        apart, where there are figures (the rows the calibrate command and the published page give)."""
+        return [
+            found
+            for kind in (*KINDS, None)
+            for scope in (None, *SCOPES)
+            if (found := self.expected(kind, scope=scope)) is not None
+        ]
 
     def to_json(self) -> dict:
         return to_json(self.calibration, self.outcomes, len(self.figures), self.sources)

@@ -10,9 +10,7 @@ from benchmarks.analysis.published.calibration import Study, committed_study
 from benchmarks.analysis.published.measurements_file import Measurement, Model, read_published
 from benchmarks.analysis.published.roofline_check import Check, KneeComparison
 from benchmarks.analysis.roofline.forecast import (
-    KINDS,
     ONE_GPU,
-    SCOPES,
     TENSOR_PARALLEL,
     TERM_WORDS,
     TERMS,
@@ -493,13 +491,10 @@ def cross_validation_parts(study: Study) -> list:
         "A dot plot, one row per published figure sorted by the forecast's error: the ceiling's value and the "
         "forecast's value divided by the published value, on a log axis, with 1 marked and ±30 % shaded.",
     )
-    expected_rows = []
-    for kind in (*KINDS, None):
-        for scope in (None, *SCOPES):
-            found = study.expected(kind, scope=scope)
-            if found is not None:
-                expected_rows.append([found.kind, scope or "either", f"{found.figures}", percent(found.median),
-                                      percent(found.p90), percent(found.within_30)])  # fmt: skip
+    expected_rows = [
+        [e.kind, e.scope or "either", f"{e.figures}", percent(e.median), percent(e.p90), percent(e.within_30)]
+        for e in study.expected_table()
+    ]
     source_rows = [
         [source, f"{found.figures}", percent(found.median), percent(largest), percent(found.within_30)]
         for source, found, largest in expected_by_source([o for o in study.outcomes if o.figure.fit])
