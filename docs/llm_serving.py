@@ -31,7 +31,7 @@ page.show("answer")
 #
 # ## The model
 #
-# A simulator (`benchmarks/analysis/serving/llm/continuous_batching.py`) serves requests step by step, as an
+# A simulator (`benchmarks/analysis/serving/llm/engine_loop.py`) serves requests step by step, as an
 # engine does: requests arrive, each step prefills or decodes what the KV cache admits, and a step takes the
 # decode page's per-operation time.
 #

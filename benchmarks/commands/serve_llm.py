@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.analysis.roofline.forecast import DECODE, PREFILL, committed, expected_words
-from benchmarks.analysis.serving.llm.continuous_batching import (
+from benchmarks.analysis.serving.llm.disaggregated import KVLink, Split, compare, explain_comparison, network, nvlink
+from benchmarks.analysis.serving.llm.disaggregated import simulate_disaggregated as serve_disaggregated
+from benchmarks.analysis.serving.llm.engine_loop import (
     BLOCK_TOKENS,
     KERNELS_PER_LAYER,
     LAYER_KERNELS,
@@ -52,8 +54,6 @@ from benchmarks.analysis.serving.llm.continuous_batching import (
     simulate_steady,
     window_figures,
 )
-from benchmarks.analysis.serving.llm.disaggregated import KVLink, Split, compare, explain_comparison, network, nvlink
-from benchmarks.analysis.serving.llm.disaggregated import simulate_disaggregated as serve_disaggregated
 from benchmarks.analysis.serving.llm.engine_tuning import Tuning, explain_tuning, tune
 from benchmarks.analysis.serving.llm.engine_tuning import rows as tuning_rows
 from benchmarks.analysis.serving.llm.forecast_step import ForecastStep

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 from benchmarks.analysis.roofline.forecast import committed
-from benchmarks.analysis.serving.llm.continuous_batching import Budget, Engine, Lengths, RooflineStep, plan, simulate
 from benchmarks.analysis.serving.llm.disaggregated import Split, nvlink, simulate_disaggregated
+from benchmarks.analysis.serving.llm.engine_loop import Budget, Engine, Lengths, RooflineStep, plan, simulate
 from benchmarks.analysis.serving.llm.engine_tuning import rows, tune
 from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
 from benchmarks.analysis.serving.llm.prefix_cache import SharedPrefix

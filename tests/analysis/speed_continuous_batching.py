@@ -7,8 +7,8 @@ test: run `python tests/analysis/speed_continuous_batching.py [N]`. The target i
 import sys
 import time
 
-from benchmarks.analysis.serving.llm.continuous_batching import Engine, Lengths, RooflineStep, simulate
 from benchmarks.analysis.serving.llm.disaggregated import Split, nvlink, simulate_disaggregated
+from benchmarks.analysis.serving.llm.engine_loop import Engine, Lengths, RooflineStep, simulate
 from benchmarks.analysis.serving.llm.prefix_cache import SharedPrefix
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import LLAMA_3_8B

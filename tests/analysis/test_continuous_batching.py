@@ -6,15 +6,27 @@ import pytest
 
 from benchmarks.analysis.roofline.decode import decode_terms
 from benchmarks.analysis.roofline.forecast import Efficiency
-from benchmarks.analysis.serving.llm import continuous_batching as cb
-from benchmarks.analysis.serving.llm.continuous_batching import (
+from benchmarks.analysis.serving.llm.engine_loop import (
+    KERNELS_PER_LAYER,
+    LAYER_KERNELS,
+    STEADY_GROWTH,
+    STEADY_SERVED,
     Budget,
     Engine,
     Infeasible,
     Lengths,
     RooflineStep,
+    _Loop,
+    decode_step_words,
+    explain,
+    front,
+    largest_rate,
+    pareto,
     plan,
     simulate,
+    simulate_steady,
+    steady,
+    window_figures,
 )
 from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
 from benchmarks.gpus import find_gpu
@@ -87,7 +99,7 @@ def test_running_several_decode_steps_at_once_gives_exactly_the_one_at_a_time_an
     engine = Engine(chunked_prefill=chunked, max_batched_tokens=1024, reserve=reserve)
     args = (step(), engine, Lengths.uniform(50, 400), Lengths.lognormal(80, 0.7, 500))
     bulk = simulate(*args, n_requests=300, rate_per_s=40, seed=3)
-    monkeypatch.setattr(cb._Loop, "_bulk", lambda *a, **k: None)
+    monkeypatch.setattr(_Loop, "_bulk", lambda *a, **k: None)
     single = simulate(*args, n_requests=300, rate_per_s=40, seed=3)
     for metric in ("ttft_s", "tpot_s", "e2e_s", "itl_s"):
         assert np.allclose(getattr(bulk, metric), getattr(single, metric), rtol=1e-9, atol=1e-12)
@@ -100,7 +112,7 @@ def test_decode_steps_timed_in_numpy_give_the_loops_answer_to_the_last_bit(monke
     s = ForecastStep.of(ceiling, Efficiency(0.6, 0.7, 0.004)) if forecast else ceiling
     args = (s, Engine(chunked_prefill=True), Lengths.uniform(50, 400), Lengths.lognormal(200, 0.7, 900))
     vector = simulate(*args, n_requests=300, rate_per_s=40, seed=5)
-    monkeypatch.setattr(cb, "VECTOR_STEPS", 10**9)
+    monkeypatch.setattr("benchmarks.analysis.serving.llm.engine_loop.VECTOR_STEPS", 10**9)
     loop = simulate(*args, n_requests=300, rate_per_s=40, seed=5)
     for metric in ("ttft_s", "tpot_s", "e2e_s", "itl_s"):
         assert np.array_equal(getattr(vector, metric), getattr(loop, metric))
@@ -152,11 +164,11 @@ def test_chunked_prefill_shortens_the_stalls_prompts_cause():
 
 
 def test_more_clients_raise_total_tokens_per_second_and_lower_each_users():
-    points = cb.front(step(), Engine(), Lengths.fixed(1000), Lengths.fixed(200), [1, 8, 64], n_requests=200)
+    points = front(step(), Engine(), Lengths.fixed(1000), Lengths.fixed(200), [1, 8, 64], n_requests=200)
     totals = [p.result.tokens_per_s for p in points]
     users = [p.result.tokens_per_s_per_user for p in points]
     assert totals == sorted(totals) and users == sorted(users, reverse=True)
-    assert [p.concurrency for p in cb.pareto(points)] == [1, 8, 64]
+    assert [p.concurrency for p in pareto(points)] == [1, 8, 64]
 
 
 def test_a_budget_is_met_at_the_largest_concurrency_found_and_missed_one_above():
@@ -166,7 +178,7 @@ def test_a_budget_is_met_at_the_largest_concurrency_found_and_missed_one_above()
     assert found is not None and 1 < found.concurrency < found.kv_limit
     assert not budget.misses(found.result) and "tpot" in budget.misses(found.beyond)
     assert found.binds in ("step-time", "prefills")
-    assert str(found.concurrency) in cb.explain(found)
+    assert str(found.concurrency) in explain(found)
 
 
 def test_a_loose_budget_is_bound_by_the_kv_memory_and_an_impossible_one_by_nothing():
@@ -174,14 +186,14 @@ def test_a_loose_budget_is_bound_by_the_kv_memory_and_an_impossible_one_by_nothi
     small = step()
     loose = plan(small, Engine(memory_fraction=0.3), *lengths, Budget(10.0), n_requests=100, find_rate=False)
     assert loose.binds == "kv-memory" and loose.concurrency == loose.kv_limit
-    assert "KV memory" in cb.explain(loose)
+    assert "KV memory" in explain(loose)
     assert plan(small, Engine(), *lengths, Budget(0.001), n_requests=50, find_rate=False) is None
 
 
 def test_the_largest_rate_meets_the_budget_and_keeps_up():
     lengths = (Lengths.fixed(500), Lengths.fixed(100))
     budget = Budget(0.020, 1.0)
-    rate, result = cb.largest_rate(step(), Engine(max_num_seqs=64), *lengths, budget, 5.0, n_requests=300)
+    rate, result = largest_rate(step(), Engine(max_num_seqs=64), *lengths, budget, 5.0, n_requests=300)
     assert rate is not None and rate > 5 and not budget.misses(result)
     faster = simulate(step(), Engine(max_num_seqs=64), *lengths, n_requests=300, rate_per_s=rate * 1.2)
     assert budget.misses(faster)
@@ -209,7 +221,7 @@ def test_one_sequence_at_a_time_is_steady_below_its_capacity_and_not_above(load,
     s, engine = step(), Engine(max_num_seqs=1)
     capacity = 1 / one_at_a_time_seconds(s, 200, 20)
     run = simulate(s, engine, Lengths.fixed(200), Lengths.fixed(20), n_requests=3000, rate_per_s=load * capacity)
-    found = cb.steady(run, Budget(1.0))
+    found = steady(run, Budget(1.0))
     assert found.stable is stable
     if stable:  # a queue that keeps up serves what is offered, and its wait does not grow over the window
         assert found.served_share == pytest.approx(1, abs=0.05) and abs(found.backlog_growth) < 10
@@ -223,14 +235,14 @@ def test_a_steady_runs_own_throughput_is_what_it_serves_one_sequence_at_a_time()
     # offered, and its tokens per second are that rate times the output length
     s, engine = step(), Engine(max_num_seqs=1)
     capacity = 1 / one_at_a_time_seconds(s, 200, 20)
-    run = cb.simulate_steady(s, engine, Lengths.fixed(200), Lengths.fixed(20), rate_per_s=0.5 * capacity,
+    run = simulate_steady(s, engine, Lengths.fixed(200), Lengths.fixed(20), rate_per_s=0.5 * capacity,
                              n_requests=3000)  # fmt: skip
-    found = cb.window_figures(run)
+    found = window_figures(run)
     assert run.requests == 3000 and found["steady"]
     assert found["steady_requests_per_s"] == pytest.approx(found["steady_arrived_per_s"], rel=0.05)
     assert found["steady_tokens_per_s"] == pytest.approx(20 * found["steady_requests_per_s"], rel=0.02)
     closed = simulate(s, engine, Lengths.fixed(200), Lengths.fixed(20), n_requests=30, clients=2)
-    assert cb.window_figures(closed) is None  # a closed loop has no offered rate to be steady at
+    assert window_figures(closed) is None  # a closed loop has no offered rate to be steady at
 
 
 def test_a_run_too_short_for_its_latency_is_lengthened_until_steady():
@@ -238,10 +250,10 @@ def test_a_run_too_short_for_its_latency_is_lengthened_until_steady():
     # before the engine has filled; doubling the run reaches a steady window, and more sequences share each step
     s, prompt, output = step(), Lengths.fixed(1000), Lengths.fixed(200)
     short = simulate(s, Engine(), prompt, output, n_requests=400, rate_per_s=20)
-    assert not short.overloaded and not cb.window_figures(short)["steady"]
-    run = cb.simulate_steady(s, Engine(), prompt, output, rate_per_s=20, n_requests=400)
-    found = cb.window_figures(run)
-    assert 400 < run.requests <= cb.STEADY_GROWTH * 400 and found["steady"]
+    assert not short.overloaded and not window_figures(short)["steady"]
+    run = simulate_steady(s, Engine(), prompt, output, rate_per_s=20, n_requests=400)
+    found = window_figures(run)
+    assert 400 < run.requests <= STEADY_GROWTH * 400 and found["steady"]
     assert run.mean_running > short.mean_running and run.percentile("tpot", 50) > short.percentile("tpot", 50)
 
 
@@ -251,11 +263,11 @@ def test_a_load_above_capacity_ends_overloaded_and_never_steady(load):
     # well above, the first run is overloaded already and is not lengthened
     s, engine = step(), Engine(max_num_seqs=1)
     capacity = 1 / one_at_a_time_seconds(s, 200, 20)
-    run = cb.simulate_steady(s, engine, Lengths.fixed(200), Lengths.fixed(20), rate_per_s=load * capacity,
+    run = simulate_steady(s, engine, Lengths.fixed(200), Lengths.fixed(20), rate_per_s=load * capacity,
                              n_requests=500)  # fmt: skip
-    found = cb.window_figures(run)
+    found = window_figures(run)
     assert run.overloaded and not found["steady"] and found["steady_requests_per_s"] <= capacity * 1.02
-    assert run.requests == 500 if load == 1.5 else 500 < run.requests <= cb.STEADY_GROWTH * 500
+    assert run.requests == 500 if load == 1.5 else 500 < run.requests <= STEADY_GROWTH * 500
 
 
 @pytest.mark.slow
@@ -265,10 +277,10 @@ def test_a_rate_found_by_a_short_search_above_capacity_is_not_reported():
     s, lengths, budget = step(), (Lengths.fixed(1000), Lengths.fixed(200)), Budget(0.050)
     found = plan(s, Engine(), *lengths, budget, n_requests=1000)
     assert found.searched_per_s is not None and found.failed and found.failed[0].rate_per_s == found.searched_per_s
-    assert not found.failed[0].stable and found.failed[0].served_share < cb.STEADY_SERVED
+    assert not found.failed[0].stable and found.failed[0].served_share < STEADY_SERVED
     ok = found.steady
     assert ok.requests == 5000 and ok.meets(budget) and found.rate_per_s == ok.rate_per_s < found.searched_per_s
-    said = cb.explain(found)
+    said = explain(found)
     assert f"meets the budget at steady state up to about {ok.rate_per_s:.2f} requests/s" in said
     assert f"meets the budget up to about {found.searched_per_s:.2f}" not in said
     assert f"found {found.searched_per_s:.2f}/s, which fails that check (it did not keep up" in said
@@ -286,23 +298,23 @@ def test_per_user_tokens_per_second_is_given_with_and_without_the_first_token():
 def test_the_step_words_add_up_to_the_step_they_state():
     import re
 
-    said = cb.decode_step_words(step(), 279.4, 1100)
+    said = decode_step_words(step(), 279.4, 1100)
     total, *parts = (float(x) for x in re.findall(r"([\d.]+) ms", said))
     assert total == pytest.approx(sum(parts), abs=0.11)
     assert "279 sequences" in said and "1,100 tokens" in said
 
 
 def test_the_step_words_say_whether_the_step_is_the_roofline_or_the_forecast():
-    ceiling = cb.decode_step_words(step(), 100, 1100)
-    forecast = cb.decode_step_words(ForecastStep.of(step(), Efficiency(0.9, 0.6, 0.005)), 100, 1100)
+    ceiling = decode_step_words(step(), 100, 1100)
+    forecast = decode_step_words(ForecastStep.of(step(), Efficiency(0.9, 0.6, 0.005)), 100, 1100)
     assert "on the roofline:" in ceiling and "in the forecast" not in ceiling
     assert "in the forecast" in forecast and "on the roofline:" not in forecast
     assert "5.00 ms fixed" in forecast
 
 
 def test_the_fixed_cost_counts_the_kernels_it_names():
-    assert cb.KERNELS_PER_LAYER == len(cb.LAYER_KERNELS) == 8
-    assert step().fixed_s == pytest.approx(3e-6 * len(cb.LAYER_KERNELS) * LLAMA_3_8B.config.layers)
+    assert KERNELS_PER_LAYER == len(LAYER_KERNELS) == 8
+    assert step().fixed_s == pytest.approx(3e-6 * len(LAYER_KERNELS) * LLAMA_3_8B.config.layers)
 
 
 def test_expert_parallel_steps_wait_for_the_busiest_gpu():

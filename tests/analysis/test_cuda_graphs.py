@@ -2,7 +2,7 @@
 
 import pytest
 
-from benchmarks.analysis.serving.llm.continuous_batching import (
+from benchmarks.analysis.serving.llm.engine_loop import (
     Engine,
     Lengths,
     RooflineStep,

@@ -3,7 +3,6 @@ first token, and the comparison with aggregated serving on the same GPUs."""
 
 import pytest
 
-from benchmarks.analysis.serving.llm.continuous_batching import Budget, Engine, Lengths, RooflineStep
 from benchmarks.analysis.serving.llm.disaggregated import (
     KVLink,
     Split,
@@ -12,6 +11,7 @@ from benchmarks.analysis.serving.llm.disaggregated import (
     nvlink,
     simulate_disaggregated,
 )
+from benchmarks.analysis.serving.llm.engine_loop import Budget, Engine, Lengths, RooflineStep
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import LLAMA_3_8B
 

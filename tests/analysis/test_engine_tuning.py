@@ -3,7 +3,7 @@ and that a width whose weights leave no room is refused, not picked."""
 
 import pytest
 
-from benchmarks.analysis.serving.llm.continuous_batching import Budget, Engine, Lengths, RooflineStep, plan
+from benchmarks.analysis.serving.llm.engine_loop import Budget, Engine, Lengths, RooflineStep, plan
 from benchmarks.analysis.serving.llm.engine_tuning import explain_tuning, settings, tune, widths
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import LLAMA_3_3_70B, LLAMA_3_8B

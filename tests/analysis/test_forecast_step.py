@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from benchmarks.analysis.roofline.forecast import Efficiency
-from benchmarks.analysis.serving.llm.continuous_batching import RooflineStep, StepWork
+from benchmarks.analysis.serving.llm.engine_loop import RooflineStep, StepWork
 from benchmarks.analysis.serving.llm.forecast_step import ForecastStep, RecordingStep
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import find_model

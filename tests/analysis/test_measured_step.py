@@ -2,7 +2,7 @@
 
 import pytest
 
-from benchmarks.analysis.serving.llm.continuous_batching import Engine, Lengths, simulate
+from benchmarks.analysis.serving.llm.engine_loop import Engine, Lengths, simulate
 from benchmarks.analysis.serving.llm.measured_step import MeasuredStep, NoMeasurement
 from tests.synthetic import record, run_of
 
@@ -57,7 +57,7 @@ def test_every_step_the_engine_takes_is_a_step_model():
     """The engine's one seam: the datasheet's step, the calibrated forecast and a measured decoder all give what
     StepModel names, and a step that lacks a part of it is not one."""
     from benchmarks.analysis.roofline.forecast import committed
-    from benchmarks.analysis.serving.llm.continuous_batching import RooflineStep, StepModel
+    from benchmarks.analysis.serving.llm.engine_loop import RooflineStep, StepModel
     from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
     from benchmarks.gpus import find_gpu
     from benchmarks.llm_models import LLAMA_3_8B

@@ -3,7 +3,7 @@ prompt tokens computed, the prefix's blocks held once, evicted under pressure be
 
 import pytest
 
-from benchmarks.analysis.serving.llm.continuous_batching import Engine, Lengths, RooflineStep, simulate
+from benchmarks.analysis.serving.llm.engine_loop import Engine, Lengths, RooflineStep, simulate
 from benchmarks.analysis.serving.llm.prefix_cache import PrefixCache, SharedPrefix
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import LLAMA_3_8B

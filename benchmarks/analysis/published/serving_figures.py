@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.analysis.published.measurements_file import FieldReader
-from benchmarks.analysis.serving.llm.continuous_batching import (
+from benchmarks.analysis.serving.llm.engine_loop import (
     Budget,
     Engine,
     Lengths,

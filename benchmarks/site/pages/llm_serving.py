@@ -2,7 +2,7 @@
 Llama-3-8B on three datasheet GPUs, latencies against concurrency with the KV limit, chunked prefill's effect, a
 budget's answer, the published serving checks and the lesson; the notebook writes the rest (the engines' settings).
 
-Every number here is a simulation on a datasheet roofline (`benchmarks.analysis.serving.llm.continuous_batching`) or a
+Every number here is a simulation on a datasheet roofline (`benchmarks.analysis.serving.llm.engine_loop`) or a
 figure others published (benchmarks/published/serving.json), and the page says which.
 """
 
@@ -16,7 +16,8 @@ from benchmarks.analysis.published.serving_figures import ServingCheck, serving_
 from benchmarks.analysis.roofline.cited_figures import KERNEL_LAUNCH_S
 from benchmarks.analysis.roofline.cost_model import ALLREDUCE_LATENCY_S
 from benchmarks.analysis.roofline.forecast import CommittedForecast, committed, percent
-from benchmarks.analysis.serving.llm.continuous_batching import (
+from benchmarks.analysis.serving.llm.disaggregated import Comparison, Split, compare, nvlink
+from benchmarks.analysis.serving.llm.engine_loop import (
     KERNELS_PER_LAYER,
     LAYER_KERNELS,
     Budget,
@@ -31,7 +32,6 @@ from benchmarks.analysis.serving.llm.continuous_batching import (
     plan,
     simulate_steady,
 )
-from benchmarks.analysis.serving.llm.disaggregated import Comparison, Split, compare, nvlink
 from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
 from benchmarks.analysis.serving.llm.prefix_cache import SharedPrefix
 from benchmarks.gpus import find_gpu

@@ -5,7 +5,7 @@ GPUs, so that a long prompt never stalls the sequences that decode, and each sid
 own bound (prefill by compute, decode by memory). The price is the KV cache of every prompt crossing from a prefill
 engine to a decode engine.
 
-The model here, each stage the continuous-batching simulator (`benchmarks.analysis.serving.llm.continuous_batching`):
+The model here, each stage the continuous-batching simulator (`benchmarks.analysis.serving.llm.engine_loop`):
 
 - requests arrive as a Poisson process and a router deals them to the prefill engines in turn;
 - a prefill engine batches whole prompts (or chunks, with chunked prefill) up to its token budget and samples each
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchmarks.analysis.serving.arrivals import poisson_arrivals
-from benchmarks.analysis.serving.llm.continuous_batching import (
+from benchmarks.analysis.serving.llm.engine_loop import (
     Budget,
     Engine,
     Lengths,

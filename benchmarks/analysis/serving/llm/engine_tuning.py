@@ -3,7 +3,7 @@
 A submitter to MLPerf or a user of `vllm bench sweep` tries the settings that change how an engine batches:
 chunked prefill on or off, its token budget per step (max_num_batched_tokens), the running-sequence cap
 (max_num_seqs) and the tensor-parallel width over the GPUs they have. This module tries each combination of the
-first three with the budget planner (`benchmarks.analysis.serving.llm.continuous_batching.plan`, which finds the
+first three with the budget planner (`benchmarks.analysis.serving.llm.engine_loop.plan`, which finds the
 cap), and ranks them by the output tokens/s per GPU they serve at the largest Poisson rate that meets the budget:
 that rate times the mean answer, over the engine's GPUs (every replica of an engine on the GPUs given serves the
 same). Pure.
@@ -15,7 +15,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from benchmarks.analysis.serving.llm.continuous_batching import (
+from benchmarks.analysis.serving.llm.engine_loop import (
     Budget,
     Engine,
     Infeasible,

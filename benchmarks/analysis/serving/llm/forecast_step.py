@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks.analysis.roofline.forecast import Efficiency, Parts
-from benchmarks.analysis.serving.llm.continuous_batching import RooflineStep, StepTime, StepWork
+from benchmarks.analysis.serving.llm.engine_loop import RooflineStep, StepTime, StepWork
 
 
 def _copy(cls, step: RooflineStep):
