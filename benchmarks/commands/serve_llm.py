@@ -29,41 +29,31 @@ from typing import Any
 from benchmarks.analysis.roofline.forecast import DECODE, PREFILL, committed, expected_words
 from benchmarks.analysis.serving.llm.disaggregated import KVLink, Split, compare, explain_comparison, network, nvlink
 from benchmarks.analysis.serving.llm.disaggregated import simulate_disaggregated as serve_disaggregated
-from benchmarks.analysis.serving.llm.engine_loop import (
-    BLOCK_TOKENS,
-    KERNELS_PER_LAYER,
-    LAYER_KERNELS,
-    MEMORY_FRACTION,
-    STEADY_EDGE,
-    STEADY_GROWTH,
-    STEADY_SERVED,
-    Budget,
-    Engine,
-    FrontPoint,
-    Infeasible,
-    Lengths,
-    Result,
-    RooflineStep,
-    closed_loop_requests,
-    explain,
-    kv_limit,
-    lengthen_until_steady,
-    pareto,
-    plan,
-    simulate,
-    simulate_steady,
-    window_figures,
-)
+from benchmarks.analysis.serving.llm.engine_config import BLOCK_TOKENS, MEMORY_FRACTION, Engine, Infeasible
 from benchmarks.analysis.serving.llm.engine_tuning import Tuning, explain_tuning, tune
 from benchmarks.analysis.serving.llm.engine_tuning import rows as tuning_rows
 from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
 from benchmarks.analysis.serving.llm.measured_step import CONFIG_KEYS, MeasuredStep, NoMeasurement
+from benchmarks.analysis.serving.llm.planning import FrontPoint, closed_loop_requests, kv_limit, pareto, plan
 from benchmarks.analysis.serving.llm.prefix_cache import SharedPrefix
+from benchmarks.analysis.serving.llm.request_lengths import Lengths
+from benchmarks.analysis.serving.llm.roofline_step import KERNELS_PER_LAYER, LAYER_KERNELS, RooflineStep
+from benchmarks.analysis.serving.llm.run_result import Budget, Result
+from benchmarks.analysis.serving.llm.simulation import simulate
+from benchmarks.analysis.serving.llm.steady_state import (
+    STEADY_EDGE,
+    STEADY_GROWTH,
+    STEADY_SERVED,
+    lengthen_until_steady,
+    simulate_steady,
+    window_figures,
+)
 from benchmarks.commands.arguments import number, share, whole
 from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_named
 from benchmarks.contract.errors import run_command
 from benchmarks.contract.results import ResultsError, read_run
 from benchmarks.llm_models import MODELS, PublishedModel, find_model
+from benchmarks.site.llm_serving_words import explain
 from snippets.costs import DecoderConfig
 
 DEFAULT_CONCURRENCY = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)

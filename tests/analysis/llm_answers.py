@@ -14,10 +14,15 @@ from pathlib import Path
 
 from benchmarks.analysis.roofline.forecast import committed
 from benchmarks.analysis.serving.llm.disaggregated import Split, nvlink, simulate_disaggregated
-from benchmarks.analysis.serving.llm.engine_loop import Budget, Engine, Lengths, RooflineStep, plan, simulate
+from benchmarks.analysis.serving.llm.engine_config import Engine
 from benchmarks.analysis.serving.llm.engine_tuning import rows, tune
 from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
+from benchmarks.analysis.serving.llm.planning import plan
 from benchmarks.analysis.serving.llm.prefix_cache import SharedPrefix
+from benchmarks.analysis.serving.llm.request_lengths import Lengths
+from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
+from benchmarks.analysis.serving.llm.run_result import Budget
+from benchmarks.analysis.serving.llm.simulation import simulate
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import find_model
 

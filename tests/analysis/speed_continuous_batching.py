@@ -8,8 +8,11 @@ import sys
 import time
 
 from benchmarks.analysis.serving.llm.disaggregated import Split, nvlink, simulate_disaggregated
-from benchmarks.analysis.serving.llm.engine_loop import Engine, Lengths, RooflineStep, simulate
+from benchmarks.analysis.serving.llm.engine_config import Engine
 from benchmarks.analysis.serving.llm.prefix_cache import SharedPrefix
+from benchmarks.analysis.serving.llm.request_lengths import Lengths
+from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
+from benchmarks.analysis.serving.llm.simulation import simulate
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import LLAMA_3_8B
 

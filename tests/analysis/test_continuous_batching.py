@@ -6,29 +6,21 @@ import pytest
 
 from benchmarks.analysis.roofline.decode import decode_terms
 from benchmarks.analysis.roofline.forecast import Efficiency
-from benchmarks.analysis.serving.llm.engine_loop import (
-    KERNELS_PER_LAYER,
-    LAYER_KERNELS,
+from benchmarks.analysis.serving.llm.engine_config import Engine, Infeasible
+from benchmarks.analysis.serving.llm.engine_loop import EngineLoop
+from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
+from benchmarks.analysis.serving.llm.planning import front, largest_rate, pareto, plan
+from benchmarks.analysis.serving.llm.request_lengths import Lengths
+from benchmarks.analysis.serving.llm.roofline_step import KERNELS_PER_LAYER, LAYER_KERNELS, RooflineStep
+from benchmarks.analysis.serving.llm.run_result import Budget
+from benchmarks.analysis.serving.llm.simulation import simulate
+from benchmarks.analysis.serving.llm.steady_state import (
     STEADY_GROWTH,
     STEADY_SERVED,
-    Budget,
-    Engine,
-    Infeasible,
-    Lengths,
-    RooflineStep,
-    _Loop,
-    decode_step_words,
-    explain,
-    front,
-    largest_rate,
-    pareto,
-    plan,
-    simulate,
     simulate_steady,
     steady,
     window_figures,
 )
-from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import (
     LLAMA_2_70B,
@@ -39,6 +31,7 @@ from benchmarks.llm_models import (
     find_model,
     model_weight_bytes,
 )
+from benchmarks.site.llm_serving_words import decode_step_words, explain
 
 H100 = find_gpu("NVIDIA H100 SXM")
 
@@ -99,7 +92,7 @@ def test_running_several_decode_steps_at_once_gives_exactly_the_one_at_a_time_an
     engine = Engine(chunked_prefill=chunked, max_batched_tokens=1024, reserve=reserve)
     args = (step(), engine, Lengths.uniform(50, 400), Lengths.lognormal(80, 0.7, 500))
     bulk = simulate(*args, n_requests=300, rate_per_s=40, seed=3)
-    monkeypatch.setattr(_Loop, "_bulk", lambda *a, **k: None)
+    monkeypatch.setattr(EngineLoop, "_bulk", lambda *a, **k: None)
     single = simulate(*args, n_requests=300, rate_per_s=40, seed=3)
     for metric in ("ttft_s", "tpot_s", "e2e_s", "itl_s"):
         assert np.allclose(getattr(bulk, metric), getattr(single, metric), rtol=1e-9, atol=1e-12)

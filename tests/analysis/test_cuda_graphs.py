@@ -2,14 +2,11 @@
 
 import pytest
 
-from benchmarks.analysis.serving.llm.engine_loop import (
-    Engine,
-    Lengths,
-    RooflineStep,
-    padded_batches,
-    simulate,
-    vllm_graph_sizes,
-)
+from benchmarks.analysis.serving.llm.cuda_graphs import padded_batches, vllm_graph_sizes
+from benchmarks.analysis.serving.llm.engine_config import Engine
+from benchmarks.analysis.serving.llm.request_lengths import Lengths
+from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
+from benchmarks.analysis.serving.llm.simulation import simulate
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import LLAMA_3_8B
 

@@ -11,7 +11,10 @@ from benchmarks.analysis.serving.llm.disaggregated import (
     nvlink,
     simulate_disaggregated,
 )
-from benchmarks.analysis.serving.llm.engine_loop import Budget, Engine, Lengths, RooflineStep
+from benchmarks.analysis.serving.llm.engine_config import Engine
+from benchmarks.analysis.serving.llm.request_lengths import Lengths
+from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
+from benchmarks.analysis.serving.llm.run_result import Budget
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import LLAMA_3_8B
 

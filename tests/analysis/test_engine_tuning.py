@@ -3,8 +3,12 @@ and that a width whose weights leave no room is refused, not picked."""
 
 import pytest
 
-from benchmarks.analysis.serving.llm.engine_loop import Budget, Engine, Lengths, RooflineStep, plan
+from benchmarks.analysis.serving.llm.engine_config import Engine
 from benchmarks.analysis.serving.llm.engine_tuning import explain_tuning, settings, tune, widths
+from benchmarks.analysis.serving.llm.planning import plan
+from benchmarks.analysis.serving.llm.request_lengths import Lengths
+from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
+from benchmarks.analysis.serving.llm.run_result import Budget
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import LLAMA_3_3_70B, LLAMA_3_8B
 

@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 from benchmarks.analysis.roofline.forecast import Efficiency
-from benchmarks.analysis.serving.llm.engine_loop import RooflineStep, StepWork
 from benchmarks.analysis.serving.llm.forecast_step import ForecastStep, RecordingStep
+from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
+from benchmarks.analysis.serving.llm.step_model import StepWork
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import find_model
 

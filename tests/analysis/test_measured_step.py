@@ -2,8 +2,10 @@
 
 import pytest
 
-from benchmarks.analysis.serving.llm.engine_loop import Engine, Lengths, simulate
+from benchmarks.analysis.serving.llm.engine_config import Engine
 from benchmarks.analysis.serving.llm.measured_step import MeasuredStep, NoMeasurement
+from benchmarks.analysis.serving.llm.request_lengths import Lengths
+from benchmarks.analysis.serving.llm.simulation import simulate
 from tests.synthetic import record, run_of
 
 CONFIG = {"layers": 2, "d_model": 256, "heads": 4, "kv_heads": 2, "d_ff": 512, "ffn": "swiglu"}
@@ -57,8 +59,9 @@ def test_every_step_the_engine_takes_is_a_step_model():
     """The engine's one seam: the datasheet's step, the calibrated forecast and a measured decoder all give what
     StepModel names, and a step that lacks a part of it is not one."""
     from benchmarks.analysis.roofline.forecast import committed
-    from benchmarks.analysis.serving.llm.engine_loop import RooflineStep, StepModel
     from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
+    from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
+    from benchmarks.analysis.serving.llm.step_model import StepModel
     from benchmarks.gpus import find_gpu
     from benchmarks.llm_models import LLAMA_3_8B
 

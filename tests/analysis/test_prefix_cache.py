@@ -3,8 +3,11 @@ prompt tokens computed, the prefix's blocks held once, evicted under pressure be
 
 import pytest
 
-from benchmarks.analysis.serving.llm.engine_loop import Engine, Lengths, RooflineStep, simulate
+from benchmarks.analysis.serving.llm.engine_config import Engine
 from benchmarks.analysis.serving.llm.prefix_cache import PrefixCache, SharedPrefix
+from benchmarks.analysis.serving.llm.request_lengths import Lengths
+from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
+from benchmarks.analysis.serving.llm.simulation import simulate
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import LLAMA_3_8B
 

@@ -4,7 +4,7 @@ a KV cache in a dtype of its own, and the published MoE configurations."""
 import pytest
 
 from benchmarks.analysis.roofline.cost_model import expected_distinct_experts, tensor_parallel_seconds
-from benchmarks.analysis.serving.llm.engine_loop import RooflineStep
+from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import (
     LLAMA_3_3_70B,

@@ -257,7 +257,10 @@ def test_log_normal_lengths_are_served_each_request_clipped_to_the_context(capsy
 def test_pairs_are_clipped_answer_first_and_the_simulator_serves_the_clipped_requests():
     import numpy as np
 
-    from benchmarks.analysis.serving.llm.engine_loop import Engine, Lengths, RooflineStep, clip_pairs, simulate
+    from benchmarks.analysis.serving.llm.engine_config import Engine
+    from benchmarks.analysis.serving.llm.request_lengths import Lengths, clip_pairs
+    from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
+    from benchmarks.analysis.serving.llm.simulation import simulate
     from benchmarks.gpus import gpus_matching
     from benchmarks.llm_models import MODELS
 

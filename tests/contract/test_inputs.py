@@ -7,7 +7,7 @@ import pytest
 
 from benchmarks.analysis.published.measurements_file import PublishedDataError, read_published
 from benchmarks.analysis.serving.arrivals import TraceError, trace_arrivals
-from benchmarks.analysis.serving.llm.engine_loop import Lengths
+from benchmarks.analysis.serving.llm.request_lengths import Lengths
 from benchmarks.commands.choices import Refused
 from benchmarks.commands.serve_llm import parse_lengths
 from benchmarks.contract.inputs import InputError, read_text_bounded

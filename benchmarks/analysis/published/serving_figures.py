@@ -24,15 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.analysis.published.measurements_file import FieldReader
-from benchmarks.analysis.serving.llm.engine_loop import (
-    Budget,
-    Engine,
-    Lengths,
-    Result,
-    RooflineStep,
-    largest_rate,
-    simulate,
-)
+from benchmarks.analysis.serving.llm.engine_config import Engine
+from benchmarks.analysis.serving.llm.planning import largest_rate
+from benchmarks.analysis.serving.llm.request_lengths import Lengths
+from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
+from benchmarks.analysis.serving.llm.run_result import Budget, Result
+from benchmarks.analysis.serving.llm.simulation import simulate
 from benchmarks.contract.errors import UserError
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import PublishedModel, find_model

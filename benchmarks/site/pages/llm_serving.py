@@ -17,29 +17,21 @@ from benchmarks.analysis.roofline.cited_figures import KERNEL_LAUNCH_S
 from benchmarks.analysis.roofline.cost_model import ALLREDUCE_LATENCY_S
 from benchmarks.analysis.roofline.forecast import CommittedForecast, committed, percent
 from benchmarks.analysis.serving.llm.disaggregated import Comparison, Split, compare, nvlink
-from benchmarks.analysis.serving.llm.engine_loop import (
-    KERNELS_PER_LAYER,
-    LAYER_KERNELS,
-    Budget,
-    Engine,
-    FrontPoint,
-    Lengths,
-    Result,
-    RooflineStep,
-    explain,
-    front,
-    kv_limit,
-    plan,
-    simulate_steady,
-)
+from benchmarks.analysis.serving.llm.engine_config import Engine
 from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
+from benchmarks.analysis.serving.llm.planning import FrontPoint, front, kv_limit, plan
 from benchmarks.analysis.serving.llm.prefix_cache import SharedPrefix
+from benchmarks.analysis.serving.llm.request_lengths import Lengths
+from benchmarks.analysis.serving.llm.roofline_step import KERNELS_PER_LAYER, LAYER_KERNELS, RooflineStep
+from benchmarks.analysis.serving.llm.run_result import Budget, Result
+from benchmarks.analysis.serving.llm.steady_state import simulate_steady
 from benchmarks.gpus import find_gpu
 from benchmarks.llm_models import LLAMA_3_3_70B, LLAMA_3_8B
 from benchmarks.site import text
 from benchmarks.site.charts import figure
 from benchmarks.site.charts.llm_serving import front_chart, token_latency_chart
 from benchmarks.site.forecasts import short_error
+from benchmarks.site.llm_serving_words import explain
 from benchmarks.site.render import Details, Page, Paragraph, Table, autolink, code, strong
 
 MODEL = LLAMA_3_8B

@@ -30,18 +30,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchmarks.analysis.serving.arrivals import poisson_arrivals
-from benchmarks.analysis.serving.llm.engine_loop import (
-    Budget,
-    Engine,
-    Lengths,
-    Result,
-    RooflineStep,
-    clip_pairs,
-    largest_rate,
-    largest_rate_of,
-    serve_requests,
-    simulate,
-)
+from benchmarks.analysis.serving.llm.engine_config import Engine
+from benchmarks.analysis.serving.llm.planning import largest_rate, largest_rate_of
+from benchmarks.analysis.serving.llm.request_lengths import Lengths, clip_pairs
+from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
+from benchmarks.analysis.serving.llm.run_result import Budget, Result
+from benchmarks.analysis.serving.llm.simulation import serve_requests, simulate
 from benchmarks.gpus import GPU
 
 KV_LINK_LATENCY_S = 20e-6  # an assumed per-transfer setup cost (a few RDMA round trips), stated with every result

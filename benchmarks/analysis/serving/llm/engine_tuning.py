@@ -15,15 +15,11 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from benchmarks.analysis.serving.llm.engine_loop import (
-    Budget,
-    Engine,
-    Infeasible,
-    Lengths,
-    Plan,
-    RooflineStep,
-    plan,
-)
+from benchmarks.analysis.serving.llm.engine_config import Engine, Infeasible
+from benchmarks.analysis.serving.llm.planning import Plan, plan
+from benchmarks.analysis.serving.llm.request_lengths import Lengths
+from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
+from benchmarks.analysis.serving.llm.run_result import Budget
 
 CHUNK_BUDGETS = (512, 2048, 8192)  # tokens per step tried with chunked prefill
 WHOLE_PROMPT_BUDGET = 8192  # vLLM's max_num_batched_tokens without chunked prefill (raised to the longest request)

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks.analysis.roofline.forecast import Efficiency, Parts
-from benchmarks.analysis.serving.llm.engine_loop import RooflineStep, StepTime, StepWork
+from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
+from benchmarks.analysis.serving.llm.step_model import StepTime, StepWork
 
 
 def _copy(cls, step: RooflineStep):
