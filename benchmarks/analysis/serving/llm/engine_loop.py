@@ -1,33 +1,24 @@
-"""Serving a language model with continuous batching: an iteration-level simulator of an LLM engine.
+"""Serving a language model with continuous batching: the step loop of an iteration-level simulator of an LLM engine.
 
 An engine such as vLLM, TensorRT-LLM or SGLang does not serve fixed batches: at every step it runs one forward
-pass over the sequences it holds, adding new ones and retiring finished ones between steps. This module
-simulates that loop, request by request and step by step, from a step time that comes from the roofline:
+pass over the sequences it holds, adding new ones and retiring finished ones between steps. The simulator has an
+engine's parts, each in a module of its own (as vLLM's V1 engine has its Scheduler and KVCacheManager, and Vidur
+its replica scheduler and execution-time predictor):
 
-- **requests** have a prompt and an output length (fixed, uniform, log-normal or listed) and arrive as a
-  Poisson process or from N clients that each send the next request when the last one ends (closed loop);
-- **scheduling** is per step, with a cap on running sequences (`max_num_seqs`) and on tokens per step
-  (`max_num_batched_tokens`). Without chunked prefill, waiting prompts get priority: a step either prefills
-  whole prompts or decodes every running sequence (vLLM's default before chunked prefill). With chunked
-  prefill, every step decodes all running sequences first and fills the rest of its token budget with
-  pieces of prompts;
-- **the KV cache** is held in blocks (16 tokens by default) in the memory the weights leave; a request is
-  admitted only when blocks for its prompt are free, and when a running sequence needs a block that is not
-  there, the most recently admitted sequence is preempted (its blocks freed, its prompt and the tokens it has
-  emitted computed again later, as vLLM's recompute preemption does);
-- **a step's time** is the decode page's per-operation sum: the matrix products (every weight read once for
-  the whole step, 2 FLOPs per weight per token, plus the output head for each sequence that samples a token)
-  then the attention (every sequence reads its own cache), each at max(FLOPs / peak rate, bytes / bandwidth),
-  plus a stated fixed cost per step, all divided by a stated efficiency (1: the roofline itself).
+- the settings (`engine_config`: the running-sequence cap, tokens per step, chunked prefill, KV blocks);
+- the requests (`request_lengths`: fixed, uniform, log-normal or listed lengths), arriving as a Poisson process
+  or from N clients that each send the next request when the last one ends (`simulation`, the entry points);
+- the scheduling policy (`scheduler`: admission, chunking, when to preempt), apart from the KV-cache manager's
+  mechanics (`kv_cache`, with `prefix_cache`) and from the step-time model behind the one `step_model.StepModel`
+  seam (`roofline_step`, `forecast_step`, `measured_step`), with CUDA-graph padding (`cuda_graphs`);
+- this loop: the clock, the queues, each step scheduled, timed, recorded and retired, several plain decode steps
+  at once where nothing can change the batch, and the run's figures (`run_result`);
+- the planning on top (`planning`: the front, the budget, the largest rate; `steady_state`), and the engine
+  settings search (`engine_tuning`) and disaggregated prefill (`disaggregated`).
 
-Tensor parallelism over n GPUs is modelled as one device with n times the rate, the bandwidth and the memory,
-plus the all-reduces between the GPUs: two a layer of tokens × d_model activations, by the ring algorithm over the
-GPU's NVLink (PCIe where it has none) with a per-call latency (`benchmarks.analysis.roofline.cost_model`), as a part of
-the step of their own. Imbalance between the GPUs is left out. A mixture of experts reads, each step, the weights
-of the experts its tokens touch (their expected number under uniform or skewed routing), plus the shared parts.
-The KV cache may have a dtype of its own. With a shared prompt prefix the engine caches its blocks
-(`benchmarks.analysis.serving.llm.prefix_cache`): a prompt that begins with cached blocks is computed from after
-them, and they are held once. Pipeline parallelism and speculative decoding are not modelled.
+A preempted sequence is recomputed: its blocks are freed, and its prompt and the tokens it has emitted are
+computed again later, as vLLM's recompute preemption does. Pipeline parallelism and speculative decoding are not
+modelled.
 
 Pure Python and numpy, deterministic under a seed: nothing on this module's import path may import torch.
 """
@@ -42,69 +33,34 @@ import numpy as np
 
 from benchmarks.analysis.serving.llm.cuda_graphs import padded_batches, vllm_graph_sizes
 from benchmarks.analysis.serving.llm.engine_config import Infeasible
-from benchmarks.analysis.serving.llm.prefix_cache import PrefixCache
+from benchmarks.analysis.serving.llm.kv_cache import KVCacheManager
 from benchmarks.analysis.serving.llm.run_result import Result
+from benchmarks.analysis.serving.llm.scheduler import Scheduler
 
 VECTOR_STEPS = 16  # from this many decode steps at once, a step model's decode_run_seconds times them in numpy
 
 
 class EngineLoop:
-    """The step loop. Sequences are request indices; every list below is indexed by request."""
+    """The step loop: arrivals queued, each step scheduled by `policy` over the blocks `kv` manages, timed by
+    `step`, then recorded. Sequences are request indices; every list below is indexed by request."""
 
     __slots__ = (  # the state every step reads: slots read a little faster than an instance's dictionary
-        "_cursor",
-        "arrivals",
-        "blocks",
-        "blocks_total",
-        "busy",
-        "cache",
-        "carriers",
-        "clients",
-        "computed",
-        "done",
-        "emitted",
-        "engine",
-        "finish",
-        "first",
-        "free",
-        "issued",
-        "itl",
-        "last",
-        "max_running",
-        "now",
-        "output_cap",
-        "outputs",
-        "pad",
-        "peak_blocks",
-        "pending",
-        "preemptions",
-        "prefill_time",
-        "prefilled",
-        "prefilled_arrivals",
-        "prefix_blocks",
-        "prompts",
-        "rate",
-        "running",
-        "running_area",
-        "shared",
-        "start",
-        "step",
-        "steps",
-        "target",
-        "waiting",
-        "waiting_at_last_arrival",
+        "_cursor", "arrivals", "busy", "clients", "computed", "done", "emitted", "engine", "finish", "first",
+        "issued", "itl", "kv", "last", "max_running", "now", "output_cap", "outputs", "pad", "pending", "policy",
+        "preemptions", "prefill_time", "prefilled", "prompts", "rate", "running", "running_area", "start", "step",
+        "steps", "target", "waiting", "waiting_at_last_arrival",
     )  # fmt: skip
 
-    def __init__(self, step, engine, prompts, outputs, arrivals, blocks_total, rate, clients, output_cap):
-        self.step, self.engine = step, engine
+    def __init__(self, step, engine, prompts, outputs, arrivals, kv: KVCacheManager, policy: Scheduler, rate, clients,
+                 output_cap):  # fmt: skip
+        self.step, self.engine, self.kv, self.policy = step, engine, kv, policy
         self.prompts, self.outputs, self.arrivals = prompts, outputs, arrivals
-        self.blocks_total, self.rate, self.clients = blocks_total, rate, clients
+        self.rate, self.clients = rate, clients
         self.output_cap = output_cap  # the longest answer allowed (what `reserve` holds blocks for)
         n = len(prompts)
         self.target = list(prompts)  # tokens to prefill before decoding (after a preemption, with those emitted)
         self.computed = [0] * n  # positions in the cache
         self.emitted = [0] * n
-        self.blocks = [0] * n
         self.first = [math.nan] * n
         self.last = [0.0] * n
         self.finish = [math.nan] * n
@@ -115,24 +71,16 @@ class EngineLoop:
         self.issued = 0
         self.waiting: deque[int] = deque()
         self.running: list[int] = []  # in admission order
-        self.free = blocks_total  # always the total less the blocks the running sequences hold
         self._cursor = 0
         # the clock and what the result reports
         self.start = self.now = min(arrivals)
         self.done, self.steps, self.preemptions = 0, 0, 0
         self.busy, self.prefill_time, self.running_area = 0.0, 0.0, 0.0
-        self.peak_blocks, self.max_running = 0, 0
+        self.max_running = 0
         self.prefilled = 0
-        self.prefilled_arrivals = False  # requests come with their prompt's cache and first token (a decode engine)
         # a decode-only step of n sequences runs at the captured size pad[n] (the padding rows cost matrix products)
         cap = engine.max_num_seqs
         self.pad = padded_batches(vllm_graph_sizes(cap), cap) if engine.cuda_graphs else None
-        # prefix caching (set by simulate when the engine has it): who carries the prefix, the cached blocks each
-        # sequence references, and how many whole prefix blocks its prompt holds
-        self.cache: PrefixCache | None = None
-        self.carriers: list[bool] = []
-        self.shared: list[list[int]] = [[] for _ in range(n)] if engine.prefix is not None else []
-        self.prefix_blocks = [0] * n if engine.prefix is not None else []
 
     def run(self) -> Result:
         """Every step: queue the arrivals, schedule the step's tokens, run it (or several plain decode steps at
@@ -143,11 +91,11 @@ class EngineLoop:
             if not self.running and not self.waiting:
                 self.now = self.arrivals[self.pending[self.issued]]
                 continue
-            decoders, chunks = self._schedule()
+            decoders, chunks = self.policy.schedule(self)
             if not decoders and not chunks:
                 if not self.running:
                     raise Infeasible("a waiting request can never be admitted")  # simulate's checks rule it out
-                self._preempt_newest()  # prompts part-way through hold every free block
+                self.preempt_newest()  # prompts part-way through hold every free block
                 continue
             if not chunks and len(decoders) == len(self.running) and self._decode_in_bulk(decoders):
                 continue
@@ -167,159 +115,11 @@ class EngineLoop:
             if self.issued == n:
                 self.waiting_at_last_arrival = len(waiting)
 
-    def _schedule(self) -> tuple[list[int], list[tuple[int, int]]]:
-        """The step's tokens: the sequences that decode one, and the prompt pieces (sequence, tokens) it computes.
-        Without chunked prefill, waiting prompts come first: a step that admits any prefills whole prompts only.
-        Otherwise every sequence that holds its prompt decodes (preempting while blocks run short) and, with
-        chunked prefill, pieces of prompts fill the rest of the token budget."""
-        e, computed, target = self.engine, self.computed, self.target
-        if self.prefilled_arrivals:
-            self._admit_prefilled()
-            return self._grow_caches([i for i in self.running if computed[i] >= target[i]]), []
-        decoders = [i for i in self.running if computed[i] >= target[i]]
-        chunks: list[tuple[int, int]] = []
-        if not e.chunked_prefill and self.waiting:
-            self._admit(e.max_batched_tokens, chunks, whole=True)
-            if chunks:
-                return [], chunks
-        decoders = self._grow_caches(decoders)
-        if e.chunked_prefill:
-            budget = self._continue_prompts(e.max_batched_tokens - len(decoders), chunks)
-            self._admit(budget, chunks, whole=False)
-        return decoders, chunks
-
-    def _admit(self, budget: int, chunks: list[tuple[int, int]], *, whole: bool) -> int:
-        """Admit waiting requests, oldest first, while the running-sequence cap, the token budget and the free blocks
-        allow, each with its whole prompt (`whole`) or the piece of it the budget leaves. Returns the budget left."""
-        bt, cap, target = self.engine.block_tokens, self.engine.max_num_seqs, self.target
-        waiting, running = self.waiting, self.running
-        while waiting and budget > 0 and len(running) < cap:
-            i = waiting[0]
-            cached, pinned = self._cached_beginning(i)
-            left = target[i] - cached * bt
-            take = left if whole else min(left, budget)
-            held = -(-self._held_at_admission(i, cached * bt + take) // bt)
-            need = held - cached + pinned
-            if take > budget or need > self.free:
-                break
-            waiting.popleft()
-            running.append(i)
-            self.free -= need
-            self.blocks[i] = held
-            if self.cache is not None and self.carriers[i]:
-                self._take_cached(i)
-            chunks.append((i, take))
-            budget -= take
-        return budget
-
-    def _admit_prefilled(self) -> None:
-        """A decode engine's admission: requests whose prompt's cache came from a prefill engine, oldest first, each
-        once blocks for its prompt and the longest answer allowed are free. Its first token came with the cache."""
-        bt, cap, waiting, running = self.engine.block_tokens, self.engine.max_num_seqs, self.waiting, self.running
-        while waiting and len(running) < cap:
-            i = waiting[0]
-            need = -(-self._held_at_admission(i, self.target[i]) // bt)
-            if need > self.free:
-                break
-            waiting.popleft()
-            running.append(i)
-            self.free -= need
-            self.blocks[i] = need
-            self.computed[i] = self.target[i]
-            self.emitted[i] = 1
-            self.first[i] = self.last[i] = self.now
-
-    def _cached_beginning(self, i: int) -> tuple[int, int]:
-        """Prefix caching: the blocks of sequence i's prompt found in the cache, and how many of them no sequence
-        holds now (counted free until taken). (0, 0) without a prefix."""
-        if self.cache is None or not self.carriers[i]:
-            return 0, 0
-        self.cache.evict_to(self.free)
-        wanted = self.engine.prefix.blocks(self.engine.block_tokens, self.target[i])
-        self.prefix_blocks[i] = wanted
-        found = self.cache.resident(0, wanted)
-        return found, sum(1 for b in range(found) if self.cache.references[(0, b)] == 0)
-
-    def _take_cached(self, i: int) -> None:
-        """Sequence i references the prefix's cached blocks (those `_cached_beginning` found): its prefill starts
-        after them."""
-        taken, _ = self.cache.acquire(0, self.prefix_blocks[i])
-        self.shared[i] = list(range(taken))
-        self.computed[i] = taken * self.engine.block_tokens
-        self.cache.evict_to(self.free)
-
-    def _release_blocks(self, i: int) -> None:
-        """Sequence i's blocks go back: its own at once, the cached ones it shared when no other sequence holds them
-        (they stay cached until evicted)."""
-        if self.cache is not None and self.shared[i]:
-            self.free += self.blocks[i] - len(self.shared[i]) + self.cache.release(0, self.shared[i])
-            self.shared[i] = []
-        else:
-            self.free += self.blocks[i]
-        self.blocks[i] = 0
-
-    def _publish_prefix(self, i: int, before: int) -> None:
-        """Once sequence i has computed the prefix's whole blocks, those it computed itself enter the cache."""
-        end = self.prefix_blocks[i] * self.engine.block_tokens
-        if self.carriers[i] and before < end <= self.computed[i]:
-            self.shared[i] += self.cache.publish(0, len(self.shared[i]), self.prefix_blocks[i])
-
-    def _held_at_admission(self, i: int, tokens: int) -> int:
-        """Positions to hold blocks for when sequence i is admitted with `tokens` of its prompt this step: those
-        tokens, or with `reserve` the longest sequence it may become (its prompt and the longest answer the output
-        lengths allow, as an engine reserves a request's max_tokens: it cannot know the answer's length)."""
-        if self.engine.reserve:
-            longest = self.target[i] + self.output_cap - self.emitted[i]
-            return longest if self.engine.max_model_len is None else min(longest, self.engine.max_model_len)
-        return tokens
-
-    def _continue_prompts(self, budget: int, chunks: list[tuple[int, int]]) -> int:
-        """With chunked prefill: the next piece of each prompt part-way through, oldest first, while the budget
-        lasts. Returns the budget left."""
-        computed, target = self.computed, self.target
-        for i in self.running:
-            if budget <= 0:
-                break
-            if computed[i] < target[i]:
-                take = self._chunk(i, budget)
-                if take:
-                    chunks.append((i, take))
-                    budget -= take
-        return budget
-
-    def _chunk(self, i: int, budget: int) -> int:
-        """The next piece of sequence i's prompt that fits the token budget and the free blocks (taken)."""
-        bt = self.engine.block_tokens
-        take = min(self.target[i] - self.computed[i], budget)
-        while take > 0:
-            need = max(0, -(-(self.computed[i] + take) // bt) - self.blocks[i])
-            if need <= self.free:
-                self.blocks[i] += need
-                self.free -= need
-                return take
-            take = min(take - 1, (self.blocks[i] + self.free) * bt - self.computed[i])
-        return 0
-
-    def _grow_caches(self, decoders: list[int]) -> list[int]:
-        """Give each decoding sequence the block its next token needs, preempting the newest sequences while blocks
-        run short. Returns the decoders left."""
-        bt, blocks, computed = self.engine.block_tokens, self.blocks, self.computed
-        while True:
-            growing = [i for i in decoders if -(-(computed[i] + 1) // bt) > blocks[i]]
-            if len(growing) <= self.free or not self.running:
-                break
-            victim = self._preempt_newest()
-            decoders = [i for i in decoders if i != victim]
-        for i in growing:
-            blocks[i] += 1
-        self.free -= len(growing)
-        return decoders
-
-    def _preempt_newest(self) -> int:
+    def preempt_newest(self) -> int:
         """Preempt the most recently admitted sequence by recompute: its blocks are freed, and it waits at the head
         of the queue to compute its prompt and the tokens it has emitted again. Returns it."""
         victim = self.running.pop()
-        self._release_blocks(victim)
+        self.kv.release(victim)
         self.target[victim] = self.prompts[victim] + self.emitted[victim]
         self.computed[victim] = 0
         self.waiting.appendleft(victim)
@@ -352,10 +152,8 @@ class EngineLoop:
         """Move the clock past `steps` steps that took `seconds`, and keep the run's totals and peaks (`area`: the
         running sequences integrated over the time)."""
         self.running_area += area
-        if self.cache is not None:
-            self.cache.evict_to(self.free)
         self.max_running = max(self.max_running, len(self.running))
-        self.peak_blocks = max(self.peak_blocks, self.blocks_total - self.free)
+        self.kv.after_step()
         self.now += seconds
         self.busy += seconds
         self.steps += steps
@@ -375,8 +173,8 @@ class EngineLoop:
                 finished.append(i)
         for i, take in chunks:
             computed[i] += take
-            if self.cache is not None:
-                self._publish_prefix(i, computed[i] - take)
+            if self.kv.cache is not None:
+                self.kv.publish(i, computed[i] - take, computed[i])
             if computed[i] >= target[i]:
                 emitted[i] += 1
                 if math.isnan(self.first[i]):
@@ -395,7 +193,7 @@ class EngineLoop:
         gone = set(finished)
         self.running = [i for i in self.running if i not in gone]
         for i in finished:
-            self._release_blocks(i)
+            self.kv.release(i)
             self.finish[i] = self.now
             self.done += 1
             if self.clients is not None:
@@ -415,7 +213,7 @@ class EngineLoop:
         if bulk is None:
             return False
         steps, seconds, area, blocks_taken = bulk
-        self.free -= blocks_taken
+        self.kv.free -= blocks_taken
         self._record(seconds, area, steps)
         self._retire([i for i in decoders if self.emitted[i] >= self.outputs[i]])
         return True
@@ -426,13 +224,13 @@ class EngineLoop:
         could be admitted (none can while the running-sequence cap is reached). Exactly the steps one at a time
         would give. Returns the steps taken, their seconds, the running sequences integrated over them and the
         blocks they took; None when fewer than two steps qualify."""
-        outputs, emitted, computed, blocks = self.outputs, self.emitted, self.computed, self.blocks
-        bt = self.engine.block_tokens
+        outputs, emitted, computed, blocks = self.outputs, self.emitted, self.computed, self.kv.held
+        bt = self.kv.block_tokens
         k = min(outputs[i] - emitted[i] for i in decoders)
         if k < 2:
             return None
         need = sum(max(0, -(-(computed[i] + k) // bt) - blocks[i]) for i in decoders)
-        if need > self.free:
+        if need > self.kv.free:
             return None
         horizon = math.inf
         if len(self.running) < self.engine.max_num_seqs and self.issued < len(self.pending):
@@ -502,8 +300,8 @@ class EngineLoop:
             duration_s=duration,
             mean_running=self.running_area / duration if duration > 0 else math.nan,
             max_running=self.max_running,
-            kv_blocks=self.blocks_total,
-            kv_peak_blocks=self.peak_blocks,
+            kv_blocks=self.kv.total,
+            kv_peak_blocks=self.kv.peak,
             preemptions=self.preemptions,
             steps=self.steps,
             busy_s=busy,
@@ -518,6 +316,6 @@ class EngineLoop:
             finish_s=finish,
             outputs=outs,
             prefilled_tokens=self.prefilled,
-            prefix_hit_share=None if self.cache is None else self.cache.hit_share,
-            prefix_evictions=0 if self.cache is None else self.cache.evicted,
+            prefix_hit_share=None if self.kv.cache is None else self.kv.cache.hit_share,
+            prefix_evictions=0 if self.kv.cache is None else self.kv.cache.evicted,
         )

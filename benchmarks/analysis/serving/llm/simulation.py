@@ -15,9 +15,10 @@ import numpy as np
 from benchmarks.analysis.serving.arrivals import poisson_arrivals
 from benchmarks.analysis.serving.llm.engine_config import Engine, Infeasible
 from benchmarks.analysis.serving.llm.engine_loop import EngineLoop
-from benchmarks.analysis.serving.llm.prefix_cache import PrefixCache
+from benchmarks.analysis.serving.llm.kv_cache import KVCacheManager
 from benchmarks.analysis.serving.llm.request_lengths import Lengths, clip_pairs
 from benchmarks.analysis.serving.llm.run_result import Result
+from benchmarks.analysis.serving.llm.scheduler import DecodeOnly, PromptsFirst
 from benchmarks.analysis.serving.llm.step_model import StepModel
 
 MAX_REQUESTS = 200_000
@@ -64,10 +65,10 @@ def simulate(
         if clients is None or clients < 1:
             raise ValueError("clients must be at least 1")
         arrivals = [0.0] * min(clients, n_requests) + [math.inf] * max(0, n_requests - clients)
-    loop = EngineLoop(step, engine, prompts, outputs, arrivals, blocks_total, rate_per_s, clients, output_cap)
+    kv = KVCacheManager(blocks_total, engine.block_tokens, n_requests, engine.prefix)
     if engine.prefix is not None:
-        loop.carriers = [bool(x) for x in rng.random(n_requests) < engine.prefix.share]
-        loop.cache = PrefixCache()
+        kv.carriers = [bool(x) for x in rng.random(n_requests) < engine.prefix.share]
+    loop = EngineLoop(step, engine, prompts, outputs, arrivals, kv, PromptsFirst(), rate_per_s, clients, output_cap)
     return loop.run()
 
 
@@ -107,11 +108,11 @@ def serve_requests(
     _check_fits(engine if not prefilled else dataclasses.replace(engine, chunked_prefill=True), prompts, outputs,
                 output_cap, blocks_total)  # fmt: skip
     rate = len(arrivals) / max(max(arrivals) - min(arrivals), 1e-9)
-    loop = EngineLoop(step, engine, list(prompts), list(outputs), list(arrivals), blocks_total, rate, None, output_cap)
-    loop.prefilled_arrivals = prefilled
-    if engine.prefix is not None:
-        loop.carriers = list(carriers) if carriers is not None else [False] * len(prompts)
-        loop.cache = PrefixCache()
+    kv = KVCacheManager(blocks_total, engine.block_tokens, len(prompts), engine.prefix)
+    if engine.prefix is not None and carriers is not None:
+        kv.carriers = list(carriers)
+    policy = DecodeOnly() if prefilled else PromptsFirst()
+    loop = EngineLoop(step, engine, list(prompts), list(outputs), list(arrivals), kv, policy, rate, None, output_cap)
     result = loop.run()
     return Served(list(loop.first), list(loop.finish), result)
 

@@ -1,0 +1,162 @@
+"""The scheduling policy: which sequences a step decodes and which prompt pieces it computes.
+
+A policy reads the engine loop's queues (`waiting` in arrival order, `running` in admission order) and each
+sequence's progress, asks the KV-cache manager (`benchmarks.analysis.serving.llm.kv_cache`) for blocks, and preempts
+through the loop (`EngineLoop.preempt_newest`: recompute, as vLLM does). It never moves the clock and never times a
+step. One class per rule, so that a rule can be swapped without touching the KV cache or the loop:
+
+- `PromptsFirst`, vLLM's scheduler before its V1 engine (V0): without chunked prefill, waiting prompts come first,
+  and a step that admits any computes whole prompts only; otherwise, and with chunked prefill, every running
+  sequence decodes first (preempting the newest while blocks run short) and pieces of prompts fill the rest of the
+  token budget;
+- `DecodeOnly`, a disaggregated deployment's decode engine: requests arrive with their prompt's cache and first
+  token and are admitted once blocks for the prompt and the longest answer allowed are free.
+
+Pure Python: nothing on this module's import path may import torch.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Protocol
+
+from benchmarks.analysis.serving.llm.engine_config import Engine
+from benchmarks.analysis.serving.llm.kv_cache import KVCacheManager
+
+Chunks = list[tuple[int, int]]  # (sequence, prompt tokens computed this step)
+
+
+class EngineState(Protocol):
+    """What a policy reads of the engine loop (`benchmarks.analysis.serving.llm.engine_loop.EngineLoop`), and the
+    one thing it asks of it: preempt the newest running sequence."""
+
+    engine: Engine
+    kv: KVCacheManager
+    waiting: deque[int]  # arrived, not running, oldest first (a preempted sequence at the head)
+    running: list[int]  # in admission order
+    target: list[int]  # per sequence: positions to compute before it decodes (its prompt, after a preemption more)
+    computed: list[int]  # positions in the cache
+    emitted: list[int]
+    first: list[float]
+    last: list[float]
+    now: float
+    output_cap: int
+
+    def preempt_newest(self) -> int: ...
+
+
+class Scheduler(Protocol):
+    def schedule(self, loop: EngineState) -> tuple[list[int], Chunks]:
+        """The step's sequences that decode one token, and its prompt pieces; blocks for both are taken."""
+        ...
+
+
+class PromptsFirst:
+    """vLLM V0's rule (see the module's docstring)."""
+
+    def schedule(self, loop: EngineState) -> tuple[list[int], Chunks]:
+        e, computed, target = loop.engine, loop.computed, loop.target
+        decoders = [i for i in loop.running if computed[i] >= target[i]]
+        chunks: Chunks = []
+        if not e.chunked_prefill and loop.waiting:
+            admit(loop, e.max_batched_tokens, chunks, whole=True)
+            if chunks:
+                return [], chunks
+        decoders = grow_caches(loop, decoders)
+        if e.chunked_prefill:
+            budget = continue_prompts(loop, e.max_batched_tokens - len(decoders), chunks)
+            admit(loop, budget, chunks, whole=False)
+        return decoders, chunks
+
+
+class DecodeOnly:
+    """A decode engine's rule: admit requests that arrive prefilled, then decode every running sequence."""
+
+    def schedule(self, loop: EngineState) -> tuple[list[int], Chunks]:
+        admit_prefilled(loop)
+        computed, target = loop.computed, loop.target
+        return grow_caches(loop, [i for i in loop.running if computed[i] >= target[i]]), []
+
+
+def held_at_admission(loop: EngineState, i: int, tokens: int) -> int:
+    """Positions to hold blocks for when sequence i is admitted with `tokens` of its prompt this step: those tokens,
+    or with `reserve` the longest sequence it may become (its prompt and the longest answer the output lengths allow,
+    as an engine reserves a request's max_tokens: it cannot know the answer's length)."""
+    e = loop.engine
+    if e.reserve:
+        longest = loop.target[i] + loop.output_cap - loop.emitted[i]
+        return longest if e.max_model_len is None else min(longest, e.max_model_len)
+    return tokens
+
+
+def admit(loop: EngineState, budget: int, chunks: Chunks, *, whole: bool) -> int:
+    """Admit waiting requests, oldest first, while the running-sequence cap, the token budget and the free blocks
+    allow, each with its whole prompt (`whole`) or the piece of it the budget leaves. Returns the budget left."""
+    kv, cap, target = loop.kv, loop.engine.max_num_seqs, loop.target
+    bt, waiting, running = kv.block_tokens, loop.waiting, loop.running
+    while waiting and budget > 0 and len(running) < cap:
+        i = waiting[0]
+        cached, pinned = kv.cached_beginning(i, target[i])
+        left = target[i] - cached * bt
+        take = left if whole else min(left, budget)
+        held = -(-held_at_admission(loop, i, cached * bt + take) // bt)
+        need = held - cached + pinned
+        if take > budget or need > kv.free:
+            break
+        waiting.popleft()
+        running.append(i)
+        start = kv.admit(i, held, need)
+        if start:
+            loop.computed[i] = start
+        chunks.append((i, take))
+        budget -= take
+    return budget
+
+
+def admit_prefilled(loop: EngineState) -> None:
+    """A decode engine's admission: requests whose prompt's cache came from a prefill engine, oldest first, each once
+    blocks for its prompt and the longest answer allowed are free. Its first token came with the cache."""
+    kv, cap, waiting, running = loop.kv, loop.engine.max_num_seqs, loop.waiting, loop.running
+    while waiting and len(running) < cap:
+        i = waiting[0]
+        need = kv.blocks_for(held_at_admission(loop, i, loop.target[i]))
+        if need > kv.free:
+            break
+        waiting.popleft()
+        running.append(i)
+        kv.admit(i, need, need)
+        loop.computed[i] = loop.target[i]
+        loop.emitted[i] = 1
+        loop.first[i] = loop.last[i] = loop.now
+
+
+def continue_prompts(loop: EngineState, budget: int, chunks: Chunks) -> int:
+    """With chunked prefill: the next piece of each prompt part-way through, oldest first, while the budget lasts.
+    Returns the budget left."""
+    computed, target, kv = loop.computed, loop.target, loop.kv
+    for i in loop.running:
+        if budget <= 0:
+            break
+        if computed[i] < target[i]:
+            take = kv.grow_for_chunk(i, computed[i], min(target[i] - computed[i], budget))
+            if take:
+                chunks.append((i, take))
+                budget -= take
+    return budget
+
+
+def grow_caches(loop: EngineState, decoders: list[int]) -> list[int]:
+    """Give each decoding sequence the block its next token needs, preempting the newest sequences while blocks run
+    short. Returns the decoders left."""
+    kv, computed = loop.kv, loop.computed
+    bt, held = kv.block_tokens, kv.held
+    while True:
+        growing = [i for i in decoders if -(-(computed[i] + 1) // bt) > held[i]]
+        if len(growing) <= kv.free or not loop.running:
+            break
+        victim = loop.preempt_newest()
+        decoders = [i for i in decoders if i != victim]
+    for i in growing:
+        held[i] += 1
+    kv.free -= len(growing)
+    return decoders
