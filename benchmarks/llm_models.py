@@ -154,6 +154,18 @@ QWEN1_5_MOE_A2_7B = PublishedModel(
     experts=ExpertConfig(experts=60, top_k=4, expert_d_ff=1408, shared_d_ff=5632),
 )
 
+TINY_LLAMA = PublishedModel(
+    "Tiny-Llama",
+    DecoderConfig(layers=4, d_model=256, heads=4, kv_heads=2, d_ff=688, ffn="swiglu"),
+    vocab=1024,
+    tied=False,
+    source="this project's test-sized decoder of Llama's shape (4 layers, hidden_size 256, 4 attention heads, 2 KV "
+    "heads, intermediate_size 688, vocab_size 1024, untied embeddings, max_position_embeddings 4096): not a "
+    "published model; a real engine serves it on random weights on a CPU (`nox -s engine-check`)",
+    max_context=4096,
+    aliases=("tiny",),
+)
+
 MODELS: tuple[PublishedModel, ...] = (
     LLAMA_3_8B,
     LLAMA_3_1_8B,
@@ -163,6 +175,7 @@ MODELS: tuple[PublishedModel, ...] = (
     LLAMA_3_1_405B,
     MIXTRAL_8X7B,
     QWEN1_5_MOE_A2_7B,
+    TINY_LLAMA,
 )
 
 

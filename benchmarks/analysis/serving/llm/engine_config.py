@@ -12,6 +12,8 @@ from benchmarks.analysis.serving.llm.prefix_cache import SharedPrefix
 BLOCK_TOKENS = 16  # vLLM's default block size
 MEMORY_FRACTION = 0.9  # vLLM's default gpu_memory_utilization
 
+SCHEDULER_NAMES = ("vllm-v0", "vllm-v1")  # the keys of scheduler.SCHEDULERS (a test holds them equal)
+
 
 @dataclass(frozen=True)
 class Engine:
@@ -26,6 +28,10 @@ class Engine:
     max_model_len: int | None = None  # the longest a request (prompt and answer) may be; longer ones are clipped
     prefix: SharedPrefix | None = None  # prefix caching on, for the prompt beginning the workload shares
     cuda_graphs: bool = False  # decode-only steps run on CUDA graphs of vLLM's sizes for the cap, padded up to one
+    scheduler: str = "vllm-v0"  # the scheduling rule (benchmarks.analysis.serving.llm.scheduler.SCHEDULERS)
+    # A request reaches the scheduler this long after it is sent (HTTP, the API server, the engine's queues, and its
+    # first token's way back): the host's own cost of a request, which a real server's check measures.
+    request_overhead_s: float = 0.0
 
     def problems(self) -> list[str]:
         found = [] if self.prefix is None else self.prefix.problems()
@@ -41,6 +47,10 @@ class Engine:
             found.append("block_tokens must be at least 1")
         if not 0 < self.memory_fraction <= 1:
             found.append("memory_fraction must be above 0 and at most 1")
+        if not 0 <= self.request_overhead_s < 3600:
+            found.append("request_overhead_s must be from 0 to an hour")
+        if self.scheduler not in SCHEDULER_NAMES:
+            found.append(f"scheduler must be one of {', '.join(SCHEDULER_NAMES)}, got {self.scheduler!r}")
         return found
 
 

@@ -48,7 +48,7 @@ class EngineLoop:
         "_cursor", "arrivals", "busy", "clients", "computed", "done", "emitted", "engine", "finish", "first",
         "issued", "itl", "kv", "last", "max_running", "now", "output_cap", "outputs", "pad", "pending", "policy",
         "preemptions", "prefill_time", "prefilled", "prompts", "rate", "running", "running_area", "start", "step",
-        "steps", "target", "waiting", "waiting_at_last_arrival",
+        "steps", "target", "timeline", "waiting", "waiting_at_last_arrival",
     )  # fmt: skip
 
     def __init__(self, step, engine, prompts, outputs, arrivals, kv: KVCacheManager, policy: Scheduler, rate, clients,
@@ -81,6 +81,7 @@ class EngineLoop:
         # a decode-only step of n sequences runs at the captured size pad[n] (the padding rows cost matrix products)
         cap = engine.max_num_seqs
         self.pad = padded_batches(vllm_graph_sizes(cap), cap) if engine.cuda_graphs else None
+        self.timeline: list[tuple[float, int, int, int]] | None = None  # when asked: (end, running, waiting, blocks)
 
     def run(self) -> Result:
         """Every step: queue the arrivals, schedule the step's tokens, run it (or several plain decode steps at
@@ -89,7 +90,7 @@ class EngineLoop:
         while self.done < n:
             self._release_arrivals()
             if not self.running and not self.waiting:
-                self.now = self.arrivals[self.pending[self.issued]]
+                self.now = self.arrivals[self.pending[self.issued]] + self.engine.request_overhead_s
                 continue
             decoders, chunks = self.policy.schedule(self)
             if not decoders and not chunks:
@@ -109,7 +110,8 @@ class EngineLoop:
     def _release_arrivals(self) -> None:
         """Queue the requests that have arrived by now."""
         arrivals, pending, waiting, n = self.arrivals, self.pending, self.waiting, len(self.pending)
-        while self.issued < n and arrivals[pending[self.issued]] <= self.now:
+        late = self.engine.request_overhead_s  # a request reaches the scheduler this long after it is sent
+        while self.issued < n and arrivals[pending[self.issued]] + late <= self.now:
             waiting.append(pending[self.issued])
             self.issued += 1
             if self.issued == n:
@@ -154,6 +156,10 @@ class EngineLoop:
         self.running_area += area
         self.max_running = max(self.max_running, len(self.running))
         self.kv.after_step()
+        if self.timeline is not None:
+            self.timeline.append(
+                (self.now + seconds, len(self.running), len(self.waiting), self.kv.total - self.kv.free)
+            )
         self.now += seconds
         self.busy += seconds
         self.steps += steps
@@ -234,7 +240,7 @@ class EngineLoop:
             return None
         horizon = math.inf
         if len(self.running) < self.engine.max_num_seqs and self.issued < len(self.pending):
-            horizon = self.arrivals[self.pending[self.issued]]
+            horizon = self.arrivals[self.pending[self.issued]] + self.engine.request_overhead_s
         d = len(decoders)
         base = sum(computed[i] + 1 for i in decoders)
         step, itl, now = self.step, self.itl, self.now

@@ -9,6 +9,13 @@ step. One class per rule, so that a rule can be swapped without touching the KV 
   and a step that admits any computes whole prompts only; otherwise, and with chunked prefill, every running
   sequence decodes first (preempting the newest while blocks run short) and pieces of prompts fill the rest of the
   token budget;
+- `RunningFirst`, vLLM's V1 scheduler (`vllm/v1/core/sched/scheduler.py`), which has no prefill or decode phase:
+  each step first gives every running sequence, in admission order, the tokens it lacks (one to decode, or the
+  rest of its prompt up to the token budget), preempting the newest running sequence while blocks run short; then,
+  if nothing was preempted, admits waiting requests, oldest first, into what the budget leaves (a whole prompt that
+  does not fit stops admission without chunked prefill; with it, the prompt's first piece is taken), each only
+  when blocks for its whole prompt are free (V1's scheduler_reserve_full_isl, on by default). Prompts and decodes
+  therefore share steps, chunked prefill or not;
 - `DecodeOnly`, a disaggregated deployment's decode engine: requests arrive with their prompt's cache and first
   token and are admitted once blocks for the prompt and the longest answer allowed are free.
 
@@ -69,6 +76,65 @@ class PromptsFirst:
         return decoders, chunks
 
 
+class RunningFirst:
+    """vLLM V1's rule (see the module's docstring)."""
+
+    def schedule(self, loop: EngineState) -> tuple[list[int], Chunks]:
+        e, kv, computed, target, running = loop.engine, loop.kv, loop.computed, loop.target, loop.running
+        bt, held = kv.block_tokens, kv.held
+        budget = e.max_batched_tokens
+        decoders: list[int] = []
+        chunks: Chunks = []
+        preempted = False
+        index = 0
+        while index < len(running) and budget > 0:
+            i = running[index]
+            decoding = computed[i] >= target[i]
+            tokens = 1 if decoding else min(target[i] - computed[i], budget)
+            need = max(0, -(-(computed[i] + tokens) // bt) - held[i])
+            while need > kv.free and running[-1] != i:
+                loop.preempt_newest()
+                preempted = True
+            if need > kv.free:  # only this one is left to give up: it waits, as vLLM preempts it too
+                loop.preempt_newest()
+                preempted = True
+                break
+            held[i] += need
+            kv.free -= need
+            if decoding:
+                decoders.append(i)
+            else:
+                chunks.append((i, tokens))
+            budget -= tokens
+            index += 1
+        if not preempted:
+            self._admit(loop, budget, chunks)
+        return decoders, chunks
+
+    @staticmethod
+    def _admit(loop: EngineState, budget: int, chunks: Chunks) -> None:
+        kv, e, target, waiting, running = loop.kv, loop.engine, loop.target, loop.waiting, loop.running
+        bt = kv.block_tokens
+        while waiting and budget > 0 and len(running) < e.max_num_seqs:
+            i = waiting[0]
+            cached, pinned = kv.cached_beginning(i, target[i])
+            left = target[i] - cached * bt
+            if not e.chunked_prefill and left > budget:
+                break
+            take = min(left, budget)
+            whole = -(-held_at_admission(loop, i, target[i]) // bt) - cached + pinned  # the prompt must fit
+            if whole > kv.free:
+                break
+            held = -(-max(cached * bt + take, held_at_admission(loop, i, 0)) // bt)
+            waiting.popleft()
+            running.append(i)
+            start = kv.admit(i, held, held - cached + pinned)
+            if start:
+                loop.computed[i] = start
+            chunks.append((i, take))
+            budget -= take
+
+
 class DecodeOnly:
     """A decode engine's rule: admit requests that arrive prefilled, then decode every running sequence."""
 
@@ -76,6 +142,9 @@ class DecodeOnly:
         admit_prefilled(loop)
         computed, target = loop.computed, loop.target
         return grow_caches(loop, [i for i in loop.running if computed[i] >= target[i]]), []
+
+
+SCHEDULERS = {"vllm-v0": PromptsFirst, "vllm-v1": RunningFirst}  # EngineConfig.scheduler → its rule
 
 
 def held_at_admission(loop: EngineState, i: int, tokens: int) -> int:

@@ -18,7 +18,7 @@ from benchmarks.analysis.serving.llm.engine_loop import EngineLoop
 from benchmarks.analysis.serving.llm.kv_cache import KVCacheManager
 from benchmarks.analysis.serving.llm.request_lengths import Lengths, clip_pairs
 from benchmarks.analysis.serving.llm.run_result import Result
-from benchmarks.analysis.serving.llm.scheduler import DecodeOnly, PromptsFirst
+from benchmarks.analysis.serving.llm.scheduler import SCHEDULERS, DecodeOnly
 from benchmarks.analysis.serving.llm.step_model import StepModel
 
 MAX_REQUESTS = 200_000
@@ -68,7 +68,9 @@ def simulate(
     kv = KVCacheManager(blocks_total, engine.block_tokens, n_requests, engine.prefix)
     if engine.prefix is not None:
         kv.carriers = [bool(x) for x in rng.random(n_requests) < engine.prefix.share]
-    loop = EngineLoop(step, engine, prompts, outputs, arrivals, kv, PromptsFirst(), rate_per_s, clients, output_cap)
+    loop = EngineLoop(
+        step, engine, prompts, outputs, arrivals, kv, SCHEDULERS[engine.scheduler](), rate_per_s, clients, output_cap
+    )
     return loop.run()
 
 
@@ -111,10 +113,52 @@ def serve_requests(
     kv = KVCacheManager(blocks_total, engine.block_tokens, len(prompts), engine.prefix)
     if engine.prefix is not None and carriers is not None:
         kv.carriers = list(carriers)
-    policy = DecodeOnly() if prefilled else PromptsFirst()
+    policy = DecodeOnly() if prefilled else SCHEDULERS[engine.scheduler]()
     loop = EngineLoop(step, engine, list(prompts), list(outputs), list(arrivals), kv, policy, rate, None, output_cap)
     result = loop.run()
     return Served(list(loop.first), list(loop.finish), result)
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """A replayed load's figures, and what the engine held after every step: (its end, running sequences, waiting
+    requests, KV blocks in use)."""
+
+    result: Result
+    timeline: list[tuple[float, int, int, int]]
+
+
+def replay(
+    step: StepModel,
+    engine: Engine,
+    prompts: list[int],
+    outputs: list[int],
+    *,
+    arrivals: list[float] | None = None,
+    clients: int | None = None,
+) -> Replayed:
+    """Serve exactly these requests: sent at `arrivals` (an open loop, as a real client sent them) or by `clients`
+    closed-loop clients in order (each sends the next request when its last ends), as a real engine was driven."""
+    problems = engine.problems()
+    if problems:
+        raise ValueError(problems[0])
+    if (arrivals is None) == (clients is None):
+        raise ValueError("give the arrivals or a number of clients, not both")
+    if not prompts or len(prompts) != len(outputs) or (arrivals is not None and len(arrivals) != len(prompts)):
+        raise ValueError("give one prompt, output (and arrival) per request, at least one")
+    n = len(prompts)
+    blocks_total = step.kv_blocks(engine.memory_fraction, engine.block_tokens)
+    _check_fits(engine, prompts, outputs, max(outputs), blocks_total)
+    if clients is not None:
+        arrivals = [0.0] * min(clients, n) + [math.inf] * max(0, n - clients)
+        rate = None
+    else:
+        rate = n / max(max(arrivals) - min(arrivals), 1e-9)
+    kv = KVCacheManager(blocks_total, engine.block_tokens, n, engine.prefix)
+    loop = EngineLoop(step, engine, list(prompts), list(outputs), list(arrivals), kv, SCHEDULERS[engine.scheduler](),
+                      rate, clients, max(outputs))  # fmt: skip
+    loop.timeline = []
+    return Replayed(loop.run(), loop.timeline)
 
 
 def _check_fits(engine: Engine, prompts: list[int], outputs: list[int], output_cap: int, blocks_total: int) -> None:
