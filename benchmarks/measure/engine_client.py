@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from benchmarks.contract.text import printable
 
-TOKEN_IDS = re.compile(rb'"token_ids":\[([0-9, ]*)\]')
+TOKEN_IDS = re.compile(rb'"token_ids":\s*\[([0-9, ]*)\]')
 METRIC = re.compile(r"^(vllm:[a-z_]+)(?:\{[^}]*\})?\s+([-+0-9.eE]+|NaN|nan)\s*$")
 GAUGES = {  # /metrics name → what the record calls it
     "vllm:num_requests_running": "running",
