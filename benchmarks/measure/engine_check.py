@@ -138,14 +138,15 @@ def record_gauges(g: Gauges) -> dict[str, list]:
             "kv_usage": clean(g.kv_usage), "preemptions": clean(g.preemptions)}  # fmt: skip
 
 
-def _served_per_s(records: list[Streamed]) -> float:
-    """Requests finished per second over a closed loop: how fast the engine serves when it is never idle (the check's
-    own estimate, to place its Poisson rates)."""
-    ends = sorted(r.token_s[-1] for r in records if r.ok)  # offsets from the load's start
-    if len(ends) < 4:
+def _served_per_s(records: list[Streamed], clients: int) -> float:
+    """Requests served per second by a closed loop of `clients`, the check's own estimate to place its Poisson rates:
+    past the first round (every client starts at once) each send follows a finish, so the sends from the first
+    round's end to the last send, before the loop drains, count the requests served over that time."""
+    sends = sorted(r.sent_s for r in records if r.ok and r.sent_s is not None)
+    window = sends[clients:]
+    if len(window) < 4 or window[-1] <= window[0]:
         return 0.0
-    half = ends[len(ends) // 2 :]  # the second half: past the first round, when every client started at once
-    return (len(half) - 1) / (half[-1] - half[0])
+    return (len(window) - 1) / (window[-1] - window[0])
 
 
 class Check:
@@ -245,7 +246,7 @@ class Check:
         records, gauges = closed_loop(HOST, self.servers[setting.name].port, self.plan.model,
                                       _jobs(prompts, outputs, rng, self.plan.vocab), cap)  # fmt: skip
         self._add_load(setting, mix, "capacity", None, cap, 0, seed, records, gauges)
-        return _served_per_s(records)
+        return _served_per_s(records, cap)
 
     def measure_load(self, setting, mix, kind, rate, clients, repeat) -> None:
         seed = self.plan.seed + 1000 + len(self.doc["loads"])
