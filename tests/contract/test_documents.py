@@ -6,6 +6,7 @@ import pytest
 
 from benchmarks.contract.documents import DocumentKind
 from benchmarks.contract.kinds import document_kinds, kind_of
+from benchmarks.contract.engine_check import KIND as ENGINE_CHECK
 from benchmarks.contract.noise_scale import KIND as NOISE_SCALE
 from benchmarks.contract.results import ResultsError
 from benchmarks.contract.serving_check import KIND as SERVING_CHECK
@@ -13,7 +14,7 @@ from benchmarks.contract.serving_check import KIND as SERVING_CHECK
 
 def test_every_kind_is_keyed_by_the_name_its_documents_carry():
     kinds = document_kinds()
-    assert set(kinds) == {SERVING_CHECK, NOISE_SCALE}
+    assert set(kinds) == {SERVING_CHECK, NOISE_SCALE, ENGINE_CHECK}
     assert all(isinstance(k, DocumentKind) and k.kind == name for name, k in kinds.items())
     assert kind_of({"kind": NOISE_SCALE}) is kinds[NOISE_SCALE]
     assert kind_of({"kind": "profile"}) is None and kind_of({"kind": ["noise-scale"]}) is None and kind_of([]) is None

@@ -32,6 +32,7 @@ from benchmarks.site.charts import figure
 from benchmarks.site.charts.llm_serving import front_chart, token_latency_chart
 from benchmarks.site.forecasts import short_error
 from benchmarks.site.llm_serving_words import explain
+from benchmarks.site.pages import engine_check
 from benchmarks.site.render import Details, Page, Paragraph, Table, autolink, code, strong
 
 MODEL = LLAMA_3_8B
@@ -109,6 +110,7 @@ def build() -> Page:
             "largest_concurrency_within_budget": largest_concurrency_within_budget(),
             "published_results_against_predictions": published_against_predicted(),
             "prefix_caching_and_disaggregation": prefix_caching_and_disaggregation(),
+            "checked_against_a_real_engine": real_engine_parts(),
         },
         extra={"budget_answer": budget, "published_share_of_roofline": share},
         lesson=lesson(budget, share),
@@ -773,3 +775,14 @@ def lesson(budget: dict[str, str] | None, published_share_of_roofline: str) -> s
         words + "Predictions here are upper bounds from the datasheet; the share of them the published engines checked "
         f"here reach is, {published_share_of_roofline}."
     )
+
+
+# --------------------------------------------------------------------------- checked against a real engine
+
+
+def real_engine_parts(check=None) -> list:
+    """The newest committed real-engine check against the simulator (`benchmarks.site.pages.engine_check`)."""
+    parts = engine_check.build(check).sections
+    folded = [Details("Every load, measured and simulated, and the method", [*parts["table"], *parts["method"]])]
+    return [*parts["summary"], *parts["accuracy"], *parts["figure"], *parts["timeline"],
+            *(folded if parts["table"] else [])]  # fmt: skip

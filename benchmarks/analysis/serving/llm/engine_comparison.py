@@ -357,3 +357,98 @@ def record_simulated(path, c: Comparison) -> None:
     doc = dict(c.check.doc)
     doc["simulated"] = summary(c)
     write_atomic(path, doc)
+
+
+@dataclass(frozen=True)
+class LoadGroup:
+    """The repeats of one load (a setting, a mix, a Poisson rate or a closed loop): per metric the measured median and
+    range over the repeats, and the simulated and forecast medians."""
+
+    setting: str
+    mix: str
+    kind: str
+    rate_per_s: float | None
+    concurrency: int | None
+    repeats: tuple[LoadComparison, ...]
+
+    def measured(self, metric: str) -> tuple[float, float, float]:
+        values = [getattr(x.measured, metric) for x in self.repeats]
+        return float(np.median(values)), min(values), max(values)
+
+    def simulated(self, metric: str, side: str = "simulated") -> float:
+        values = [getattr(getattr(x, side), metric) for x in self.repeats if getattr(x, side) is not None]
+        return float(np.median(values)) if values else math.nan
+
+    def ratio(self, metric: str, side: str = "simulated") -> float:
+        m = self.measured(metric)[0]
+        s = self.simulated(metric, side)
+        return s / m if m > 0 and math.isfinite(s) else math.nan
+
+
+def grouped(c: Comparison) -> list[LoadGroup]:
+    """The loads with their repeats together, in the check's order."""
+    found: dict[tuple, list[LoadComparison]] = {}
+    for x in c.loads:
+        found.setdefault((x.setting, x.mix, x.kind, x.rate_per_s, x.concurrency), []).append(x)
+    return [LoadGroup(*key, tuple(xs)) for key, xs in found.items()]
+
+
+def load_near(c: Comparison, setting: str, mix: str, share: float) -> LoadComparison | None:
+    """The first repeat of the Poisson load of `setting` and `mix` whose rate is nearest `share` of its capacity."""
+    capacity, _ = c.capacity(setting, mix)
+    found = [x for x in c.loads if x.setting == setting and x.mix == mix and x.kind == "poisson"]
+    if not found or not math.isfinite(capacity):
+        return None
+    return min(found, key=lambda x: (abs(x.rate_per_s - share * capacity), x.repeat))
+
+
+def forecast_error(c: Comparison, metric: str) -> float:
+    """The median |forecast ÷ measured − 1| of `metric` over the Poisson loads below BELOW of capacity."""
+    errors = []
+    for x in c.loads:
+        capacity, _ = c.capacity(x.setting, x.mix)
+        if x.kind == "poisson" and x.forecast is not None and x.rate_per_s < BELOW * capacity:
+            r = x.ratio(metric, "forecast")
+            if math.isfinite(r):
+                errors.append(abs(r - 1))
+    return float(statistics.median(errors)) if errors else math.nan
+
+
+PAUSE_S = 0.25  # a pause: this long with requests in flight and no token to any of them (some 50 decode steps here)
+
+
+def longest_pause_s(requests: Mapping[str, Any]) -> float:
+    """The longest time in one load when some request was in flight (sent, its last token not yet in) and no token
+    reached any request: the engine or the host paused. The simulator never pauses, so such a load's tail is the
+    engine's, not the simulator's."""
+    answered = request_times(requests)  # arrivals in seconds from the load's start
+    spans = [(sent, times[-1]) for sent, times in answered]
+    events = np.sort(np.array([t for _, times in answered for t in times] + [s for s, _ in spans]))
+    if len(events) < 2:
+        return 0.0
+    starts, ends = np.array([s for s, _ in spans]), np.array([e for _, e in spans])
+    mids, gaps = (events[1:] + events[:-1]) / 2, np.diff(events)
+    in_flight = np.searchsorted(np.sort(starts), mids) - np.searchsorted(np.sort(ends), mids) > 0
+    return float(gaps[in_flight].max()) if in_flight.any() else 0.0
+
+
+def paused_loads(c: Comparison) -> tuple[int, int, float]:
+    """(loads with a pause of PAUSE_S or more, loads, the longest pause in seconds)."""
+    pauses = [longest_pause_s(load["requests"]) for load in c.check.loads]
+    return sum(p >= PAUSE_S for p in pauses), len(pauses), max(pauses, default=0.0)
+
+
+def tails_by_pause(c: Comparison, metric: str = "ttft_p99_ms") -> tuple[tuple[int, int], tuple[int, int]]:
+    """Of the Poisson loads below BELOW of capacity, ((within the band, of them) with a pause, (within, of) without):
+    whether the loads the simulator's tail misses are those where the engine paused."""
+    paused, steady = [0, 0], [0, 0]
+    pauses = {load["name"]: longest_pause_s(load["requests"]) for load in c.check.loads}
+    for x in c.loads:
+        capacity, _ = c.capacity(x.setting, x.mix)
+        ratio = x.ratio(metric)
+        if x.kind != "poisson" or not x.rate_per_s < BELOW * capacity or not math.isfinite(ratio):
+            continue
+        side = paused if pauses[x.name] >= PAUSE_S else steady
+        side[0] += abs(ratio - 1) <= Accuracy.band(metric)
+        side[1] += 1
+    return (paused[0], paused[1]), (steady[0], steady[1])

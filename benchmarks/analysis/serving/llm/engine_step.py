@@ -49,6 +49,16 @@ def _linear(points: Sequence[tuple[float, float]], x: float) -> float:
     return points[-1][1]  # not reached
 
 
+def _never_falling(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """A decode row with each point held to at most the next larger batch's: one more sequence never makes a step
+    shorter, so a point above a larger batch's was slowed by something else on the host (a stall during its probe)."""
+    found, lowest = [], float("inf")
+    for x, y in reversed(points):
+        lowest = min(lowest, y)
+        found.append((x, lowest))
+    return found[::-1]
+
+
 def request_times(requests: Mapping[str, Any]) -> list[tuple[float, list[float]]]:
     """(sent, every token's arrival) per answered request, in seconds from the load's start."""
     found = []
@@ -59,8 +69,11 @@ def request_times(requests: Mapping[str, Any]) -> list[tuple[float, list[float]]
 
 
 def decode_gaps(requests: Mapping[str, Any]) -> list[tuple[float, float]]:
-    """(gap, context) of every step where each of a probe's sequences decodes: after the last first token, before
-    the first last token. Context: the prompt and the tokens made before the gap's end."""
+    """(step, context) per sequence of a probe, over the window where each of its sequences decodes (after the last
+    first token, before the first last token): the time from its first token in the window to its last, over the
+    steps between. A mean over the window, not a median of gaps: the API server hands tokens out in bursts when it
+    falls behind (several in one chunk, then a long gap), which leaves the span between tokens whole. Context: the
+    prompt and the tokens made by the window's middle."""
     answered = request_times(requests)
     if len(answered) != len(requests["sent_s"]) or not answered:
         return []
@@ -68,9 +81,10 @@ def decode_gaps(requests: Mapping[str, Any]) -> list[tuple[float, float]]:
     closed = min(times[-1] for _, times in answered)
     found = []
     for (_, times), prompt in zip(answered, requests["prompt_tokens"]):
-        for k in range(1, len(times)):
-            if times[k - 1] >= opened and times[k] <= closed and times[k] > times[k - 1]:
-                found.append((times[k] - times[k - 1], prompt + k))
+        inside = [k for k, t in enumerate(times) if opened <= t <= closed]
+        if len(inside) >= 2 and inside[-1] > inside[0] and times[inside[-1]] > times[inside[0]]:
+            first, last = inside[0], inside[-1]
+            found.append(((times[last] - times[first]) / (last - first), prompt + (first + last) / 2))
     return found
 
 
@@ -82,6 +96,7 @@ class ProbePoint:
     context: float  # a decode point's mean context; 0 for a prefill point
     median_s: float
     samples_s: tuple[float, ...]
+    prompt: int = 0  # a decode point's probe prompt length (its context row)
 
 
 def decode_points(curve: Mapping[str, Any]) -> list[ProbePoint]:
@@ -91,11 +106,11 @@ def decode_points(curve: Mapping[str, Any]) -> list[ProbePoint]:
     for probe in curve["decode"]:
         grouped.setdefault((probe["batch"], probe["prompt_tokens"]), []).extend(decode_gaps(probe["requests"]))
     found = []
-    for (batch, _), gaps in sorted(grouped.items()):
+    for (batch, prompt), gaps in sorted(grouped.items()):
         if gaps:
             samples = tuple(g for g, _ in gaps)
             context = statistics.fmean(c for _, c in gaps)
-            found.append(ProbePoint(batch, context, statistics.median(samples), samples))
+            found.append(ProbePoint(batch, context, statistics.median(samples), samples, prompt))
     return found
 
 
@@ -142,10 +157,12 @@ class EngineCurveStep:
             raise NoStepCurve("the check's step curve holds no decode step of a whole batch or no lone prompt")
         self.label, self.kv_pool, self.block_tokens = label, kv_blocks, block_tokens
         self.decode_points, self.first_token_points = decode, first
-        by_context: dict[float, list[tuple[float, float]]] = {}
+        by_prompt: dict[int, list[ProbePoint]] = {}
         for p in decode:  # a prompt length's points share one context row, at their mean context
-            by_context.setdefault(round(p.context, -1), []).append((p.x, p.median_s))
-        self.decode_rows = {ctx: sorted(pts) for ctx, pts in sorted(by_context.items())}
+            by_prompt.setdefault(p.prompt, []).append(p)
+        rows = {statistics.fmean(p.context for p in pts): sorted((p.x, p.median_s) for p in pts)
+                for pts in by_prompt.values()}  # fmt: skip
+        self.decode_rows = {ctx: _never_falling(pts) for ctx, pts in sorted(rows.items())}
         self.one_s = self.decode_s(1, min(self.decode_rows))
         shortest = first[0]
         self.request_overhead_s = max(0.0, shortest.median_s - self.one_s)
