@@ -148,9 +148,11 @@ QWEN1_5_MOE_A2_7B = PublishedModel(
     "num_attention_heads 16, num_key_value_heads 16, num_experts 60, num_experts_per_tok 4, moe_intermediate_size "
     "1408, shared_expert_intermediate_size 5632, vocab_size 151936, tie_word_embeddings false, "
     "max_position_embeddings 8192; https://huggingface.co/Qwen/Qwen1.5-MoE-A2.7B/blob/main/config.json); the "
-    "q, k and v biases are not counted",
+    "q, k and v biases are not counted. The Chat model's own config.json gives max_position_embeddings 32768 "
+    "(https://huggingface.co/Qwen/Qwen1.5-MoE-A2.7B-Chat/blob/main/config.json), so the Chat name is not an alias "
+    "of this entry: it would be given the base model's 8,192-token context",
     max_context=8192,
-    aliases=("Qwen1.5-MoE-A2.7B-Chat", "qwen1.5-moe"),
+    aliases=("qwen1.5-moe",),
     experts=ExpertConfig(experts=60, top_k=4, expert_d_ff=1408, shared_d_ff=5632),
 )
 
@@ -203,3 +205,16 @@ def stack_weight_elements(model: PublishedModel) -> int:
 def model_weight_bytes(model: PublishedModel, bytes_per_element: float) -> float:
     embeddings = (1 if model.tied else 2) * model.vocab * model.config.d_model
     return bytes_per_element * (stack_weight_elements(model) + embeddings)
+
+
+def tensor_parallel_split(model: PublishedModel, tp: int) -> str | None:
+    """Why `model` cannot be split over `tp` GPUs as vLLM splits it, or None: the attention heads divide evenly, and
+    the KV heads divide evenly or, when fewer than the GPUs, each is replicated over a whole number of them."""
+    heads, kv = model.config.heads, model.config.kv_heads
+    if heads % tp:
+        return f"its {heads} attention heads do not divide over {tp} GPUs"
+    if kv >= tp and kv % tp:
+        return f"its {kv} KV heads do not divide over {tp} GPUs"
+    if kv < tp and tp % kv:
+        return f"its {kv} KV heads cannot be replicated evenly over {tp} GPUs"
+    return None

@@ -19,7 +19,7 @@ from benchmarks.commands import fleet
 from benchmarks.commands import predict as predict_cli
 from benchmarks.commands import sweep as sweep_cli
 from benchmarks.commands.choices import Refused
-from benchmarks.contract.errors import run_command
+from benchmarks.contract.errors import CommandFailed, run_command
 from benchmarks.contract.kinds import kind_of
 from benchmarks.contract.results import (
     DEFAULT_RESULTS_DIR,
@@ -199,8 +199,7 @@ def _run(args: argparse.Namespace) -> int:
         try:
             run, measure_all = _start(args)  # a refusal (device busy or absent) is main's one line
         except OSError as exc:
-            print(f"error: writing the results failed: {exc.strerror or exc}; no results file kept", file=sys.stderr)
-            return 1
+            raise CommandFailed(f"writing the results failed: {exc.strerror or exc}; no results file kept") from None
         except (KeyboardInterrupt, Terminated) as exc:
             print(f"\n{_stop_words(exc)} before any workload was measured; no results file kept", file=sys.stderr)
             return 130 if isinstance(exc, KeyboardInterrupt) else 143
@@ -301,8 +300,7 @@ def _stopped(run, why: str, code: int, prefix: str = "") -> int:
 def _validate(args: argparse.Namespace) -> int:
     files = result_files(args.paths)
     if not files:
-        print("error: no .json files found under " + ", ".join(map(str, args.paths)), file=sys.stderr)
-        return 1
+        raise CommandFailed("no .json files found under " + ", ".join(map(str, args.paths)))
     failures = 0
     for path in files:
         try:

@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from benchmarks.commands.choices import Refused
+from benchmarks.contract.errors import CommandFailed
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR
 
 DOCTOR_VERSION = 1
@@ -99,7 +100,6 @@ def run(args: argparse.Namespace) -> int:
         try:
             args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         except OSError as exc:
-            print(f"error: --json {args.json}: {exc.strerror or exc}", file=sys.stderr)
-            return 1
+            raise CommandFailed(f"--json {args.json}: {exc.strerror or exc}") from None
         print(f"report: {args.json}", file=sys.stderr)
     return 1 if failed else 0

@@ -52,7 +52,7 @@ from benchmarks.commands.arguments import number, share, whole
 from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_named
 from benchmarks.contract.errors import run_command
 from benchmarks.contract.results import ResultsError, read_run
-from benchmarks.llm_models import MODELS, PublishedModel, find_model
+from benchmarks.llm_models import MODELS, PublishedModel, find_model, tensor_parallel_split
 from benchmarks.site.llm_serving_words import explain
 from snippets.costs import DecoderConfig
 
@@ -145,7 +145,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--chunked-prefill", action="store_true", help="split prompts into steps that also decode")
     p.add_argument("--no-cuda-graphs", action="store_true", help="run every step without CUDA graphs. By default "
                    "(--gpu) a step that only decodes runs on a captured graph, its batch padded up to the next of "
-                   "vLLM's capture sizes (1, 2, 4, then every multiple of 8 up to max_num_seqs rounded up to one), "
+                   "vLLM V0's capture sizes (1, 2, 4, then every multiple of 8 up to max_num_seqs rounded up to one), "
                    "the padding rows costing their matrix products, as vLLM and TensorRT-LLM (enable_padding) pad; "
                    "with --run the measured times hold the device's behaviour, and nothing is padded")  # fmt: skip
     p.add_argument("--prefix-tokens", metavar="N", help="prefix caching: the first N tokens of a prompt are a "
@@ -342,6 +342,8 @@ def read_request(args: argparse.Namespace) -> Request:
         tp = whole(args.tp or "1", "--tp", 1, 64)
         if args.tune:  # the widest engine the search tries: the model must fit on it
             tp = whole(args.gpus or str(tp), "--gpus", 1, 64)
+        elif (why := tensor_parallel_split(model, tp)) is not None:
+            raise Refused(f"--tp {tp}: {model.name} cannot be split so: {why} (vLLM refuses it too)")
         fixed = (
             number(args.step_overhead_ms, "--step-overhead-ms", 0, 10_000, above=True) / 1e3
             if args.step_overhead_ms

@@ -18,7 +18,7 @@ from benchmarks.analysis.roofline import recommend
 from benchmarks.commands import sweep_watch
 from benchmarks.commands.arguments import number, typed, whole
 from benchmarks.commands.choices import Refused
-from benchmarks.contract.errors import UserError
+from benchmarks.contract.errors import CommandFailed, UserError
 from benchmarks.contract.results import DEFAULT_SWEEPS_DIR, ResultsError, load_json, write_atomic
 from benchmarks.contract.sweep_options import DTYPES, options_problem, report_problem
 from benchmarks.contract.text import printable, printable_lines
@@ -135,8 +135,9 @@ def add_parser(commands) -> None:
         "--train",
         action="store_true",
         help="time a training step (zero_grad, forward, loss, backward, AdamW update) instead of a forward pass; "
-        "the factory may return (model, make_input, loss_fn) with loss_fn(output) a scalar (default: the output's "
-        "mean square); also counts the activations autograd keeps per sample and recommends a batch",
+        "the factory may return (model, make_input, loss_fn) with loss_fn(output) or loss_fn(output, batch) a "
+        "scalar, batch being what make_input returned (default: the output's mean square); also counts the "
+        "activations autograd keeps per sample and recommends a batch",
     )
     sweep.add_argument(
         "--memory-gb", type=_positive_float, metavar="GB", help="with --train: the memory the step may use"
@@ -224,7 +225,9 @@ def _measure(args: argparse.Namespace, started: float, announce: sweep_watch.Ann
         sweep, rec = run_sweep(args.target, settings, recommend, started=started, on_file=announce)
     except SweepStopped as stopped:
         kept = len(stopped.sweep.points)
-        _show(stopped.sweep.doc, stopped.recommendation, args.report)
+        problem = _show(stopped.sweep.doc, stopped.recommendation, args.report)
+        if problem:
+            print(printable(problem), file=sys.stderr)
         print(f"\nKeyboardInterrupt: stopped; kept {kept} batch sizes, marked incomplete", file=sys.stderr)
         print(stopped.sweep.path)
         return 130
@@ -237,15 +240,15 @@ def _measure(args: argparse.Namespace, started: float, announce: sweep_watch.Ann
         if args.debug:
             traceback.print_exc()
         hint = "" if args.debug else " (run with --debug for the traceback)"
-        print(f"error: the sweep crashed{hint}: {type(exc).__name__}: {printable(str(exc)[:300])}", file=sys.stderr)
-        return 1
+        raise CommandFailed(f"the sweep crashed{hint}: {type(exc).__name__}: {str(exc)[:300]}") from None
     if not any(p["status"] == "ok" for p in sweep.doc["points"]):  # nothing to show, recommend or report
-        print(f"error: {printable(sweep.doc['run']['interrupted'])}; the file is marked incomplete", file=sys.stderr)
         print(sweep.path)
-        return 1
-    report_written = _show(sweep.doc, rec, args.report, args.memory_gb)
+        raise CommandFailed(f"{sweep.doc['run']['interrupted']}; the file is marked incomplete")
+    report_problem = _show(sweep.doc, rec, args.report, args.memory_gb)
     print(sweep.path)
-    return 0 if report_written else 2
+    if report_problem:
+        raise CommandFailed(report_problem, status=2)
+    return 0
 
 
 def _abandoned(ending: sweep_watch.Ending, args: argparse.Namespace, started: float) -> int:
@@ -256,8 +259,7 @@ def _abandoned(ending: sweep_watch.Ending, args: argparse.Namespace, started: fl
         why = f"--time-limit {args.time_limit:g}: {why}"
     path = ending.path
     if path is None or not path.is_file():
-        print(f"error: {why} before timing any batch; no results file kept", file=sys.stderr)
-        return 1
+        raise CommandFailed(f"{why} before timing any batch; no results file kept")
     _remove_partial_writes(path)
     try:
         doc = load_json(path)
@@ -269,13 +271,12 @@ def _abandoned(ending: sweep_watch.Ending, args: argparse.Namespace, started: fl
                           finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))  # fmt: skip
         write_atomic(path, doc)
     except (ResultsError, KeyError, TypeError, AttributeError, OSError) as exc:
-        print(f"error: {why}; its file {path} cannot be finished: {exc}", file=sys.stderr)
-        return 1
-    if timed:
-        _show(doc, rec, args.report)
-    print(f"error: {why}; the file keeps {'them' if timed else 'nothing timed'}, marked incomplete", file=sys.stderr)
+        raise CommandFailed(f"{why}; its file {path} cannot be finished: {exc}") from None
+    problem = _show(doc, rec, args.report) if timed else None
     print(path)
-    return 0 if timed and ending.timed_out else 1
+    report = f"; {problem}" if problem else ""
+    raise CommandFailed(f"{why}; the file keeps {'them' if timed else 'nothing timed'}, marked incomplete{report}",
+                        status=0 if timed and ending.timed_out and not problem else 1)  # fmt: skip
 
 
 def _remove_partial_writes(path: Path) -> None:
@@ -284,9 +285,9 @@ def _remove_partial_writes(path: Path) -> None:
         partial.unlink(missing_ok=True)
 
 
-def _show(doc: dict, rec, report: Path | None, memory_gb: float | None = None) -> bool:
-    """Print the table and the recommendation; write the report if one is asked for. False when it
-    could not be written (said in one line)."""
+def _show(doc: dict, rec, report: Path | None, memory_gb: float | None = None) -> str | None:
+    """Print the table and the recommendation; write the report if one is asked for. Why it could not be written
+    (one line), or None."""
     from benchmarks.site.sweep_table import table_lines
 
     print(printable_lines(table_lines(doc)))
@@ -297,16 +298,15 @@ def _show(doc: dict, rec, report: Path | None, memory_gb: float | None = None) -
 
         print("\n".join(["", *sweep_training_lines(doc, memory_gb)]))
     if report is None:
-        return True
+        return None
     from benchmarks.site.report import write_report
 
     try:
         write_report(doc, report)
     except OSError as exc:
-        print(f"error: --report {report}: {exc.strerror or exc}", file=sys.stderr)
-        return False
+        return f"--report {report}: {exc.strerror or exc}"
     print(f"report: {report}", file=sys.stderr)
-    return True
+    return None
 
 
 # ---------------------------------------------------------------------------------------------- notebook API

@@ -98,7 +98,7 @@ def test_the_serve_verb_hands_an_llm_source_to_this_command(capsys):
     assert cli_main(["serve", "llm:GPT-9", "--gpu", "H100"]) == 2
     assert capsys.readouterr().err.strip() == (
         "error: unknown model 'GPT-9'; choose from Llama-3-8B, Llama-3.1-8B, Mistral-7B, Llama-2-70B, Llama-3.3-70B, "
-        "Llama-3.1-405B, Mixtral-8x7B, Qwen1.5-MoE-A2.7B, or llm:custom"
+        "Llama-3.1-405B, Mixtral-8x7B, Qwen1.5-MoE-A2.7B, Tiny-Llama, or llm:custom"
     )
 
 

@@ -121,7 +121,7 @@ def test_summary_prints_what_it_read_printable(monkeypatch, write_doc, capsys):
 
 def test_sweep_prints_its_table_and_recommendation_printable(monkeypatch, capsys):
     monkeypatch.setattr("benchmarks.site.sweep_table.table_lines", _loud)
-    assert sweep_cli._show(make_sweep(), SimpleNamespace(lines=_loud()), None)
+    assert sweep_cli._show(make_sweep(), SimpleNamespace(lines=_loud()), None) is None  # printed, nothing failed
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\u202e" not in out and out.count("\\u202eevil") == 2
 
