@@ -215,8 +215,9 @@ GPUS: tuple[GPU, ...] = (
         "the GA102's, from the NVIDIA Ampere GA102 GPU Architecture whitepaper (https://www.nvidia.com/content/PDF/"
         "nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf)",
         notes="Same GA102 die, memory and bandwidth as the A10, with 80 SMs enabled and the tensor cores at half the "
-        "A10's per-SM rate (as GeForce GA102 parts run fp16 with fp32 accumulation): 70 TFLOP/s is 80 SMs × 512 FMA a "
-        "clock × 2 × 1.71 GHz. Contested: no vendor datasheet prints these; they are a third party's table. No fp8.",
+        "A10's per-SM rate (as GeForce GA102 parts run fp16 with fp32 accumulation): 70 TFLOP/s is 80 SMs × 256 FMA a "
+        "clock × 2 × 1.71 GHz (at the A10's 512 a clock it would be 140). Contested: no vendor datasheet prints these; "
+        "they are a third party's table. No fp8.",
         aliases=("A10G",),
     ),
     GPU(

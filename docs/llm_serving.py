@@ -54,8 +54,12 @@ page.show("answer")
 #   sequence that samples a token), then the attention (each sequence reads its own cache), each
 #   at max(FLOPs ÷ peak FLOP/s, bytes ÷ bandwidth), plus a fixed cost per step for the kernels'
 #   launches, counted under the table below. A step that only decodes runs on a captured CUDA
-#   graph, its batch padded up to the next of vLLM's capture sizes (1, 2, 4, then every multiple
-#   of 8), as vLLM and TensorRT-LLM pad; the padding rows cost their matrix products.
+#   graph, its batch padded up to the next of the engine's capture sizes, as vLLM and TensorRT-LLM
+#   pad; the padding rows cost their matrix products. vLLM's V0 engine captured 1, 2, 4, then every
+#   multiple of 8 up to the cap, the page's default; its V1 engine (the only one since 0.11) captures
+#   1, 2, 4, every multiple of 8 below 256, then every multiple of 16, up to min(2 × max_num_seqs, 512)
+#   by default, and runs a larger batch without a graph (`--max-cudagraph-capture-size` in
+#   [vLLM's engine arguments](https://docs.vllm.ai/en/latest/configuration/engine_args/)).
 #
 # Tensor parallelism over *n* GPUs is one device with *n* times the rate, bandwidth and memory, plus
 # the two all-reduces a layer (after the attention and after the feed-forward block), each a ring
@@ -75,7 +79,9 @@ page.show("predicted_memory_and_step_time_by_gpu")
 #
 # Each point is a closed loop of a number of clients. One client gets the fastest stream; more
 # clients share each step's weight read, so the total climbs while each user's rate falls. The
-# total stops climbing where the KV cache is full: beyond it, new requests wait for blocks.
+# total stops climbing where the KV cache is full (beyond it, new requests wait for blocks) or
+# where the matrix products of a step turn compute-bound, whichever comes first: for short
+# requests on a small model the compute bound can come first.
 # **Per user** is 1 ÷ the median time per output token: the rate a user sees while an answer
 # streams, the wait for the first token left out. Counting that wait (output tokens ÷ the time
 # from sending the request to its last token, `serve llm`'s "user e2e" column) gives less, and
@@ -108,6 +114,19 @@ page.show("largest_concurrency_within_budget")
 page.show("published_results_against_predictions")
 
 # %% [markdown]
+# ## Checked against a real engine
+#
+# Every answer above comes from the simulator, so it is held to the engine it models. A real vLLM
+# (its CPU build, on a small decoder of Llama's shape with random weights) serves the project's own
+# streaming client on this machine; its step curve is measured first, then each load is replayed in
+# the simulator with the very requests the client sent, on the engine's measured steps and its own
+# settings. Nothing is fitted to the loads. `nox -s engine-check` repeats it on any machine, a GPU
+# host's own vLLM included.
+
+# %% tags=["hide-input"]
+page.show("checked_against_a_real_engine")
+
+# %% [markdown]
 # ## Prefix caching and disaggregated prefill and decode
 #
 # Two things deployments add on top of continuous batching. **Prefix caching** (vLLM's automatic
@@ -136,8 +155,9 @@ page.show("prefix_caching_and_disaggregation")
 # <tr><td>--max-batched-tokens</td><td>--max-num-batched-tokens</td><td>max_num_tokens</td><td
 # >--chunked-prefill-size</td><td>the most new tokens in one step (prompt pieces plus one per decoding
 # sequence)</td></tr>
-# <tr><td>--chunked-prefill</td><td>--enable-chunked-prefill</td><td>enable_chunked_context</td><td>on unless the size
-# is -1</td><td>prompts cut into pieces that share steps with decoding, instead of steps of their own</td></tr>
+# <tr><td>--chunked-prefill</td><td>--enable-chunked-prefill</td><td>enable_chunked_context</td><td>pieces on
+# unless the size is -1; a piece shares a step with decoding only with --enable-mixed-chunk</td><td>prompts
+# cut into pieces that share steps with decoding, instead of steps of their own</td></tr>
 # <tr><td>--memory-fraction</td><td>--gpu-memory-utilization</td><td>kv_cache_free_gpu_mem_fraction (of the memory left
 # after the weights)</td><td>--mem-fraction-static</td><td>the memory the weights and the KV blocks may take</td></tr>
 # <tr><td>--block-size</td><td>--block-size</td><td>tokens_per_block</td><td>--page-size</td><td>the tokens in one KV
@@ -145,8 +165,8 @@ page.show("prefix_caching_and_disaggregation")
 # <tr><td>--reserve-kv</td><td>(none: it preempts)</td><td>capacity_scheduler_policy GUARANTEED_NO_EVICT (its
 # default)</td><td>–</td><td>admit a request only when its whole answer's blocks are free, instead of preempting when
 # the cache fills</td></tr>
-# <tr><td>--tp</td><td>--tensor-parallel-size</td><td>tp_size</td><td>--tp-size</td><td>GPUs sharing each layer (no
-# communication here)</td></tr>
+# <tr><td>--tp</td><td>--tensor-parallel-size</td><td>tp_size</td><td>--tp-size</td><td>GPUs sharing each layer, two
+# all-reduces a layer</td></tr>
 # </tbody></table></div></div>
 
 # %% tags=["hide-input"]

@@ -94,7 +94,7 @@ page.show("intensity")
 #
 # The roofline has two terms, but a measured curve has a third cause of flatness. Every call
 # also pays fixed costs: the framework's Python dispatch and one kernel launch per operation
-# (an 8-layer MLP of Linear+ReLU launches 16 kernels in eager PyTorch). For a small model those
+# (an 8-layer MLP of Linear+ReLU launches at least 16 kernels in eager PyTorch). For a small model those
 # costs exceed both roofline terms, and the curve is flat because of *overhead*, not memory. That
 # flat region looks like free batching, but its knee is false: it says nothing about the
 # hardware. Replaying a captured CUDA graph removes most of the launch cost, so the site times
@@ -118,11 +118,13 @@ page.show("cache")
 # A GPU matmul library cuts the output into tiles (for example 64, 128 or 256 rows at a time) and
 # hands tiles to the streaming multiprocessors (SMs) in waves. One row past a tile boundary
 # adds a whole, mostly empty [tile](../glossary/#tile) (*tile quantization*); one tile past a
-# multiple of the SM count adds a mostly idle extra [wave](../glossary/#wave) (*wave
-# quantization*). At small batches the library may also switch to a different kernel altogether
-# (a matrix-vector kernel, or split-K). Each of these makes a step or a sawtooth along a fine
+# full wave (the SM count times the tiles each SM runs at once: the SM count itself only at one
+# tile per SM) adds a mostly idle extra [wave](../glossary/#wave) (*wave quantization*). At small
+# batches the library may also switch to a different kernel altogether (a matrix-vector kernel,
+# or split-K). Each of these makes a step or a sawtooth along a fine
 # sweep of batch sizes. A sweep that only doubles the batch lands on powers of two, where tiles
-# divide evenly, and misses them.
+# divide evenly, and so misses the tile steps; it does not avoid wave steps, since SM counts such
+# as 108 and 132 are not powers of two (128 tiles on 108 SMs are 1.19 waves).
 #
 # ## Corrections to the article
 #

@@ -31,7 +31,7 @@ from collections import deque
 
 import numpy as np
 
-from benchmarks.analysis.serving.llm.cuda_graphs import padded_batches, vllm_graph_sizes
+from benchmarks.analysis.serving.llm.cuda_graphs import padded_batches, vllm_graph_sizes, vllm_v1_graph_sizes
 from benchmarks.analysis.serving.llm.engine_config import Infeasible
 from benchmarks.analysis.serving.llm.kv_cache import KVCacheManager
 from benchmarks.analysis.serving.llm.run_result import Result
@@ -80,7 +80,8 @@ class EngineLoop:
         self.prefilled = 0
         # a decode-only step of n sequences runs at the captured size pad[n] (the padding rows cost matrix products)
         cap = engine.max_num_seqs
-        self.pad = padded_batches(vllm_graph_sizes(cap), cap) if engine.cuda_graphs else None
+        sizes = vllm_v1_graph_sizes if engine.scheduler == "vllm-v1" else vllm_graph_sizes  # the engine's own list
+        self.pad = padded_batches(sizes(cap), cap) if engine.cuda_graphs else None
         self.timeline: list[tuple[float, int, int, int]] | None = None  # when asked: (end, running, waiting, blocks)
 
     def run(self) -> Result:
