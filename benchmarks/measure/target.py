@@ -124,7 +124,8 @@ def call_factory(spec: str) -> tuple[nn.Module, Callable | None, Callable | None
         return made
     raise TargetError(
         f"{attribute}() returned {type(made).__name__}: return an nn.Module, or (module, make_input) where "
-        "make_input(batch) returns the inputs, or (module, make_input, loss_fn) to train with loss_fn(output)"
+        "make_input(batch) returns the inputs, or (module, make_input, loss_fn) to train with loss_fn(output) or "
+        "loss_fn(output, batch)"
     )
 
 

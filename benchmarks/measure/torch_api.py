@@ -39,7 +39,7 @@ torch.utils._python_dispatch.TorchDispatchMode torch.zeros torch.zeros_like torc
 torch.Generator torch.__version__.split torch.autograd torch.autograd.graph torch.autograd.graph.saved_tensors_hooks
 torch.cat torch.enable_grad torch.int64 torch.nn.LayerNorm torch.nn.functional.cross_entropy
 torch.nn.functional.mse_loss torch.optim torch.optim.AdamW torch.optim.Optimizer torch.optim.SGD torch.randn_like
-torch.randperm torch.stack torch.tanh torch.tensor
+torch.randperm torch.stack torch.tanh torch.tensor torch.nn.GRU
 """
 SINCE: dict[str, str] = {
     **dict.fromkeys(_OLD.split(), "2.0"),

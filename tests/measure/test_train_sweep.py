@@ -78,3 +78,61 @@ def test_the_recommendation_is_the_smaller_of_the_flat_batch_and_the_largest_tha
 def test_memory_gb_needs_train(capsys):
     assert main(["sweep", "examples/train_classifier.py:factory", "--memory-gb", "4"]) == 2
     assert "--memory-gb is a training sweep's budget" in capsys.readouterr().err
+
+
+def test_the_loss_is_called_with_the_batch_when_its_signature_asks_for_it():
+    from benchmarks.measure.train_sweep import takes_batch
+
+    def output_only(output):
+        return output
+
+    def with_batch(output, batch):
+        return output
+
+    def with_target(input, target, weight=None):  # PyTorch's loss(input, target) shape
+        return input
+
+    def three(output, batch, more):
+        return output
+
+    def keyword_only(output, *, labels):
+        return output
+
+    assert not takes_batch(output_only) and not takes_batch(lambda out: out)
+    assert takes_batch(with_batch) and takes_batch(with_target) and takes_batch(lambda *parts: parts[0])
+    for bad in (three, keyword_only, lambda: 0):
+        with pytest.raises(ValueError, match=r"take loss_fn\(output\) or loss_fn\(output, batch\)"):
+            takes_batch(bad)
+
+
+def test_a_loss_with_labels_sees_the_batch_the_model_was_given():
+    class Labelled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(4, 3)
+
+        def forward(self, x, labels=None):
+            return self.linear(x)
+
+    seen = []
+
+    def loss_fn(output, batch):
+        seen.append(batch)
+        return nn.functional.cross_entropy(output, batch["labels"])
+
+    model = Labelled()
+    step = TrainingStep(model, loss_fn)
+    x, y = torch.randn(5, 4), torch.randint(0, 3, (5,))
+    before = model.linear.weight.detach().clone()
+    output = step(x=x, labels=y)
+    assert set(seen[-1]) == {"x", "labels"} and torch.equal(seen[-1]["labels"], y)
+    assert not output.requires_grad and not torch.equal(before, model.linear.weight)
+
+
+def test_a_recurrent_model_with_its_own_loss_sweeps_on_the_first_try(capsys, tmp_path):
+    code = main(["sweep", "examples/train_recurrent.py:factory", "--train", "--max-batch", "8", "--memory-gb", "1",
+                 "--device", "cpu", "--results-dir", str(tmp_path)])  # fmt: skip
+    out = capsys.readouterr()
+    assert code == 0, out.err[-2000:]
+    assert "loss: the factory's loss_fn(output, batch)" in out.out
+    assert "per sample" in out.out and "largest batch whose held state and activations fit 1 GB" in out.out
