@@ -14,11 +14,11 @@ import altair as alt
 
 from benchmarks.site.charts import LABEL_GREY, PALETTE, chart_rows, chart_title
 
-PANEL_W, PANEL_H = 210, 170
+PANEL_W, PANEL_H = 140, 140
 METRIC_AXES = {  # metric → (panel title, axis title, log scale)
-    "ttft_p50_ms": ("time to first token, p50", "TTFT p50 (ms)", True),
-    "tpot_p50_ms": ("time per output token, p50", "TPOT p50 (ms)", False),
-    "output_tokens_per_s": ("output tokens per second", "output tokens/s", False),
+    "ttft_p50_ms": ("TTFT p50", "TTFT p50 (ms)", True),
+    "tpot_p50_ms": ("TPOT p50", "TPOT p50 (ms)", False),
+    "output_tokens_per_s": ("output tokens/s", "output tokens/s", False),
 }
 
 
@@ -28,7 +28,7 @@ def _panel(rows: list[dict[str, Any]], metric: str, settings: list[str], mix_lab
     scale = alt.Scale(type="log") if log else alt.Scale(zero=True)
     palette = alt.Scale(domain=settings, range=PALETTE[: len(settings)])
     color = alt.Color("setting:N", title="engine setting", scale=palette)
-    x = alt.X("rate_per_s:Q", title="Poisson rate (requests/s)", scale=alt.Scale(zero=True))
+    x = alt.X("rate_per_s:Q", title="requests/s", scale=alt.Scale(zero=True))
     base = alt.Chart(alt.Data(values=mine))
     line = base.mark_line(strokeWidth=2, opacity=0.8).encode(x=x, y=alt.Y("simulated:Q", title=axis, scale=scale),
                                                               color=color)  # fmt: skip
@@ -60,7 +60,8 @@ def against_rate_chart(rows: Sequence[dict[str, Any]], mixes: Sequence[tuple[str
         alt.hconcat(*(_panel([r for r in rows if r["mix"] == name], m, settings, label) for m in METRIC_AXES))
         for name, label in mixes
     ]
-    return alt.vconcat(*lines).properties(title=chart_title(title, *subtitle)).resolve_scale(color="shared")
+    chart = alt.vconcat(*lines).properties(title=chart_title(title, *subtitle)).resolve_scale(color="shared")
+    return chart.configure_legend(orient="bottom")  # three panels fit the text column only with the legend below
 
 
 def over_time_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[str]) -> alt.HConcatChart:
@@ -84,6 +85,6 @@ def over_time_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequen
                 tooltip=[alt.Tooltip("side:N"), alt.Tooltip("t_s:Q", title="s", format=".2f"),
                          alt.Tooltip("value:Q", title=axis, format=".3~g")],
             )
-            .properties(width=PANEL_W * 1.45, height=PANEL_H, title=axis)
+            .properties(width=PANEL_W * 1.6, height=PANEL_H, title=axis)
         )  # fmt: skip
     return alt.hconcat(*panels).properties(title=chart_title(title, *subtitle))

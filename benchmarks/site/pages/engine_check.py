@@ -10,6 +10,7 @@ passes it in. It builds from the committed file alone: vLLM is never imported. P
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
 from benchmarks.analysis.serving.llm.engine_comparison import (
@@ -36,6 +37,7 @@ from benchmarks.site.render import Page, Paragraph, Table, code, drawing_from
 
 RATE_CHART_ID = "llm-serving-real-engine-against-rate"
 TIME_CHART_ID = "llm-serving-real-engine-over-time"
+SUBTITLE_CHARS = 80  # a chart's subtitle lines, so that the title is no wider than its panels
 TIMELINE_SHARE = 0.9  # the load drawn over time: the rate nearest this share of its setting's capacity
 METRIC_WORDS = {
     "ttft_p50_ms": "median time to first token",
@@ -221,9 +223,9 @@ def rate_figure(found: Comparison):
         _rate_rows(found),
         mixes,
         "A real vLLM against the simulator, per Poisson rate",
-        [where(found), f"lengths · {lengths}",
-         "points: measured, the median of the repeats, bars their range · lines: simulated on the engine's "
-         "measured step curve"],
+        [line for words in (where(found), f"lengths · {lengths}", "points: measured, the median of the repeats, "
+                            "bars their range · lines: simulated on the engine's measured step curve")
+         for line in textwrap.wrap(words, SUBTITLE_CHARS)],
     )  # fmt: skip
     return charts.figure(
         chart,
@@ -258,7 +260,10 @@ def timeline_figure(found: Comparison) -> list:
     chart = over_time_chart(
         rows,
         f"One load over time: {setting_label(found.check, curve_setting)}, {mix} lengths, {rate}",
-        [where(found), "measured: the engine's /metrics, sampled every 0.25 s · simulated: after every step"],
+        [
+            *textwrap.wrap(where(found), SUBTITLE_CHARS),
+            "measured: the engine's /metrics, sampled every 0.25 s · simulated: after every step",
+        ],
     )
     return [
         charts.figure(
