@@ -5,8 +5,8 @@ import json
 import pytest
 
 from benchmarks.contract.documents import DocumentKind
-from benchmarks.contract.kinds import document_kinds, kind_of
 from benchmarks.contract.engine_check import KIND as ENGINE_CHECK
+from benchmarks.contract.kinds import document_kinds, kind_of
 from benchmarks.contract.noise_scale import KIND as NOISE_SCALE
 from benchmarks.contract.results import ResultsError
 from benchmarks.contract.serving_check import KIND as SERVING_CHECK
