@@ -116,12 +116,10 @@ page.show("published_results_against_predictions")
 # %% [markdown]
 # ## Checked against a real engine
 #
-# Every answer above comes from the simulator, so it is held to the engine it models. A real vLLM
-# (its CPU build, on a small decoder of Llama's shape with random weights) serves the project's own
-# streaming client on this machine; its step curve is measured first, then each load is replayed in
-# the simulator with the very requests the client sent, on the engine's measured steps and its own
-# settings. Nothing is fitted to the loads. `nox -s engine-check` repeats it on any machine, a GPU
-# host's own vLLM included.
+# Every answer above comes from the simulator, so it is held to the engine it models: a real vLLM
+# serves the project's own streaming client, its step curve is measured first, and each load is
+# replayed in the simulator with the very requests sent. Nothing is fitted to the loads.
+# `nox -s engine-check` repeats it on any machine, a GPU host's own vLLM included.
 
 # %% tags=["hide-input"]
 page.show("checked_against_a_real_engine")

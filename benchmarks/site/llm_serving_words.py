@@ -9,8 +9,9 @@ from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
 from benchmarks.analysis.serving.llm.steady_state import STEADY_EDGE, STEADY_LENGTH
 
 
-def explain(found: Plan) -> str:
-    """One paragraph: the answer, then what binds and the numbers that show it."""
+def explain(found: Plan, rate_check: bool = True) -> str:
+    """One paragraph: the answer, then what binds and the numbers that show it. `rate_check=False` leaves out how
+    the steady-state rate was checked (`rate_check_words`), for a page that folds it."""
     r, b = found.result, found.budget
     p = f"p{b.percentile:g}"
     head = (
@@ -21,7 +22,7 @@ def explain(found: Plan) -> str:
         f"{r.tokens_per_s_per_user:,.0f} per user while an answer streams ({r.tokens_per_s_per_user_with_first:,.0f} "
         f"counting the wait for the first token), with {r.kv_peak_share * 100:.0f} % of the KV cache at its peak."
     )
-    head += rate_words(found)
+    head += rate_words(found) if rate_check else rate_headline(found)
     x = found.beyond
     if found.binds == "kv-memory":
         why = (
@@ -55,7 +56,12 @@ def explain(found: Plan) -> str:
 
 def rate_words(found: Plan) -> str:
     """The Poisson rate the cap sustains at steady state, how it was checked, and the rates that failed the check."""
-    b, ok = found.budget, found.steady
+    return rate_headline(found) + rate_check_words(found)
+
+
+def rate_headline(found: Plan) -> str:
+    """The Poisson rate the cap sustains at steady state, or that none passed the check."""
+    ok = found.steady
     if found.searched_per_s is None:
         return ""
     if ok is None:
@@ -63,11 +69,20 @@ def rate_words(found: Plan) -> str:
             f" Under random (Poisson) arrivals the short search's {found.searched_per_s:.2f} requests/s, and "
             f"{len(found.failed)} lower rates, failed the steady-state check; no rate is reported."
         )
-    said = (
+    return (
         f" Under random (Poisson) arrivals the same cap meets the budget at steady state up to about "
-        f"{ok.rate_per_s:.2f} requests/s ({ok.tokens_per_s:,.0f} output tokens/s over the measured window): checked "
-        f"with {ok.requests:,} requests, the first and last {STEADY_EDGE:.0%} of arrivals left out as warm-up and "
-        f"drain, {ok.describe(b)}."
+        f"{ok.rate_per_s:.2f} requests/s ({ok.tokens_per_s:,.0f} output tokens/s over the measured window)."
+    )
+
+
+def rate_check_words(found: Plan) -> str:
+    """How the steady-state rate was checked, and the rates that failed the check."""
+    b, ok = found.budget, found.steady
+    if found.searched_per_s is None or ok is None:
+        return ""
+    said = (
+        f" It was checked with {ok.requests:,} requests, the first and last {STEADY_EDGE:.0%} of arrivals left out as "
+        f"warm-up and drain: {ok.describe(b)}."
     )
     if found.failed:
         worst = found.failed[0]

@@ -31,7 +31,7 @@ from benchmarks.site import text
 from benchmarks.site.charts import figure
 from benchmarks.site.charts.llm_serving import front_chart, token_latency_chart
 from benchmarks.site.forecasts import short_error
-from benchmarks.site.llm_serving_words import explain
+from benchmarks.site.llm_serving_words import explain, rate_check_words
 from benchmarks.site.pages import engine_check
 from benchmarks.site.render import Details, Page, Paragraph, Table, autolink, code, strong
 
@@ -430,8 +430,13 @@ def largest_concurrency_within_budget() -> list:
                 strong(
                     f"Predicted, {MODEL.name} in {DTYPE} on the {FOCUS}, prompts first, {PROMPT:,}/{OUTPUT} tokens: "
                 ),
-                explain(found),
+                explain(found, rate_check=False),
             ]
+        ),
+        *(
+            [Details("How that rate was checked", [Paragraph(rate_check_words(found).strip())])]
+            if rate_check_words(found)
+            else []
         ),
         Paragraph(
             [
