@@ -71,16 +71,17 @@ def build(check: EngineCheck | None = None, directory: Path | None = None) -> Pa
         return Page({k: [none] if k == "summary" else [] for k in SECTIONS})
     with drawing_from(check.path):
         found = compare(check, forecast_steps(check))
+        a = accuracy(found)
         return Page(
             {
-                "summary": [Paragraph(summary_words(found))],
-                "accuracy": [accuracy_table(found), capacity_table(found)],
+                "summary": [Paragraph(summary_words(found, a))],
+                "accuracy": [accuracy_table(found, a), capacity_table(found, a)],
                 "figure": [rate_figure(found)],
                 "timeline": timeline_figure(found),
                 "table": [loads_table(found)],
                 "method": [Paragraph(method_words(found))],
             },
-            extra={"comparison": found, "accuracy": accuracy(found)},
+            extra={"comparison": found, "accuracy": a},
         )
 
 
@@ -136,21 +137,25 @@ def _tail_words(a: Accuracy) -> str:
     return "; the p99s are in the table below"
 
 
-def _capacity_words(found: Comparison, a: Accuracy) -> str:
-    cases = [(m, s) for _, _, m, s in a.capacity if math.isfinite(m) and math.isfinite(s)]
-    held = sum(abs(s / m - 1) <= CAPACITY for m, s in cases)
+def _compared_capacities(a: Accuracy) -> list[tuple[str, str, float, float]]:
+    """The (setting, mix, measured, simulated) capacities that both sides reached."""
+    return [c for c in a.capacity if math.isfinite(c[2]) and math.isfinite(c[3])]
+
+
+def _capacity_words(a: Accuracy) -> str:
+    cases = _compared_capacities(a)
+    held = sum(abs(s / m - 1) <= CAPACITY for _, _, m, s in cases)
     return (
         f"The capacity (the requests per second a closed loop of max_num_seqs clients is served at) is within "
         f"±{CAPACITY:.0%} in {held} of {len(cases)} cases."
     )
 
 
-def capacity_table(found: Comparison) -> Table:
+def capacity_table(found: Comparison, a: Accuracy) -> Table:
     rows = [
         [setting_label(found.check, setting), mix, text.sig(measured, 3), text.sig(simulated, 3),
          f"{simulated / measured:.2f}"]
-        for setting, mix, measured, simulated in accuracy(found).capacity
-        if math.isfinite(measured) and math.isfinite(simulated)
+        for setting, mix, measured, simulated in _compared_capacities(a)
     ]  # fmt: skip
     return Table(
         ["engine", "lengths", "capacity meas. (requests/s)", "sim.", "sim. ÷ meas."],
@@ -168,8 +173,8 @@ def _preemption_words(a: Accuracy) -> str:
     return f"Preemptions begin at the same load in {same} of {len(starts)} cases."
 
 
-def summary_words(found: Comparison) -> str:
-    doc, a = found.check.doc, accuracy(found)
+def summary_words(found: Comparison, a: Accuracy) -> str:
+    doc = found.check.doc
     settings = "; ".join(setting_words(s) for s in doc["settings"])
     answered = sum(len(load["requests"]["error"]) - load["failed"] for load in doc["loads"])
     repeats = max(load["repeat"] for load in doc["loads"])
@@ -187,7 +192,7 @@ def summary_words(found: Comparison) -> str:
         f"mixes, every load repeated {repeats} times: {answered:,} requests answered. Replayed with the same requests "
         f"on the engine's own step curve and settings, below {BELOW:.0%} of the measured capacity the simulator has "
         f"{_within_words(a)}{_tail_words(a)}."
-        f" {_capacity_words(found, a)} {_preemption_words(a)} {pause_words(found)}{forecast}"
+        f" {_capacity_words(a)} {_preemption_words(a)} {pause_words(found)}{forecast}"
     )
 
 
@@ -205,8 +210,7 @@ def pause_words(found: Comparison) -> str:
     )
 
 
-def accuracy_table(found: Comparison) -> Table:
-    a = accuracy(found)
+def accuracy_table(found: Comparison, a: Accuracy) -> Table:
     rows = []
     for metric in METRICS:
         within, of = a.within[metric]

@@ -424,6 +424,7 @@ def largest_concurrency_within_budget() -> list:
     found = budget_plan()
     if found is None:
         return [Paragraph(f"No concurrency meets {BUDGET.describe()} on the {FOCUS} in this model.")]
+    checked = rate_check_words(found).strip()
     return [
         Paragraph(
             [
@@ -433,11 +434,7 @@ def largest_concurrency_within_budget() -> list:
                 explain(found, rate_check=False),
             ]
         ),
-        *(
-            [Details("How that rate was checked", [Paragraph(rate_check_words(found).strip())])]
-            if rate_check_words(found)
-            else []
-        ),
+        *([Details("How that rate was checked", [Paragraph(checked)])] if checked else []),
         Paragraph(
             [
                 "The same answer from the command line: ",
