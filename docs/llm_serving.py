@@ -148,23 +148,26 @@ page.show("prefix_caching_and_disaggregation")
 # <caption>The engines' names for what the model varies</caption>
 # <thead><tr><th>in this model (serve llm)</th><th>vLLM</th><th>TensorRT-LLM</th><th>SGLang</th><th>what it
 # sets</th></tr></thead><tbody>
-# <tr><td>--max-num-seqs</td><td>--max-num-seqs</td><td>max_batch_size</td><td>--max-running-requests</td><td>the most
-# sequences in one step: the running-sequence cap</td></tr>
-# <tr><td>--max-batched-tokens</td><td>--max-num-batched-tokens</td><td>max_num_tokens</td><td
-# >--chunked-prefill-size</td><td>the most new tokens in one step (prompt pieces plus one per decoding
-# sequence)</td></tr>
-# <tr><td>--chunked-prefill</td><td>--enable-chunked-prefill</td><td>enable_chunked_context</td><td>pieces on
-# unless the size is -1; a piece shares a step with decoding only with --enable-mixed-chunk</td><td>prompts
-# cut into pieces that share steps with decoding, instead of steps of their own</td></tr>
-# <tr><td>--memory-fraction</td><td>--gpu-memory-utilization</td><td>kv_cache_free_gpu_mem_fraction (of the memory left
-# after the weights)</td><td>--mem-fraction-static</td><td>the memory the weights and the KV blocks may take</td></tr>
-# <tr><td>--block-size</td><td>--block-size</td><td>tokens_per_block</td><td>--page-size</td><td>the tokens in one KV
-# block</td></tr>
-# <tr><td>--reserve-kv</td><td>(none: it preempts)</td><td>capacity_scheduler_policy GUARANTEED_NO_EVICT (its
-# default)</td><td>–</td><td>admit a request only when its whole answer's blocks are free, instead of preempting when
-# the cache fills</td></tr>
-# <tr><td>--tp</td><td>--tensor-parallel-size</td><td>tp_size</td><td>--tp-size</td><td>GPUs sharing each layer, two
-# all-reduces a layer</td></tr>
+# <tr><td><code>--max-num-seqs</code></td> <td><code>--max-num-seqs</code></td> <td><code>max_batch_size</code></td>
+# <td><code>--max-running-requests</code></td> <td>the most sequences in one step: the running-sequence
+# cap</td></tr>
+# <tr><td><code>--max-batched-tokens</code></td> <td><code>--max-num-batched-tokens</code></td>
+# <td><code>max_num_tokens</code></td> <td><code>--chunked-prefill-size</code></td> <td>the most new tokens in one
+# step (prompt pieces plus one per decoding sequence)</td></tr>
+# <tr><td><code>--chunked-prefill</code></td> <td><code>--enable-chunked-prefill</code></td>
+# <td><code>enable_chunked_context</code></td> <td>pieces on unless the size is -1; a piece shares a step with
+# decoding only with <code>--enable-mixed-chunk</code></td> <td>prompts cut into pieces that share steps with
+# decoding, instead of steps of their own</td></tr>
+# <tr><td><code>--memory-fraction</code></td> <td><code>--gpu-memory-utilization</code></td>
+# <td><code>kv_cache_free_gpu_mem_fraction</code> (of the memory left after the weights)</td>
+# <td><code>--mem-fraction-static</code></td> <td>the memory the weights and the KV blocks may take</td></tr>
+# <tr><td><code>--block-size</code></td> <td><code>--block-size</code></td> <td><code>tokens_per_block</code></td>
+# <td><code>--page-size</code></td> <td>the tokens in one KV block</td></tr>
+# <tr><td><code>--reserve-kv</code></td> <td>(none: it preempts)</td> <td><code>capacity_scheduler_policy</code>
+# <code>GUARANTEED_NO_EVICT</code> (its default)</td> <td>–</td> <td>admit a request only when its whole answer's
+# blocks are free, instead of preempting when the cache fills</td></tr>
+# <tr><td><code>--tp</code></td> <td><code>--tensor-parallel-size</code></td> <td><code>tp_size</code></td>
+# <td><code>--tp-size</code></td> <td>GPUs sharing each layer, two all-reduces a layer</td></tr>
 # </tbody></table></div></div>
 
 # %% tags=["hide-input"]

@@ -53,6 +53,16 @@ def run_date(run: Run) -> str:
     return run.started_at[:10]
 
 
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def run_day(run: Run) -> str:
+    """The run's start day as '2 Dec 2026' (no hyphen to break a narrow table column at; English month names
+    whatever the machine's locale)."""
+    year, month, day = run_date(run).split("-")
+    return f"{int(day)} {_MONTHS[int(month) - 1]} {year}"
+
+
 def provenance(run: Run) -> str:
     """'run ID, DATE, commit abc1234' (plain text, not escaped)."""
     commit = run.doc["run"].get("git_commit")

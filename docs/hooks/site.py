@@ -14,7 +14,8 @@
   MathJax and Mermaid loaders that would fetch from another host), put the CPU notice under each
   page's title while every committed measurement is from a CPU, render as MathML the $$...$$ formulas
   that the page's own markdown cells wrote (and no other text: formulas never come from data), and
-  resolve chart links.
+  resolve chart links; keep every table cell's hyphenated, dashed or slashed word on one line
+  (benchmarks/site/whole_words.py).
 - on_page_content also gives every heading a permalink, keeps moved chart ids as anchors and fills in the
   charts' embed snippets with the site's address (benchmarks/site/charts/links.py).
 - on_post_build: write every staged chart as site/charts/<id>.{json,csv,svg,png} (an SVG and PNG drawn before
@@ -48,6 +49,7 @@ from benchmarks.site.charts import links  # noqa: E402
 from benchmarks.site.data import SiteDataError, load_site_data  # noqa: E402
 from benchmarks.site.model_sweeps import load_sweeps  # noqa: E402
 from benchmarks.site.page_pool import PagePool  # noqa: E402
+from benchmarks.site.whole_words import keep_table_words_whole  # noqa: E402
 
 BUNDLE_PATH = "assets/javascripts/vega-bundle.js"
 EXPORT_CACHE = ROOT / ".cache" / "exports"
@@ -229,7 +231,7 @@ def on_page_content(html_text, page, config, files):
         html_text = _SCRIPT.sub("", html_text)
         source = Path(page.file.abs_src_path).read_text(encoding="utf-8")
         html_text = render_math(html_text, authored_formulas(source))
-    html_text = _lasting_links(html_text, page, config)
+    html_text = keep_table_words_whole(_lasting_links(html_text, page, config))
     return _with_notice(html_text, page).replace(charts.SITE_ROOT, _root_prefix(page))
 
 

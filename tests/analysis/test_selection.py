@@ -43,8 +43,9 @@ def test_an_unfinished_workload_is_charted_only_when_no_run_finished_it():
 def test_the_runs_table_says_what_each_run_covers():
     data = site_data(make_run(), _partial("20260301T000000Z-only", "2026-03-01T00:00:00+00:00"))
     table = home.build(data).html("committed_runs_by_device")
-    assert "<td>resnet50</td><td>resnet50</td>" in table  # covers, charted here
-    assert "<td>linear, mlp</td><td>mlp, linear</td>" in table
+    resnet, linear, mlp = "<code>resnet50</code>", "<code>linear</code>", "<code>mlp</code>"
+    assert f"<td>{resnet}</td><td>{resnet}</td>" in table  # covers, charted here
+    assert f"<td>{linear}, {mlp}</td><td>{mlp}, {linear}</td>" in table
 
 
 def test_a_newer_run_of_other_workloads_keeps_the_devices_pages_mlp_knees():

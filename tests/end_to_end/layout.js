@@ -140,12 +140,14 @@
     return { id: figure.id, problems, symbols };
   });
 
-  // A word is the text between spaces; it may end a line only after a hyphen, a dash or a slash. Broken: a piece of
-  // it laid out on two lines (its ranges' boxes at two heights).
-  const PIECE = /[^\s\-\u2010-\u2014/]+[\-\u2010-\u2014/]*|[\-\u2010-\u2014/]+/g;
+  // A word is the text between spaces, hyphens and dashes and slashes included ("TensorRT-LLM", "(116–151)").
+  // Broken: laid out on two lines (its range's boxes at two heights). Code is exempt: an identifier or a flag may
+  // end a line after a hyphen, as it does in an editor.
+  const PIECE = /\S+/g;
   const breaksAWord = (cell) => {
     const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (node.parentElement && node.parentElement.closest("code")) continue;
       for (const m of node.data.matchAll(PIECE)) {
         const range = document.createRange();
         range.setStart(node, m.index);

@@ -139,7 +139,7 @@ def test_the_llm_charts_say_they_draw_the_ceiling_and_what_the_command_answers()
 def test_the_notebooks_settings_table_names_options_the_command_takes():
     """The notebook writes the engines' settings table; its first column must be options of `serve llm`."""
     notebook = NOTEBOOK.read_text(encoding="utf-8")
-    rows = re.findall(r"^# <tr><td>(--[a-z-]+)</td>", notebook, re.MULTILINE)
+    rows = re.findall(r"^# <tr><td><code>(--[a-z-]+)</code></td>", notebook, re.MULTILINE)
     options = {option for action in serve_llm.parser()._actions for option in action.option_strings}
     assert len(rows) == 7 and set(rows) <= options, set(rows) - options
     assert "--max-num-seqs" in notebook and "max_num_tokens" in notebook and "--mem-fraction-static" in notebook

@@ -312,16 +312,21 @@ def run_row(data: SiteData, run: Run) -> list:
     href = f"{SITE_ROOT}results/{device['slug']}/{run.id}.json"
     planned = run.doc["run"].get("workloads_planned") or sorted(run.workloads_measured)
     done = run.workloads_done
-    covers = ", ".join(w if w in done else f"{w} (unfinished)" for w in planned)
+    covers = _joined([code(w) if w in done else [code(w), " (unfinished)"] for w in planned])
     charted = data.charted(run)
     return [
         text.device_label(run),
         detail,
         run.doc["run"].get("profile", ""),
-        text.run_date(run),
+        tag("time", text.run_day(run), datetime=text.run_date(run)),
         (run.doc["run"].get("git_commit") or "unknown")[:7],
         "yes" if run.complete else f"no: {run.doc['run'].get('interrupted') or 'stopped early'}",
         covers or "nothing measured",
-        ", ".join(charted) if charted else "no: a newer run measured the same",
-        tag("a", f"{run.id}.json", href=href),
+        _joined([code(w) for w in charted]) if charted else "no: a newer run measured the same",
+        tag("a", code(f"{run.id}.json"), href=href),
     ]
+
+
+def _joined(items: list) -> list:
+    """Inline items with ', ' between them."""
+    return [part for i, item in enumerate(items) for part in ([", "] if i else []) + [item]]

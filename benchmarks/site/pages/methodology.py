@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from benchmarks.profiles import PROFILES
-from benchmarks.site.render import Details, Page, Paragraph, Table
+from benchmarks.site.render import Details, Page, Paragraph, Table, code
 
 PROFILE_HEADERS = [
     "profile",
@@ -12,8 +12,7 @@ PROFILE_HEADERS = [
     "modes",
     "batches",
     "samples per point",
-    "minimum sample",
-    "warm-up per point",
+    "minimum sample, warm-up per point",
     "cache",
 ]
 
@@ -44,13 +43,12 @@ def profile_table() -> Table | Paragraph:
             rows.append(
                 [
                     profile.name,
-                    sweep.label(),
+                    code(sweep.label()),
                     ", ".join(sweep.dtypes),
                     ", ".join(sweep.modes),
                     f"{batches[0]}–{batches[-1]} ({len(batches)} sizes)",
                     str(settings["rounds"]),
-                    f"{settings['min_sample_s'] * 1e3:g} ms",
-                    f"{settings['warmup_s'] * 1e3:g} ms",
+                    f"{settings['min_sample_s'] * 1e3:g} ms, {settings['warmup_s'] * 1e3:g} ms",
                     sweep.cache or "rotated (default)",
                 ]
             )

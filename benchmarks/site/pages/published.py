@@ -21,7 +21,7 @@ from benchmarks.analysis.roofline.predict import RidgeCount
 from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.site import charts, text
 from benchmarks.site.charts.published import cross_validation_chart, published_chart
-from benchmarks.site.render import Bullets, Details, Html, Page, Paragraph, Table, strong, tag
+from benchmarks.site.render import Bullets, Details, Html, Page, Paragraph, Table, code, strong, tag
 
 TABLE_HEADERS = ["published by", "configuration", "published", "predicted", "published ÷ predicted", "breaks"]
 KNEE_HEADERS = ["published by", "configuration", "published bend", "ridge batch, float32", "ridge batch, float16",
@@ -506,7 +506,7 @@ def cross_validation_parts(study: Study) -> list:
         for name, e in c.efficiencies.items()
     ]  # fmt: skip
     table_rows = [
-        [o.figure.id, o.figure.kind, o.figure.gpu, _value(o.figure.ceiling, o.figure.unit),
+        [code(o.figure.id), o.figure.kind, o.figure.gpu, _value(o.figure.ceiling, o.figure.unit),
          _value(o.forecast, o.figure.unit), _value(o.figure.published, o.figure.unit), f"{o.error * 100:+.0f} %",
          "yes" if o.figure.fit else o.figure.note]
         for o in study.outcomes
