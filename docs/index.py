@@ -2,16 +2,14 @@
 # # How batching works on modern GPUs
 #
 # **What this site covers.** Inference: how long one call takes at each batch size ([MLPs](mlp/),
-# [mixtures of experts](moe/), [CNNs](cnn/), [transformer decode](decode/)), and the settings that follow from it
-# when [serving with dynamic batching](serving/) (max batch, max delay, instances) and
-# [serving LLMs](llm_serving/) (concurrency, chunked prefill). Training: [the batch a step affords and the batch
-# the data can use](training/). Every measured chart comes from a committed run; every GPU figure without one is a
-# prediction, and says what kind.
+# [mixtures of experts](moe/), [CNNs](cnn/), [transformer decode](decode/)) and the settings that follow for
+# [dynamic batching](serving/) and [LLM serving](llm_serving/). Training: [the batch a step affords and the batch the
+# data can use](training/). Measured charts come from committed runs; a GPU figure without one says whether it is a
+# forecast or a ceiling.
 #
-# **The question.** Send one input through a neural network, then send a batch of 64: on a GPU
-# the second call often takes barely longer than the first. Why does the time stay flat as the
-# batch grows, why does it then start to grow in proportion to the batch, and why do some batch
-# sizes suddenly get slower than their neighbours?
+# **The question.** One input through a network, then a batch of 64: on a GPU the second call often takes barely
+# longer. Why is the time flat as the batch grows, why does it then grow in proportion, and why are some batch sizes
+# slower than their neighbours?
 
 # %% tags=["hide-input"]
 from benchmarks.site.pages import home
@@ -21,14 +19,13 @@ page = home.build()
 # %% [markdown]
 # ## The answer
 #
-# A layer must read all of its weights once per call whatever the batch. Below the
-# [ridge batch](glossary/#ridge-batch) that read (or, for a small model called eagerly, the fixed
-# cost of launching its kernels) takes longer than the arithmetic, so extra rows ride along
-# almost for free; past it the arithmetic dominates and the time grows in proportion to the batch.
-# For a large layer the ridge batch is the device's FLOP/s divided by its memory bandwidth, times
-# half the bytes per element. Sudden slowdowns at particular sizes come from how the matrix
-# library cuts the work into tiles and waves across the processors, so a batch just past a
-# boundary pays for a nearly empty extra tile.
+# A layer reads all of its weights once per call whatever the batch. Below the
+# [ridge batch](glossary/#ridge-batch) that read (or, for a small model called eagerly, launching its kernels) takes
+# longer than the arithmetic, so extra rows ride along almost free; past it the arithmetic dominates and the time
+# grows in proportion to the batch. For a large layer the ridge batch is the device's FLOP/s over its memory
+# bandwidth, times half the bytes per element. Slowdowns at particular sizes come from how the matrix library cuts
+# the work into tiles and runs them in waves across the processors: a batch just past a boundary pays for a nearly
+# empty extra tile or wave.
 
 # %% tags=["hide-input"]
 page.show("gpu_curve_measured_or_predicted")

@@ -133,6 +133,22 @@ def test_dark_mode_draws_charts(browser, site_url):
         context.close()
 
 
+LAPTOP_SCREEN = {"width": 1366, "height": 768}  # the most common laptop screen
+SEEN_OF_A_CHART_PX = 40  # its title's line and the top of its plot: enough for a reader to see a chart begins
+
+
+def test_the_home_pages_first_chart_starts_on_a_laptops_first_screen(browser):
+    context = browser.new_context(viewport=LAPTOP_SCREEN)
+    try:
+        page = context.new_page()
+        page.goto(served_site("committed")[1], wait_until="load")
+        page.wait_for_function(READY, timeout=20_000)
+        top = page.evaluate("() => document.querySelector('figure.bchart').getBoundingClientRect().top")
+        assert top < LAPTOP_SCREEN["height"] - SEEN_OF_A_CHART_PX, f"the first chart starts at {top:.0f} px"
+    finally:
+        context.close()
+
+
 def test_html_in_a_device_name_runs_nothing(browser):
     base = served_site("synthetic")[1]
     for path in ("", "mlp/", "reproduce/"):
