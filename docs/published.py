@@ -1,26 +1,31 @@
 # %% [markdown]
 # # Checked against published measurements
 #
-# Most curves on this site's other pages are measured by its own harness, with the roofline's
-# prediction beside them; some are predictions alone, and labelled so: the home page's and the
-# calculator's GPU curves, the devices page's datasheet lines, the steps page's tile model and every
-# curve on the LLM-serving page. The roofline says a call takes at least as long as its bytes take
-# to cross memory and its FLOPs take to compute. Until a GPU run is committed here, the way to see how
-# far real GPUs fall short of that bound is to predict what others have measured and published.
-# This page does that for every figure in `benchmarks/published/measurements.json` that names
-# one configuration (the one that does not is listed at the end): each row there cites its
-# source (document, table or section, date), states the configuration in the source's words,
-# quotes the figure, and says how it was checked. **Nothing on this page was measured by this
-# project.**
+# How close do the forecasts that `python -m benchmarks predict`, `serve`, the calculator and the guide print come to
+# what real GPUs reach? Every figure in `benchmarks/published/measurements.json` and `benchmarks/published/serving.json`
+# cites its source (document, table or section, date), states its configuration in the source's words and quotes
+# the figure; each is forecast by the efficiencies fitted without any figure of its own source. **Nothing on this
+# page was measured by this project.**
+
+# %% tags=["hide-input"]
+from benchmarks.site.pages import published
+
+page = published.build()
+page.show("accuracy")
+
+# %% [markdown]
+# ## How it is checked
 #
-# Each configuration is predicted with the code behind `python -m benchmarks predict`, on the
-# datasheet of the GPU the source used (the faster variant where the source does not say which),
-# and both sides are put in work per second: generated
-# tokens, requests, images or prompts. Published ÷ predicted is then the fraction of the
-# roofline the published system reached; above 1, it ran faster than the model allows, so the
-# configuration breaks one of the model's assumptions.
+# Each configuration is first put through the ceiling, the code behind `predict`'s roofline line, on the
+# datasheet of the GPU the source used (the faster variant where the source does not say which): a call takes at
+# least as long as its bytes take to cross memory and its FLOPs take to compute. Both sides are put in work per
+# second (generated tokens, requests, images or prompts). Published ÷ ceiling is the share of the ceiling the
+# published system reached; above 1, it ran faster than the ceiling allows, so the configuration breaks one of the
+# model's assumptions. The [forecast](#from-ceiling-to-forecast-cross-validated) turns those shares into a few
+# efficiencies. The home page's and the calculator's GPU curves, the devices page's datasheet lines, the steps
+# page's tile model and the LLM-serving page's curves are predictions of this kind, and labelled so.
 #
-# ## How a published figure becomes a prediction
+# ### How a published figure becomes a ceiling
 #
 # - **The model counts bytes and FLOPs, nothing else.** Weights are read once per call, every
 #   sequence reads its own KV cache, and each projection's input and output cross memory once
@@ -44,18 +49,15 @@
 # - **What the source leaves out** (the GPU's memory variant, the precision, the batch size, the
 #   number of new tokens) is chosen and named under each figure.
 #
-# ## Published against predicted
+# ## Published against the ceiling
 
 # %% tags=["hide-input"]
-from benchmarks.site.pages import published
-
-page = published.build()
 page.show("comparison")
 
 # %% [markdown]
-# The table gives each figure as published, the same figure as work per second, the prediction,
+# The table gives each figure as published, the same figure as work per second, the ceiling,
 # their ratio, and the assumptions of the model that the configuration breaks. Each source's
-# quotes, the configuration as the source states it, and how the prediction was made are under
+# quotes, the configuration as the source states it, and how the ceiling was computed are under
 # the table.
 
 # %% tags=["hide-input"]

@@ -196,7 +196,7 @@ def test_the_published_pages_ratios_verdicts_and_cross_validation_are_what_the_d
         f"the {len(clean)} published figures that keep to its assumptions reached "
         f"{min(clean) * 100:.0f}–{max(clean) * 100:.0f} % of it (median {statistics.median(clean) * 100:.0f} %)"
     ) in said
-    assert f"Published ÷ predicted over all {len(found)}: median " in said
+    assert f"Published ÷ ceiling over all {len(found)}: median " in said
     # the cross-validation's first lines: median and p90 |error|, recomputed here from the forecasts themselves
     study = committed_study()
     fitted = sorted(abs(o.forecast / o.figure.published - 1) for o in study.outcomes if o.figure.fit)

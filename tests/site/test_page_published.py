@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 import json
 import re
+import statistics
+from pathlib import Path
 
 import pytest
 
@@ -41,7 +43,7 @@ def test_the_median_and_range_are_computed(page):
     found = pc.checks()
     median, low, high = pc.ratio_summary(found)
     said = plain(page.html("comparison"))
-    overall = f"Published ÷ predicted over all {len(found)}: median {text.sig(median, 2)} , from {text.sig(low, 2)} ("
+    overall = f"Published ÷ ceiling over all {len(found)}: median {text.sig(median, 2)} , from {text.sig(low, 2)} ("
     assert overall in said
     assert f" to {text.sig(high, 2)} (" in said
     clean = [c for c in found if not c.breaks]
@@ -175,3 +177,23 @@ def test_the_cross_validation_gives_the_error_on_one_gpu_and_split_over_gpus_apa
     decode = {row[1]: row[2] for row in table.rows if row[0] == "decode"}
     assert set(decode) == {"either", ONE_GPU, TENSOR_PARALLEL}
     assert int(decode[ONE_GPU]) + int(decode[TENSOR_PARALLEL]) == int(decode["either"])
+
+
+def test_the_page_answers_how_accurate_first(page):
+    """The first section is the forecast's error by kind and the share of the ceiling reached; the method follows."""
+    from benchmarks.analysis.published.calibration import committed_study
+    from benchmarks.analysis.roofline.forecast import PREFILL, percent
+    from benchmarks.site.pages.published import ACCURACY_HEADERS, accuracy_parts
+
+    assert next(iter(page.sections)) == "accuracy"
+    notebook = (Path(__file__).resolve().parents[2] / "docs" / "published.py").read_text(encoding="utf-8")
+    assert notebook.index('page.show("accuracy")') < notebook.index("## How it is checked")
+    study = committed_study()
+    table = next(part for part in accuracy_parts(study) if getattr(part, "headers", None) == ACCURACY_HEADERS)
+    prefill, every = study.expected(PREFILL), study.expected()
+    rows = {str(row[0]): row for row in table.rows}
+    assert rows[PREFILL][1:4] == [f"{prefill.figures}", percent(prefill.median), percent(prefill.p90)]
+    assert sum(int(row[1]) for name, row in rows.items() if "every kind" not in name) == every.figures
+    reached = study.ceiling_reached(PREFILL)
+    assert rows[PREFILL][5] == f"{percent(statistics.median(reached))} ({percent(reached[0])}–{percent(reached[-1])})"
+    assert len(study.ceiling_reached()) == every.figures and all(share > 0 for share in study.ceiling_reached())

@@ -126,6 +126,15 @@ class Study:
         chosen = [o for o in self.outcomes if o.figure.fit or not fitted_only]
         return expected(chosen, kind, scope)
 
+    def ceiling_reached(self, kind: str | None = None, fitted_only: bool = True) -> list[float]:
+        """The share of its ceiling each figure of `kind` (every kind for None) reached, sorted: the published rate
+        over the ceiling's, or the ceiling's time over the published one, so that 1 is the ceiling itself."""
+        return sorted(
+            (o.figure.ceiling / o.figure.published if o.figure.time_like else o.figure.published / o.figure.ceiling)
+            for o in self.outcomes
+            if (o.figure.fit or not fitted_only) and (kind is None or o.figure.kind == kind)
+        )
+
     def expected_table(self) -> list[Expected]:
         """Each kind's error, then every kind's together: each over both scopes, then on one GPU and split over GPUs
         apart, where there are figures (the rows the calibrate command and the published page give)."""

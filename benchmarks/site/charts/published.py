@@ -33,7 +33,7 @@ def published_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequen
     equal = alt.Chart(alt.Data(values=[{"x": low, "y": low}, {"x": high, "y": high}]))
     line = equal.mark_line(strokeDash=[6, 4], color=LABEL_GREY).encode(x="x:Q", y="y:Q")
     label = (
-        alt.Chart(alt.Data(values=[{"x": high / 1.6, "y": high / 1.6, "text": "published = predicted"}]))
+        alt.Chart(alt.Data(values=[{"x": high / 1.6, "y": high / 1.6, "text": "published = ceiling"}]))
         .mark_text(align="right", dx=-6, dy=-6, fontSize=11, color=LABEL_GREY, angle=315)
         .encode(x="x:Q", y="y:Q", text="text:N")
     )
@@ -41,7 +41,7 @@ def published_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequen
         alt.Chart(alt.Data(values=chart_rows(list(rows))))
         .mark_point(filled=True, size=70, opacity=0.9)
         .encode(
-            x=alt.X("predicted:Q", title="predicted by the roofline (work per second)", scale=scale, axis=axis),
+            x=alt.X("predicted:Q", title="ceiling: the datasheet roofline (work per second)", scale=scale, axis=axis),
             y=alt.Y("published:Q", title="published by others (work per second)", scale=scale, axis=axis),
             color=alt.Color(
                 "source:N", title="published by", scale=alt.Scale(domain=sources, range=PALETTE[: len(sources)])
@@ -53,9 +53,9 @@ def published_chart(rows: Sequence[dict[str, Any]], title: str, subtitle: Sequen
                 alt.Tooltip("source:N", title="published by"),
                 alt.Tooltip("configuration:N"),
                 alt.Tooltip("published:Q", title="published per second", format=",.4~g"),
-                alt.Tooltip("predicted:Q", title="predicted per second", format=",.4~g"),
+                alt.Tooltip("predicted:Q", title="ceiling per second", format=",.4~g"),
                 alt.Tooltip("per:N", title="unit of work"),
-                alt.Tooltip("ratio:Q", title="published ÷ predicted", format=".2f"),
+                alt.Tooltip("ratio:Q", title="published ÷ ceiling", format=".2f"),
                 alt.Tooltip("status:N", title="checked"),
             ],
         )
