@@ -130,7 +130,7 @@ class Study:
         """The share of its ceiling each figure of `kind` (every kind for None) reached, sorted: the published rate
         over the ceiling's, or the ceiling's time over the published one, so that 1 is the ceiling itself."""
         return sorted(
-            (o.figure.ceiling / o.figure.published if o.figure.time_like else o.figure.published / o.figure.ceiling)
+            1 / o.figure.slowdown
             for o in self.outcomes
             if (o.figure.fit or not fitted_only) and (kind is None or o.figure.kind == kind)
         )

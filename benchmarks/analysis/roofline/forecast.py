@@ -201,10 +201,14 @@ class Figure:
         ratio = efficiency.seconds(self.parts) / (self.parts.seconds + self.ceiling_extra_s)
         return self.ceiling * ratio if self.time_like else self.ceiling / ratio
 
+    @property
+    def slowdown(self) -> float:
+        """How many times the ceiling's time the published system took: 1 at the ceiling itself."""
+        return self.published / self.ceiling if self.time_like else self.ceiling / self.published
+
     def target_seconds(self) -> float:
         """The forecast time at which the forecast equals the published figure."""
-        base = self.parts.seconds + self.ceiling_extra_s
-        return base * (self.published / self.ceiling if self.time_like else self.ceiling / self.published)
+        return (self.parts.seconds + self.ceiling_extra_s) * self.slowdown
 
     def error(self, value: float) -> float:
         return value / self.published - 1

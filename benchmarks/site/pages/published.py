@@ -420,9 +420,12 @@ def not_compared(rows: Sequence[Measurement]) -> list:
 def accuracy_parts(study: Study) -> list:
     """The page's answer first: the forecast's leave-one-source-out error by kind of work, and how much of its
     ceiling each kind's published systems reached, over the figures the fit may use."""
+    every = study.expected()
+    if every is None:
+        return [Paragraph("No published figure is committed, so the forecast's error cannot be checked.")]
     rows = []
     for kind in (*KINDS, None):
-        found, reached = study.expected(kind), study.ceiling_reached(kind)
+        found, reached = every if kind is None else study.expected(kind), study.ceiling_reached(kind)
         if found is None:
             continue
         rows.append([
@@ -430,9 +433,6 @@ def accuracy_parts(study: Study) -> list:
             percent(found.p90), percent(found.within_30),
             f"{percent(statistics.median(reached))} ({percent(reached[0])}–{percent(reached[-1])})",
         ])  # fmt: skip
-    if not rows:
-        return [Paragraph("No published figure is committed, so the forecast's error cannot be checked.")]
-    every = study.expected()
     lead = Paragraph([
         strong(f"The forecast misses a published figure by a median of {percent(every.median)}"),
         f" ({percent(every.p90)} at the 90th percentile; {percent(every.within_30)} of {every.figures} figures within "
