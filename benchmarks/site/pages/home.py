@@ -289,8 +289,7 @@ def device_runs_line(data: SiteData, shown: Run) -> list:
     said = [strong(text.device_label(shown)), f": {len(runs)} run{'s' * (len(runs) != 1)}, {when}; "]
     if not sources:
         return [*said, "none charted."]
-    joined = [part for i, source in enumerate(sources) for part in ([", "] if i else []) + source]
-    return [*said, "charted from ", *joined, "."]
+    return [*said, "charted from ", *_joined(sources), "."]
 
 
 def every_run_table(data: SiteData) -> Table:
