@@ -4,6 +4,7 @@ one line saying what to choose instead: one set of names and one wording for `pr
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 from benchmarks.contract.errors import UserError
@@ -29,11 +30,11 @@ def dtype_named(name: str) -> str:
     return dtype
 
 
-def gpu_named(name: str, *, prefer_sxm: bool = False) -> tuple[GPU, str | None]:
-    """The one datasheet GPU a name means, and a note when it was chosen among several (`prefer_sxm`: 'H100' taken as
-    the SXM part, the one engines are usually benchmarked on)."""
+def gpu_named(name: str) -> tuple[GPU, str | None]:
+    """The one datasheet GPU a name means, and a note when it was chosen among several: 'H100' is taken as the SXM
+    part, the one engines and published figures are usually measured on, in every command alike."""
     found = gpus_matching(name)
-    if prefer_sxm and len(found) > 1:
+    if len(found) > 1:
         sxm = [gpu for gpu in found if "sxm" in gpu.name.lower().split()]
         if len(sxm) == 1:
             return sxm[0], f"{name!r} taken as the {sxm[0].name} (name another part to choose it)"
@@ -41,6 +42,14 @@ def gpu_named(name: str, *, prefer_sxm: bool = False) -> tuple[GPU, str | None]:
         which = "ambiguous" if found else "unknown"
         raise Refused(f"{which} GPU {name!r}; choose from {', '.join(gpu.name for gpu in (found or GPUS))}")
     return found[0], None
+
+
+def gpu_chosen(name: str) -> GPU:
+    """`gpu_named` for a command whose output has no place for notes: the note, if any, goes to stderr."""
+    gpu, note = gpu_named(name)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+    return gpu
 
 
 def check_rate(gpu: GPU, dtype: str) -> None:

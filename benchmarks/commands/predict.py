@@ -25,7 +25,7 @@ from benchmarks.analysis.roofline.predict import (
 )
 from benchmarks.analysis.roofline.roofline_model import run_ceilings
 from benchmarks.commands.arguments import whole_numbers
-from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_named, workload_named, workload_params
+from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_chosen, workload_named, workload_params
 from benchmarks.contract.results import ResultsError, read_run
 from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings, Interconnect
 from benchmarks.site import text
@@ -86,11 +86,17 @@ def add_parser(commands) -> None:
         "operations divided by the efficiencies fitted to published figures of the same kind of work, with the error "
         "those figures showed when each was forecast without its own source (benchmarks/published/calibration.json), "
         "the ceiling beside it; --ceiling gives the bare roofline. "
-        f"WORKLOAD is one of {names}; each parameter not given keeps its default. Nothing is measured.",
+        f"WORKLOAD is one of {names}; each parameter not given keeps its default. WORKLOAD llm:MODEL (or llm:custom "
+        "with --param sizes) gives a language model's decode step per batch, from the step model `serve llm:` "
+        "schedules, with --context tokens cached per sequence. Nothing is measured.",
         epilog=parameters_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    predict_cmd.add_argument("workload", metavar="WORKLOAD", help=f"one of {names}")
+    predict_cmd.add_argument(
+        "workload",
+        metavar="WORKLOAD",
+        help=f"one of {names}, or llm:MODEL (a language model named as for `serve llm:`)",
+    )
     device = predict_cmd.add_mutually_exclusive_group(required=True)
     device.add_argument("--gpu", metavar="NAME", help='a datasheet GPU, e.g. "H100 SXM" (any case)')
     device.add_argument("--run", metavar="PATH", help="a results file: use the ceilings it measured")
@@ -114,12 +120,28 @@ def add_parser(commands) -> None:
         "a layer over the GPU's NVLink (PCIe where it has none), shown as the operation 'communication' (default 1)",
     )
     predict_cmd.add_argument(
+        "--context",
+        metavar="N",
+        help="llm:MODEL: tokens cached per sequence before the step (default 2,048, below the model's context)",
+    )
+    predict_cmd.add_argument(
         "--ceiling", action="store_true", help="give the bare roofline (the ceiling), without the calibrated forecast"
     )
     predict_cmd.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.workload.strip().lower().startswith("llm:"):
+        from benchmarks.commands import predict_llm  # numpy's simulator: not on the measuring verbs' import path
+
+        step, batches, context = predict_llm.request(args)
+        found = predict_llm.report(step, batches, context, ceiling_only=args.ceiling)
+        print(
+            json.dumps(found, indent=1, ensure_ascii=False) if args.json else "\n".join(predict_llm.table_lines(found))
+        )
+        return 0
+    if args.context is not None:
+        raise Refused("--context is for llm:MODEL; a workload takes --param context=N")
     spec = workload_named(args.workload)  # a refusal anywhere here is main's one line
     params = workload_params(spec, args.param)
     dtype = dtype_named(args.dtype)
@@ -139,7 +161,7 @@ def parse_batches(listed: str) -> list[int]:
 
 
 def gpu_device(name: str, dtype: str) -> Device:
-    gpu, _ = gpu_named(name)
+    gpu = gpu_chosen(name)
     check_rate(gpu, dtype)
     return Device(gpu.name, gpu.ceilings(dtype), gpu.memory_bytes, "datasheet", gpu.source, True, gpu.memory_from,
                   gpu.l2_bytes, gpu.interconnect)  # fmt: skip

@@ -54,7 +54,7 @@ from benchmarks.analysis.serving.batcher.service_curves import (
 )
 from benchmarks.analysis.serving.batcher.simulator import HANDLERS, SERVERS, Policy
 from benchmarks.commands.arguments import number, numbers, whole
-from benchmarks.commands.choices import Refused, dtype_named, gpu_named, workload_params
+from benchmarks.commands.choices import Refused, dtype_named, gpu_chosen, workload_params
 from benchmarks.contract.errors import run_command
 from benchmarks.contract.inputs import CURVE_LIMIT, InputError, read_text_bounded
 from benchmarks.contract.results import ResultsError, Run, read_document
@@ -194,7 +194,7 @@ def load_source(args: argparse.Namespace) -> ServiceSource:
             workload = source.lower()
             if workload not in WORKLOADS:
                 raise Refused(f"with --gpu, SOURCE is a workload: one of {', '.join(WORKLOADS)}, not {source!r}")
-            gpu, _ = gpu_named(args.gpu)
+            gpu = gpu_chosen(args.gpu)
             if args.dtype is None:
                 raise Refused("with --gpu, give --dtype (e.g. fp16)")
             params = workload_params(WORKLOADS[workload], args.param)

@@ -50,16 +50,13 @@ from benchmarks.analysis.serving.llm.steady_state import (
 )
 from benchmarks.commands.arguments import number, share, whole
 from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_named
+from benchmarks.commands.llm_choices import check_split, model_named
 from benchmarks.contract.errors import run_command
 from benchmarks.contract.results import ResultsError, read_run
-from benchmarks.llm_models import MODELS, PublishedModel, find_model, tensor_parallel_split
+from benchmarks.llm_models import MODELS, PublishedModel
 from benchmarks.site.llm_serving_words import explain
-from snippets.costs import DecoderConfig
 
 DEFAULT_CONCURRENCY = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
-CUSTOM_PARAMS = {"layers": int, "d_model": int, "heads": int, "kv_heads": int, "d_ff": int, "ffn": str, "vocab": int,
-                 "context": int}  # fmt: skip
-CUSTOM_DEFAULTS = {"ffn": "swiglu", "vocab": 32000, "context": 8192}
 MAX_CLIENTS = 8192
 MAX_REQUESTS = 20_000
 
@@ -240,40 +237,6 @@ def parse_lengths(text: str, what: str, longest: int) -> Lengths:
     raise Refused(f"{what} {text!r}: give N, uniform:LOW-HIGH, lognormal:MEAN,SIGMA or file:PATH")
 
 
-def parse_model(source: str, params: list[str]) -> PublishedModel:
-    kind, sep, name = source.partition(":")
-    if kind.strip().lower() != "llm" or not sep or not name.strip():
-        raise Refused(f"SOURCE {source!r}: write llm:MODEL (one of {', '.join(m.name for m in MODELS)}) or llm:custom")
-    if name.strip().lower() != "custom":
-        if params:
-            raise Refused(f"--param is for llm:custom; {name} has its published configuration")
-        found = find_model(name)
-        if found is None:
-            raise Refused(f"unknown model {name!r}; choose from {', '.join(m.name for m in MODELS)}, or llm:custom")
-        return found
-    values: dict[str, Any] = dict(CUSTOM_DEFAULTS)
-    given: set[str] = set()
-    for pair in params:
-        key, eq, value = pair.partition("=")
-        key = key.strip()
-        if not eq or key not in CUSTOM_PARAMS:
-            raise Refused(f"--param {pair!r}: write KEY=VALUE with KEY one of {', '.join(CUSTOM_PARAMS)}")
-        if key in given:
-            raise Refused(f"--param {pair!r}: {key} is given twice")
-        given.add(key)
-        values[key] = value.strip().lower() if CUSTOM_PARAMS[key] is str else whole(value, f"--param {key}", 1, 10**7)
-    missing = [k for k in ("layers", "d_model", "heads", "kv_heads", "d_ff") if k not in values]
-    if missing:
-        raise Refused(f"llm:custom needs --param for {', '.join(missing)}")
-    try:
-        config = DecoderConfig(values["layers"], values["d_model"], values["heads"], values["kv_heads"],
-                               values["d_ff"], values["ffn"])  # fmt: skip
-    except ValueError as exc:
-        raise Refused(f"llm:custom: {exc}") from None
-    return PublishedModel("custom decoder", config, values["vocab"], False, "the --param values given",
-                          max_context=values["context"])  # fmt: skip
-
-
 def gpus_needed_words(step: RooflineStep, memory_fraction: float) -> str:
     """How many GPUs of the kind hold the weights with room for a cache: the smallest --tp that leaves some memory."""
     per_gpu = (step.gpu.memory_bytes or 0) * memory_fraction
@@ -335,15 +298,15 @@ def read_request(args: argparse.Namespace) -> Request:
         step = measured_step(args)
         model, dtype, tp, where = step.model, step.dtype, 1, "the run's device"
     else:
-        model = parse_model(args.source, args.param)
-        gpu, gpu_note = gpu_named(args.gpu, prefer_sxm=True)
+        model = model_named(args.source, args.param)
+        gpu, gpu_note = gpu_named(args.gpu)
         dtype = dtype_named(args.dtype or "bfloat16")
         check_rate(gpu, dtype)
         tp = whole(args.tp or "1", "--tp", 1, 64)
         if args.tune:  # the widest engine the search tries: the model must fit on it
             tp = whole(args.gpus or str(tp), "--gpus", 1, 64)
-        elif (why := tensor_parallel_split(model, tp)) is not None:
-            raise Refused(f"--tp {tp}: {model.name} cannot be split so: {why} (vLLM refuses it too)")
+        else:
+            check_split(model, tp)
         fixed = (
             number(args.step_overhead_ms, "--step-overhead-ms", 0, 10_000, above=True) / 1e3
             if args.step_overhead_ms

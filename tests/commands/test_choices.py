@@ -32,11 +32,11 @@ def test_an_unknown_dtype_says_what_to_choose():
 
 def test_gpu_names():
     assert gpu_named("h200")[0].name == "NVIDIA H200"
-    with pytest.raises(Refused, match="ambiguous GPU 'H100'; choose from NVIDIA H100 SXM, NVIDIA H100 PCIe"):
-        gpu_named("H100")
+    with pytest.raises(Refused, match="ambiguous GPU 'A100'; choose from NVIDIA A100 SXM4 80GB, NVIDIA A100 SXM4 40GB"):
+        gpu_named("A100")  # two SXM parts: nothing to prefer
     with pytest.raises(Refused, match="unknown GPU 'TPU'; choose from NVIDIA T4"):
         gpu_named("TPU")
-    gpu, note = gpu_named("H100", prefer_sxm=True)
+    gpu, note = gpu_named("H100")
     assert (
         gpu.name == "NVIDIA H100 SXM" and note == "'H100' taken as the NVIDIA H100 SXM (name another part to choose it)"
     )

@@ -106,7 +106,7 @@ def test_an_awaiting_ray_handler_is_planned_as_such(capsys, resnet_sweep):
         (["{run}:mlp", "--rate", "5", "--budget-ms", "50"], "mlp curves match; choose one with"),
         (["{run}:mlp", "--param", "width=3", "--rate", "5", "--budget-ms", "50"], "no ok mlp record has width=3"),
         (["{run}:tpu", "--rate", "5", "--budget-ms", "50"], "unknown workload 'tpu'"),
-        (["resnet50", "--gpu", "h100", "--dtype", "fp16", "--rate", "5", "--budget-ms", "50"], "ambiguous GPU"),
+        (["resnet50", "--gpu", "a100", "--dtype", "fp16", "--rate", "5", "--budget-ms", "50"], "ambiguous GPU"),
         (["resnet50", "--gpu", "H100 SXM", "--rate", "5", "--budget-ms", "50"], "give --dtype"),
         (["resnet50", "--gpu", "T4", "--dtype", "fp8", "--rate", "5", "--budget-ms", "50"], "gives no float8 rate"),
         (["gpt5", "--gpu", "T4", "--dtype", "fp16", "--rate", "5", "--budget-ms", "50"], "SOURCE is a workload"),

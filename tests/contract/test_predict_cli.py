@@ -130,7 +130,7 @@ def test_a_cpu_run_gets_no_forecast(capsys):
     [
         (["foo", "--gpu", "t4"], "unknown workload 'foo'; choose from mlp, linear, moe, conv, resnet50, decode"),
         (["mlp", "--gpu", "tpu"], "unknown GPU 'tpu'; choose from NVIDIA T4,"),
-        (["mlp", "--gpu", "h100"], "ambiguous GPU 'h100'; choose from NVIDIA H100 SXM, NVIDIA H100 PCIe"),
+        (["mlp", "--gpu", "a100"], "ambiguous GPU 'a100'; choose from NVIDIA A100 SXM4 80GB, NVIDIA A100 SXM4 40GB"),
         (["mlp", "--gpu", "t4", "--dtype", "bf16"], "the NVIDIA T4 datasheet gives no bfloat16 rate"),
         (["mlp", "--gpu", "t4", "--dtype", "int3"], "unknown dtype 'int3'"),
         (["mlp", "--gpu", "t4", "--batch", "0"], "give whole numbers from 1 to 16,777,216"),
