@@ -14,6 +14,14 @@ from typing import Any
 from benchmarks.commands.choices import Refused
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose usage error is one line (a Refused, printed once by `main` with exit status 2) instead of the
+    usage text: for the verbs that parse their own arguments."""
+
+    def error(self, message: str):
+        raise Refused(message)
+
+
 def whole(text: Any, flag: str, low: int = 1, high: int = 10**9) -> int:
     """A whole number from `low` to `high`: '16' → 16."""
     t = str(text).strip()

@@ -251,7 +251,7 @@ def _point(
 
 def _training_point(name: str, params: dict[str, Any], dtype: str, device: Device, point: PredictedPoint) -> dict:
     """A training step's point: its time by phase, with checkpointing, the memory it holds and whether it fits."""
-    step = training.Step(point, params.get("seq", 1), name == "train-decoder")
+    step = training.PredictedStep(point, params.get("seq", 1), name == "train-decoder")
     held = training.memory(name, params, dtype)
     memory_bytes = {"full": held.total(point.batch), "checkpointed": held.total(point.batch, checkpointed=True)}
     fits = {k: None if device.memory_bytes is None else v <= device.memory_bytes for k, v in memory_bytes.items()}

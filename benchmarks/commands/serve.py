@@ -35,7 +35,7 @@ from benchmarks.analysis.serving.batcher.policy import (
     SEARCH_REQUESTS,
     Arrivals,
     Evaluation,
-    Plan,
+    PolicySearch,
     evaluate,
     explain,
     ms,
@@ -53,7 +53,7 @@ from benchmarks.analysis.serving.batcher.service_curves import (
     from_sweep,
 )
 from benchmarks.analysis.serving.batcher.simulator import HANDLERS, SERVERS, Policy
-from benchmarks.commands.arguments import number, numbers, whole
+from benchmarks.commands.arguments import OneLineParser, number, numbers, whole
 from benchmarks.commands.choices import Refused, dtype_named, gpu_chosen, workload_params
 from benchmarks.contract.errors import run_command
 from benchmarks.contract.inputs import CURVE_LIMIT, InputError, read_text_bounded
@@ -83,13 +83,8 @@ servers and their batching rules:
   none        no batching"""
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit 2
-        raise Refused(message)
-
-
 def parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = OneLineParser(
         prog="python -m benchmarks serve",
         description="Plan a dynamic-batching server from a batch curve: the max batch, max delay and instances that "
         "keep a latency percentile within a budget at the rates given, how much more traffic each sustains, and why. "
@@ -246,7 +241,7 @@ def _read_csv(path: Path) -> str:
 # --------------------------------------------------------------------------- the answer
 
 
-def text_lines(source: ServiceSource, plan: Plan) -> list[str]:
+def text_lines(source: ServiceSource, plan: PolicySearch) -> list[str]:
     lines = [
         f"Serving {source.label}",
         f"  batch times from {source.provenance}",

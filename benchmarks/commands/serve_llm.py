@@ -48,7 +48,7 @@ from benchmarks.analysis.serving.llm.steady_state import (
     simulate_steady,
     window_figures,
 )
-from benchmarks.commands.arguments import number, share, whole
+from benchmarks.commands.arguments import OneLineParser, number, share, whole
 from benchmarks.commands.choices import Refused, check_rate, dtype_named, gpu_named
 from benchmarks.commands.llm_choices import check_split, model_named
 from benchmarks.contract.errors import run_command
@@ -61,13 +61,6 @@ MAX_CLIENTS = 8192
 MAX_REQUESTS = 20_000
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, with a usage error as one line (the Refused message) instead of the usage text."""
-
-    def error(self, message: str):
-        raise Refused(message)
-
-
 PER_USER_WORDS = (
     "Per-user tokens/s: 'per user' is 1 ÷ the median time per output token, what a user sees while its answer "
     "streams, the wait for the first token left out; 'user e2e' counts that wait: the median over requests of output "
@@ -77,7 +70,7 @@ PER_USER_WORDS = (
 
 def parser() -> argparse.ArgumentParser:
     names = ", ".join(m.name for m in MODELS)
-    p = _Parser(
+    p = OneLineParser(
         prog="python -m benchmarks serve",
         description="Simulate serving a language model with continuous batching on a datasheet GPU: per load, time "
         "to first token (TTFT), time per output token (TPOT), inter-token latency (ITL), total and per-user tokens "

@@ -12,7 +12,7 @@ import torch
 from benchmarks.measure import ceiling_plan
 from benchmarks.measure.adapters import torch_dtype
 from benchmarks.measure.ceiling_plan import CeilingPlan, copy_repeats, plan_ceilings, read_repeats
-from benchmarks.measure.sampler import Point, measure_points
+from benchmarks.measure.sampler import TimedPoint, measure_points
 
 FP8_FAST_ACCUM = True  # recorded with the float8 ceiling
 
@@ -85,7 +85,7 @@ def _matmul_call(dtype: str, n: int, device):
 
 
 def _in_mode(backend, make):
-    """Point.prepare: build the call, then (on CUDA) capture it in a graph to drop launch gaps."""
+    """TimedPoint.prepare: build the call, then (on CUDA) capture it in a graph to drop launch gaps."""
 
     def prepare():
         fn = make()
@@ -146,7 +146,7 @@ class _Calls:
         self.alive: list = []
 
     def prepare(self, curve, size: int):
-        """Point.prepare for one point of the plan."""
+        """TimedPoint.prepare for one point of the plan."""
         return _in_mode(self.backend, lambda: self.build(curve, size))
 
     def build(self, curve, size: int):
@@ -161,12 +161,12 @@ class _Calls:
         return fn
 
 
-def _points(plan: CeilingPlan, calls: _Calls, rounds: int, min_sample_s: float) -> list[Point]:
+def _points(plan: CeilingPlan, calls: _Calls, rounds: int, min_sample_s: float) -> list[TimedPoint]:
     """Every point of the plan, in the order the time estimate counts them; the curves' points take fewer,
     shorter samples than the ceilings."""
     curve_settings = {"rounds": max(5, rounds // 2), "min_sample_s": min_sample_s / 2}
     return [
-        Point(curve, size, calls.prepare(curve, size), **({} if is_ceiling else curve_settings))
+        TimedPoint(curve, size, calls.prepare(curve, size), **({} if is_ceiling else curve_settings))
         for curve, size, is_ceiling in plan.points()
     ]
 

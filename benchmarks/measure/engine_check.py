@@ -149,7 +149,7 @@ def _served_per_s(records: list[Streamed], clients: int) -> float:
     return (len(window) - 1) / (window[-1] - window[0])
 
 
-class Check:
+class EngineCheckRun:
     """One check's state: its plan, its engines, its document and where it is written."""
 
     def __init__(self, plan: CheckPlan, python: str, out_dir: Path, command: list[str], work_dir: Path,
@@ -287,7 +287,7 @@ class Check:
 def run_check(plan: CheckPlan, python: str, out_dir: Path, command: list[str], work_dir: Path,
               port: int | None = None) -> Path:  # fmt: skip
     """Measure everything the plan names (see the module's docstring); the path of the file written."""
-    check = Check(plan, python, out_dir, command, work_dir, port)
+    check = EngineCheckRun(plan, python, out_dir, command, work_dir, port)
     doc = check.doc
     say(f"engine check: {len(plan.settings)} engine settings, {plan.repeats} × {plan.cases_per_repeat()} loads, "
         f"writing {check.path}")  # fmt: skip

@@ -32,7 +32,7 @@ from benchmarks.measure.planning import (
     share_memory,
     unrotatable,
 )
-from benchmarks.measure.sampler import Outcome, Point, measure_points
+from benchmarks.measure.sampler import PointOutcome, TimedPoint, measure_points
 from benchmarks.measure.session import DeviceLock, RunRefused, check_writable, provenance, remove_temporaries
 from benchmarks.profiles import PROFILES, CurvePlan, Profile, select_sweeps
 
@@ -140,7 +140,7 @@ def _record(sweep: CurvePlan, dtype: str, mode: str, cache: str, copies: int, ba
 
 
 def _preparer(backend, workload, prepared, batch, copies, mode, curve, plan):
-    """The Point.prepare of one batch: note its routing, then build the timed call over the
+    """The TimedPoint.prepare of one batch: note its routing, then build the timed call over the
     point's weight copies."""
 
     def prepare():
@@ -163,7 +163,7 @@ def short_names(names: list[str]) -> list[str]:
     return list(dict.fromkeys(cut))[:MAX_KERNEL_NAMES]
 
 
-def record_kernels(plan: Plan, outcomes: dict, budget_s: float) -> None:
+def record_kernels(plan: RunPlan, outcomes: dict, budget_s: float) -> None:
     """Name the kernels (CUDA) or ops (CPU) of each sampled batch, after every sample is taken.
 
     A profiler session leaves CUPTI attached to the process, which slows later launches, so no
@@ -211,12 +211,12 @@ class RoundSaver:
 
 
 @dataclass
-class Plan:
+class RunPlan:
     """Everything set up before sampling: the points to time, the records that need no timing, and
     what each point's record carries."""
 
     fixed: list[dict] = field(default_factory=list)  # records of points that are never timed
-    points: list[Point] = field(default_factory=list)
+    points: list[TimedPoint] = field(default_factory=list)
     labels: dict[tuple, tuple[CurvePlan, str, str, str]] = field(default_factory=dict)  # curve -> record fields
     copies: dict[tuple, int] = field(default_factory=dict)  # (curve, batch) -> weight copies
     extras: dict[tuple, dict] = field(default_factory=dict)  # (curve, batch) -> what preparing recorded
@@ -226,10 +226,10 @@ class Plan:
     def fail(self, sweep, dtype, modes, state, copies: dict[int, int], status: str, message: str) -> None:
         for mode in modes:
             for batch, n in copies.items():
-                self.fixed.append(_record(sweep, dtype, mode, state, n, batch, Outcome(status, message=message)))
+                self.fixed.append(_record(sweep, dtype, mode, state, n, batch, PointOutcome(status, message=message)))
 
 
-def _fits(plan: Plan, workload, sweep, dtype, modes, state, copies, budget, sharing) -> dict[int, int]:
+def _fits(plan: RunPlan, workload, sweep, dtype, modes, state, copies, budget, sharing) -> dict[int, int]:
     """The batches whose KV cache fits this curve's memory budget; the others are recorded as skipped."""
     if budget is None:
         return copies
@@ -242,12 +242,12 @@ def _fits(plan: Plan, workload, sweep, dtype, modes, state, copies, budget, shar
                 f"shared by {sharing} curves held at once)"
             )
             plan.fixed.append(
-                _record(sweep, dtype, mode, state, copies[batch], batch, Outcome("skipped", message=message))
+                _record(sweep, dtype, mode, state, copies[batch], batch, PointOutcome("skipped", message=message))
             )
     return {b: n for b, n in copies.items() if needs[b] <= budget}
 
 
-def cache_states(plan: Plan, workload, sweep, dtype, modes, device, sweep_cache, copies, twins) -> dict:
+def cache_states(plan: RunPlan, workload, sweep, dtype, modes, device, sweep_cache, copies, twins) -> dict:
     """The points of one configuration, {(mode, cache state): {batch: copies}}.
 
     A rotated point whose copies cannot span ROTATE_FACTOR cache sizes is measured resident (one
@@ -268,14 +268,14 @@ def cache_states(plan: Plan, workload, sweep, dtype, modes, device, sweep_cache,
         states[(mode, "resident")] = {}
         for batch in stuck:
             if (sweep.label(), dtype, mode, batch) in twins:
-                outcome = Outcome("skipped", message=message)
+                outcome = PointOutcome("skipped", message=message)
                 plan.fixed.append(_record(sweep, dtype, mode, "rotated", copies[batch], batch, outcome))
             else:
                 states[(mode, "resident")][batch] = 1
     return states
 
 
-def plan_configuration(run: RunFile, backend, plan: Plan, sweep: CurvePlan, dtype: str, settings, budget, sharing,
+def plan_configuration(run: RunFile, backend, plan: RunPlan, sweep: CurvePlan, dtype: str, settings, budget, sharing,
                        cache, twins=frozenset()):  # fmt: skip
     """Check, set up and enqueue one workload configuration in one dtype, in each mode it runs in.
     `twins` are the points other sweeps of the run measure with resident weights."""
@@ -317,7 +317,7 @@ def plan_configuration(run: RunFile, backend, plan: Plan, sweep: CurvePlan, dtyp
         for batch, n in batches.items():
             plan.copies[(curve, batch)] = n
             prepare = _preparer(backend, workload, prepared, batch, n, mode, curve, plan)
-            plan.points.append(Point(curve, batch, prepare, n, **settings, largest_first=mode == "graph"))
+            plan.points.append(TimedPoint(curve, batch, prepare, n, **settings, largest_first=mode == "graph"))
             if batch in sweep.kernel_batches and hasattr(workload, "kernels"):
                 plan.kernel_jobs.append(((curve, batch), workload, prepared, batch))
 
@@ -357,7 +357,7 @@ def run_sweeps(
     whole run, so a spell of contention on a shared machine moves all points a little
     instead of moving one workload a lot.
     """
-    plan = Plan()
+    plan = RunPlan()
     backend.new_phase()  # the ceilings' graphs are gone: the workloads capture into a fresh pool
     twins = resident_points(sweeps, cache, backend.modes)
     hungry = [s for s in sweeps if hasattr(ADAPTERS[s.workload], "memory_needed")]

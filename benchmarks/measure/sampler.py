@@ -28,7 +28,7 @@ class Backend(Protocol):
 
 
 @dataclass
-class Outcome:
+class PointOutcome:
     """Result of one point: a timing summary when status is ok, else a message."""
 
     status: str
@@ -62,10 +62,10 @@ def _calibrate(backend: Backend, fn: Callable[[], Any], min_sample_s: float, war
     return max(1, min(MAX_INNER_LOOPS, math.ceil(min_sample_s / per_call))), per_call
 
 
-def _failure(backend: Backend, exc: BaseException, batch: int) -> Outcome:
+def _failure(backend: Backend, exc: BaseException, batch: int) -> PointOutcome:
     if backend.is_oom(exc):
-        return Outcome("oom", message=f"out of memory at batch {batch}: {_first_line(exc)}")
-    return Outcome("error", message=f"{type(exc).__name__}: {_first_line(exc)}")
+        return PointOutcome("oom", message=f"out of memory at batch {batch}: {_first_line(exc)}")
+    return PointOutcome("error", message=f"{type(exc).__name__}: {_first_line(exc)}")
 
 
 def _first_line(exc: BaseException) -> str:
@@ -74,7 +74,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 @dataclass
-class Point:
+class TimedPoint:
     """One batch size of one curve, and how to build its timed call."""
 
     curve: Hashable
@@ -87,7 +87,7 @@ class Point:
     largest_first: bool = False  # captured into a graph pool its curve shares: see preparation_order
 
 
-def preparation_order(points: list[Point]) -> list[Point]:
+def preparation_order(points: list[TimedPoint]) -> list[TimedPoint]:
     """The order points are prepared in: the curves in turn, one point of each at a time, so that a run
     its time limit cuts short keeps some points of every curve rather than every point of a few.
 
@@ -95,7 +95,7 @@ def preparation_order(points: list[Point]) -> list[Point]:
     its captures ever took, and a capture reuses a free block only if it is large enough, so ascending
     captures would each add new blocks (the pool grows to the sum of every batch's activations) while
     descending ones fit into what the largest left (the pool stays near the largest batch's)."""
-    curves: dict[Hashable, list[Point]] = {}
+    curves: dict[Hashable, list[TimedPoint]] = {}
     for point in sorted(points, key=lambda p: (str(p.curve), p.batch)):
         curves.setdefault(point.curve, []).append(point)
     for curve in curves.values():
@@ -112,17 +112,17 @@ def takes_sample(round_index: int, wanted: int, rounds: int) -> bool:
 
 def measure_points(
     backend: Backend,
-    points: list[Point],
+    points: list[TimedPoint],
     *,
     rounds: int,
     min_sample_s: float,
     warmup_s: float,
     progress: Callable[[int, int], None] | None = None,
-    after_round: Callable[[dict[tuple[Hashable, int], Outcome]], None] | None = None,
+    after_round: Callable[[dict[tuple[Hashable, int], PointOutcome]], None] | None = None,
     seed: int = 0,
     deadline: float | None = None,
-) -> dict[tuple[Hashable, int], Outcome]:
-    """Time every point; return (curve, batch) -> Outcome, seconds per unit.
+) -> dict[tuple[Hashable, int], PointOutcome]:
+    """Time every point; return (curve, batch) -> PointOutcome, seconds per unit.
 
     Each round visits every point once, in a fresh random order, so that all points share
     whatever the machine was doing during the whole measurement. A point that wants fewer
@@ -157,7 +157,7 @@ class _Measurement:
     def __init__(
         self,
         backend: Backend,
-        points: list[Point],
+        points: list[TimedPoint],
         rounds: int,
         min_sample_s: float,
         warmup_s: float,
@@ -173,11 +173,11 @@ class _Measurement:
         self.deadline = deadline
         self.total = len(points) + sum(p.rounds or self.rounds for p in points)  # progress steps
         self.done = 0
-        self.ended: dict[_Key, Outcome] = {}  # points that will take no more samples and have none to keep
-        self.ready: dict[_Key, tuple[Point, Callable[[], Any], int]] = {}  # point, timed call, calls per sample
+        self.ended: dict[_Key, PointOutcome] = {}  # points that will take no more samples and have none to keep
+        self.ready: dict[_Key, tuple[TimedPoint, Callable[[], Any], int]] = {}  # point, timed call, calls per sample
         self.stopped: dict[_Key, int] = {}  # points an out-of-memory stopped while sampling: their calls per sample
         self.samples: dict[_Key, list[float]] = {}
-        self.late = Outcome("skipped", message=_LATE)
+        self.late = PointOutcome("skipped", message=_LATE)
 
     def out_of_time(self, needed: float = 0.0) -> bool:
         return self.deadline is not None and time.perf_counter() + needed > self.deadline
@@ -198,7 +198,7 @@ class _Measurement:
                 planned_s += self.prepare(point)
             self.step_done()
 
-    def prepare(self, point: Point) -> float:
+    def prepare(self, point: TimedPoint) -> float:
         """Build one point's timed call and calibrate it; return its estimated sampling time (0 if it failed)."""
         try:
             fn = point.prepare()
@@ -213,7 +213,7 @@ class _Measurement:
         self.samples[key] = []
         return (point.rounds or self.rounds) * max(sample_s, per_call)
 
-    def sample_rounds(self, seed: int, after_round: Callable[[dict[_Key, Outcome]], None] | None) -> None:
+    def sample_rounds(self, seed: int, after_round: Callable[[dict[_Key, PointOutcome]], None] | None) -> None:
         """Sample in rounds, starting none that the last round's length says would end after the deadline."""
         rng = random.Random(seed)
         round_s = 0.0
@@ -242,7 +242,7 @@ class _Measurement:
                 self.fail(point, exc)
             self.step_done()
 
-    def fail(self, point: Point, exc: BaseException) -> None:
+    def fail(self, point: TimedPoint, exc: BaseException) -> None:
         """Drop a point that raised. An out-of-memory after some samples stops it and keeps them; else it
         ends as `oom` or `error`, and an out-of-memory also skips its curve's larger batches not yet ready."""
         key = (point.curve, point.batch)
@@ -256,7 +256,7 @@ class _Measurement:
             self.backend.release()
             self.skip_larger(point)
 
-    def skip_larger(self, point: Point) -> None:
+    def skip_larger(self, point: TimedPoint) -> None:
         """Skip the batches of `point`'s curve larger than it that are neither ready to sample nor ended."""
         for other in self.points:
             other_key = (other.curve, other.batch)
@@ -266,15 +266,17 @@ class _Measurement:
                 and other_key not in self.ended
                 and other_key not in self.ready
             ):
-                self.ended[other_key] = Outcome("skipped", message=f"not run: batch {point.batch} ran out of memory")
+                self.ended[other_key] = PointOutcome(
+                    "skipped", message=f"not run: batch {point.batch} ran out of memory"
+                )
 
-    def outcomes(self, final: bool = False) -> dict[_Key, Outcome]:
+    def outcomes(self, final: bool = False) -> dict[_Key, PointOutcome]:
         """Every point's outcome so far, sampled points summarised from their samples; when `final`, a
         prepared point that got no sample is skipped as too late."""
         result = dict(self.ended)
         for key, inner in [*((k, v[2]) for k, v in self.ready.items()), *self.stopped.items()]:
             if self.samples[key]:
-                result[key] = Outcome("ok", timing=summarize(self.samples[key], inner))
+                result[key] = PointOutcome("ok", timing=summarize(self.samples[key], inner))
             elif final:
                 result[key] = self.late
         return result

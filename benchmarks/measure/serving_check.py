@@ -55,7 +55,7 @@ SETTLE_S = 30.0  # at most this long waiting for a route to answer promptly agai
 
 
 @dataclass(frozen=True)
-class Case:
+class MeasuredCase:
     service: str  # "curve" or "model"
     handler: str  # "awaiting" or "blocking"
     max_batch: int
@@ -73,7 +73,7 @@ class Case:
 
 
 @dataclass(frozen=True)
-class Plan:
+class ServingCheckPlan:
     policies: tuple[tuple[int, float], ...]
     rates: dict[str, tuple[float, ...]]  # per handler style
     model_policy: tuple[int, float] | None
@@ -83,15 +83,17 @@ class Plan:
     max_requests: int
     echo_rates: tuple[float, ...] = ()  # besides ECHO_RATE: rates at which the idle replica is driven at the end
 
-    def cases(self) -> list[Case]:
+    def cases(self) -> list[MeasuredCase]:
         found = []
         for repeat in range(1, self.repeats + 1):  # repeats interleaved, so a burst of noise hits one of each
             for handler, rates in self.rates.items():
                 for max_batch, delay in self.policies:
-                    found += [Case("curve", handler, max_batch, delay, rate, repeat) for rate in rates]
+                    found += [MeasuredCase("curve", handler, max_batch, delay, rate, repeat) for rate in rates]
             if self.model_policy is not None:
                 max_batch, delay = self.model_policy
-                found += [Case("model", "blocking", max_batch, delay, rate, repeat) for rate in self.model_rates]
+                found += [
+                    MeasuredCase("model", "blocking", max_batch, delay, rate, repeat) for rate in self.model_rates
+                ]
         return found
 
     @property
@@ -100,7 +102,7 @@ class Plan:
         return max([b for b, _ in self.policies] + [self.model_policy[0] if self.model_policy else 1])
 
 
-FULL = Plan(  # rates up to about 70 % of what each handler style sustains with the curve at SCALE
+FULL = ServingCheckPlan(  # rates up to about 70 % of what each handler style sustains with the curve at SCALE
     policies=((16, 0.005), (8, 0.020)),
     rates={"awaiting": (6.0, 14.0, 22.0), "blocking": (10.0, 25.0, 40.0)},
     model_policy=(8, 0.010),
@@ -110,7 +112,7 @@ FULL = Plan(  # rates up to about 70 % of what each handler style sustains with 
     max_requests=600,
     echo_rates=(80.0, 160.0, 240.0),  # up to about 85 % of what the host's two cores do at 7 ms a request
 )
-QUICK = Plan(  # the test's check: one policy, one rate per style, no model
+QUICK = ServingCheckPlan(  # the test's check: one policy, one rate per style, no model
     policies=((16, 0.005),),
     rates={"awaiting": (10.0,), "blocking": (20.0,)},
     model_policy=None,
@@ -221,7 +223,7 @@ def say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def run_check(plan: Plan, curve_path: Path, out_dir: Path, command: list[str]) -> Path:
+def run_check(plan: ServingCheckPlan, curve_path: Path, out_dir: Path, command: list[str]) -> Path:
     """Start a local Ray cluster, deploy one route per case, drive each with its Poisson schedule and record what
     the server did; the file is rewritten after every case and on any stop."""
     from benchmarks.measure import serving_server as server
@@ -308,7 +310,7 @@ def _new_document(curve_path: Path, table: dict, label: str, max_batch: int, com
     }
 
 
-def _deploy(cases: list[Case], table: dict) -> None:
+def _deploy(cases: list[MeasuredCase], table: dict) -> None:
     """The echo route, then one route per distinct case: the real model's or a sleeper following the curve."""
     from benchmarks.measure import serving_server as server
 
@@ -321,7 +323,9 @@ def _deploy(cases: list[Case], table: dict) -> None:
         server.deploy(app, route)
 
 
-def _drive_case(doc: dict[str, Any], url: str, plan: Plan, case: Case, index: int, total: int, wall: float) -> int:
+def _drive_case(
+    doc: dict[str, Any], url: str, plan: ServingCheckPlan, case: MeasuredCase, index: int, total: int, wall: float
+) -> int:
     """Warm the case's route, drive it with its Poisson schedule and add what the server did to the file; the
     number of requests that failed."""
     drive(url + case.route, [0.02 * i for i in range(3)])  # warm the route; not recorded
@@ -369,7 +373,7 @@ def settle(url: str) -> None:
     say(f"  {url} still slow after {SETTLE_S:g} s")
 
 
-def _echo(doc: dict[str, Any], url: str, plan: Plan, seed: int, rate: float = ECHO_RATE) -> None:
+def _echo(doc: dict[str, Any], url: str, plan: ServingCheckPlan, seed: int, rate: float = ECHO_RATE) -> None:
     """What a request costs the server by itself: latencies through a replica that does nothing, at `rate`."""
     drive(url + "/echo", [0.02 * i for i in range(3)])
     schedule = poisson_schedule(rate, plan.max_requests, max(plan.duration_s * 0.75, 3.0), seed)

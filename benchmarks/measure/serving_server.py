@@ -89,7 +89,7 @@ def model_deployment(name: str, max_batch: int, max_delay_s: float, factory: str
         max_ongoing_requests=max(256, 4 * max_batch),
         ray_actor_options={"num_cpus": 0},
     )
-    class Model:
+    class ServedModel:
         def __init__(self) -> None:
             import importlib.util
 
@@ -122,7 +122,7 @@ def model_deployment(name: str, max_batch: int, max_delay_s: float, factory: str
         async def __call__(self, request) -> dict[str, Any]:
             return await self.run(time.time())
 
-    return Model
+    return ServedModel
 
 
 def echo_deployment(name: str):

@@ -19,7 +19,7 @@ import torch
 
 from benchmarks.contract.results import read_run
 from benchmarks.measure.backends import select_backend
-from benchmarks.measure.sampler import Point, measure_points
+from benchmarks.measure.sampler import TimedPoint, measure_points
 from benchmarks.profiles import SMOKE
 
 IMPOSSIBLE_BYTES = 2**62  # more than any device has: the allocator refuses it at once
@@ -109,9 +109,9 @@ def provoke_out_of_memory(backend) -> Verdict:
 
     a = torch.ones(64, 64, device=backend.device)
     points = [
-        Point("impossible", 1, too_big),
-        Point("impossible", 2, too_big),
-        Point("after", 1, lambda: backend.for_mode(lambda: a @ a, mode)),
+        TimedPoint("impossible", 1, too_big),
+        TimedPoint("impossible", 2, too_big),
+        TimedPoint("after", 1, lambda: backend.for_mode(lambda: a @ a, mode)),
     ]
     outcomes = measure_points(backend, points, rounds=2, min_sample_s=0.0005, warmup_s=0.0)
     statuses = [outcomes[(p.curve, p.batch)].status for p in points]

@@ -45,7 +45,7 @@ from benchmarks.measure.ceilings import CeilingError, measure_ceilings
 from benchmarks.measure.estimate import least_sweep_s
 from benchmarks.measure.fingerprint import fingerprint
 from benchmarks.measure.model_cost import call_cost, peak_memory
-from benchmarks.measure.sampler import Outcome, Point, measure_points
+from benchmarks.measure.sampler import PointOutcome, TimedPoint, measure_points
 from benchmarks.measure.session import DeviceLock, RunRefused, check_writable, provenance
 from benchmarks.measure.sweep_probe import measure_probes
 from benchmarks.measure.target import Target, TargetError, load_target, tensors
@@ -128,7 +128,7 @@ class Sweep:
 
     def measure(
         self, batches: list[int], stage: str, samples: int, again: bool = False, deadline: float | None = None
-    ) -> dict[int, Outcome]:
+    ) -> dict[int, PointOutcome]:
         """Time these batches in shared rounds; record each one's outcome and return them by batch. `again`
         measures batches already measured anew (their new numbers replace the old ones)."""
         todo = [b for b in dict.fromkeys(batches) if b not in self.points or stage == "final" or again]
@@ -137,7 +137,9 @@ class Sweep:
         # A fresh graph pool for each measurement: the last one's graphs are gone, and capturing into a pool
         # whose graphs all died fails torch's use-count check when the model kept a tensor made in a capture.
         self.backend.new_phase()
-        points = [Point("model", b, self._prepare(b), rounds=samples, largest_first=self.mode == "graph") for b in todo]
+        points = [
+            TimedPoint("model", b, self._prepare(b), rounds=samples, largest_first=self.mode == "graph") for b in todo
+        ]
         with torch.no_grad():
             outcomes = measure_points(
                 self.backend, points, rounds=samples, min_sample_s=0.0, warmup_s=WARMUP_S,
@@ -148,7 +150,7 @@ class Sweep:
         self.save()
         return {batch: outcomes[("model", batch)] for batch in todo}
 
-    def _record(self, batch: int, outcome: Outcome, stage: str, replace: bool = False) -> None:
+    def _record(self, batch: int, outcome: PointOutcome, stage: str, replace: bool = False) -> None:
         fewer = self.ok(batch) and _samples(outcome) < len(self.samples[batch])
         if fewer and outcome.status in ("ok", "skipped") and not (replace and outcome.status == "ok"):
             return  # a final pass the time limit cut short: the search's numbers rest on more samples
@@ -582,7 +584,7 @@ def check_rows(out: Any, batch: int) -> None:
         raise BatchShrinks(f"the output has {shown} at batch {batch}: not timed, as it does not compute the batch")
 
 
-def _samples(outcome: Outcome) -> int:
+def _samples(outcome: PointOutcome) -> int:
     return len(outcome.timing["samples_s"]) if outcome.status == "ok" else 0
 
 

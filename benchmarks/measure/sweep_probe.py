@@ -15,7 +15,7 @@ from torch import nn
 
 from benchmarks.measure.adapters import DTYPES
 from benchmarks.measure.model_cost import count_operators
-from benchmarks.measure.sampler import Point, measure_points
+from benchmarks.measure.sampler import TimedPoint, measure_points
 
 DEPTH = 8
 TINY_WIDTH = 64
@@ -39,7 +39,7 @@ def measure_probes(backend, dtype: str, mode: str, rounds: int = 7, deadline: fl
     x_wide = torch.randn(1, width, device=device, dtype=torch_dtype)
     calls = {"dispatch": lambda: tiny(x_tiny), "small_matmul": lambda: wide(x_wide)}
     points = [
-        Point(name, 1, lambda fn=fn: backend.for_mode(fn, mode if mode != "compile" else "eager"))
+        TimedPoint(name, 1, lambda fn=fn: backend.for_mode(fn, mode if mode != "compile" else "eager"))
         for name, fn in calls.items()
     ]
     with torch.no_grad():

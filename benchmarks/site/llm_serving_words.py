@@ -4,12 +4,12 @@ command line's."""
 
 from __future__ import annotations
 
-from benchmarks.analysis.serving.llm.planning import Plan
+from benchmarks.analysis.serving.llm.planning import BudgetPlan
 from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
 from benchmarks.analysis.serving.llm.steady_state import STEADY_EDGE, STEADY_LENGTH
 
 
-def explain(found: Plan, rate_check: bool = True) -> str:
+def explain(found: BudgetPlan, rate_check: bool = True) -> str:
     """One paragraph: the answer, then what binds and the numbers that show it. `rate_check=False` leaves out how
     the steady-state rate was checked (`rate_check_words`), for a page that folds it."""
     r, b = found.result, found.budget
@@ -54,12 +54,12 @@ def explain(found: Plan, rate_check: bool = True) -> str:
     return head + why
 
 
-def rate_words(found: Plan) -> str:
+def rate_words(found: BudgetPlan) -> str:
     """The Poisson rate the cap sustains at steady state, how it was checked, and the rates that failed the check."""
     return rate_headline(found) + rate_check_words(found)
 
 
-def rate_headline(found: Plan) -> str:
+def rate_headline(found: BudgetPlan) -> str:
     """The Poisson rate the cap sustains at steady state, or that none passed the check."""
     ok = found.steady
     if found.searched_per_s is None:
@@ -75,7 +75,7 @@ def rate_headline(found: Plan) -> str:
     )
 
 
-def rate_check_words(found: Plan) -> str:
+def rate_check_words(found: BudgetPlan) -> str:
     """How the steady-state rate was checked, and the rates that failed the check."""
     b, ok = found.budget, found.steady
     if found.searched_per_s is None or ok is None:
@@ -110,6 +110,6 @@ def decode_step_words(step: RooflineStep, running: float, context: float) -> str
     )
 
 
-def _mean_context(found: Plan) -> float:
+def _mean_context(found: BudgetPlan) -> float:
     """A sequence's mean context over its answer (prompt plus half the answer), from the run's lengths."""
     return found.result.output_tokens / found.result.requests / 2 + found.result.prompt_mean

@@ -141,7 +141,7 @@ class Details:
 
 
 @dataclass(frozen=True)
-class Source:
+class SourceBox:
     """A file of this repository, highlighted, in a box: collapsed (the code that was timed) or open (code the
     reader is meant to run)."""
 
@@ -241,7 +241,7 @@ def _details(part: Details) -> str:
     return f"<details{kind}><summary>{inline(part.summary)}</summary>{render(part.body)}</details>"
 
 
-def _source(part: Source) -> str:
+def _source(part: SourceBox) -> str:
     source = (ROOT / part.path).read_text(encoding="utf-8")
     highlighted = highlight(source, PythonLexer(), HtmlFormatter(cssclass="highlight"))
     opened = " open" if part.open else ""
@@ -275,7 +275,7 @@ _RENDERERS: dict[type, Callable[[Any], str]] = {
     Table: _table,
     Admonition: _admonition,
     Details: _details,
-    Source: _source,
+    SourceBox: _source,
     DeviceSection: _device_section,
     Figure: lambda p: p._repr_html_(),
 }

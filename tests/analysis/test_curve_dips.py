@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from benchmarks.analysis.roofline.curves import Curve, Point
+from benchmarks.analysis.roofline.curves import Curve, MeasuredPoint
 from benchmarks.site.pages import theory
 from tests.synthetic import site_data
 
 
-def point(batch: int, median_ms: float, spread_ms: float) -> Point:
+def point(batch: int, median_ms: float, spread_ms: float) -> MeasuredPoint:
     ms = 1e-3
-    return Point(batch, median_ms * ms, (median_ms - spread_ms) * ms, (median_ms + spread_ms) * ms, 1.0, 1.0, None)
+    return MeasuredPoint(
+        batch, median_ms * ms, (median_ms - spread_ms) * ms, (median_ms + spread_ms) * ms, 1.0, 1.0, None
+    )
 
 
-def curve_of(points: list[Point]) -> Curve:
+def curve_of(points: list[MeasuredPoint]) -> Curve:
     run = site_data().shown[0]
     return Curve(run, "mlp", {"width": 1024, "depth": 8}, "float32", "eager", "rotated", 1, points)
 

@@ -15,8 +15,8 @@ from benchmarks.analysis.roofline.forecast import (
     WIDE,
     CalibrationError,
     Efficiency,
-    Figure,
     Parts,
+    PublishedFigure,
     expected,
     fit,
     leave_one_source_out,
@@ -32,9 +32,9 @@ def synthetic(truth: Efficiency, n: int, source: str = "synthetic", family: str 
     for i in range(n):
         parts = Parts(rng.uniform(0.001, 0.02), rng.uniform(0.0, 0.02) * (i % 2), rng.choice([1, 16, 128]))
         ceiling = 1000.0
-        probe = Figure(f"{source}-{i}", source, "decode", family, WIDE, "GPU", parts, ceiling, 1.0, "tokens/s",
+        probe = PublishedFigure(f"{source}-{i}", source, "decode", family, WIDE, "GPU", parts, ceiling, 1.0, "tokens/s",
                        False, True, **kw)  # fmt: skip
-        found.append(Figure(**{**probe.__dict__, "published": probe.forecast(truth)}))
+        found.append(PublishedFigure(**{**probe.__dict__, "published": probe.forecast(truth)}))
     return found
 
 
@@ -84,7 +84,9 @@ def test_expected_error_is_the_median_and_nearest_rank_p90_of_absolute_errors():
     assert nearest_rank([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 0.9) == 9
     assert nearest_rank([5], 0.9) == 5
     figures = synthetic(Efficiency(1, 1, 0), 5)
-    outcomes = [forecast.Outcome(f, f.published * (1 + e)) for f, e in zip(figures, (0.1, -0.2, 0.3, -0.05, 0.5))]
+    outcomes = [
+        forecast.HeldOutForecast(f, f.published * (1 + e)) for f, e in zip(figures, (0.1, -0.2, 0.3, -0.05, 0.5))
+    ]
     found = expected(outcomes)
     assert found.median == pytest.approx(0.2) and found.p90 == pytest.approx(0.5)
     assert found.within_30 == pytest.approx(0.8) and expected([], "decode") is None
@@ -94,7 +96,7 @@ def test_the_error_by_source_keeps_each_sources_figures_apart():
     many = synthetic(Efficiency(1, 1, 0), 4, source="a table")  # four rows that one source published
     one = synthetic(Efficiency(1, 1, 0), 1, source="a post")
     errors = (0.05, -0.1, 0.1, 0.0, 0.8)
-    outcomes = [forecast.Outcome(f, f.published * (1 + e)) for f, e in zip(many + one, errors)]
+    outcomes = [forecast.HeldOutForecast(f, f.published * (1 + e)) for f, e in zip(many + one, errors)]
     (table, table_found, table_largest), (post, post_found, post_largest) = forecast.expected_by_source(outcomes)
     assert (table, table_found.figures, post, post_found.figures) == ("a table", 4, "a post", 1)
     assert table_found.median == pytest.approx(0.075) and table_largest == pytest.approx(0.1)
@@ -104,9 +106,11 @@ def test_the_error_by_source_keeps_each_sources_figures_apart():
 
 def test_the_error_is_also_given_apart_for_a_model_split_over_gpus():
     one = synthetic(Efficiency(1, 1, 0), 3, source="one")
-    split = [Figure(**{**f.__dict__, "tensor_parallel": 4}) for f in synthetic(Efficiency(1, 1, 0), 2, source="tp")]
+    split = [
+        PublishedFigure(**{**f.__dict__, "tensor_parallel": 4}) for f in synthetic(Efficiency(1, 1, 0), 2, source="tp")
+    ]
     errors = (0.1, -0.1, 0.2, 0.9, -0.5)
-    outcomes = [forecast.Outcome(f, f.published * (1 + e)) for f, e in zip(one + split, errors)]
+    outcomes = [forecast.HeldOutForecast(f, f.published * (1 + e)) for f, e in zip(one + split, errors)]
     alone, apart = (
         expected(outcomes, "decode", forecast.ONE_GPU),
         expected(outcomes, "decode", forecast.TENSOR_PARALLEL),
@@ -188,8 +192,8 @@ def test_every_published_figure_has_its_committed_forecast_without_its_source():
 
 def test_time_figures_scale_up_and_rates_down():
     parts = Parts(0.01, 0.0, 1)
-    rate = Figure("r", "s", "decode", LLM, WIDE, "GPU", parts, 100.0, 50.0, "tokens/s", False, True)
-    time = Figure("t", "s", "decode", LLM, WIDE, "GPU", parts, 10.0, 20.0, "ms", True, True)
+    rate = PublishedFigure("r", "s", "decode", LLM, WIDE, "GPU", parts, 100.0, 50.0, "tokens/s", False, True)
+    time = PublishedFigure("t", "s", "decode", LLM, WIDE, "GPU", parts, 10.0, 20.0, "ms", True, True)
     half = Efficiency(0.5, 1, 0)
     assert rate.forecast(half) == pytest.approx(50) and time.forecast(half) == pytest.approx(20)
     assert math.isclose(rate.target_seconds(), 0.02) and math.isclose(time.target_seconds(), 0.02)

@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from benchmarks.analysis.published.measurements_file import Model, read_published
+from benchmarks.analysis.published.measurements_file import RowModel, read_published
 from benchmarks.analysis.published.roofline_check import (
     BREAKS,
     check,
@@ -25,8 +25,8 @@ SMALL = {"layers": 2, "d_model": 512, "heads": 8, "kv_heads": 8, "d_ff": 2048, "
 A100 = find_gpu("NVIDIA A100 SXM4 40GB")
 
 
-def model(**changes) -> Model:
-    base = Model("generation", "decode", SMALL, "test", A100.name, "float16", 4, 1, "none", (), 16, 8)
+def model(**changes) -> RowModel:
+    base = RowModel("generation", "decode", SMALL, "test", A100.name, "float16", 4, 1, "none", (), 16, 8)
     return dataclasses.replace(base, **changes)
 
 

@@ -99,19 +99,19 @@ def test_the_gemm_is_found_among_other_kernels():
 
 
 def test_explain_step_names_kernel_switch_tile_and_wave():
-    from benchmarks.analysis.roofline.tile_steps import Step, explain_step
+    from benchmarks.analysis.roofline.tile_steps import TileJump, explain_step
 
     kernel_a = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x128x64_warpgroupsize1x1x1_kernel"
     kernel_b = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_kernel"
     kernels = {128: [kernel_a], 129: [kernel_b], 256: [kernel_b], 257: [kernel_b]}
-    causes = explain_step(Step(128, 129, 1e-6, 0.1, 5), kernels, out_features=8192, sm_count=132)
+    causes = explain_step(TileJump(128, 129, 1e-6, 0.1, 5), kernels, out_features=8192, sm_count=132)
     assert causes[0] == f"kernel switch: {kernel_a} → {kernel_b}"
     assert causes[1] == "tile boundary: batch crosses 128 (a multiple of 128, a side of the kernel's 128×128 tile)"
     # 8192 / 128 = 64 tiles per 128 rows: 256 rows → 128 tiles (1 wave), 257 rows → 192 tiles (2 waves)
-    causes = explain_step(Step(256, 257, 1e-6, 0.1, 5), kernels, out_features=8192, sm_count=132)
+    causes = explain_step(TileJump(256, 257, 1e-6, 0.1, 5), kernels, out_features=8192, sm_count=132)
     assert causes[0].startswith("tile boundary: batch crosses 256")
     assert causes[1] == "wave boundary: 128×128 tiles, 192 tiles need 2 waves on 132 SMs (was 1)"
-    assert explain_step(Step(100, 101, 1e-6, 0.1, 5), {}, out_features=8192, sm_count=132) == []
+    assert explain_step(TileJump(100, 101, 1e-6, 0.1, 5), {}, out_features=8192, sm_count=132) == []
 
 
 def _synthetic_run(**fixture):
@@ -180,10 +180,10 @@ def test_tiles_and_waves_of_an_h200_layer():
 
 def test_a_tile_boundary_must_fit_the_tile_the_kernel_names():
     """A step at 64 rows is not explained by a kernel that announces 128×256 tiles; without a name, it is."""
-    from benchmarks.analysis.roofline.tile_steps import Step, explain_step
+    from benchmarks.analysis.roofline.tile_steps import TileJump, explain_step
 
     kernel = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize1x1x1_kernel"
-    step = Step(64, 65, 1e-6, 0.1, 5)
+    step = TileJump(64, 65, 1e-6, 0.1, 5)
     assert explain_step(step, {64: [kernel], 65: [kernel]}, out_features=8192, sm_count=None) == []
     assert explain_step(step, {}, out_features=8192, sm_count=None) == [
         "tile boundary: batch crosses 64 (a multiple of 64, a common tile size)"

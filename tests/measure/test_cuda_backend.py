@@ -394,7 +394,7 @@ def test_an_out_of_memory_that_invalidates_its_capture_is_still_an_out_of_memory
     """torch's capture_end raises its own error when the capture was invalidated, with the OOM as its context."""
     import torch
 
-    from benchmarks.measure.sampler import Point, measure_points
+    from benchmarks.measure.sampler import TimedPoint, measure_points
 
     backend = backend_on(cuda)
 
@@ -413,7 +413,7 @@ def test_an_out_of_memory_that_invalidates_its_capture_is_still_an_out_of_memory
                 raise RuntimeError("CUDA error: operation failed due to a previous error during capture") from None
 
     cuda.graph = invalidating
-    points = [Point("c", 1, lambda: backend.for_mode(allocate_too_much, "graph")),
-              Point("c", 2, lambda: backend.for_mode(allocate_too_much, "graph"))]  # fmt: skip
+    points = [TimedPoint("c", 1, lambda: backend.for_mode(allocate_too_much, "graph")),
+              TimedPoint("c", 2, lambda: backend.for_mode(allocate_too_much, "graph"))]  # fmt: skip
     outcomes = measure_points(backend, points, rounds=1, min_sample_s=0.0, warmup_s=0.0)
     assert [outcomes[("c", b)].status for b in (1, 2)] == ["oom", "skipped"]

@@ -15,7 +15,7 @@ from benchmarks.measure import estimate, runner
 from benchmarks.measure import sweep as sweep_module
 from benchmarks.measure.backends import CpuBackend
 from benchmarks.measure.fingerprint import fingerprint
-from benchmarks.measure.sampler import Outcome
+from benchmarks.measure.sampler import PointOutcome
 from benchmarks.measure.session import DeviceLock
 from benchmarks.site.data import load_site_data
 from benchmarks.site.model_sweeps import load_sweeps
@@ -38,7 +38,7 @@ def _nothing_timed(monkeypatch, module):
         if any(p.curve == "copy" for p in points):
             return measured(backend, points, **options)  # the ceilings
         late = "not sampled: the run's time limit came before this point's first sample"
-        return {(p.curve, p.batch): Outcome("skipped", message=late) for p in points}
+        return {(p.curve, p.batch): PointOutcome("skipped", message=late) for p in points}
 
     monkeypatch.setattr(module, "measure_points", skipped)
 

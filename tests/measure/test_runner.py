@@ -448,7 +448,7 @@ def test_large_batches_need_fewer_weight_copies():
 def test_points_that_cannot_rotate_past_the_cache_are_measured_resident_or_left_to_their_twin():
     """64 copies of a 0.5 MiB MLP span 32 MiB, not 3 × 32 MiB: such a point is resident, whatever
     the sweep asked for; where another sweep already measures it resident, it is skipped with the reason."""
-    plan = runner.Plan()
+    plan = runner.RunPlan()
     sweep = CurvePlan("mlp", {"width": 128, "depth": 8}, ("float32",), ("eager",), (1, 4096))
     device = {"l2_bytes": 32 * 2**20, "memory_bytes": 2**34}
     copies = planning.copies_by_batch(MLP(), sweep, "float32", "rotated", device, sweep.batches)

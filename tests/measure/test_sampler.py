@@ -3,7 +3,7 @@
 import torch
 
 from benchmarks.measure.backends import CpuBackend, is_out_of_memory
-from benchmarks.measure.sampler import Point, calibrate, measure_points
+from benchmarks.measure.sampler import TimedPoint, calibrate, measure_points
 
 
 class FakeClockBackend:
@@ -32,7 +32,7 @@ def test_calibrate_makes_each_sample_last_long_enough():
 
 
 def test_every_point_gets_every_round_and_per_unit_time():
-    points = [Point("a", b, constant(0.004 * b), calls_per_unit=4) for b in (1, 2, 3)]
+    points = [TimedPoint("a", b, constant(0.004 * b), calls_per_unit=4) for b in (1, 2, 3)]
     rounds_seen = []
     outcomes = measure_points(
         FakeClockBackend(), points, rounds=5, min_sample_s=0.01, warmup_s=0.0,
@@ -59,8 +59,8 @@ def oom_at(limit, message="CUDA out of memory. Tried to allocate 2.00 GiB"):
 
 def test_oom_is_recorded_and_larger_batches_of_that_curve_skipped():
     prepare = oom_at(8)
-    points = [Point("big", b, prepare(b)) for b in (1, 4, 8, 16, 32)]
-    points += [Point("small", b, constant(0.001)) for b in (1, 4, 8, 16, 32)]
+    points = [TimedPoint("big", b, prepare(b)) for b in (1, 4, 8, 16, 32)]
+    points += [TimedPoint("small", b, constant(0.001)) for b in (1, 4, 8, 16, 32)]
     backend = FakeClockBackend()
     outcomes = measure_points(backend, points, rounds=3, min_sample_s=0.005, warmup_s=0.0)
     status = {key: o.status for key, o in outcomes.items()}
@@ -83,7 +83,7 @@ def test_oom_during_sampling_keeps_other_points():
 
         return run
 
-    points = [Point("c", 1, constant(0.001)), Point("c", 2, flaky), Point("c", 3, constant(0.001))]
+    points = [TimedPoint("c", 1, constant(0.001)), TimedPoint("c", 2, flaky), TimedPoint("c", 3, constant(0.001))]
     outcomes = measure_points(FakeClockBackend(), points, rounds=4, min_sample_s=0.0005, warmup_s=0.0)
     assert outcomes[("c", 1)].status == "ok"
     assert outcomes[("c", 2)].status == "oom"
@@ -103,7 +103,7 @@ def test_oom_during_sampling_keeps_the_samples_already_taken():
 
         return run
 
-    points = [Point("c", 1, constant(0.001)), Point("c", 2, fails_late), Point("c", 4, constant(0.001))]
+    points = [TimedPoint("c", 1, constant(0.001)), TimedPoint("c", 2, fails_late), TimedPoint("c", 4, constant(0.001))]
     backend = FakeClockBackend()
     outcomes = measure_points(backend, points, rounds=8, min_sample_s=0.002, warmup_s=0.0)
     kept = outcomes[("c", 2)]
@@ -116,7 +116,7 @@ def test_other_errors_stay_local_to_their_point():
     def broken():
         raise ValueError("shapes do not match")
 
-    points = [Point("c", 1, constant(0.001)), Point("c", 2, broken), Point("c", 3, constant(0.001))]
+    points = [TimedPoint("c", 1, constant(0.001)), TimedPoint("c", 2, broken), TimedPoint("c", 3, constant(0.001))]
     outcomes = measure_points(FakeClockBackend(), points, rounds=2, min_sample_s=0.001, warmup_s=0.0)
     assert [outcomes[("c", b)].status for b in (1, 2, 3)] == ["ok", "error", "ok"]
     assert outcomes[("c", 2)].message == "ValueError: shapes do not match"
@@ -136,7 +136,7 @@ def test_points_wanting_fewer_samples_spread_them_over_the_rounds():
     assert [r for r in range(10) if takes_sample(r, 5, 10)] == [1, 3, 5, 7, 9]
     assert all(takes_sample(r, 10, 10) for r in range(10))
     assert sum(takes_sample(r, 7, 15) for r in range(15)) == 7
-    points = [Point("few", 1, constant(0.001), rounds=3), Point("many", 1, constant(0.001))]
+    points = [TimedPoint("few", 1, constant(0.001), rounds=3), TimedPoint("many", 1, constant(0.001))]
     outcomes = measure_points(FakeClockBackend(), points, rounds=6, min_sample_s=0.001, warmup_s=0.0)
     assert len(outcomes[("few", 1)].timing["samples_s"]) == 3
     assert len(outcomes[("many", 1)].timing["samples_s"]) == 6
@@ -198,8 +198,8 @@ def test_a_deadline_ends_the_measurement_with_fewer_rounds(monkeypatch):
 
     clock = Clock()
     monkeypatch.setattr(sampler, "time", SimpleNamespace(perf_counter=clock.perf_counter))
-    points = [Point("a", b, constant(0.001)) for b in (1, 2, 3)]
-    sparse = Point("b", 1, constant(0.001), rounds=2)  # wants 2 of 20 rounds: its first comes in round 9
+    points = [TimedPoint("a", b, constant(0.001)) for b in (1, 2, 3)]
+    sparse = TimedPoint("b", 1, constant(0.001), rounds=2)  # wants 2 of 20 rounds: its first comes in round 9
     outcomes = measure_points(
         TimedFakeBackend(clock), [*points, sparse], rounds=20, min_sample_s=0.01, warmup_s=0.0, deadline=0.1
     )
@@ -225,7 +225,7 @@ def test_a_deadline_keeps_some_points_of_every_curve(monkeypatch):
         clock.now += 0.03
         return lambda: 0.001
 
-    points = [Point(curve, b, costly) for curve in ("a", "b", "c") for b in (1, 2, 4, 8)]
+    points = [TimedPoint(curve, b, costly) for curve in ("a", "b", "c") for b in (1, 2, 4, 8)]
     outcomes = measure_points(TimedFakeBackend(clock), points, rounds=4, min_sample_s=0.01, warmup_s=0.0, deadline=0.4)
     ok = {key for key, o in outcomes.items() if o.status == "ok"}
     assert {curve for curve, _ in ok} == {"a", "b", "c"} and {batch for _, batch in ok} >= {1}
@@ -237,7 +237,9 @@ def test_a_deadline_keeps_some_points_of_every_curve(monkeypatch):
 def test_graph_curves_are_prepared_largest_first_and_curves_in_turn():
     from benchmarks.measure.sampler import preparation_order
 
-    points = [Point(c, b, constant(0.001), largest_first=c == "graph") for c in ("graph", "eager") for b in (1, 8, 64)]
+    points = [
+        TimedPoint(c, b, constant(0.001), largest_first=c == "graph") for c in ("graph", "eager") for b in (1, 8, 64)
+    ]
     assert [(p.curve, p.batch) for p in preparation_order(points)] == [
         ("eager", 1), ("graph", 64), ("eager", 8), ("graph", 8), ("eager", 64), ("graph", 1),
     ]  # fmt: skip
@@ -278,7 +280,7 @@ def test_descending_captures_keep_one_graph_pool_near_the_largest_batchs_size():
 
         return prepare
 
-    points = [Point("graph", b, captured(b), largest_first=True) for b in batches]
+    points = [TimedPoint("graph", b, captured(b), largest_first=True) for b in batches]
     order = preparation_order(points)
     for point in order:
         point.prepare()
@@ -298,6 +300,6 @@ def test_a_deadline_already_passed_prepares_nothing(monkeypatch):
     clock.now = 5.0
     monkeypatch.setattr(sampler, "time", SimpleNamespace(perf_counter=clock.perf_counter))
     prepared = []
-    points = [Point("a", 1, lambda: prepared.append(1) or (lambda: 0.001))]
+    points = [TimedPoint("a", 1, lambda: prepared.append(1) or (lambda: 0.001))]
     outcomes = measure_points(TimedFakeBackend(clock), points, rounds=3, min_sample_s=0.01, warmup_s=0.0, deadline=1)
     assert prepared == [] and outcomes[("a", 1)].status == "skipped"

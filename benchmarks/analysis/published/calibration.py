@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from benchmarks.analysis.published.roofline_check import Check, calls, checks
+from benchmarks.analysis.published.roofline_check import RooflineRowCheck, calls, checks
 from benchmarks.analysis.published.serving_figures import ServingRow, predict_row, read_serving
 from benchmarks.analysis.roofline.forecast import CNN as CNN_KIND
 from benchmarks.analysis.roofline.forecast import (
@@ -33,8 +33,8 @@ from benchmarks.analysis.roofline.forecast import (
     SCOPES,
     Calibration,
     Expected,
-    Figure,
-    Outcome,
+    HeldOutForecast,
+    PublishedFigure,
     expected,
     family_of,
     fit,
@@ -48,7 +48,7 @@ from benchmarks.analysis.serving.llm.forecast_step import ForecastStep, Recordin
 SCALES_WITH_STEP = ("tokens_per_s", "itl_mean", "tpot_mean")  # serving figures a step-time change scales
 
 
-def measurement_kind(found: Check) -> str:
+def measurement_kind(found: RooflineRowCheck) -> str:
     m = found.row.model
     if m.kind == "gemm":
         return GEMM
@@ -61,10 +61,10 @@ def measurement_kind(found: Check) -> str:
     return DECODE
 
 
-def measurement_figure(found: Check) -> Figure:
+def measurement_figure(found: RooflineRowCheck) -> PublishedFigure:
     m = found.row.model
     breaks = found.breaks
-    return Figure(
+    return PublishedFigure(
         id=found.row.id,
         source=found.row.source.short,
         kind=measurement_kind(found),
@@ -82,7 +82,7 @@ def measurement_figure(found: Check) -> Figure:
     )
 
 
-def serving_figure(row: ServingRow) -> Figure:
+def serving_figure(row: ServingRow) -> PublishedFigure:
     s = row.setup
     recorder = RecordingStep.of(s.step())
     ceiling = predict_row(row, step=recorder).predicted
@@ -91,7 +91,7 @@ def serving_figure(row: ServingRow) -> Figure:
         "a time set by the queue under load"
     )  # fmt: skip
     gpus = s.tensor_parallel * s.copies
-    return Figure(
+    return PublishedFigure(
         id=row.id,
         source=row.source["short"],
         kind=PREFILL if s.figure == "ttft_mean" else DECODE,
@@ -114,9 +114,9 @@ def serving_figure(row: ServingRow) -> Figure:
 class Study:
     """The figures, the calibration fitted on all of them, and each one's leave-one-source-out forecast."""
 
-    figures: tuple[Figure, ...]
+    figures: tuple[PublishedFigure, ...]
     calibration: Calibration
-    outcomes: tuple[Outcome, ...]
+    outcomes: tuple[HeldOutForecast, ...]
 
     @property
     def sources(self) -> int:
@@ -150,7 +150,7 @@ class Study:
 
 
 def _evaluator(rows: dict[str, ServingRow]):
-    def evaluate(figure: Figure, calibration: Calibration) -> float:
+    def evaluate(figure: PublishedFigure, calibration: Calibration) -> float:
         efficiency = calibration.efficiency(figure.family, figure.precision)
         row = rows.get(figure.id)
         if row is None:
@@ -160,7 +160,7 @@ def _evaluator(rows: dict[str, ServingRow]):
     return evaluate
 
 
-def study(checked: list[Check] | None = None, serving: list[ServingRow] | None = None) -> Study:
+def study(checked: list[RooflineRowCheck] | None = None, serving: list[ServingRow] | None = None) -> Study:
     """Fit and cross-validate on the committed published figures (or the ones given)."""
     checked = checks() if checked is None else checked
     serving = read_serving() if serving is None else serving

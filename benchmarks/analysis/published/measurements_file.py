@@ -69,7 +69,7 @@ class Source:
 
 
 @dataclass(frozen=True)
-class Model:
+class RowModel:
     """How this project predicts a row: a workload of the registry on a datasheet GPU, in one dtype."""
 
     kind: str
@@ -97,7 +97,7 @@ class Measurement:
     quote: str
     status: str
     note: str
-    model: Model | None
+    model: RowModel | None
     not_compared: str | None
 
 
@@ -169,7 +169,7 @@ class FieldReader:
         return value
 
 
-class _Reader(FieldReader):
+class _MeasurementsReader(FieldReader):
     """Checks one measurements document, raising PublishedDataError at the first problem, with its field."""
 
     error = PublishedDataError
@@ -191,7 +191,7 @@ class _Reader(FieldReader):
         self.text(value["date"], f"{where}.date", DATE, "a date: YYYY, YYYY-MM or YYYY-MM-DD")
         return Source(*(self.text(value[name], f"{where}.{name}") for name in SOURCE_FIELDS))
 
-    def model(self, value: Any, where: str, unit: str) -> Model:
+    def model(self, value: Any, where: str, unit: str) -> RowModel:
         required = MODEL_FIELDS - {"input_tokens", "output_tokens"}
         value = self.mapping(value, where, MODEL_FIELDS, required)
         kind = self.choice(value["kind"], f"{where}.kind", tuple(KINDS))
@@ -217,7 +217,7 @@ class _Reader(FieldReader):
         parallelism = self.choice(value["parallelism"], f"{where}.parallelism", PARALLELISM)
         if (parallelism == "none") != (gpus == 1):
             self.fail(f"{where}.parallelism", "must be none for one GPU, tensor or data for several")
-        return Model(
+        return RowModel(
             kind, name, params, self.text(value["params_source"], f"{where}.params_source"), gpu.name, dtype,
             self.count(value["batch"], f"{where}.batch"), gpus, parallelism, tuple(departures), **lengths,
         )  # fmt: skip
@@ -265,4 +265,4 @@ class _Reader(FieldReader):
 
 def read_published(path: Path | str = PUBLISHED_FILE) -> list[Measurement]:
     """Every row of the data file, checked; PublishedDataError (one line: file, field, problem) otherwise."""
-    return _Reader(Path(path)).rows()
+    return _MeasurementsReader(Path(path)).rows()

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from benchmarks.analysis.published.measurements_file import Measurement, read_published
 from benchmarks.analysis.roofline.predict import predict
-from benchmarks.analysis.serving.batcher.policy import Capacity, Outcome, capacity, outcome
+from benchmarks.analysis.serving.batcher.policy import Capacity, PolicyOutcome, capacity, outcome
 from benchmarks.analysis.serving.batcher.simulator import Policy, ServiceCurve
 from benchmarks.gpus import find_gpu
 
@@ -54,7 +54,7 @@ class MLPerfCheck:
     curve: ServiceCurve  # per GPU, scaled to the Offline figure
     scale: float  # published Offline time per batch ÷ roofline time
     predicted: Capacity
-    at_published: Outcome  # the simulation at the published Server rate
+    at_published: PolicyOutcome  # the simulation at the published Server rate
     policy: Policy
 
     @property

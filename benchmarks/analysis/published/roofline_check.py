@@ -32,7 +32,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchmarks.analysis.published.measurements_file import Measurement, Model, read_published
+from benchmarks.analysis.published.measurements_file import Measurement, RowModel, read_published
 from benchmarks.analysis.roofline.cost_model import EAGER, FUSED
 from benchmarks.analysis.roofline.predict import COMPUTE, MEMORY, PredictedPoint, RidgeCount, predict, ridge_counts
 from benchmarks.gpus import BYTES_PER_ELEMENT, Ceilings, find_gpu
@@ -52,7 +52,7 @@ PER = {
 
 
 @dataclass(frozen=True)
-class Prediction:
+class RowPrediction:
     per_second: float  # work per second, in the row's unit of work
     memory_s: float  # predicted time bound by memory, summed over the calls of one batch
     compute_s: float  # predicted time bound by compute
@@ -69,10 +69,10 @@ class Prediction:
 
 
 @dataclass(frozen=True)
-class Check:
+class RooflineRowCheck:
     row: Measurement
     published: float  # work per second, as published or converted from a time
-    prediction: Prediction
+    prediction: RowPrediction
     per: str  # the unit of work: tokens, requests, images or prompts
 
     @property
@@ -105,7 +105,7 @@ class KneeComparison:
         return self.row.value / found.batch if found.batch and not found.on_ridge else None
 
 
-def ceilings(model: Model) -> Ceilings:
+def ceilings(model: RowModel) -> Ceilings:
     """The GPU's datasheet ceilings; under tensor parallelism, n GPUs' worth (for the knees and the share of the
     weights; the predictions themselves count each GPU's share of the work and the all-reduces between them)."""
     single = find_gpu(model.gpu).ceilings(model.dtype)
@@ -113,7 +113,7 @@ def ceilings(model: Model) -> Ceilings:
     return Ceilings(single.flops_per_s * n, single.bytes_per_s * n)
 
 
-def _call(model: Model, phase: str | None, context: int | None) -> PredictedPoint:
+def _call(model: RowModel, phase: str | None, context: int | None) -> PredictedPoint:
     params = {**model.params, "context": context, "phase": phase} if phase is not None else model.params
     gpu = find_gpu(model.gpu)
     if model.parallelism == "tensor":
@@ -148,7 +148,7 @@ class Calls:
         return sum(p.seconds for p in self.points)
 
 
-def calls(model: Model, unit: str) -> Calls:
+def calls(model: RowModel, unit: str) -> Calls:
     """The predicted calls of a configuration and the work they do (see the module's docstring for how)."""
     copies = model.gpus if model.parallelism == "data" else 1
     if model.kind == "throughput":
@@ -171,11 +171,11 @@ def calls(model: Model, unit: str) -> Calls:
     return Calls((prefill, *steps), copies * work, prefill=prefill)
 
 
-def predicted(model: Model, unit: str) -> Prediction:
+def predicted(model: RowModel, unit: str) -> RowPrediction:
     """The predicted work per second of a configuration (see the module's docstring for how)."""
     found = calls(model, unit)
     prefill_s = found.prefill.seconds if found.prefill is not None else 0.0
-    return Prediction(found.work / found.seconds, *_split(found.points), prefill_s=prefill_s)
+    return RowPrediction(found.work / found.seconds, *_split(found.points), prefill_s=prefill_s)
 
 
 def published_per_second(row: Measurement) -> float:
@@ -187,14 +187,14 @@ def published_per_second(row: Measurement) -> float:
     return row.value
 
 
-def check(row: Measurement) -> Check | None:
+def check(row: Measurement) -> RooflineRowCheck | None:
     """The comparison of one row; None for a row without a model or one about a knee."""
     if row.model is None or row.model.kind == "knee":
         return None
-    return Check(row, published_per_second(row), predicted(row.model, row.unit), PER[row.unit])
+    return RooflineRowCheck(row, published_per_second(row), predicted(row.model, row.unit), PER[row.unit])
 
 
-def checks(rows: Sequence[Measurement] | None = None) -> list[Check]:
+def checks(rows: Sequence[Measurement] | None = None) -> list[RooflineRowCheck]:
     rows = read_published() if rows is None else rows
     return [found for row in rows if (found := check(row)) is not None]
 
@@ -211,13 +211,13 @@ def knee_comparisons(rows: Sequence[Measurement] | None = None) -> list[KneeComp
     return found
 
 
-def ratio_summary(found: Sequence[Check]) -> tuple[float, float, float]:
+def ratio_summary(found: Sequence[RooflineRowCheck]) -> tuple[float, float, float]:
     """(median, lowest, highest) of published ÷ predicted."""
     ratios = [c.ratio for c in found]
     return statistics.median(ratios), min(ratios), max(ratios)
 
 
-def _resnet50_point(model: Model, fused: bool) -> PredictedPoint:
+def _resnet50_point(model: RowModel, fused: bool) -> PredictedPoint:
     """One GPU's call, kernel by kernel as deployed: fused (each activation in the GPU's L2 while it fits) or
     eager (`benchmarks.analysis.roofline.cost_model`)."""
     gpu = find_gpu(model.gpu)
@@ -225,7 +225,7 @@ def _resnet50_point(model: Model, fused: bool) -> PredictedPoint:
                    fusion=FUSED if fused else EAGER, l2_bytes=gpu.l2_bytes)[0]  # fmt: skip
 
 
-def unfused_per_second(model: Model) -> float | None:
+def unfused_per_second(model: RowModel) -> float | None:
     """For a ResNet-50 row predicted with its elementwise passes fused: the predicted images per second when
     BatchNorm, ReLU, the residual adds and the pooling each take a pass of their own over memory, as an engine that
     does not fuse them runs it. None for any other row."""
@@ -235,7 +235,7 @@ def unfused_per_second(model: Model) -> float | None:
     return copies * model.batch / _resnet50_point(model, fused=False).seconds
 
 
-def weight_share(model: Model) -> float:
+def weight_share(model: RowModel) -> float:
     """The weights' share of the bytes of one call at the row's batch (how little the batch matters once small)."""
     spec = workload(model.workload)
     point = predict(model.workload, model.params, ceilings(model), model.dtype, [model.batch])[0]

@@ -98,7 +98,7 @@ class ServingRow:
     setup: Setup
 
 
-class _Reader(FieldReader):
+class _ServingFiguresReader(FieldReader):
     error = ServingDataError
 
     def number(self, value: Any, where: str, high: float = math.inf) -> float:
@@ -204,14 +204,14 @@ class _Reader(FieldReader):
 
 def read_serving(path: Path | str = SERVING_FILE) -> list[ServingRow]:
     """Every row of the data file, checked; ServingDataError (one line: file, field, problem) otherwise."""
-    return _Reader(Path(path)).rows()
+    return _ServingFiguresReader(Path(path)).rows()
 
 
 # --------------------------------------------------------------------------- predictions
 
 
 @dataclass(frozen=True)
-class ServingCheck:
+class ServingRowCheck:
     row: ServingRow
     predicted: float  # in the row's unit
     result: Result  # the simulated run behind it (one copy)
@@ -238,7 +238,7 @@ def _figure(setup: Setup, result: Result) -> float:
 
 def predict_row(
     row: ServingRow, seed: int = 0, cache: dict | None = None, step: RooflineStep | None = None
-) -> ServingCheck:
+) -> ServingRowCheck:
     """Simulate the row's configuration (one copy) and read its figure; runs shared by rows are simulated once
     when `cache` is given. `step`: a step to simulate in place of the row's ceiling (never cached)."""
     s = row.setup
@@ -261,10 +261,10 @@ def predict_row(
                           clients=s.clients, seed=seed)  # fmt: skip
     if cache is not None:
         cache[key] = result
-    return ServingCheck(row, _figure(s, result), result)
+    return ServingRowCheck(row, _figure(s, result), result)
 
 
-def serving_checks(rows: list[ServingRow] | None = None, seed: int = 0) -> list[ServingCheck]:
+def serving_checks(rows: list[ServingRow] | None = None, seed: int = 0) -> list[ServingRowCheck]:
     rows = read_serving() if rows is None else rows
     cache: dict = {}
     return [predict_row(row, seed, cache) for row in rows]

@@ -34,7 +34,7 @@ DEFAULT_GPU = "NVIDIA H100 SXM"
 
 
 @dataclass(frozen=True)
-class Prediction:
+class CalculatorPrediction:
     batch: float
     seconds: float
     flops: float
@@ -46,12 +46,14 @@ class Prediction:
         return self.batch / self.seconds
 
 
-def predict_mlp(gpu: GPU, dtype: str, width: int, depth: int, batch: float, activations: str = "memory") -> Prediction:
+def predict_mlp(
+    gpu: GPU, dtype: str, width: int, depth: int, batch: float, activations: str = "memory"
+) -> CalculatorPrediction:
     """Roofline time of one forward pass from the GPU's datasheet rate for `dtype`; `activations` as in
     `snippets.costs.mlp_cost` ("memory": every layer's activations cross memory; "cache": they stay on chip)."""
     flops, moved = mlp_cost(batch, width, depth, BYTES_PER_ELEMENT[dtype], activations)
     compute, memory = flops / gpu.peak_flops[dtype], moved / gpu.bandwidth
-    return Prediction(batch, max(compute, memory), flops, moved, "compute" if compute > memory else "memory")
+    return CalculatorPrediction(batch, max(compute, memory), flops, moved, "compute" if compute > memory else "memory")
 
 
 def forecast_mlp(gpu: GPU, dtype: str, width: int, depth: int, batch: float, memory: float, compute: float) -> float:

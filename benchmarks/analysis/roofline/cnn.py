@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from benchmarks.analysis.roofline.curves import Curve, Point, bytes_per_element
+from benchmarks.analysis.roofline.curves import Curve, MeasuredPoint, bytes_per_element
 from benchmarks.analysis.roofline.roofline_model import affine_fit, critical_batch
 from benchmarks.gpus import Ceilings
 from snippets import costs
@@ -74,7 +74,7 @@ def throughput_gain(curve: Curve) -> tuple[float, float | None]:
     return measured, predicted
 
 
-def beyond_ceiling(curves: Iterable[Curve]) -> list[tuple[Curve, Point, float]]:
+def beyond_ceiling(curves: Iterable[Curve]) -> list[tuple[Curve, MeasuredPoint, float]]:
     """(curve, point, FLOP/s) of each curve whose fastest point beats the run's matmul ceiling by more
     than noise: the FLOPs count a direct convolution, and a library may do fewer."""
     found = []

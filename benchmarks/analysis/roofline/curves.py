@@ -28,7 +28,7 @@ MODE_ORDER = ("graph", "eager")
 
 
 @dataclass(frozen=True)
-class Point:
+class MeasuredPoint:
     batch: int
     median_s: float
     q1_s: float
@@ -49,7 +49,7 @@ class Curve:
     mode: str
     cache: str
     weight_copies: int  # the most weight copies any of its points rotated through
-    points: list[Point]
+    points: list[MeasuredPoint]
     not_ok: list[dict[str, Any]] = field(default_factory=list)
     ceilings: Ceilings | None = None
     predicted_knee: float | None = None
@@ -84,7 +84,7 @@ class Curve:
     def batches(self) -> list[int]:
         return [p.batch for p in self.points]
 
-    def dips(self) -> list[tuple[Point, Point]]:
+    def dips(self) -> list[tuple[MeasuredPoint, MeasuredPoint]]:
         """(smaller, larger) consecutive batches where the larger one is faster beyond the spread of both: every
         quartile of the larger below every quartile of the smaller. A roofline never predicts one."""
         return [(a, b) for a, b in zip(self.points, self.points[1:]) if b.q3_s < a.q1_s]
@@ -156,7 +156,7 @@ def _build_curves(run: Run, workload: str) -> list[Curve]:
             timing = record.get("timing") or {}
             median = record["median_s"]
             points.append(
-                Point(
+                MeasuredPoint(
                     batch=record["batch"],
                     median_s=median,
                     q1_s=timing.get("q1_s", median),

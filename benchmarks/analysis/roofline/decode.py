@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.analysis.roofline.curves import MODE_ORDER, Curve, Point, bytes_per_element
+from benchmarks.analysis.roofline.curves import MODE_ORDER, Curve, MeasuredPoint, bytes_per_element
 from benchmarks.analysis.roofline.predict import predict
 from benchmarks.contract.results import Run
 from benchmarks.workloads import decoder_config
@@ -371,12 +371,12 @@ def attention_pairs(curves: Sequence[Curve]) -> list[AttentionPair]:
     return pairs
 
 
-def prefill_tokens_per_s(prefill: Curve) -> tuple[Point, float]:
+def prefill_tokens_per_s(prefill: Curve) -> tuple[MeasuredPoint, float]:
     """The prefill's largest measured batch and its tokens per second there."""
     top = prefill.points[-1]
     return top, top.batch * prefill.params["context"] / top.median_s
 
 
-def fastest_step(steps: Sequence[Curve]) -> tuple[Curve, Point] | None:
+def fastest_step(steps: Sequence[Curve]) -> tuple[Curve, MeasuredPoint] | None:
     """The decode step with the most tokens (sequences) per second, and its point."""
     return max(((c, p) for c in steps for p in c.points), key=lambda cp: cp[1].batch / cp[1].median_s, default=None)

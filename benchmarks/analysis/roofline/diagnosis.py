@@ -26,7 +26,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchmarks.analysis.roofline.curves import Curve, Point, curves
+from benchmarks.analysis.roofline.curves import Curve, MeasuredPoint, curves
 from benchmarks.analysis.roofline.roofline_model import crossing_batch
 from benchmarks.contract.results import Run
 from benchmarks.gpus import Ceilings
@@ -128,7 +128,7 @@ def _twin(run: Run, curve: Curve, mode: str) -> Curve | None:
     )
 
 
-def _at(curve: Curve | None, batch: int) -> Point | None:
+def _at(curve: Curve | None, batch: int) -> MeasuredPoint | None:
     return next((p for p in curve.points if p.batch == batch), None) if curve else None
 
 
@@ -166,7 +166,7 @@ def width_intercept(run: Run, curve: Curve, batch: int = 1) -> float | None:
     return max(0.0, t0 - (t1 - t0) / (b1 - b0) * b0)
 
 
-def fixed_cost(run: Run, curve: Curve, point: Point) -> FixedCost | None:
+def fixed_cost(run: Run, curve: Curve, point: MeasuredPoint) -> FixedCost | None:
     """The fixed per-call cost of one point, from the best evidence the run holds."""
     if curve.mode in ("eager", "compile"):
         graph = _at(_twin(run, curve, "graph"), point.batch)
@@ -187,7 +187,7 @@ def fixed_cost(run: Run, curve: Curve, point: Point) -> FixedCost | None:
 # --------------------------------------------------------------------------- the verdict
 
 
-def verdict(point: Point, ceilings: Ceilings | None, fixed: FixedCost | None) -> PointVerdict:
+def verdict(point: MeasuredPoint, ceilings: Ceilings | None, fixed: FixedCost | None) -> PointVerdict:
     """What bounds one point: overhead when the fixed cost is at least half its time, else the
     resource whose roofline term is larger."""
     t = point.median_s

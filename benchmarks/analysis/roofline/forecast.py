@@ -165,7 +165,7 @@ CEILING = Efficiency(1.0, 1.0, 0.0)
 
 
 @dataclass(frozen=True)
-class Figure:
+class PublishedFigure:
     """One published figure: its ceiling split by bound, the ceiling's value and the published one, in its unit.
 
     `time_like`: the figure is a time (it grows with the step time), else a rate (it shrinks). `ceiling_extra_s`:
@@ -234,12 +234,12 @@ class Calibration:
         return sum(len(terms) for terms in self.fitted.values())
 
 
-def _shares(figure: Figure) -> dict[str, float]:
+def _shares(figure: PublishedFigure) -> dict[str, float]:
     total = (figure.parts.memory_s + figure.parts.compute_s) or 1.0
     return {"memory": figure.parts.memory_s / total, "compute": figure.parts.compute_s / total}
 
 
-def free_terms(family: str, chosen: Sequence[Figure]) -> tuple[str, ...]:
+def free_terms(family: str, chosen: Sequence[PublishedFigure]) -> tuple[str, ...]:
     """The terms the figures of one group can set: a bound's efficiency where it takes at least MIN_SHARE of the
     time of MIN_FIGURES figures; a language model's fixed cost per step where η_memory is fitted on at least
     MIN_FIGURES + 1 figures (a CNN's or a matrix product's calls are long enough for launches not to count)."""
@@ -261,7 +261,7 @@ class _Term:
     weight: float  # 1 / the figures of its source
 
 
-def _terms(chosen: Sequence[Figure]) -> tuple[_Term, ...]:
+def _terms(chosen: Sequence[PublishedFigure]) -> tuple[_Term, ...]:
     per_source = Counter(f.source for f in chosen)
     return tuple(
         _Term(
@@ -311,7 +311,7 @@ def _best(term: str, values: dict[str, float], chosen: Sequence[_Term]) -> float
     return 1 / _golden(lambda x: _loss({**values, term: 1 / x}, chosen), 1.0, 1 / LOW_ETA)
 
 
-def fit_group(chosen: Sequence[Figure], free: Sequence[str], start: Efficiency) -> Efficiency:
+def fit_group(chosen: Sequence[PublishedFigure], free: Sequence[str], start: Efficiency) -> Efficiency:
     """Least squares on log(forecast ÷ published) over the free terms, the others held at `start`; coordinate
     descent, each η searched on its inverse (time is linear in 1/η) within [1, 1/LOW_ETA]."""
     values = {"memory": start.memory, "compute": start.compute, "fixed_s": start.fixed_s}
@@ -337,7 +337,7 @@ def _borrowed(term: str, family: str, precision: str, fitted: dict, found: dict)
     return statistics.median(values) if values else 1.0
 
 
-def fit(figures: Sequence[Figure]) -> Calibration:
+def fit(figures: Sequence[PublishedFigure]) -> Calibration:
     """Every group's efficiencies from the figures marked `fit` (see the module's docstring)."""
     groups = [(family, precision) for family in FAMILIES for precision in PRECISIONS]
     chosen = {group_name(*g): [f for f in figures if f.fit and (f.family, f.precision) == g] for g in groups}
@@ -358,10 +358,10 @@ def fit(figures: Sequence[Figure]) -> Calibration:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class HeldOutForecast:
     """One figure forecast without its source: the ceiling, the forecast and the published figure, its unit's."""
 
-    figure: Figure
+    figure: PublishedFigure
     forecast: float
 
     @property
@@ -369,23 +369,23 @@ class Outcome:
         return self.figure.error(self.forecast)
 
 
-Evaluate = Callable[[Figure, Calibration], float]
+Evaluate = Callable[[PublishedFigure, Calibration], float]
 
 
-def _forecast(figure: Figure, calibration: Calibration) -> float:
+def _forecast(figure: PublishedFigure, calibration: Calibration) -> float:
     return figure.forecast(calibration.efficiency(figure.family, figure.precision))
 
 
 def leave_one_source_out(
-    figures: Sequence[Figure], evaluate: Evaluate = _forecast, fitter: Callable[..., Calibration] = fit
-) -> list[Outcome]:
+    figures: Sequence[PublishedFigure], evaluate: Evaluate = _forecast, fitter: Callable[..., Calibration] = fit
+) -> list[HeldOutForecast]:
     """Every figure forecast by the calibration fitted without its source's figures."""
     outcomes = {}
     for source in dict.fromkeys(f.source for f in figures):
         calibration = fitter([f for f in figures if f.source != source])
         for figure in figures:
             if figure.source == source:
-                outcomes[figure.id] = Outcome(figure, evaluate(figure, calibration))
+                outcomes[figure.id] = HeldOutForecast(figure, evaluate(figure, calibration))
     return [outcomes[f.id] for f in figures]
 
 
@@ -401,7 +401,7 @@ class Expected:
     scope: str | None = None  # ONE_GPU or TENSOR_PARALLEL: over those figures alone; None: over both
 
 
-def expected(outcomes: Sequence[Outcome], kind: str | None = None, scope: str | None = None) -> Expected | None:
+def expected(outcomes: Sequence[HeldOutForecast], kind: str | None = None, scope: str | None = None) -> Expected | None:
     """The expected error over the outcomes of `kind` (all of them for None), of one scope (both for None); None
     without any."""
     errors = [
@@ -415,7 +415,7 @@ def expected(outcomes: Sequence[Outcome], kind: str | None = None, scope: str | 
     return Expected(kind or "all", len(errors), statistics.median(errors), nearest_rank(errors, 0.9), within, scope)
 
 
-def expected_by_source(outcomes: Sequence[Outcome]) -> list[tuple[str, Expected, float]]:
+def expected_by_source(outcomes: Sequence[HeldOutForecast]) -> list[tuple[str, Expected, float]]:
     """Each source's own (name, expected error, largest |error|), in the order the sources first appear: how the
     error depends on whose system ran, where the pooled median weighs a source by how many figures it published."""
     sources = dict.fromkeys(o.figure.source for o in outcomes)
@@ -465,7 +465,9 @@ class Committed:
         return self.expected.get(kind)
 
 
-def to_json(calibration: Calibration, outcomes: Sequence[Outcome], figures: int, sources: int) -> dict[str, Any]:
+def to_json(
+    calibration: Calibration, outcomes: Sequence[HeldOutForecast], figures: int, sources: int
+) -> dict[str, Any]:
     chosen = [o for o in outcomes if o.figure.fit]
     groups = {
         name: {**{t: getattr(e, t) for t in TERMS}, "fitted": list(calibration.fitted[name]),
@@ -489,7 +491,7 @@ def to_json(calibration: Calibration, outcomes: Sequence[Outcome], figures: int,
     }
 
 
-def _expected_json(chosen: Sequence[Outcome], scope: str | None = None) -> dict[str, dict[str, float]]:
+def _expected_json(chosen: Sequence[HeldOutForecast], scope: str | None = None) -> dict[str, dict[str, float]]:
     """Each kind's expected error (of one scope, or of both for None), as `_expected_errors` reads it back."""
     return {
         kind: {"figures": found.figures, "median": found.median, "p90": found.p90, "within_30": found.within_30}

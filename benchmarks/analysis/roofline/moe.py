@@ -82,7 +82,7 @@ def skew_tables(records: Sequence[dict[str, Any]]) -> list[SkewTable]:
 
 
 @dataclass(frozen=True)
-class LoadPoint:
+class ExpertLoad:
     """A token-choice measurement placed by the rows of its busiest expert."""
 
     experts: int
@@ -93,10 +93,10 @@ class LoadPoint:
     median_s: float
 
 
-def load_points(records: Sequence[dict[str, Any]]) -> list[LoadPoint]:
+def load_points(records: Sequence[dict[str, Any]]) -> list[ExpertLoad]:
     """Every token-choice measurement that recorded its routing, in file order."""
     return [
-        LoadPoint(
+        ExpertLoad(
             r["params"]["experts"],
             r["params"]["top_k"],
             r["params"].get("skew", 0.0),

@@ -22,7 +22,7 @@ from typing import Any
 
 
 @dataclass(frozen=True)
-class Estimate:
+class NoiseScaleEstimate:
     seed: int
     step: int
     train_loss: float
@@ -43,13 +43,13 @@ def estimate(small_batch: int, large_batch: int, small: Sequence[float], large: 
     return gradient_sq, trace
 
 
-def estimates(doc: Mapping[str, Any]) -> list[Estimate]:
+def estimates(doc: Mapping[str, Any]) -> list[NoiseScaleEstimate]:
     """One estimate per seed and checkpoint of a noise-scale document."""
     noise = doc["noise"]
     found = []
     for m in noise["measurements"]:
         g, trace = estimate(noise["small_batch"], noise["large_batch"], m["small_sq_norms"], m["large_sq_norms"])
-        found.append(Estimate(m["seed"], m["step"], m["train_loss"], g, trace))
+        found.append(NoiseScaleEstimate(m["seed"], m["step"], m["train_loss"], g, trace))
     return found
 
 
@@ -127,7 +127,7 @@ def fit_both(points: Sequence[BatchSteps]) -> tuple[float, float]:
 
 
 @dataclass(frozen=True)
-class Check:
+class NoiseScaleCheck:
     """The steps against batch that the measured noise scale predicts, beside the steps measured."""
 
     noise: NoiseScale
@@ -148,8 +148,8 @@ class Check:
         return batch * self.predicted(batch)
 
 
-def check(doc: Mapping[str, Any]) -> Check:
+def check(doc: Mapping[str, Any]) -> NoiseScaleCheck:
     points = steps_by_batch(doc)
     found = noise_scale(doc)
     fitted_s_min, fitted_b_noise = fit_both(points)
-    return Check(found, fit_s_min(points, found.mean), tuple(points), fitted_s_min, fitted_b_noise)
+    return NoiseScaleCheck(found, fit_s_min(points, found.mean), tuple(points), fitted_s_min, fitted_b_noise)

@@ -32,9 +32,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from benchmarks.analysis.roofline import diagnosis
-from benchmarks.analysis.roofline.curves import Point
+from benchmarks.analysis.roofline.curves import MeasuredPoint
 from benchmarks.analysis.roofline.roofline_model import Knee, crossing_batch, detect_knee, run_ceilings
-from benchmarks.analysis.roofline.tile_steps import CurvePoint, Step, find_steps, median_stderr, tile_boundary
+from benchmarks.analysis.roofline.tile_steps import CurvePoint, TileJump, find_steps, median_stderr, tile_boundary
 from benchmarks.contract.percentiles import nearest_rank
 from benchmarks.gpus import Ceilings
 from snippets.choose import FLAT_SHARE
@@ -161,7 +161,7 @@ class CurveDiagnosis:
     segments: tuple[diagnosis.Segment, ...]
     knee_band: tuple[float | None, float | None]  # predicted from the fused and the unfused bytes
     knee: Knee | None  # measured
-    steps: tuple[tuple[Step, list[str]], ...]  # each step with its likely causes
+    steps: tuple[tuple[TileJump, list[str]], ...]  # each step with its likely causes
     weight_bytes: int | None = None
     cache_bytes: int | None = None  # the device's last-level cache
     probes: Probes = Probes()
@@ -179,7 +179,7 @@ def fixed_cost(point: SweepPoint, probes: Probes) -> diagnosis.FixedCost | None:
 
 def _verdict(p: SweepPoint, ceilings: Ceilings, probes: Probes) -> diagnosis.PointVerdict:
     found = diagnosis.verdict(
-        Point(p.batch, p.median_s, p.q1_s, p.q3_s, p.flops, p.bytes_low, None), ceilings, fixed_cost(p, probes)
+        MeasuredPoint(p.batch, p.median_s, p.q1_s, p.q3_s, p.flops, p.bytes_low, None), ceilings, fixed_cost(p, probes)
     )
     if p.missing_share >= MISSING and found.regime != diagnosis.OVERHEAD:
         return diagnosis.PointVerdict(**{**found.__dict__, "regime": UNKNOWN})
@@ -221,7 +221,7 @@ def diagnose_sweep(
     )  # fmt: skip
 
 
-def _adjacent(step: Step) -> bool:
+def _adjacent(step: TileJump) -> bool:
     """A step between neighbouring batch sizes: between far-apart ones a rise is the trend, not a step."""
     return step.after - step.before <= max(1, step.before // 8)
 

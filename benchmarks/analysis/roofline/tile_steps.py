@@ -33,7 +33,7 @@ class CurvePoint:
 
 
 @dataclass(frozen=True)
-class Step:
+class TileJump:
     before: int  # last batch before the jump
     after: int  # first batch after it
     jump_s: float  # rise beyond the local trend
@@ -68,7 +68,7 @@ def noise_level(points: Sequence[CurvePoint]) -> float:
     return statistics.median(finite) if finite else math.inf
 
 
-def find_steps(points: Sequence[CurvePoint], z: float = Z) -> list[Step]:
+def find_steps(points: Sequence[CurvePoint], z: float = Z) -> list[TileJump]:
     """Upward jumps in level, beyond the local trend, larger than z combined standard errors.
 
     The level on each side of an interval is the median of LEVEL_WINDOW points (after taking
@@ -81,7 +81,7 @@ def find_steps(points: Sequence[CurvePoint], z: float = Z) -> list[Step]:
     widths = [points[i + 1].batch - points[i].batch for i in range(n - 1)]
     slopes = [(points[i + 1].median_s - points[i].median_s) / widths[i] for i in range(n - 1)]
     pooled = noise_level(points)  # a point's own error estimate from few samples is itself noisy
-    candidates: list[tuple[float, Step]] = []  # (rise across this very interval, step)
+    candidates: list[tuple[float, TileJump]] = []  # (rise across this very interval, step)
     for i in range(MIN_SIDE - 1, n - MIN_SIDE):
         neighbours = slopes[max(0, i - TREND_WINDOW) : i] + slopes[i + 1 : i + 1 + TREND_WINDOW]
         slope = statistics.median(neighbours)  # time per row of the smooth part of the curve
@@ -98,10 +98,10 @@ def find_steps(points: Sequence[CurvePoint], z: float = Z) -> list[Step]:
         if math.isfinite(error) and jump > z * error:
             base = points[i].median_s
             rise = points[i + 1].median_s - base - slope * widths[i]
-            candidates.append((rise, Step(points[i].batch, points[i + 1].batch, jump, jump / base, jump / error)))
+            candidates.append((rise, TileJump(points[i].batch, points[i + 1].batch, jump, jump / base, jump / error)))
     # one step shows in the overlapping windows of neighbouring intervals: it sits where the
     # single-interval rise is largest
-    steps: list[tuple[float, Step]] = []
+    steps: list[tuple[float, TileJump]] = []
     for rise, step in candidates:
         if steps and _adjacent(points, steps[-1][1], step):
             if rise > steps[-1][0]:
@@ -111,7 +111,7 @@ def find_steps(points: Sequence[CurvePoint], z: float = Z) -> list[Step]:
     return [step for _, step in steps]
 
 
-def _adjacent(points: Sequence[CurvePoint], first: Step, second: Step) -> bool:
+def _adjacent(points: Sequence[CurvePoint], first: TileJump, second: TileJump) -> bool:
     batches = [p.batch for p in points]
     return batches.index(second.before) - batches.index(first.before) < LEVEL_WINDOW
 
@@ -160,7 +160,7 @@ def _gemm(kernels: Sequence[str]) -> str | None:
 
 
 def explain_step(
-    step: Step,
+    step: TileJump,
     kernels: dict[int, Sequence[str]],
     out_features: int,
     sm_count: int | None,
@@ -186,7 +186,7 @@ def explain_step(
     return causes
 
 
-def tile_boundary(step: Step, shape: tuple[int, int] | None) -> list[str]:
+def tile_boundary(step: TileJump, shape: tuple[int, int] | None) -> list[str]:
     """A tile boundary inside the step: a multiple of a side of the tile the kernel names (either side
     may be the batch's), or, when the kernel names none, of a common tile size."""
     sizes = sorted(set(shape), reverse=True) if shape else list(TILE_MULTIPLES)
@@ -204,7 +204,7 @@ def tiles_and_waves(batch: int, out_features: int, tile: tuple[int, int], sm_cou
     return tiles, math.ceil(tiles / sm_count)
 
 
-def _wave_boundary(step: Step, shape: tuple[int, int], out_features: int, sm_count: int) -> list[str]:
+def _wave_boundary(step: TileJump, shape: tuple[int, int], out_features: int, sm_count: int) -> list[str]:
     for tile in {shape, shape[::-1]}:
         _, before = tiles_and_waves(step.before, out_features, tile, sm_count)
         tiles, after = tiles_and_waves(step.after, out_features, tile, sm_count)
@@ -241,7 +241,7 @@ def plateaus(points: Sequence[CurvePoint], free: dict[int, int]) -> list[tuple[i
     return found
 
 
-def free_ranges(points: Sequence[CurvePoint], steps: Sequence[Step]) -> list[tuple[int, int]]:
+def free_ranges(points: Sequence[CurvePoint], steps: Sequence[TileJump]) -> list[tuple[int, int]]:
     """The plateaus that a detected step ends: batch ranges whose sizes all cost about the same, followed by
     a jump larger than the noise. On a curve without steps any stretch of equal times is the noise of a
     smooth curve, not a range where rows come free."""
@@ -258,7 +258,7 @@ class FineSweep:
     cache: str
     params: dict[str, Any]
     points: list[CurvePoint]
-    steps: list[Step]
+    steps: list[TileJump]
     causes: list[list[str]]  # per step; [] when nothing explains it
     noise: float  # typical relative standard error of a point's median
     free_ranges: list[tuple[int, int]] = field(default_factory=list)  # plateaus that end at a detected step

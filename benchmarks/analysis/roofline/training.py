@@ -49,7 +49,7 @@ def memory(name: str, params: Mapping[str, Any], dtype: str) -> Memory:
 
 
 @dataclass(frozen=True)
-class Step:
+class PredictedStep:
     """One predicted training step at one batch."""
 
     point: PredictedPoint
@@ -83,13 +83,15 @@ class Step:
         return self.phases["optimizer"] / self.seconds
 
 
-def steps(name: str, params: Mapping[str, Any], ceilings: Ceilings, dtype: str, batches: Iterable[int]) -> list[Step]:
+def steps(
+    name: str, params: Mapping[str, Any], ceilings: Ceilings, dtype: str, batches: Iterable[int]
+) -> list[PredictedStep]:
     """The roofline of a training step at each batch, by phase."""
     if not is_training(name):
         raise ValueError(f"{name!r} is not a training workload; choose from {', '.join(TRAINING_WORKLOADS)}")
     samples = params.get("seq", 1)
     recomputes = name == "train-decoder"
-    return [Step(p, samples, recomputes) for p in predict(name, params, ceilings, dtype, batches)]
+    return [PredictedStep(p, samples, recomputes) for p in predict(name, params, ceilings, dtype, batches)]
 
 
 def ridge_batch(name: str, params: Mapping[str, Any], ceilings: Ceilings, dtype: str) -> float | None:

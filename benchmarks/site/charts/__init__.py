@@ -389,8 +389,8 @@ def every_batch_axis(largest: int) -> alt.X:
 def steps_chart(curves: Sequence[Any], steps: dict[str, Sequence[Any]], title: str, subtitle: Sequence[str]):
     """Latency and latency per row against batch (linear batch axis), detected steps as rules.
 
-    `curves` is a list of (label, list of `steps.CurvePoint`) pairs; `steps` maps a label to
-    the `steps.Step`s detected on that curve. A fine sweep has a thousand points, so each row
+    `curves` is a list of (label, list of `tile_steps.CurvePoint`) pairs; `steps` maps a label to
+    the `tile_steps.TileJump`s detected on that curve. A fine sweep has a thousand points, so each row
     carries only what is drawn (µs per row is computed in the browser) and both panels share
     one copy of the data.
     """

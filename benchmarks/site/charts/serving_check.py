@@ -66,7 +66,7 @@ def _panel(
 def serving_check_chart(
     rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[str], tolerance: float
 ) -> alt.HConcatChart:
-    """`rows` are `benchmarks.analysis.serving.batcher.ray_serve_comparison.Comparison.table()` rows: measured
+    """`rows` are `benchmarks.analysis.serving.batcher.ray_serve_comparison.RayServeComparison.table()` rows: measured
     against simulated p50 (ms) and mean batch, one point per case, coloured by handler style; the band is
     ±`tolerance`."""
     rows = chart_rows([dict(row) for row in rows])

@@ -19,7 +19,7 @@ from benchmarks.analysis.serving.llm.engine_comparison import (
     METRICS,
     PAUSE_S,
     Accuracy,
-    Comparison,
+    EngineComparison,
     LoadGroup,
     accuracy,
     compare,
@@ -102,7 +102,7 @@ def mix_label(check: EngineCheck, name: str) -> str:
     return next(m["label"] for m in check.doc["mixes"] if m["name"] == name)
 
 
-def where(found: Comparison) -> str:
+def where(found: EngineComparison) -> str:
     doc = found.check.doc
     e, host = doc["engine"], doc["host"]
     c = e["model_config"]
@@ -151,7 +151,7 @@ def _capacity_words(a: Accuracy) -> str:
     )
 
 
-def capacity_table(found: Comparison, a: Accuracy) -> Table:
+def capacity_table(found: EngineComparison, a: Accuracy) -> Table:
     rows = [
         [setting_label(found.check, setting), mix, text.sig(measured, 3), text.sig(simulated, 3),
          f"{simulated / measured:.2f}"]
@@ -173,7 +173,7 @@ def _preemption_words(a: Accuracy) -> str:
     return f"Preemptions begin at the same load in {same} of {len(starts)} cases."
 
 
-def summary_words(found: Comparison, a: Accuracy) -> str:
+def summary_words(found: EngineComparison, a: Accuracy) -> str:
     doc = found.check.doc
     settings = "; ".join(setting_words(s) for s in doc["settings"])
     answered = sum(len(load["requests"]["error"]) - load["failed"] for load in doc["loads"])
@@ -196,7 +196,7 @@ def summary_words(found: Comparison, a: Accuracy) -> str:
     )
 
 
-def pause_words(found: Comparison) -> str:
+def pause_words(found: EngineComparison) -> str:
     """The engine's pauses, and the p99s with and without them (the simulator never pauses)."""
     paused, loads, longest = paused_loads(found)
     if not paused:
@@ -210,7 +210,7 @@ def pause_words(found: Comparison) -> str:
     )
 
 
-def accuracy_table(found: Comparison, a: Accuracy) -> Table:
+def accuracy_table(found: EngineComparison, a: Accuracy) -> Table:
     rows = []
     for metric in METRICS:
         within, of = a.within[metric]
@@ -228,7 +228,7 @@ def accuracy_table(found: Comparison, a: Accuracy) -> Table:
     )
 
 
-def _rate_rows(found: Comparison) -> list[dict]:
+def _rate_rows(found: EngineComparison) -> list[dict]:
     rows = []
     for g in grouped(found):
         if g.kind != "poisson":
@@ -241,7 +241,7 @@ def _rate_rows(found: Comparison) -> list[dict]:
     return [r for r in rows if all(math.isfinite(r[k]) and r[k] > 0 for k in ("measured", "low", "simulated"))]
 
 
-def rate_figure(found: Comparison):
+def rate_figure(found: EngineComparison):
     doc = found.check.doc
     mixes = [(m["name"], m["name"]) for m in doc["mixes"]]
     lengths = "; ".join(f"{m['name']}: {m['label']}" for m in doc["mixes"])
@@ -266,7 +266,7 @@ def rate_figure(found: Comparison):
     )
 
 
-def timeline_figure(found: Comparison) -> list:
+def timeline_figure(found: EngineComparison) -> list:
     doc = found.check.doc
     curve_setting = doc["step_curve"]["setting"]
     mix = doc["mixes"][-1]["name"]
@@ -304,7 +304,7 @@ def timeline_figure(found: Comparison) -> list:
     ]
 
 
-def _load_name(found: Comparison, g: LoadGroup) -> str:
+def _load_name(found: EngineComparison, g: LoadGroup) -> str:
     if g.kind == "poisson":
         return f"{text.sig(g.rate_per_s, 3)}/s"
     return f"closed {g.concurrency}" if g.kind == "closed" else f"capacity ({g.concurrency} clients)"
@@ -318,7 +318,7 @@ def _cell(g: LoadGroup, metric: str) -> list[str]:
             f"{ratio:.2f}" if math.isfinite(ratio) else "none"]  # fmt: skip
 
 
-def loads_table(found: Comparison) -> Table:
+def loads_table(found: EngineComparison) -> Table:
     rows = []
     for g in grouped(found):
         rows.append([setting_label(found.check, g.setting), g.mix, _load_name(found, g),
@@ -333,7 +333,7 @@ def loads_table(found: Comparison) -> Table:
     )  # fmt: skip
 
 
-def method_words(found: Comparison) -> str:
+def method_words(found: EngineComparison) -> str:
     doc = found.check.doc
     curve = doc["step_curve"]
     nice = doc["settings"][0].get("api_nice")

@@ -15,7 +15,7 @@ from benchmarks.site import data as site_data
 from benchmarks.site.charts.guide import pick_chart
 from benchmarks.site.data import SiteData
 from benchmarks.site.forecasts import efficiency_words, error_words, forecast_s
-from benchmarks.site.render import Page, Paragraph, Source, Table, autolink, strong
+from benchmarks.site.render import Page, Paragraph, SourceBox, Table, autolink, strong
 from benchmarks.site.tables import ridge_table
 from snippets.choose import FLAT_SHARE, choose, largest_within, throughput_flattens
 
@@ -41,7 +41,9 @@ def build(data: SiteData | None = None) -> Page:
     return Page(
         {
             "ridges": [ridge_table()],
-            "snippet": [Source("snippets/sweep_your_model.py")],  # folded: an 80-line file in the middle of a checklist
+            "snippet": [
+                SourceBox("snippets/sweep_your_model.py")
+            ],  # folded: an 80-line file in the middle of a checklist
             "pick": pick_example(data),
             "waves": [waves_example()],
             "kv": kv_example(),

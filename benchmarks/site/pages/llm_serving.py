@@ -12,11 +12,11 @@ import statistics
 from dataclasses import dataclass
 from functools import cache
 
-from benchmarks.analysis.published.serving_figures import ServingCheck, serving_checks
+from benchmarks.analysis.published.serving_figures import ServingRowCheck, serving_checks
 from benchmarks.analysis.roofline.cited_figures import KERNEL_LAUNCH_S
 from benchmarks.analysis.roofline.cost_model import ALLREDUCE_LATENCY_S
 from benchmarks.analysis.roofline.forecast import CommittedForecast, committed, percent
-from benchmarks.analysis.serving.llm.disaggregated import Comparison, Split, compare, nvlink
+from benchmarks.analysis.serving.llm.disaggregated import DeploymentComparison, Split, compare, nvlink
 from benchmarks.analysis.serving.llm.engine_config import Engine
 from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
 from benchmarks.analysis.serving.llm.planning import FrontPoint, front, kv_limit, plan
@@ -54,7 +54,7 @@ CHECK_HEADERS = ["published by", "configuration", "published figure", "predicted
 
 
 @dataclass(frozen=True)
-class Setting:
+class ChartedSetting:
     gpu: str
     step: RooflineStep
     prompt: Lengths
@@ -66,8 +66,8 @@ class Setting:
         return kv_limit(self.step, self.engine, self.prompt, self.output)
 
 
-def setting(gpu: str, engine: Engine | None = None) -> Setting:
-    return Setting(gpu, RooflineStep(MODEL, find_gpu(gpu), DTYPE), Lengths.fixed(PROMPT), Lengths.fixed(OUTPUT),
+def setting(gpu: str, engine: Engine | None = None) -> ChartedSetting:
+    return ChartedSetting(gpu, RooflineStep(MODEL, find_gpu(gpu), DTYPE), Lengths.fixed(PROMPT), Lengths.fixed(OUTPUT),
                    engine or Engine(cuda_graphs=True))  # fmt: skip
 
 
@@ -95,7 +95,7 @@ def budget_plan():
 
 
 @cache
-def checks() -> list[ServingCheck]:
+def checks() -> list[ServingRowCheck]:
     return serving_checks()
 
 
@@ -470,7 +470,7 @@ def prefix_runs() -> list[tuple[float, Result]]:
 
 
 @cache
-def split_comparison() -> Comparison:
+def split_comparison() -> DeploymentComparison:
     step = RooflineStep(SPLIT_MODEL, find_gpu(SPLIT_GPU), DTYPE, tensor_parallel=SPLIT_TP)
     prompt, output = (Lengths.fixed(n) for n in SPLIT_LENGTHS)
     return compare(step, Engine(cuda_graphs=True), prompt, output, SPLIT_BUDGET, SPLIT, nvlink(step.gpu))
@@ -488,7 +488,7 @@ def prefix_rows() -> list[list[str]]:
     return rows
 
 
-def split_rows(c: Comparison) -> list[list[str]]:
+def split_rows(c: DeploymentComparison) -> list[list[str]]:
     def row(name: str, rate: float | None, run: Result | None, per_gpu: float | None) -> list[str]:
         if rate is None or run is None:
             return [name, "no rate meets it", "–", "–", "–"]
@@ -509,7 +509,7 @@ def longest_gap_ratio(run: Result) -> float:
     return float(run.itl_s.max()) / run.percentile("itl", 50)
 
 
-def why_split_wins(c: Comparison) -> str:
+def why_split_wins(c: DeploymentComparison) -> str:
     """Why disaggregation wins, said only when the runs show it: the aggregated streams stop for prefills (their
     longest gap between tokens over twice the median) and the decode engines' do not (within 1.25 times)."""
     if c.winner != "disaggregated" or c.aggregated is None or c.disaggregated is None:
@@ -603,7 +603,7 @@ def throughput_ratios() -> list[float]:
     return [c.ratio for c in checks() if c.row.setup.figure in STEADY_FIGURES]
 
 
-def other_checks() -> list[ServingCheck]:
+def other_checks() -> list[ServingRowCheck]:
     """The rows that compare a time to first token or a time per output token at a published rate."""
     return [c for c in checks() if c.row.setup.figure not in STEADY_FIGURES]
 
@@ -626,7 +626,7 @@ def ratios_by_rows() -> str:
     return said
 
 
-def what_differs(check: ServingCheck) -> str:
+def what_differs(check: ServingRowCheck) -> str:
     s, r = check.row.setup, check.result
     said = [s.assumptions]
     if s.tensor_parallel > 1:
@@ -658,7 +658,7 @@ def error_cell(forecast: CommittedForecast) -> str:
     return f"{forecast.error * 100:+.0f} %"
 
 
-def check_row(check: ServingCheck, outcome: CommittedForecast) -> list:
+def check_row(check: ServingRowCheck, outcome: CommittedForecast) -> list:
     row = check.row
     unit = row.unit
     fmt = (lambda v: f"{v:,.1f} {unit}") if unit == "ms" else (lambda v: f"{v:,.0f} {unit}")

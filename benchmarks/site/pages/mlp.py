@@ -17,7 +17,7 @@ from benchmarks.site.render import (
     Heading,
     Page,
     Paragraph,
-    Source,
+    SourceBox,
     Table,
     device_sections,
     measured_figure,
@@ -46,7 +46,7 @@ def build(data: SiteData | None = None) -> Page:
     return Page(
         {
             "curves": device_sections(data, lambda run: device_section(data, run), workloads=("mlp",)),
-            "code": [Source("snippets/mlp.py")],
+            "code": [SourceBox("snippets/mlp.py")],
         },
         data,
         {"curve": site_data.headline_curve(data)},

@@ -6,7 +6,7 @@ from __future__ import annotations
 from benchmarks.analysis.roofline import curves as c
 from benchmarks.analysis.roofline import moe
 from benchmarks.analysis.roofline.curves import Curve
-from benchmarks.analysis.roofline.moe import KneeShift, LoadPoint, SkewCell, SkewTable
+from benchmarks.analysis.roofline.moe import ExpertLoad, KneeShift, SkewCell, SkewTable
 from benchmarks.contract.results import Run
 from benchmarks.site import charts, text
 from benchmarks.site import data as site_data
@@ -104,7 +104,7 @@ def skew_parts(run: Run, table: SkewTable) -> list:
     return [Heading(f"The cost of skew, E={table.experts}, k={table.top_k}"), Table(headers, rows, caption)]
 
 
-def load_row(point: LoadPoint) -> dict:
+def load_row(point: ExpertLoad) -> dict:
     return {
         "series": f"E={point.experts} k={point.top_k} skew {point.skew:g}",
         "batch": point.batch,

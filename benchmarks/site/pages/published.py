@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from benchmarks.analysis.published import roofline_check as pc
 from benchmarks.analysis.published.calibration import Study, committed_study
-from benchmarks.analysis.published.measurements_file import Measurement, Model, read_published
-from benchmarks.analysis.published.roofline_check import Check, KneeComparison
+from benchmarks.analysis.published.measurements_file import Measurement, RowModel, read_published
+from benchmarks.analysis.published.roofline_check import KneeComparison, RooflineRowCheck
 from benchmarks.analysis.roofline.forecast import (
     KINDS,
     ONE_GPU,
@@ -99,7 +99,7 @@ def build(rows: Sequence[Measurement] | None = None, calibrated: Study | None = 
 # --------------------------------------------------------------------------- words
 
 
-def gpu_words(model: Model) -> str:
+def gpu_words(model: RowModel) -> str:
     name = model.gpu.removeprefix("NVIDIA ")
     if model.gpus == 1:
         return name
@@ -133,7 +133,7 @@ def compact(row: Measurement) -> str:
     return words
 
 
-def mark(model: Model, subject: str) -> str:
+def mark(model: RowModel, subject: str) -> str:
     """' assumed' where the source leaves `subject` (variant, dtype, batch) unstated, ' inferred' where the
     model infers it from the source; '' where the source states it."""
     if f"{subject}-unstated" in model.departures:
@@ -141,13 +141,13 @@ def mark(model: Model, subject: str) -> str:
     return " inferred" if f"{subject}-inferred" in model.departures else ""
 
 
-def ratio_cell(found: Check) -> str:
+def ratio_cell(found: RooflineRowCheck) -> str:
     if found.ratio <= 1:
         return f"{found.ratio:.2f}"
     return f"{text.sig(found.ratio, 2)}: above the roofline in {found.row.model.dtype}"
 
 
-def published_cell(found: Check) -> str:
+def published_cell(found: RooflineRowCheck) -> str:
     """The figure as published and, when that is a time, as work per second."""
     said = as_published(found.row)
     if found.row.unit in ("ms", "ms/token"):
@@ -163,14 +163,14 @@ def per_second(value: float, per: str) -> str:
     return f"{text.sig(value, 3)} {per}/s"
 
 
-def reading(found: Check) -> str:
+def reading(found: RooflineRowCheck) -> str:
     """What the ratio means: the fraction of the roofline reached, or how far past it the figure is."""
     if found.ratio <= 1:
         return f"{found.ratio * 100:.0f} % of the roofline"
     return f"{text.sig(found.ratio, 2)}× the roofline: faster than the model allows"
 
 
-def departure_words(found: Check) -> list[str]:
+def departure_words(found: RooflineRowCheck) -> list[str]:
     m = found.row.model
     said = []
     for name in m.departures:
@@ -191,7 +191,7 @@ def departure_words(found: Check) -> list[str]:
     return said
 
 
-def how_words(found: Check) -> str:
+def how_words(found: RooflineRowCheck) -> str:
     """How the configuration was predicted, in a clause."""
     m, p = found.row.model, found.prediction
     if m.kind == "throughput":
@@ -211,7 +211,7 @@ def how_words(found: Check) -> str:
     )
 
 
-def bound_words(found: Check) -> str:
+def bound_words(found: RooflineRowCheck) -> str:
     """How the predicted time splits between operations bound by memory and by compute (each operation under its
     own bound), or the one bound when it holds all of it."""
     p = found.prediction
@@ -224,7 +224,7 @@ def bound_words(found: Check) -> str:
     )
 
 
-def method_words(found: Check) -> str:
+def method_words(found: RooflineRowCheck) -> str:
     m = found.row.model
     gpu = find_gpu(m.gpu)
     rates = f"{text.fmt_rate(gpu.peak_flops[m.dtype], 'FLOP/s')} {m.dtype}, {text.fmt_rate(gpu.bandwidth, 'B/s')}"
@@ -237,7 +237,7 @@ def method_words(found: Check) -> str:
 # --------------------------------------------------------------------------- parts
 
 
-def comparison_figure(found: Sequence[Check]):
+def comparison_figure(found: Sequence[RooflineRowCheck]):
     rows = [
         {
             "source": c.row.source.short,
@@ -275,12 +275,12 @@ def comparison_figure(found: Sequence[Check]):
     )
 
 
-def _extreme(found: Sequence[Check], value: float) -> str:
+def _extreme(found: Sequence[RooflineRowCheck], value: float) -> str:
     match = next(c for c in found if c.ratio == value)
     return f"{text.sig(value, 2)} ({match.row.source.short}: {configuration(match.row)})"
 
 
-def summary_words(found: Sequence[Check]) -> list:
+def summary_words(found: Sequence[RooflineRowCheck]) -> list:
     median, low, high = pc.ratio_summary(found)
     sources = len({c.row.source.short for c in found})
     words: list = [
@@ -308,7 +308,7 @@ def summary_words(found: Sequence[Check]) -> list:
     return words
 
 
-def by_source(found: Sequence[Check]) -> list[str]:
+def by_source(found: Sequence[RooflineRowCheck]) -> list[str]:
     """'source low–high (n figures)' for each source, in the order of the file."""
     said = []
     for source in dict.fromkeys(c.row.source.short for c in found):
@@ -317,7 +317,7 @@ def by_source(found: Sequence[Check]) -> list[str]:
     return said
 
 
-def comparison_table(found: Sequence[Check]) -> Table:
+def comparison_table(found: Sequence[RooflineRowCheck]) -> Table:
     rows = [
         [
             tag("a", c.row.source.short, href=c.row.source.url),
@@ -333,7 +333,7 @@ def comparison_table(found: Sequence[Check]) -> Table:
     return Table(TABLE_HEADERS, rows, caption)
 
 
-def row_parts(found: Check) -> list:
+def row_parts(found: RooflineRowCheck) -> list:
     row = found.row
     source = row.source
     said = [
@@ -359,8 +359,8 @@ def row_parts(found: Check) -> list:
     ]
 
 
-def details(found: Sequence[Check]) -> list:
-    by_source: dict[str, list[Check]] = {}
+def details(found: Sequence[RooflineRowCheck]) -> list:
+    by_source: dict[str, list[RooflineRowCheck]] = {}
     for c in found:
         by_source.setdefault(c.row.source.short, []).append(c)
     return [
@@ -564,7 +564,7 @@ def cross_validation_parts(study: Study) -> list:
     ]  # fmt: skip
 
 
-def share_of_roofline_reached(found: Sequence[Check]) -> dict[str, str]:
+def share_of_roofline_reached(found: Sequence[RooflineRowCheck]) -> dict[str, str]:
     """What the lesson states: how many figures keep to the roofline's assumptions and the share of it they reached
     (lowest, highest and median, in %), and the median ratio over all the figures."""
     clean = [c for c in found if not c.breaks] or list(found)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from benchmarks.analysis.serving.batcher.ray_serve_comparison import (
     TOLERANCE,
-    Comparison,
     HostRow,
+    RayServeComparison,
     Row,
     compare,
     host_rows,
@@ -97,7 +97,7 @@ def shared(host: dict) -> bool:
     return host["load_average_start"][0] > host["cpus"]
 
 
-def where(found: Comparison) -> str:
+def where(found: RayServeComparison) -> str:
     doc = found.check.doc
     host, server = doc["host"], doc["server"]
     load = host["load_average_start"][0]
@@ -135,7 +135,7 @@ def int_range(values: list[int]) -> str:
     return f"{low:,}" if low == high else f"{low:,}–{high:,}"
 
 
-def p99_words(found: Comparison) -> str:
+def p99_words(found: RayServeComparison) -> str:
     """Why p99 is reported but not judged: the few requests it rests on in each case, and the machine's load."""
     counts = [r.requests for r in found.rows]
     slowest = [max(1, round(n / 100)) for n in counts]
@@ -148,7 +148,7 @@ def p99_words(found: Comparison) -> str:
     return said + f"), is {_ratios(found.rows, 'p99_ratio')} times the simulated one."
 
 
-def summary_words(found: Comparison) -> str:
+def summary_words(found: RayServeComparison) -> str:
     rows = found.rows
     p50_ok = sum(abs(r.p50_ratio - 1) <= TOLERANCE for r in rows)
     batch_ok = sum(abs(r.batch_ratio - 1) <= TOLERANCE for r in rows)
@@ -165,7 +165,7 @@ def summary_words(found: Comparison) -> str:
     )
 
 
-def method_words(found: Comparison) -> str:
+def method_words(found: RayServeComparison) -> str:
     doc = found.check.doc
     curve = doc["curve"]
     return (
@@ -181,7 +181,7 @@ def method_words(found: Comparison) -> str:
     )
 
 
-def host_words(found: Comparison) -> str:
+def host_words(found: RayServeComparison) -> str:
     """How the simulation with the overhead queued on the host's cores compares, at p50, over the cases."""
     rows = [r for r in found.rows if not r.host_overloaded]
     cores = found.check.doc["host"]["cpus"]
@@ -195,7 +195,7 @@ def host_words(found: Comparison) -> str:
     )
 
 
-def late_words(found: Comparison) -> str:
+def late_words(found: RayServeComparison) -> str:
     if found.late_close_s is None:
         return ""
     return (
@@ -205,7 +205,7 @@ def late_words(found: Comparison) -> str:
     )
 
 
-def comparison_figure(found: Comparison):
+def comparison_figure(found: RayServeComparison):
     doc = found.check.doc
     host = doc["host"]
     chart = serving_check_chart(
@@ -233,7 +233,7 @@ def comparison_figure(found: Comparison):
     )
 
 
-def comparison_table(found: Comparison) -> Table:
+def comparison_table(found: RayServeComparison) -> Table:
     rows = []
     for r in found.rows:
         low, high = r.p50_range_s

@@ -268,7 +268,7 @@ def noise_parts(found: NoiseScaleRun) -> list:
     return [table, Paragraph(words)]
 
 
-def tradeoff_rows(check: ns.Check) -> list[dict[str, Any]]:
+def tradeoff_rows(check: ns.NoiseScaleCheck) -> list[dict[str, Any]]:
     rows = []
     for p in check.points:
         rows.append({"series": "measured (median over seeds, best learning rate)", "batch": p.batch,
@@ -282,7 +282,7 @@ def tradeoff_rows(check: ns.Check) -> list[dict[str, Any]]:
     return charts.chart_rows(rows)
 
 
-def tradeoff_chart(check: ns.Check, subtitle: str) -> alt.LayerChart:
+def tradeoff_chart(check: ns.NoiseScaleCheck, subtitle: str) -> alt.LayerChart:
     rows = tradeoff_rows(check)
     series = list(dict.fromkeys(row["series"] for row in rows))  # measured, from B_simple, fitted
     legend = alt.Legend(orient="bottom", direction="vertical", labelLimit=0)  # whole names: they carry the values

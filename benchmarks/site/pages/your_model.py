@@ -8,7 +8,7 @@ from benchmarks.site import text
 from benchmarks.site.charts import distinct_ids, figure
 from benchmarks.site.charts.sweep import memory_note, sweep_charts, where
 from benchmarks.site.model_sweeps import load_sweeps
-from benchmarks.site.render import Bullets, Details, Heading, Html, Page, Paragraph, Source, code, drawing_from, tag
+from benchmarks.site.render import Bullets, Details, Heading, Html, Page, Paragraph, SourceBox, code, drawing_from, tag
 from benchmarks.site.sweep_table import table_lines
 
 EXAMPLES = ("examples/resnet50_small.py", "examples/decode_step.py")
@@ -35,7 +35,7 @@ def build(sweeps: list[ModelSweep] | None = None) -> Page:
     sweeps = load_sweeps() if sweeps is None else sweeps
     return Page(
         {
-            "examples": [Source(path) for path in EXAMPLES],
+            "examples": [SourceBox(path) for path in EXAMPLES],
             "sweeps": committed(sweeps),
         },
         lesson=LESSON,

@@ -110,7 +110,7 @@ class Arrivals:
 
 
 @dataclass
-class Outcome:
+class PolicyOutcome:
     """One policy at one rate: its latency at the percentile and whether it overloaded, and the simulation behind
     them until `verdict_only` lets it go."""
 
@@ -130,7 +130,7 @@ class Outcome:
     def meets(self) -> bool:
         return not self.overloaded and self.latency_s <= self.budget_s
 
-    def verdict_only(self) -> Outcome:
+    def verdict_only(self) -> PolicyOutcome:
         """This outcome without its simulation's per-request arrays: a search keeps one per policy and rate tried,
         and a curve up to batch 65,536 simulates a million requests for each (40 MB apiece)."""
         self.result = None
@@ -149,12 +149,12 @@ def outcome(
     overhead_s: float = 0.0,
     seed: int = 0,
     host_cores: int | None = None,
-) -> Outcome:
+) -> PolicyOutcome:
     n = min(max(n, MIN_BATCHES * policy.max_batch), MAX_REQUESTS)  # long enough for queues of full batches
     result = simulate(
         policy, curve, arrivals.times(rate, n, seed), overhead_s=overhead_s, host_cores=host_cores, seed=seed + 1
     )
-    return Outcome(policy, rate, result, percentile, budget_s)
+    return PolicyOutcome(policy, rate, result, percentile, budget_s)
 
 
 def ceiling_per_s(policy: Policy, curve: ServiceCurve) -> float:
@@ -291,7 +291,7 @@ def candidates(
 @dataclass
 class Candidate:
     policy: Policy
-    outcomes: list[Outcome]
+    outcomes: list[PolicyOutcome]
     capacity: Capacity | None = None
 
     @property
@@ -304,7 +304,7 @@ class Candidate:
 
 
 @dataclass
-class Plan:
+class PolicySearch:
     """The answer of `search`: the policy chosen (None when nothing meets the budget) and its evidence."""
 
     rates: list[float]
@@ -314,7 +314,7 @@ class Plan:
     arrivals: Arrivals
     overhead_s: float
     chosen: Candidate | None
-    checked: list[Outcome]  # the chosen policy at each rate, with more requests
+    checked: list[PolicyOutcome]  # the chosen policy at each rate, with more requests
     unbatched: Capacity  # no batching on as many instances
     tried: list[Candidate] = field(default_factory=list)
     closest: Candidate | None = None  # when nothing meets: the candidate of lowest latency
@@ -340,7 +340,7 @@ def search(
     batches: Sequence[int] = (),
     max_per_device: int = 1,
     host_cores: int | None = None,
-) -> Plan:
+) -> PolicySearch:
     """The policy that keeps the `percentile` of latency within `budget_s` at every rate of `rates`: the fewest
     devices (up to `max_instances`, one instance each, or up to `max_per_device` sharing each), then the most
     capacity within the budget; max batch at most `max_batch` (default: the curve's largest batch), tried at powers
@@ -356,7 +356,7 @@ def search(
     unbatched = trials.capacity(Policy("none", 1, 0.0, shape.instances, per_device=shape.per_device))
     checked = [trials.outcome(chosen.policy, r, check_n) for r in rates] if chosen else []
     closest = None if chosen else min(tried, key=lambda c: c.worst_s, default=None)
-    return Plan(
+    return PolicySearch(
         list(rates), budget_s, percentile, server, arrivals, overhead_s, chosen, checked, unbatched, tried, closest,
         host_cores,
     )  # fmt: skip
@@ -380,7 +380,7 @@ class _Trials:
         if self.progress:
             self.progress(text)
 
-    def outcome(self, policy: Policy, rate: float, n: int | None = None) -> Outcome:
+    def outcome(self, policy: Policy, rate: float, n: int | None = None) -> PolicyOutcome:
         return outcome(
             policy, self.curve, rate, self.budget_s, self.percentile, self.arrivals,
             n=self.n if n is None else n, overhead_s=self.overhead_s, seed=self.seed, host_cores=self.host_cores,
@@ -441,7 +441,7 @@ class Evaluation:
     when a budget is given."""
 
     policy: Policy
-    outcomes: list[Outcome]
+    outcomes: list[PolicyOutcome]
     percentile: float
     budget_s: float | None
     capacity: Capacity | None
@@ -515,7 +515,7 @@ def _most_common(histogram: dict[int, int]) -> int:
     return max(histogram.items(), key=lambda item: (item[1], -item[0]))[0]
 
 
-def explain(plan: Plan) -> str:
+def explain(plan: PolicySearch) -> str:
     """One paragraph, with its numbers, on the policy chosen (or on why none meets the budget)."""
     p = pct(plan.percentile)
     budget = ms(plan.budget_s)
@@ -574,7 +574,7 @@ def explain(plan: Plan) -> str:
     return text + plain_words + searched_words(plan)
 
 
-def searched_words(plan: Plan) -> str:
+def searched_words(plan: PolicySearch) -> str:
     """What the chosen max batch is, the max batches it was chosen among, and how it relates to a sweep's batch."""
     if plan.chosen is None or plan.chosen.policy.server == "none":
         return ""
@@ -591,7 +591,7 @@ def searched_words(plan: Plan) -> str:
     )
 
 
-def summary(plan: Plan) -> dict:
+def summary(plan: PolicySearch) -> dict:
     """The plan as plain numbers, for JSON (seconds and requests per second)."""
     chosen = plan.chosen
     out: dict = {

@@ -37,7 +37,7 @@ SEEDS = 5  # simulations per repeat; their results are averaged
 
 
 @dataclass(frozen=True)
-class Case:
+class ComparedCase:
     service: str
     handler: str
     max_batch: int
@@ -52,7 +52,7 @@ class Case:
 class Row:
     """One case: its repeats measured, and the simulation of each repeat's own arrivals."""
 
-    case: Case
+    case: ComparedCase
     repeats: int
     requests: int  # answered, over the repeats
     failed: int
@@ -113,7 +113,7 @@ class Row:
 
 
 @dataclass
-class Comparison:
+class RayServeComparison:
     check: ServingCheck
     overhead_s: float  # median latency through the replica that does no work
     overhead_p90_s: float
@@ -285,14 +285,14 @@ def _shares(sizes: Sequence[int]) -> dict[int, float]:
     return {int(v): float(c / total) for v, c in zip(values, counts)}
 
 
-def compare(check: ServingCheck, seeds: int = SEEDS) -> Comparison:
+def compare(check: ServingCheck, seeds: int = SEEDS) -> RayServeComparison:
     """Simulate every run of `check` from its own measurements and set the results beside it, one row per case."""
     median, p90, count = overhead(check)
     curves = service_curves(check)
-    found = Comparison(check, median, p90, count, *late_close(check))
-    cases: dict[Case, list[dict]] = {}
+    found = RayServeComparison(check, median, p90, count, *late_close(check))
+    cases: dict[ComparedCase, list[dict]] = {}
     for run in check.runs:
-        key = Case(run["service"], run["handler"], run["max_batch"], run["max_delay_s"], run["rate_per_s"])
+        key = ComparedCase(run["service"], run["handler"], run["max_batch"], run["max_delay_s"], run["rate_per_s"])
         cases.setdefault(key, []).append(run)
     for case, runs in cases.items():
         runs = [r for r in runs if any(x is not None for x in r["requests"]["latency_s"])]
@@ -364,12 +364,12 @@ def compare(check: ServingCheck, seeds: int = SEEDS) -> Comparison:
     return found
 
 
-def compare_file(path: Path | str, seeds: int = SEEDS) -> Comparison:
+def compare_file(path: Path | str, seeds: int = SEEDS) -> RayServeComparison:
     """Read a serving-check file strictly (ResultsError names the file and field) and compare it."""
     return compare(read_serving_check(path), seeds)
 
 
-def format_table(found: Comparison) -> str:
+def format_table(found: RayServeComparison) -> str:
     """The comparison as a plain-text table, for the command line."""
     lines = [
         found.label,

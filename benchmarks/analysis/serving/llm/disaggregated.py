@@ -190,7 +190,7 @@ def _combined(arrivals, first, finish, outputs, prompts, decode_runs, rate, wait
 
 
 @dataclass(frozen=True)
-class Comparison:
+class DeploymentComparison:
     """The largest Poisson rate each deployment serves within the budget on the same GPUs, and its tokens/s per GPU
     (None where no rate meets it): the rate times the mean answer over the GPUs, since a run that keeps up serves
     what it is offered (a run's own tokens/s also counts its ramp-up and its drain, longer for a longer tail)."""
@@ -242,7 +242,7 @@ def compare(
     *,
     n_requests: int = 1000,
     seed: int = 0,
-) -> Comparison:
+) -> DeploymentComparison:
     """Aggregated against disaggregated serving on split.gpus GPUs, each at the largest Poisson rate that meets
     `budget`. Aggregated: split.gpus / tensor_parallel replicas of the engine, each at its share of the rate;
     disaggregated: `split`; every engine with `engine`'s settings."""
@@ -262,7 +262,7 @@ def compare(
     if d_rate is not None:
         disaggregated = simulate_disaggregated(step, engine, prompt, output, split, link, n_requests=n_requests,
                                                rate_per_s=d_rate, seed=seed)  # fmt: skip
-    return Comparison(split.gpus, split, link, replicas, rate, aggregated, d_rate, disaggregated, tp)
+    return DeploymentComparison(split.gpus, split, link, replicas, rate, aggregated, d_rate, disaggregated, tp)
 
 
 def _one_at_a_time_rate(step: RooflineStep, engine: Engine, prompt: Lengths, output: Lengths, seed: int) -> float:
@@ -271,7 +271,7 @@ def _one_at_a_time_rate(step: RooflineStep, engine: Engine, prompt: Lengths, out
     return one.requests_per_s
 
 
-def explain_comparison(c: Comparison, budget: Budget) -> str:
+def explain_comparison(c: DeploymentComparison, budget: Budget) -> str:
     """One paragraph: each deployment's answer and which meets the budget with more tokens/s per GPU."""
 
     def said(rate: float | None, result: Result | None, per_gpu: float | None, what: str) -> str:

@@ -153,7 +153,7 @@ def simulated_figures(step: StepModel, engine: Engine, load: Mapping[str, Any]) 
 
 
 @dataclass(frozen=True)
-class Comparison:
+class EngineComparison:
     check: EngineCheck
     loads: tuple[LoadComparison, ...]
     overhead_s: float
@@ -170,7 +170,7 @@ class Comparison:
         return list(dict.fromkeys((c.setting, c.mix) for c in self.loads))
 
 
-def compare(check: EngineCheck, forecast_step=None) -> Comparison:
+def compare(check: EngineCheck, forecast_step=None) -> EngineComparison:
     """Every load of the check, replayed on the engine's step curve (and on `forecast_step(setting)` when given)."""
     if check.doc["step_curve"] is None:
         from benchmarks.analysis.serving.llm.engine_step import NoStepCurve
@@ -191,7 +191,7 @@ def compare(check: EngineCheck, forecast_step=None) -> Comparison:
                                     load["concurrency"], load["repeat"], measured_figures(load), simulated, forecast,
                                     timeline, load["gauges"]))  # fmt: skip
     description = curve_step(check, check.loads[0]["setting"]).describe() if check.loads else ""
-    return Comparison(check, tuple(found), overhead or 0.0, description)
+    return EngineComparison(check, tuple(found), overhead or 0.0, description)
 
 
 @dataclass(frozen=True)
@@ -210,7 +210,7 @@ class Accuracy:
                 "output_tokens_per_s": THROUGHPUT}[metric]  # fmt: skip
 
 
-def accuracy(c: Comparison) -> Accuracy:
+def accuracy(c: EngineComparison) -> Accuracy:
     within, errors = {}, {}
     for metric in METRICS:
         ratios = []
@@ -293,7 +293,7 @@ def _side(figures: LoadFigures | None) -> dict[str, float | None] | None:
     return {k: (round(v, 4) if math.isfinite(v) else None) for k, v in figures.metrics().items()}
 
 
-def summary(c: Comparison) -> dict[str, Any]:
+def summary(c: EngineComparison) -> dict[str, Any]:
     """The comparison as one JSON-ready object (the command's --json): the model's config.json, the capacity of the
     step curve's setting on the first mix, every capacity, and every load measured, simulated and forecast."""
     curve_setting = (c.check.doc["step_curve"] or {}).get("setting") or (c.cases()[0][0] if c.cases() else None)
@@ -341,7 +341,7 @@ def summary(c: Comparison) -> dict[str, Any]:
     }
 
 
-def compare_file(path) -> Comparison:
+def compare_file(path) -> EngineComparison:
     """Read an engine-check file strictly (ResultsError names the file and field) and compare it, on the engine's
     curve and on the forecast from the host's measured ceilings."""
     from benchmarks.contract.engine_check import read_engine_check
@@ -350,7 +350,7 @@ def compare_file(path) -> Comparison:
     return compare(check, forecast_steps(check))
 
 
-def record_simulated(path, c: Comparison) -> None:
+def record_simulated(path, c: EngineComparison) -> None:
     """Add what the simulator gave (`summary`) to the file, beside what was measured."""
     from benchmarks.contract.results import write_atomic
 
@@ -385,7 +385,7 @@ class LoadGroup:
         return s / m if m > 0 and math.isfinite(s) else math.nan
 
 
-def grouped(c: Comparison) -> list[LoadGroup]:
+def grouped(c: EngineComparison) -> list[LoadGroup]:
     """The loads with their repeats together, in the check's order."""
     found: dict[tuple, list[LoadComparison]] = {}
     for x in c.loads:
@@ -393,7 +393,7 @@ def grouped(c: Comparison) -> list[LoadGroup]:
     return [LoadGroup(*key, tuple(xs)) for key, xs in found.items()]
 
 
-def load_near(c: Comparison, setting: str, mix: str, share: float) -> LoadComparison | None:
+def load_near(c: EngineComparison, setting: str, mix: str, share: float) -> LoadComparison | None:
     """The first repeat of the Poisson load of `setting` and `mix` whose rate is nearest `share` of its capacity."""
     capacity, _ = c.capacity(setting, mix)
     found = [x for x in c.loads if x.setting == setting and x.mix == mix and x.kind == "poisson"]
@@ -402,7 +402,7 @@ def load_near(c: Comparison, setting: str, mix: str, share: float) -> LoadCompar
     return min(found, key=lambda x: (abs(x.rate_per_s - share * capacity), x.repeat))
 
 
-def forecast_error(c: Comparison, metric: str) -> float:
+def forecast_error(c: EngineComparison, metric: str) -> float:
     """The median |forecast ÷ measured − 1| of `metric` over the Poisson loads below BELOW of capacity."""
     errors = []
     for x in c.loads:
@@ -432,13 +432,13 @@ def longest_pause_s(requests: Mapping[str, Any]) -> float:
     return float(gaps[in_flight].max()) if in_flight.any() else 0.0
 
 
-def paused_loads(c: Comparison) -> tuple[int, int, float]:
+def paused_loads(c: EngineComparison) -> tuple[int, int, float]:
     """(loads with a pause of PAUSE_S or more, loads, the longest pause in seconds)."""
     pauses = [longest_pause_s(load["requests"]) for load in c.check.loads]
     return sum(p >= PAUSE_S for p in pauses), len(pauses), max(pauses, default=0.0)
 
 
-def tails_by_pause(c: Comparison, metric: str = "ttft_p99_ms") -> tuple[tuple[int, int], tuple[int, int]]:
+def tails_by_pause(c: EngineComparison, metric: str = "ttft_p99_ms") -> tuple[tuple[int, int], tuple[int, int]]:
     """Of the Poisson loads below BELOW of capacity, ((within the band, of them) with a pause, (within, of) without):
     whether the loads the simulator's tail misses are those where the engine paused."""
     paused, steady = [0, 0], [0, 0]

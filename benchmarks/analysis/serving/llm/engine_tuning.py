@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from benchmarks.analysis.serving.llm.engine_config import Engine, Infeasible
-from benchmarks.analysis.serving.llm.planning import Plan, plan
+from benchmarks.analysis.serving.llm.planning import BudgetPlan, plan
 from benchmarks.analysis.serving.llm.request_lengths import Lengths
 from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
 from benchmarks.analysis.serving.llm.run_result import Budget
@@ -39,7 +39,7 @@ class Setting:
 @dataclass(frozen=True)
 class Tried:
     setting: Setting
-    found: Plan | None  # None: the budget is not met, or the setting cannot run (see `refused`)
+    found: BudgetPlan | None  # None: the budget is not met, or the setting cannot run (see `refused`)
     tokens_per_s_per_gpu: float | None
     refused: str | None = None
 
@@ -103,7 +103,7 @@ def tune(
     return Tuning(budget, gpus, tuple(tried))
 
 
-def _per_gpu(found: Plan | None, tensor_parallel: int) -> float | None:
+def _per_gpu(found: BudgetPlan | None, tensor_parallel: int) -> float | None:
     if found is None or found.rate_per_s is None or found.rate_result is None:
         return None
     r = found.rate_result

@@ -78,7 +78,7 @@ def pareto(points: Sequence[FrontPoint]) -> list[FrontPoint]:
 
 
 @dataclass(frozen=True)
-class Plan:
+class BudgetPlan:
     """The largest load that meets a budget, and why not more."""
 
     budget: Budget
@@ -109,7 +109,7 @@ def plan(
     n_requests: int = 1000,
     seed: int = 0,
     find_rate: bool = True,
-) -> Plan | None:
+) -> BudgetPlan | None:
     """The largest closed-loop concurrency (up to the KV limit) whose run meets `budget`, searched by doubling
     then bisection, the running-sequence cap set to it; then the largest Poisson rate that meets the budget with
     that cap. None when even one client misses it."""
@@ -142,14 +142,14 @@ def plan(
     binds = _binding(budget, cache[good], beyond)
     rate, rate_result = (None, None)
     if not find_rate:
-        return Plan(budget, good, cache[good], beyond, limit, rate, rate_result, binds, step)
+        return BudgetPlan(budget, good, cache[good], beyond, limit, rate, rate_result, binds, step)
     capped = _with_cap(engine, good)
     rate, rate_result = largest_rate(step, capped, prompt, output, budget, cache[good].requests_per_s,
                                      n_requests=n_requests, seed=seed)  # fmt: skip
     if rate is None:
-        return Plan(budget, good, cache[good], beyond, limit, rate, rate_result, binds, step)
+        return BudgetPlan(budget, good, cache[good], beyond, limit, rate, rate_result, binds, step)
     passed, failed = steady_rate(step, capped, prompt, output, budget, rate, n_requests=n_requests, seed=seed)
-    return Plan(budget, good, cache[good], beyond, limit, passed.rate_per_s if passed else None,
+    return BudgetPlan(budget, good, cache[good], beyond, limit, passed.rate_per_s if passed else None,
                 passed.result if passed else None, binds, step, passed, rate, failed)  # fmt: skip
 
 
