@@ -200,3 +200,14 @@ def test_no_import_cycle_between_modules():
     for start in sorted(graph):
         if not state.get(start):
             visit(start, [start])
+
+
+def test_a_class_name_found_by_grep_is_the_one_class_meant():
+    defined: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "benchmarks").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                defined.setdefault(node.name, []).append(str(path.relative_to(ROOT)))
+    assert len(defined) > 100  # the walk found the package
+    twice = {name: where for name, where in defined.items() if len(where) > 1}
+    assert not twice, twice
