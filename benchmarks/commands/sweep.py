@@ -22,6 +22,7 @@ from benchmarks.contract.errors import CommandFailed, UserError
 from benchmarks.contract.results import DEFAULT_SWEEPS_DIR, ResultsError, load_json, write_atomic
 from benchmarks.contract.sweep_options import DTYPES, options_problem, report_problem
 from benchmarks.contract.text import printable, printable_lines
+from benchmarks.site import sweep_words
 
 
 def directory(text: str) -> Path:
@@ -222,7 +223,7 @@ def _measure(args: argparse.Namespace, started: float, announce: sweep_watch.Ann
     options["input_dtype"] = None if args.input_dtype == "int64" else args.input_dtype  # tokens: the vocabulary's
     settings = SweepSettings(**options, command=["python", "-m", "benchmarks", *sys.argv[1:]])  # not this machine's
     try:  # a bad target or a refused device is one line (the watcher's child runs this under run_command)
-        sweep, rec = run_sweep(args.target, settings, recommend, started=started, on_file=announce)
+        sweep, rec = run_sweep(args.target, settings, sweep_words, started=started, on_file=announce)
     except SweepStopped as stopped:
         kept = len(stopped.sweep.points)
         problem = _show(stopped.sweep.doc, stopped.recommendation, args.report)
@@ -265,7 +266,7 @@ def _abandoned(ending: sweep_watch.Ending, args: argparse.Namespace, started: fl
         doc = load_json(path)
         timed = sum(p.get("status") == "ok" for p in doc["points"])
         why = f"{why} after timing {timed} batch size{'s' * (timed != 1)}"
-        rec = recommend.from_document(doc)
+        rec = sweep_words.from_document(doc)
         doc["recommendation"] = rec.as_dict()
         doc["run"].update(complete=False, interrupted=why, wall_s=max(time.perf_counter() - started, 1e-6),
                           finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))  # fmt: skip
@@ -371,7 +372,7 @@ def sweep_model(model, make_input=None, *, quiet: bool = False, **options) -> Sw
     threads = torch.get_num_threads()
     modes = [(module, module.training) for module in model.modules()]
     try:
-        done, rec = run_sweep(spec, settings, recommend, say, model=model, make_input=make_input, started=started)
+        done, rec = run_sweep(spec, settings, sweep_words, say, model=model, make_input=make_input, started=started)
     finally:
         torch.set_num_threads(threads)
         for module, training in modes:

@@ -44,11 +44,11 @@ pre { background: #f5f5f5; padding: .8em; overflow-x: auto; font-size: 12px; }
 def render_report(doc: dict) -> str:
     import vl_convert
 
-    from benchmarks.analysis.roofline import recommend
+    from benchmarks.site import sweep_words
     from benchmarks.site.charts import legible
     from benchmarks.site.charts.sweep import memory_note, sweep_charts, where
 
-    rec = recommend.from_document(doc)
+    rec = sweep_words.from_document(doc)
     model, run = doc["model"], doc["run"]
     charts = sweep_charts(doc)
     bundle = vl_convert.javascript_bundle().replace("</script", "<\\/script")

@@ -8,8 +8,9 @@ import re
 
 import pytest
 
-from benchmarks.analysis.roofline import diagnosis, recommend
+from benchmarks.analysis.roofline import diagnosis
 from benchmarks.contract.results import DEFAULT_SWEEPS_DIR
+from benchmarks.site import sweep_words
 from benchmarks.site.model_sweeps import load_sweeps
 
 SWEEPS = load_sweeps(DEFAULT_SWEEPS_DIR, synthetic=False)
@@ -26,7 +27,7 @@ def test_sweeps_are_committed():
 
 
 def test_the_stored_recommendation_is_what_the_numbers_support(sweep):
-    rec = recommend.from_document(sweep.doc)
+    rec = sweep_words.from_document(sweep.doc)
     assert sweep.doc["recommendation"]["lines"] == list(rec.lines)
 
 
@@ -35,7 +36,7 @@ def test_the_diagnosis_rests_on_the_probes_and_every_point_is_counted(sweep):
     assert doc["probes"]["dispatch"]["per_op_s"] > 0 and doc["probes"]["small_matmul"]["bytes_per_s"] > 0
     ok = [p for p in doc["points"] if p["status"] == "ok"]
     assert all(p.get("ops") and p.get("flops") and p.get("bytes_low") for p in ok)
-    found = recommend.from_document(doc).diagnosis
+    found = sweep_words.from_document(doc).diagnosis
     assert len(found.verdicts) == len(ok)
     for verdict in found.verdicts:
         assert verdict.fixed is not None and verdict.fixed.source == "per-op"  # never an intercept
@@ -44,11 +45,11 @@ def test_the_diagnosis_rests_on_the_probes_and_every_point_is_counted(sweep):
 
 
 def test_each_stretch_is_stated_per_point_and_never_over_a_ceiling(sweep):
-    rec = recommend.from_document(sweep.doc)
+    rec = sweep_words.from_document(sweep.doc)
     for line in rec.lines:
         assert not OVER.search(line), line
     for segment in rec.diagnosis.segments:
-        line = recommend.segment_line(rec.diagnosis, segment)
+        line = sweep_words.segment_line(rec.diagnosis, segment)
         assert line in rec.lines
         if segment.regime == diagnosis.MEMORY:
             assert "small matrix products" in line and "dispatching its" in line
@@ -57,6 +58,6 @@ def test_each_stretch_is_stated_per_point_and_never_over_a_ceiling(sweep):
 
 
 def test_the_noise_is_said_first_and_the_search_says_why_it_stopped(sweep):
-    rec = recommend.from_document(sweep.doc)
+    rec = sweep_words.from_document(sweep.doc)
     assert rec.lines[0].startswith("Noise: ")
     assert rec.lines[1] == f"Search stopped: {sweep.doc['run']['search_stopped']}."

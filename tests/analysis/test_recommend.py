@@ -7,11 +7,12 @@ import re
 import pytest
 
 from benchmarks.analysis.roofline import recommend
+from benchmarks.site import sweep_words
 from tests.synthetic import make_sweep
 
 
 def rec_of(doc):
-    return recommend.from_document(doc)
+    return sweep_words.from_document(doc)
 
 
 def line_of(rec, start):
@@ -103,7 +104,7 @@ def measured(*pairs: tuple[int, float]) -> list[recommend.SweepPoint]:
 def test_a_larger_batch_measured_no_slower_is_run_instead():
     """Batch 63 is the smallest within 5 % of the best throughput, but batch 64 is faster: run 64."""
     pairs = [(1, 0.005), (32, 0.006), (63, 0.0093), (64, 0.00911)]
-    rec = recommend.recommend(measured(*pairs), [], None, 50, None)
+    rec = sweep_words.recommend(measured(*pairs), [], None, 50, None)
     assert (rec.near_best.batch, rec.ruled.batch, rec.run.batch) == (63, 63, 64)
     assert (
         "Recommended batch: run batch 64 (the rule of the batch-size guide: batch 63 is the smallest near the highest "
@@ -117,7 +118,7 @@ def test_a_larger_batch_measured_no_slower_is_run_instead():
 
 def test_a_budget_no_batch_meets_runs_the_fastest_batch():
     pairs = [(1, 0.0046), (2, 0.0048), (32, 0.006), (63, 0.0093), (64, 0.011)]
-    rec = recommend.recommend(measured(*pairs), [], 0.001, 99, None)
+    rec = sweep_words.recommend(measured(*pairs), [], 0.001, 99, None)
     assert rec.within_budget is None and rec.run.batch == 1
     assert (
         rec.lines[0]
@@ -151,16 +152,16 @@ def test_the_rule_never_runs_a_batch_over_a_budget_a_larger_batch_meets():
 
     points = [point(1, 20, 21), point(8, 70, 75), point(16, 80, 85), point(22, 80, 100.5), point(23, 85, 99),
               point(32, 200, 210)]  # fmt: skip
-    rec = recommend.recommend(points, [], 100.0, 90, None)
+    rec = sweep_words.recommend(points, [], 100.0, 90, None)
     assert (rec.within_budget.batch, rec.near_best.batch) == (23, 22)
     assert rec.ruled.batch == 23 and rec.run.batch == 23
 
 
 def test_no_free_range_is_said_as_none_with_the_next_batch():
-    rec = recommend.recommend(measured((1, 10.0), (2, 17.0), (4, 30.0)), [], None, 50, None)
+    rec = sweep_words.recommend(measured((1, 10.0), (2, 17.0), (4, 30.0)), [], None, 50, None)
     assert "Free range: none; batch 2 already takes 17 ms, 1.70× batch 1's 10 ms." in rec.lines
     assert not any(line.startswith("Free range: up to batch 1 ") for line in rec.lines)
-    flat = recommend.recommend(measured((1, 10.0), (2, 10.5), (4, 30.0)), [], None, 50, None)
+    flat = sweep_words.recommend(measured((1, 10.0), (2, 10.5), (4, 30.0)), [], None, 50, None)
     assert "Free range: up to batch 2 the median latency stays within 10 % of batch 1's (10.5 ms against 10 ms)." in (
         flat.lines
     )
@@ -181,12 +182,12 @@ def test_a_noisy_machine_is_said_first_with_what_to_do():
     tail = [recommend.SweepPoint(b, 1e-3, 3e-3, (1e-3,) * 8 + (3e-3,) * 2, 1e-3, 1e-3) for b in (1, 2, 4)]
     noise = recommend.noise_of(tail, None, None)
     assert noise.tail == pytest.approx(3.0) and noise.high
-    rec = recommend.recommend(tail, [], None, 50, None, noise=noise)
+    rec = sweep_words.recommend(tail, [], None, 50, None, noise=noise)
     assert rec.lines[0].startswith("Noise: high — the p90 is 3.00× the median (median over 3 batch sizes).")
     assert "Rerun on an idle machine" in rec.lines[0]
     quiet = recommend.noise_of(measured((1, 1.0), (2, 1.5)), {"copy": {"timing": {"samples_s": [1.0, 1.04]}}}, None)
     assert not quiet.high
-    assert recommend.noise_line(quiet) == (
+    assert sweep_words.noise_line(quiet) == (
         "Noise: low — the p90 is 1.00× the median (median over 2 batch sizes); the ceilings' samples span copy 4 %."
     )
     moving = {"matmul": {"float32": {"timing": {"samples_s": [1.0, 3.0, 1.2]}}}}
@@ -195,19 +196,21 @@ def test_a_noisy_machine_is_said_first_with_what_to_do():
 
 def test_a_budget_met_within_the_spread_names_the_safe_choice():
     points = [spread(16, 40.0, 1.0), spread(23, 55.0, 1.0), spread(24, 58.0, 2.5), spread(32, 75.0, 1.0)]
-    rec = recommend.recommend(points, [], 60.0, 90, None)
+    rec = sweep_words.recommend(points, [], 60.0, 90, None)
     assert rec.within_budget.batch == 24
     line = line_of(rec, "Batch 24 meets the 60 ms p90 budget by ")
     assert "within the spread of its p90" in line and line.endswith(
         "batch 23 is the largest whose whole p90 spread stays within it (the choice with a margin)."
     )
-    far = recommend.recommend([spread(16, 40.0, 1.0), spread(24, 50.0, 1.0), spread(32, 75.0, 1.0)], [], 60.0, 90, None)
+    far = sweep_words.recommend(
+        [spread(16, 40.0, 1.0), spread(24, 50.0, 1.0), spread(32, 75.0, 1.0)], [], 60.0, 90, None
+    )
     assert not any("within the spread" in line for line in far.lines)
 
 
 def test_a_cut_off_within_the_noise_names_both_batches():
     points = [spread(8, 8.0, 0.1), spread(16, 12.6, 1.5), spread(33, 25.0, 0.05), spread(64, 48.0, 0.05)]
-    rec = recommend.recommend(points, [], None, 50, None)
+    rec = sweep_words.recommend(points, [], None, 50, None)
     assert (rec.near_best.batch, rec.near_sure.batch) == (16, 33)
     assert "lies within the noise of batch 16 (" in line_of(rec, "Highest throughput: ")
     assert "batch 33 is the first beyond it" in line_of(rec, "Highest throughput: ")
@@ -215,11 +218,11 @@ def test_a_cut_off_within_the_noise_names_both_batches():
 
 def test_a_smaller_batch_over_the_budget_is_avoided_only_beyond_the_noise():
     noisy = [spread(16, 40.0, 1.0), spread(23, 56.0, 8.0), spread(24, 57.0, 1.0), spread(32, 75.0, 1.0)]
-    rec = recommend.recommend(noisy, [], 60.0, 90, None)
+    rec = sweep_words.recommend(noisy, [], 60.0, 90, None)
     line = line_of(rec, "Batch 23 breaks the budget")
     assert "avoid" not in line and "a few slow samples, not a slower batch" in line
     slower = [spread(16, 40.0, 1.0), spread(23, 59.5, 0.5), spread(24, 50.0, 1.0), spread(32, 75.0, 1.0)]
-    assert "so avoid it" in line_of(recommend.recommend(slower, [], 55.0, 90, None), "Batch 23 breaks the budget")
+    assert "so avoid it" in line_of(sweep_words.recommend(slower, [], 55.0, 90, None), "Batch 23 breaks the budget")
 
 
 def test_a_step_is_named_only_beyond_the_noise_with_the_measured_medians():
@@ -228,7 +231,7 @@ def test_a_step_is_named_only_beyond_the_noise_with_the_measured_medians():
     found = recommend.diagnose_sweep(_counted(calm), recommend.Ceilings(1e12, 1e12))
     (step, _), *_ = found.steps
     assert (step.before, step.after) == (40, 41)
-    lines = recommend.diagnosis_lines(found)
+    lines = sweep_words.diagnosis_lines(found)
     assert any(
         line.startswith("Step: batch 40 → 41 (14 ms → 17.1 ms, +22 % median, beyond the noise") for line in lines
     )
@@ -246,18 +249,18 @@ def _counted(points, flops=1e6, moved=1e6, ops=None, gaps=()):
 def test_no_verdict_rests_on_a_count_that_missed_part_of_the_work():
     points = _counted(measured((1, 1.0), (2, 1.5), (4, 2.5)), ops=10, gaps=(("aten.mkldnn_rnn_layer", 0.6),))
     probes = recommend.Probes(per_op_s=1e-6, dispatch_model="8×64 MLP at batch 1")
-    rec = recommend.recommend(points, [], None, 50, recommend.Ceilings(1e9, 1e9), probes=probes)
+    rec = sweep_words.recommend(points, [], None, 50, recommend.Ceilings(1e9, 1e9), probes=probes)
     assert [s.regime for s in rec.diagnosis.segments] == [recommend.UNKNOWN]
     line = line_of(rec, "batches 1–4: no verdict — operators no FLOP count covers (aten.mkldnn_rnn_layer) take 60 %")
     assert "bound" not in line.split("—")[0]
     assert any(line.startswith("No ridge batch predicted: the FLOP count misses operators") for line in rec.lines)
-    assert all(segment is None for _, segment in recommend.marked_lines(rec))  # no verdict span to mark
+    assert all(segment is None for _, segment in sweep_words.marked_lines(rec))  # no verdict span to mark
 
 
 def test_a_stretch_is_reported_per_point_and_never_over_a_ceiling():
     # FLOP rates of 0.4, 0.9 and 1.6 × the matmul ceiling: the stretch is compute-bound on the roofline
     points = _counted(measured((1, 2.5), (8, 8.9), (32, 20.0)), flops=1e9, moved=1e3)
-    rec = recommend.recommend(points, [], None, 50, recommend.Ceilings(1e12, 1e15))
+    rec = sweep_words.recommend(points, [], None, 50, recommend.Ceilings(1e12, 1e15))
     line = line_of(rec, "batches 1–32: compute-bound — ")
     assert "40 % (batch 1) to 90 % (batch 8) of the measured matmul rate" in line
     assert "batch 32 beats the measured matmul rate, so it does not bound it" in line
@@ -269,7 +272,7 @@ def test_a_memory_stretch_is_weighed_against_the_small_matmul_probe_and_dispatch
     # at 3 µs are 0.15 ms
     points = _counted(measured((1, 2.5)), flops=1.5e7, moved=3e7, ops=50)
     probes = recommend.Probes(3e-6, "8×64 MLP at batch 1", 13.5e9, "8×1024 MLP at batch 1")
-    rec = recommend.recommend(points, [], None, 50, recommend.Ceilings(1e11, 4e10), probes=probes)
+    rec = sweep_words.recommend(points, [], None, 50, recommend.Ceilings(1e11, 4e10), probes=probes)
     line = line_of(rec, "batch 1: memory-bound — its 30 MB (weights at each use, inputs and outputs) move at 12 GB/s: ")
     assert "30 % of the measured copy bandwidth, and 89 % of the rate this device's small matrix products" in line
     assert line.endswith("dispatching its 50 operators at 3 µs each (the dispatch probe, 8×64 MLP at batch 1) takes "
@@ -280,7 +283,7 @@ def test_each_batch_answer_is_named_for_what_it_is_and_how_they_relate():
     rec = rec_of(make_sweep(budget_ms=3.0))
     assert line_of(rec, "Largest batch within the 3 ms p90 budget: batch ")
     assert line_of(rec, f"Recommended batch: run batch {rec.run.batch} (")
-    relation = recommend.answers_line(rec)
+    relation = sweep_words.answers_line(rec)
     if {rec.run.batch, rec.within_budget.batch} != {rec.run.batch}:
         assert relation in rec.lines
         assert f"batch {rec.within_budget.batch} is the largest whose p90 fits the budget" in relation
@@ -296,10 +299,10 @@ def test_a_sweep_with_a_margin_answer_says_how_its_answers_relate():
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[2] / "benchmarks/sweeps/cpu-amd-epyc/20261201T144540Z-sweep-ecf4be.json"
-    rec = recommend.from_document(json.loads(path.read_text(encoding="utf-8")))
+    rec = sweep_words.from_document(json.loads(path.read_text(encoding="utf-8")))
     safe = recommend.margin_batch(rec)
     assert safe is not None and safe.batch < rec.within_budget.batch
-    relation = recommend.answers_line(rec)
+    relation = sweep_words.answers_line(rec)
     assert relation in rec.lines and "safe choice" not in " ".join(rec.lines)
     assert f"batch {safe.batch} fits it with a margin for the noise" in relation
     assert f"batch {rec.run.batch} is the recommended one, the guide's rule" in relation

@@ -27,7 +27,7 @@ from benchmarks.analysis.roofline.diagnosis import diagnose
 from benchmarks.analysis.roofline.forecast import committed
 from benchmarks.contract.results import load_results
 from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
-from benchmarks.site import text
+from benchmarks.site import sweep_words, text
 from benchmarks.site.data import load_site_data
 from snippets.costs import resnet50_cost
 from tests.end_to_end.test_site_build import ROOT, _tmp, built_site, write_synthetic_results, write_synthetic_sweeps
@@ -99,7 +99,7 @@ def _sweep_segments(sweeps: Path) -> dict[str, set[tuple[str, str]]]:
     where a count missed part of the work, states no regime and is left out)."""
     found = {}
     for sweep in load_results(sweeps).sweeps if sweeps.exists() else []:
-        diagnosis = recommend.from_document(sweep.doc).diagnosis
+        diagnosis = sweep_words.from_document(sweep.doc).diagnosis
         segments = diagnosis.segments if diagnosis else ()
         found[f"sweep|{sweep.id}"] = {
             (s.regime, f"{s.first}-{s.last}") for s in segments if s.regime != recommend.UNKNOWN

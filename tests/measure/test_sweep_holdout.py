@@ -11,6 +11,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from benchmarks.analysis.roofline import recommend
 from benchmarks.measure import sweep as sweep_module
 from benchmarks.measure.model_cost import call_cost
+from benchmarks.site import sweep_words
 from tests.measure import holdout
 from tests.measure.test_sweep import fast, sweep, target, written  # noqa: F401  (fixtures and helpers)
 
@@ -74,7 +75,7 @@ def test_a_holdout_sweep_counts_judges_and_says_why_it_stopped(fast, tmp_path, c
     assert any("fast paths off" in note for note in doc["model"]["notes"])
     stopped = doc["run"]["search_stopped"]  # on a loaded machine a flat stretch, measured twice, may end it first
     assert stopped == "the largest batch allowed (--max-batch 8)" or stopped.endswith(", measured twice")
-    rec = recommend.from_document(doc)
+    rec = sweep_words.from_document(doc)
     assert rec.diagnosis.segments and all(s.regime != recommend.UNKNOWN for s in rec.diagnosis.segments)
     assert f"Search stopped: {stopped}." in out.out
     printed = out.out.splitlines()

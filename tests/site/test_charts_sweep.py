@@ -5,7 +5,7 @@ that never turns back."""
 import json
 from itertools import pairwise
 
-from benchmarks.analysis.roofline import recommend
+from benchmarks.site import sweep_words
 from benchmarks.site.charts.sweep import frontier, sweep_charts
 from tests.synthetic import make_sweep
 
@@ -41,7 +41,7 @@ def test_batch_axes_tick_whole_batch_sizes_and_fit_the_data():
 
 def test_every_chart_marks_the_recommended_batch_and_the_budget():
     doc = make_sweep(batches=(1, 2, 4, 8, 16, 32, 64), budget_ms=5.0)  # SYNTHETIC, on a CUDA device: three charts
-    run = recommend.from_document(doc).run.batch
+    run = sweep_words.from_document(doc).run.batch
     specs = _specs(doc)
     assert set(specs) == {"latency", "throughput", "memory"}
     for name, spec in specs.items():

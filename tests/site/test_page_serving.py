@@ -6,11 +6,11 @@ import re
 import pytest
 
 from benchmarks.analysis.published import mlperf_server
-from benchmarks.analysis.roofline import recommend
 from benchmarks.analysis.serving.batcher.policy import LoadPoint
 from benchmarks.analysis.serving.batcher.service_curves import ServiceSource
 from benchmarks.analysis.serving.batcher.simulator import Policy, ServiceCurve
 from benchmarks.contract.results import ModelSweep
+from benchmarks.site import sweep_words
 from benchmarks.site.pages import serving
 from tests.synthetic import PAYLOAD, hostile_sweep, make_sweep
 
@@ -140,7 +140,7 @@ def test_the_simulated_tails_say_they_carry_the_sweeps_noise(page):
     said = page.html("example")
     assert "noise low" in said or "noise high" in said
     noisy = make_sweep(budget_ms=20.0)
-    if recommend.from_document(noisy).noise is not None and recommend.from_document(noisy).noise.high:
+    if sweep_words.from_document(noisy).noise is not None and sweep_words.from_document(noisy).noise.high:
         assert "carry that noise" in serving.noise_words(sweep_of(noisy))
 
 

@@ -32,7 +32,7 @@ from benchmarks.analysis.serving.batcher.ray_serve_comparison import TOLERANCE a
 from benchmarks.analysis.serving.batcher.service_curves import ServiceSource, SourceError, from_sweep
 from benchmarks.analysis.serving.batcher.simulator import MAX_BATCH, Policy, simulate
 from benchmarks.contract.results import ModelSweep
-from benchmarks.site import text
+from benchmarks.site import sweep_words, text
 from benchmarks.site.charts import distinct_ids, figure
 from benchmarks.site.charts.serving import (
     batch_formed_chart,
@@ -286,7 +286,7 @@ def noise_words(sweep: ModelSweep) -> str:
 
 
 def noise_evidence(noise) -> str:
-    line = recommend.noise_line(noise)
+    line = sweep_words.noise_line(noise)
     return line.split(" — ", 1)[1].split(". ", 1)[0].rstrip(".")
 
 

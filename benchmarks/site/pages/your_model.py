@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from benchmarks.analysis.roofline import recommend
 from benchmarks.contract.results import ModelSweep
-from benchmarks.site import text
+from benchmarks.site import sweep_words, text
 from benchmarks.site.charts import distinct_ids, figure
 from benchmarks.site.charts.sweep import memory_note, sweep_charts, where
 from benchmarks.site.model_sweeps import load_sweeps
@@ -60,7 +59,7 @@ def provenance_words(run: dict) -> str:
 
 def section(sweep: ModelSweep, chart_base: str) -> list:
     doc, model = sweep.doc, sweep.doc["model"]
-    rec = recommend.from_document(doc)
+    rec = sweep_words.from_document(doc)
     state = "" if doc["run"]["complete"] else f" The sweep is incomplete ({doc['run'].get('interrupted')})."
     notes = model.get("notes") or []
     parts: list = [
@@ -73,7 +72,7 @@ def section(sweep: ModelSweep, chart_base: str) -> list:
                 f" Notes: {'; '.join(notes)}." if notes else "",
             ]
         ),
-        Bullets([_marked(sweep, line, segment) for line, segment in recommend.marked_lines(rec)]),
+        Bullets([_marked(sweep, line, segment) for line, segment in sweep_words.marked_lines(rec)]),
     ]
     for name, chart in sweep_charts(doc):
         summary = f"{SUMMARIES[name]}. Measured on {where(doc)}; sweep {sweep.id}"
