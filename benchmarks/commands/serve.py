@@ -37,12 +37,7 @@ from benchmarks.analysis.serving.batcher.policy import (
     Evaluation,
     PolicySearch,
     evaluate,
-    explain,
-    ms,
-    pct,
-    per_s,
     search,
-    summary,
 )
 from benchmarks.analysis.serving.batcher.service_curves import (
     ServiceSource,
@@ -52,13 +47,14 @@ from benchmarks.analysis.serving.batcher.service_curves import (
     from_run,
     from_sweep,
 )
-from benchmarks.analysis.serving.batcher.simulator import HANDLERS, SERVERS, Policy
+from benchmarks.analysis.serving.batcher.simulator import HANDLERS, SERVERS, Policy, ms
 from benchmarks.commands.arguments import OneLineParser, number, numbers, whole
 from benchmarks.commands.choices import Refused, dtype_named, gpu_chosen, workload_params
 from benchmarks.contract.errors import run_command
 from benchmarks.contract.inputs import CURVE_LIMIT, InputError, read_text_bounded
 from benchmarks.contract.results import ResultsError, Run, read_document
 from benchmarks.contract.text import printable_lines
+from benchmarks.site.batcher_words import explain, pct, per_s, summary
 from benchmarks.workloads import WORKLOADS
 
 PERCENTILES = (50, 90, 95, 99, 99.9)

@@ -8,9 +8,10 @@ import pytest
 from benchmarks.analysis.published import mlperf_server
 from benchmarks.analysis.published.measurements_file import read_published
 from benchmarks.analysis.roofline.predict import predict
-from benchmarks.analysis.serving.batcher.policy import Arrivals, candidates, capacity, explain, outcome, search, summary
+from benchmarks.analysis.serving.batcher.policy import Arrivals, candidates, capacity, outcome, search
 from benchmarks.analysis.serving.batcher.simulator import Policy, ServiceCurve
 from benchmarks.gpus import find_gpu
+from benchmarks.site.batcher_words import explain, summary
 
 # A made-up curve: 10 ms + 2 ms per request, ±10 % spread (a fixture, not a measurement)
 CURVE = ServiceCurve.from_samples(

@@ -21,18 +21,16 @@ from benchmarks.analysis.serving.batcher.policy import (
     LoadPoint,
     capacity,
     ceiling_per_s,
-    explain,
     load_curve,
-    ms,
     outcome,
-    per_s,
     search,
 )
 from benchmarks.analysis.serving.batcher.ray_serve_comparison import TOLERANCE as CHECK_TOLERANCE
 from benchmarks.analysis.serving.batcher.service_curves import ServiceSource, SourceError, from_sweep
-from benchmarks.analysis.serving.batcher.simulator import MAX_BATCH, Policy, simulate
+from benchmarks.analysis.serving.batcher.simulator import MAX_BATCH, Policy, ms, simulate
 from benchmarks.contract.results import ModelSweep
 from benchmarks.site import sweep_words, text
+from benchmarks.site.batcher_words import explain, per_s
 from benchmarks.site.charts import distinct_ids, figure
 from benchmarks.site.charts.serving import (
     batch_formed_chart,
