@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from benchmarks.analysis.serving.batcher.simulation_result import SimulationResult
 from benchmarks.analysis.serving.batcher.simulator import (
     Policy,
     ServiceCurve,
-    SimulationResult,
     full_batch_ceiling,
     simulate,
 )
