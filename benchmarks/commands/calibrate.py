@@ -11,7 +11,8 @@ import argparse
 import json
 from pathlib import Path
 
-from benchmarks.analysis.roofline.forecast import CALIBRATION_FILE, TERM_WORDS, TERMS, percent
+from benchmarks.analysis.roofline import calibration_file
+from benchmarks.analysis.roofline.forecast import TERM_WORDS, TERMS, percent
 from benchmarks.commands.choices import Refused
 
 
@@ -24,7 +25,12 @@ def add_parser(commands) -> None:
         "efficiencies and each kind of work's expected error to benchmarks/published/calibration.json. "
         "Nothing is measured.",
     )
-    cmd.add_argument("--out", metavar="PATH", default=str(CALIBRATION_FILE), help="where to write (default: the above)")
+    cmd.add_argument(
+        "--out",
+        metavar="PATH",
+        default=str(calibration_file.CALIBRATION_FILE),
+        help="where to write (default: the above)",
+    )
     cmd.add_argument("--check", action="store_true", help="write nothing; exit 1 if the file differs from a fresh fit")
 
 

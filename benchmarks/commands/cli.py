@@ -13,6 +13,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from benchmarks.analysis.roofline import calibration_file
 from benchmarks.commands import calibrate as calibrate_cli
 from benchmarks.commands import doctor as doctor_cli
 from benchmarks.commands import fleet
@@ -340,10 +341,10 @@ def _calibration(doc: object) -> bool:
 
 def _calibration_problem(path: Path) -> str | None:
     """What is wrong with a calibration file, checked by its own reader, in one line; None when it is valid."""
-    from benchmarks.analysis.roofline.forecast import CalibrationError, read_calibration
+    from benchmarks.analysis.roofline.forecast import CalibrationError
 
     try:
-        read_calibration(path)
+        calibration_file.read_calibration(path)
     except CalibrationError as exc:
         return str(exc)
     return None

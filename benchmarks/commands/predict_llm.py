@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from benchmarks.analysis.roofline.forecast import committed
+from benchmarks.analysis.roofline import calibration_file
 from benchmarks.analysis.serving.llm.engine_config import MEMORY_FRACTION
 from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
 from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
@@ -52,7 +52,7 @@ def report(step: RooflineStep, batches: list[int], context: int, ceiling_only: b
     calibrated = forecast_json("decode", {"phase": "decode"}, step.dtype, step.tensor_parallel)
     forecast = None
     if not ceiling_only:
-        forecast = ForecastStep.of(step, committed().efficiency("decode", step.dtype))
+        forecast = ForecastStep.of(step, calibration_file.committed().efficiency("decode", step.dtype))
     usable = step.memory_bytes * MEMORY_FRACTION
     points = []
     for batch in batches:

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.analysis.roofline.forecast import DECODE, PREFILL, committed, expected_words
+from benchmarks.analysis.roofline import calibration_file
+from benchmarks.analysis.roofline.forecast import DECODE, PREFILL, expected_words
 from benchmarks.analysis.serving.llm.disaggregated import KVLink, Split, compare, explain_comparison, network, nvlink
 from benchmarks.analysis.serving.llm.disaggregated import simulate_disaggregated as serve_disaggregated
 from benchmarks.analysis.serving.llm.engine_config import BLOCK_TOKENS, MEMORY_FRACTION, Engine, Infeasible
@@ -321,7 +322,7 @@ def read_request(args: argparse.Namespace) -> Request:
         if args.ceiling and hand_set:
             raise Refused("--ceiling is the bare roofline; it takes no --efficiency or --step-overhead-ms")
         if not args.ceiling and not hand_set:
-            step = ForecastStep.of(step, committed().efficiency("decode", dtype))
+            step = ForecastStep.of(step, calibration_file.committed().efficiency("decode", dtype))
         where = f"{tp} × {gpu.name}"
     chunked = bool(args.chunked_prefill)
     default_tokens = 2048 if chunked else 8192
@@ -450,7 +451,7 @@ def answer(request: Request, progress: bool = True) -> dict[str, Any]:
         "step_time": step.describe(),
         "answer": answer_kind(step),
         "expected_error": {
-            kind: expected_words(committed().expected_for(kind, step.tensor_parallel), kind)
+            kind: expected_words(calibration_file.committed().expected_for(kind, step.tensor_parallel), kind)
             for kind in (DECODE, PREFILL)
         }
         if isinstance(step, ForecastStep)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from benchmarks.analysis.roofline import calibration_file
 from benchmarks.analysis.roofline.forecast import (
     Efficiency,
-    committed,
     expected_words,
     family_of,
     kind_of,
@@ -27,7 +27,7 @@ CEILING_WORDS = "ceiling: the datasheet roofline, no efficiency applied (--ceili
 
 
 def efficiency_for(workload: str, dtype: str) -> Efficiency:
-    return committed().efficiency(workload, dtype)
+    return calibration_file.committed().efficiency(workload, dtype)
 
 
 def forecast_s(point: PredictedPoint, workload: str, dtype: str) -> float:
@@ -38,12 +38,12 @@ def forecast_s(point: PredictedPoint, workload: str, dtype: str) -> float:
 def error_words(workload: str, params: Mapping[str, Any], tensor_parallel: int = 1) -> str:
     """The error a forecast of this work carries, on one GPU or split over `tensor_parallel` GPUs."""
     kind = kind_of(workload, params)
-    return expected_words(committed().expected_for(kind, tensor_parallel), kind)
+    return expected_words(calibration_file.committed().expected_for(kind, tensor_parallel), kind)
 
 
 def short_error(workload: str, params: Mapping[str, Any], tensor_parallel: int = 1) -> str:
     """'±18 % median, ±32 % p90' for a chart or a table cell; 'error unknown' without published figures."""
-    found = committed().expected_for(kind_of(workload, params), tensor_parallel)
+    found = calibration_file.committed().expected_for(kind_of(workload, params), tensor_parallel)
     return "error unknown" if found is None else f"±{percent(found.median)} median, ±{percent(found.p90)} p90"
 
 
@@ -59,7 +59,7 @@ def efficiency_words(workload: str, dtype: str) -> str:
 def forecast_json(workload: str, params: Mapping[str, Any], dtype: str, tensor_parallel: int = 1) -> dict[str, Any]:
     kind = kind_of(workload, params)
     e = efficiency_for(workload, dtype)
-    found = committed().expected_for(kind, tensor_parallel)
+    found = calibration_file.committed().expected_for(kind, tensor_parallel)
     return {
         "kind": kind,
         "scope": found.scope if found is not None else None,

@@ -12,7 +12,7 @@ import math
 import sys
 from pathlib import Path
 
-from benchmarks.analysis.roofline.forecast import committed
+from benchmarks.analysis.roofline import calibration_file
 from benchmarks.analysis.serving.llm.disaggregated import Split, nvlink, simulate_disaggregated
 from benchmarks.analysis.serving.llm.engine_config import Engine
 from benchmarks.analysis.serving.llm.engine_tuning import rows, tune
@@ -32,7 +32,7 @@ H100 = find_gpu("NVIDIA H100 SXM")
 
 def _step(model: str = "Llama-3-8B", tp: int = 1, **options) -> ForecastStep:
     base = RooflineStep(find_model(model), H100, "bfloat16", tensor_parallel=tp, **options)
-    return ForecastStep.of(base, committed().efficiency("decode", "bfloat16"))
+    return ForecastStep.of(base, calibration_file.committed().efficiency("decode", "bfloat16"))
 
 
 def _summary(result) -> dict:

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from benchmarks.analysis.roofline import forecast
+from benchmarks.analysis.roofline import calibration_file, forecast
 from benchmarks.analysis.roofline.forecast import (
     LLM,
     MATMUL,
@@ -20,7 +20,6 @@ from benchmarks.analysis.roofline.forecast import (
     expected,
     fit,
     leave_one_source_out,
-    read_calibration,
 )
 from benchmarks.contract.percentiles import nearest_rank
 
@@ -122,7 +121,7 @@ def test_the_error_is_also_given_apart_for_a_model_split_over_gpus():
 
 
 def test_a_tool_takes_the_error_of_its_own_case_and_falls_back_to_the_kinds():
-    committed = read_calibration()
+    committed = calibration_file.read_calibration()
     pooled = committed.expected_for("decode")
     assert pooled.scope is None
     assert committed.expected_for("decode", 1).scope == "one GPU"
@@ -135,32 +134,32 @@ def test_a_tool_takes_the_error_of_its_own_case_and_falls_back_to_the_kinds():
 
 
 def test_a_forecast_never_beats_its_ceiling():
-    committed = read_calibration()
+    committed = calibration_file.read_calibration()
     for e in committed.calibration.efficiencies.values():
         assert 0 < e.memory <= 1 and 0 < e.compute <= 1 and e.fixed_s >= 0
 
 
 def test_a_bad_calibration_file_is_one_line_naming_the_field(tmp_path):
-    doc = json.loads(forecast.CALIBRATION_FILE.read_text(encoding="utf-8"))
+    doc = json.loads(calibration_file.CALIBRATION_FILE.read_text(encoding="utf-8"))
     name = next(iter(doc["groups"]))
     doc["groups"][name]["memory"] = 3
     path = tmp_path / "calibration.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(CalibrationError, match=rf"groups\.{name}\.memory: must be a number") as found:
-        read_calibration(path)
+        calibration_file.read_calibration(path)
     assert "\n" not in str(found.value)
     path.write_text("{", encoding="utf-8")
     with pytest.raises(CalibrationError, match="is not JSON"):
-        read_calibration(path)
-    doc = json.loads(forecast.CALIBRATION_FILE.read_text(encoding="utf-8"))
+        calibration_file.read_calibration(path)
+    doc = json.loads(calibration_file.CALIBRATION_FILE.read_text(encoding="utf-8"))
     doc["expected_error_by_scope"]["tensor parallel"]["decode"]["median"] = -1
     path.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(CalibrationError, match=r"expected_error_by_scope\.tensor parallel\.decode\.median: must be"):
-        read_calibration(path)
+        calibration_file.read_calibration(path)
     doc["expected_error_by_scope"] = {"two GPUs": {}}
     path.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(CalibrationError, match=r"expected_error_by_scope\.two GPUs: is not a field here"):
-        read_calibration(path)
+        calibration_file.read_calibration(path)
 
 
 @pytest.mark.parametrize(
@@ -169,20 +168,20 @@ def test_a_bad_calibration_file_is_one_line_naming_the_field(tmp_path):
      ("forecast", -1, "forecast: must be a number"), ("extra", 1, "extra: is not a field here")],
 )  # fmt: skip
 def test_a_bad_forecast_of_one_figure_is_one_line_naming_it(tmp_path, field, value, said):
-    doc = json.loads(forecast.CALIBRATION_FILE.read_text(encoding="utf-8"))
+    doc = json.loads(calibration_file.CALIBRATION_FILE.read_text(encoding="utf-8"))
     figure_id = next(iter(doc["forecasts"]))
     doc["forecasts"][figure_id][field] = value
     path = tmp_path / "calibration.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(CalibrationError, match=rf"forecasts\.{figure_id}\.{said}") as found:
-        read_calibration(path)
+        calibration_file.read_calibration(path)
     assert "\n" not in str(found.value)
 
 
 def test_every_published_figure_has_its_committed_forecast_without_its_source():
     from benchmarks.analysis.published.calibration import committed_study
 
-    forecasts = read_calibration().forecasts
+    forecasts = calibration_file.read_calibration().forecasts
     outcomes = committed_study().outcomes
     assert set(forecasts) == {o.figure.id for o in outcomes}
     for o in outcomes:

@@ -2,6 +2,7 @@
 
 import pytest
 
+from benchmarks.analysis.roofline import calibration_file
 from benchmarks.analysis.serving.llm.engine_config import Engine
 from benchmarks.analysis.serving.llm.measured_step import MeasuredStep, NoMeasurement
 from benchmarks.analysis.serving.llm.request_lengths import Lengths
@@ -58,7 +59,6 @@ def test_a_run_without_what_the_step_needs_is_refused():
 def test_every_step_the_engine_takes_is_a_step_model():
     """The engine's one seam: the datasheet's step, the calibrated forecast and a measured decoder all give what
     StepModel names, and a step that lacks a part of it is not one."""
-    from benchmarks.analysis.roofline.forecast import committed
     from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
     from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
     from benchmarks.analysis.serving.llm.step_model import StepModel
@@ -66,7 +66,7 @@ def test_every_step_the_engine_takes_is_a_step_model():
     from benchmarks.llm_models import LLAMA_3_8B
 
     roofline = RooflineStep(LLAMA_3_8B, find_gpu("NVIDIA H100 SXM"), "bfloat16")
-    efficiency = committed().efficiency("decode", "bfloat16")
+    efficiency = calibration_file.committed().efficiency("decode", "bfloat16")
     for found in (roofline, ForecastStep.of(roofline, efficiency), MeasuredStep(fixture_run())):
         assert isinstance(found, StepModel), type(found).__name__
 

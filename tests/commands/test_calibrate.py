@@ -3,7 +3,7 @@ committed one is a fresh fit."""
 
 import json
 
-from benchmarks.analysis.roofline import forecast
+from benchmarks.analysis.roofline import calibration_file
 from benchmarks.commands.cli import main
 
 
@@ -11,7 +11,7 @@ def test_calibrate_writes_the_file_and_check_tells_a_stale_one(tmp_path, capsys)
     out = tmp_path / "calibration.json"
     assert main(["calibrate", "--out", str(out)]) == 0
     said = capsys.readouterr().out
-    assert out.read_text(encoding="utf-8") == forecast.CALIBRATION_FILE.read_text(encoding="utf-8")
+    assert out.read_text(encoding="utf-8") == calibration_file.CALIBRATION_FILE.read_text(encoding="utf-8")
     assert "published figures from" in said and "median |error|" in said and str(out) in said
     assert main(["calibrate", "--check", "--out", str(out)]) == 0
     doc = json.loads(out.read_text(encoding="utf-8"))

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from benchmarks.analysis.roofline.forecast import committed
+from benchmarks.analysis.roofline import calibration_file
 from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
 from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
 from benchmarks.commands.cli import main
@@ -29,7 +29,7 @@ def test_the_issue_s_command_answers_with_the_step_serve_llm_schedules(capsys):
     assert code == 0, err
     found = json.loads(out)
     ceiling = RooflineStep(LLAMA_3_8B, find_gpu("NVIDIA H100 SXM"), "bfloat16")
-    forecast = ForecastStep.of(ceiling, committed().efficiency("decode", "bfloat16"))
+    forecast = ForecastStep.of(ceiling, calibration_file.committed().efficiency("decode", "bfloat16"))
     context = found["assumptions"]["context"]
     assert context == 2048 and found["answer"] == "forecast"
     for point in found["points"]:

@@ -79,9 +79,18 @@ ALLOWED = {
     "snippets": {"snippets"},
     "package": {"commands", "measure"},  # __main__ runs the command line; benchmarks.sweep() the sweep
 }
-# What the simulators take from the roofline core: the cost model, predictions and forecasts of a step, the cited
-# launch cost, and, for a step read off a committed run, its curves and the decode page's arithmetic.
-ROOFLINE_THE_SIMULATORS_USE = {"cost_model", "predict", "forecast", "cited_figures", "curves", "decode"}
+# What the simulators take from the roofline core: the cost model, predictions and forecasts of a step (and the
+# calibration committed for them), the cited launch cost, and, for a step read off a committed run, its curves and
+# the decode page's arithmetic.
+ROOFLINE_THE_SIMULATORS_USE = {
+    "cost_model",
+    "predict",
+    "forecast",
+    "calibration_file",
+    "cited_figures",
+    "curves",
+    "decode",
+}  # calibration_file: the forecast as committed
 # Imports that still point the wrong way, each to be removed, never added to.
 KNOWN_WRONG_WAY: set[tuple[str, str]] = set()
 

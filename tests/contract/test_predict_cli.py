@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.analysis.roofline.forecast import committed, point_parts
+from benchmarks.analysis.roofline import calibration_file
+from benchmarks.analysis.roofline.forecast import point_parts
 from benchmarks.analysis.roofline.predict import PredictedPoint
 from benchmarks.commands.cli import main
 from benchmarks.contract.results import DEFAULT_RESULTS_DIR, load_results
@@ -55,12 +56,12 @@ def test_the_json_has_the_assumptions_a_point_per_batch_the_ridge_batch_and_the_
     assert first["bound"] == "memory" and first["fits"] is True
     assert found["ridge_batch"] == [{"count": "bytes as counted", "batch": None, "on_ridge": False}]  # MHA, 512
     # the forecast: the committed calibration's efficiencies applied to the ceiling, with the error of decode on one GPU
-    e = committed().efficiency("decode", "float16")
+    e = calibration_file.committed().efficiency("decode", "float16")
     assert found["forecast"]["efficiency"] == {"memory": e.memory, "compute": e.compute, "fixed_s": e.fixed_s}
     ceiling = PredictedPoint(1, first["flops"], first["bytes"], first["flops"] / 312e12, first["seconds"], 0.0)
     assert first["forecast_seconds"] == pytest.approx(e.seconds(point_parts(ceiling)), rel=1e-3)
     assert first["forecast_seconds"] >= first["seconds"]  # never faster than the ceiling
-    error = committed().expected_for("decode", 1)
+    error = calibration_file.committed().expected_for("decode", 1)
     assert found["forecast"]["kind"] == "decode" and found["forecast"]["expected_error"]["median"] == error.median
 
 
@@ -113,7 +114,7 @@ def test_the_table_states_the_assumptions_once(capsys):
 def test_a_decode_table_gives_the_forecast_beside_the_ceiling(capsys):
     params = [arg for pair in KIPPLY for arg in ("--param", pair)]
     code, out, _ = predict(capsys, "decode", "--gpu", "a100 sxm4 40gb", "--dtype", "fp16", "--batch", "1", *params)
-    error = committed().expected_for("decode", 1)
+    error = calibration_file.committed().expected_for("decode", 1)
     assert code == 0 and f"expected error ±{error.median * 100:.0f} % median, ±{error.p90 * 100:.0f} % at p90" in out
     assert out.splitlines()[-2].split()[0] == "1" and "forecast    ceiling" in out
     assert "the matmuls' max(FLOPs / peak FLOP/s, bytes / bandwidth) plus the attention's" in out

@@ -19,12 +19,11 @@ import pytest
 
 from benchmarks.analysis.published.calibration import committed_study
 from benchmarks.analysis.published.roofline_check import BREAKS, checks
-from benchmarks.analysis.roofline import decode, recommend
+from benchmarks.analysis.roofline import calibration_file, decode, recommend
 from benchmarks.analysis.roofline.calculator import gpu_ridge_batch
 from benchmarks.analysis.roofline.curves import curves, group_by
 from benchmarks.analysis.roofline.decode import decode_terms
 from benchmarks.analysis.roofline.diagnosis import diagnose
-from benchmarks.analysis.roofline.forecast import committed
 from benchmarks.contract.results import load_results
 from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.site import sweep_words, text
@@ -242,7 +241,10 @@ def test_home_guide_and_calculator_state_one_count_and_the_forecasts_error():
     cached = gpu_ridge_batch(h100, "bfloat16", 4096, 8, "cache")
     assert f"ridge batch ≈ {stated:,.0f} with every layer's activations through memory" in home
     assert f"(≈ {cached:,.0f} with activations kept in cache, the other bound" in home
-    decode, gemm = committed().expected_for("decode", 1), committed().expected_for("GEMM", 1)
+    decode, gemm = (
+        calibration_file.committed().expected_for("decode", 1),
+        calibration_file.committed().expected_for("GEMM", 1),
+    )
     guide = _text(site / "guide" / "index.html")
     assert f"expected error ±{decode.median * 100:.0f} % median, ±{decode.p90 * 100:.0f} % at p90" in guide
     assert "79.6 GiB as its driver reports it" in guide

@@ -4,7 +4,7 @@ import html
 import json
 import re
 
-from benchmarks.analysis.roofline.forecast import committed
+from benchmarks.analysis.roofline import calibration_file
 from benchmarks.gpus import GPUS
 from benchmarks.site.pages import calculator
 from tests.synthetic import make_run, site_data
@@ -108,7 +108,7 @@ def test_each_preset_gives_the_numbers_predict_prints():
 def test_the_calculator_draws_the_ceiling_and_the_forecast_with_its_expected_error():
     page = calculator.build(site_data(empty=True))
     said = page.html("chart")
-    error = committed().expected_for("GEMM", 1)
+    error = calibration_file.committed().expected_for("GEMM", 1)
     assert "The line is the ceiling, the forecast beside it: " in said
     assert f"expected error ±{error.median * 100:.0f} % median, ±{error.p90 * 100:.0f} % at p90" in said
     spec = json.dumps(page.sections["chart"][0].spec)

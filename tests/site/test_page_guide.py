@@ -2,7 +2,7 @@
 
 import re
 
-from benchmarks.analysis.roofline.forecast import committed
+from benchmarks.analysis.roofline import calibration_file
 from benchmarks.gpus import GPUS
 from benchmarks.site.pages import guide
 from tests.synthetic import make_run, site_data
@@ -27,7 +27,7 @@ def test_the_worked_examples_come_from_the_cited_config_and_the_datasheet():
     assert "128 KiB per token" in kv and "<td>8,192</td><td>1.00 GiB</td><td>64</td>" in kv
     assert "<td>2,048</td><td>256 MiB</td><td>258</td>" in kv and "79.6 GiB as its driver reports it" in kv
     # the worked decode step has its forecast beside the ceiling, with the cross-validated error of decode figures
-    error = committed().expected_for("decode", 1)
+    error = calibration_file.committed().expected_for("decode", 1)
     assert "The ceiling (the roofline) of one decode step" in kv and "The forecast, calibrated on published" in kv
     assert f"expected error ±{error.median * 100:.0f} % median, ±{error.p90 * 100:.0f} % at p90" in kv
     assert "huggingface.co/meta-llama/Meta-Llama-3-8B" in kv

@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from benchmarks.analysis.roofline.forecast import committed
+from benchmarks.analysis.roofline import calibration_file
 from benchmarks.site.pages import home, methodology, reproduce, theory
 from benchmarks.site.placeholders import SITE_ROOT
 from tests.synthetic import make_run, site_data
@@ -38,7 +38,7 @@ def test_until_a_gpu_run_is_committed_home_answers_with_a_labelled_h100_predicti
         assert "from about 2,197 rows" in answer and "to 2,831 (the ReLUs&#x27; bytes counted as fused" in answer
         assert "the floor of an empty kernel&#x27;s launch" in answer
         # the chart draws the ceiling; the forecast beside it carries the matrix products' cross-validated error
-        error = committed().expected_for("GEMM", 1)
+        error = calibration_file.committed().expected_for("GEMM", 1)
         assert "draws the ceiling" in answer and "That is the ceiling; the forecast beside it" in answer
         assert f"expected error ±{error.median * 100:.0f} % median, ±{error.p90 * 100:.0f} % at p90" in answer
         assert "launch overhead" in answer and "memory (weight read)" in answer and "compute" in answer

@@ -8,6 +8,7 @@ from statistics import median
 import pytest
 
 from benchmarks.analysis.published.calibration import committed_study
+from benchmarks.analysis.roofline import calibration_file
 from benchmarks.analysis.roofline.forecast import percent
 from benchmarks.commands import serve_llm
 from benchmarks.site.pages import llm_serving
@@ -125,9 +126,8 @@ def test_the_budget_rate_is_the_steady_state_answer(page):
 
 
 def test_the_llm_charts_say_they_draw_the_ceiling_and_what_the_command_answers():
-    from benchmarks.analysis.roofline.forecast import committed
 
-    error = committed().expected_for("decode", 1)
+    error = calibration_file.committed().expected_for("decode", 1)
     front, latency = llm_serving.predicted_front()[0], llm_serving.predicted_latencies()[0]
     for figure in (front, latency):
         subtitle = " ".join(figure.spec["title"]["subtitle"])

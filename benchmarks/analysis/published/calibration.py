@@ -23,6 +23,7 @@ from functools import lru_cache
 
 from benchmarks.analysis.published.roofline_check import RooflineRowCheck, calls, checks
 from benchmarks.analysis.published.serving_figures import ServingRow, predict_row, read_serving
+from benchmarks.analysis.roofline import calibration_file
 from benchmarks.analysis.roofline.forecast import CNN as CNN_KIND
 from benchmarks.analysis.roofline.forecast import (
     DECODE,
@@ -40,7 +41,6 @@ from benchmarks.analysis.roofline.forecast import (
     fit,
     leave_one_source_out,
     precision_of,
-    to_json,
     total_parts,
 )
 from benchmarks.analysis.serving.llm.forecast_step import ForecastStep, RecordingStep
@@ -146,7 +146,7 @@ class Study:
         ]
 
     def to_json(self) -> dict:
-        return to_json(self.calibration, self.outcomes, len(self.figures), self.sources)
+        return calibration_file.to_json(self.calibration, self.outcomes, len(self.figures), self.sources)
 
 
 def _evaluator(rows: dict[str, ServingRow]):

@@ -16,9 +16,8 @@ from typing import Any
 
 import altair as alt
 
-from benchmarks.analysis.roofline import calculator
+from benchmarks.analysis.roofline import calculator, calibration_file
 from benchmarks.analysis.roofline.curves import Curve
-from benchmarks.analysis.roofline.forecast import committed
 from benchmarks.analysis.roofline.regimes import WeightBandwidth, bandwidth_points, cache_levels, matmul_points
 from benchmarks.contract.results import Run
 from benchmarks.gpus import BYTES_PER_ELEMENT, GPU
@@ -327,7 +326,7 @@ def _calculator_rates(gpus: Sequence[GPU], measured_devices: Sequence[dict[str, 
     """One row per (device, dtype): peak rate, bandwidth and element size, datasheet then measured."""
     rates = [
         {"gpu": gpu.name, "dtype": dtype, "peak": peak, "bandwidth": gpu.bandwidth, "size": BYTES_PER_ELEMENT[dtype],
-         **_etas(committed().efficiency("mlp", dtype))}
+         **_etas(calibration_file.committed().efficiency("mlp", dtype))}
         for gpu in gpus
         for dtype, peak in gpu.peak_flops.items()
         if dtype in CALCULATOR_DTYPES

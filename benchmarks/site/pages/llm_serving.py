@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from functools import cache
 
 from benchmarks.analysis.published.serving_figures import ServingRowCheck, serving_checks
+from benchmarks.analysis.roofline import calibration_file
 from benchmarks.analysis.roofline.cited_figures import KERNEL_LAUNCH_S
 from benchmarks.analysis.roofline.cost_model import ALLREDUCE_LATENCY_S
-from benchmarks.analysis.roofline.forecast import CommittedForecast, committed, percent
+from benchmarks.analysis.roofline.forecast import percent
 from benchmarks.analysis.serving.llm.disaggregated import DeploymentComparison, Split, compare, nvlink
 from benchmarks.analysis.serving.llm.engine_config import Engine
 from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
@@ -139,7 +140,7 @@ def answer_plan(gpu: str, chunked: bool, forecast: bool = True):
 def answer_setting(gpu: str, chunked: bool, forecast: bool = True):
     """One case's setting and the step it is planned on: the forecast's, or the bare roofline's."""
     s = setting(gpu, Engine(chunked_prefill=True, max_batched_tokens=CHUNK) if chunked else None)
-    return s, ForecastStep.of(s.step, committed().efficiency("decode", DTYPE)) if forecast else s.step
+    return s, ForecastStep.of(s.step, calibration_file.committed().efficiency("decode", DTYPE)) if forecast else s.step
 
 
 def one_sequence_step_s(gpu: str, chunked: bool) -> float:
@@ -647,18 +648,18 @@ def what_differs(check: ServingRowCheck) -> str:
     return "; ".join(said)
 
 
-def cross_validated() -> dict[str, CommittedForecast]:
+def cross_validated() -> dict[str, calibration_file.CommittedForecast]:
     """Each published serving row as the calibration forecast it without its source (the committed file's
     leave-one-source-out study, the published page's)."""
-    forecasts = committed().forecasts
+    forecasts = calibration_file.committed().forecasts
     return {c.row.id: forecasts[c.row.id] for c in checks()}
 
 
-def error_cell(forecast: CommittedForecast) -> str:
+def error_cell(forecast: calibration_file.CommittedForecast) -> str:
     return f"{forecast.error * 100:+.0f} %"
 
 
-def check_row(check: ServingRowCheck, outcome: CommittedForecast) -> list:
+def check_row(check: ServingRowCheck, outcome: calibration_file.CommittedForecast) -> list:
     row = check.row
     unit = row.unit
     fmt = (lambda v: f"{v:,.1f} {unit}") if unit == "ms" else (lambda v: f"{v:,.0f} {unit}")
@@ -673,7 +674,7 @@ def check_row(check: ServingRowCheck, outcome: CommittedForecast) -> list:
     ]
 
 
-def forecast_errors_words(outcomes: list[CommittedForecast]) -> str:
+def forecast_errors_words(outcomes: list[calibration_file.CommittedForecast]) -> str:
     """The median |error| of the rows' forecasts, over the rows the step time sets and over all of them."""
     fitted = sorted(abs(o.error) for o in outcomes if o.fitted)
     every = sorted(abs(o.error) for o in outcomes)

@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from benchmarks.analysis.roofline import calibration_file
 from benchmarks.analysis.roofline.cost_model import FUSED
-from benchmarks.analysis.roofline.forecast import committed, expected_words, kind_of, percent, point_parts
+from benchmarks.analysis.roofline.forecast import expected_words, kind_of, percent, point_parts
 from benchmarks.analysis.roofline.predict import predict
 from benchmarks.analysis.serving.batcher.simulator import MAX_BATCH, ServiceCurve
 from benchmarks.contract.errors import UserError
@@ -205,13 +206,13 @@ def from_prediction(
     how = f", {fusion}" if counted else ""
     words = ""
     if forecast:
-        efficiency = committed().efficiency(workload, dtype)
+        efficiency = calibration_file.committed().efficiency(workload, dtype)
         seconds = {p.batch: efficiency.seconds(point_parts(p)) for p in points}
         kind = kind_of(workload, full)
         words = (
             f"memory-bound work at {percent(efficiency.memory)} of the bandwidth, compute-bound at "
             f"{percent(efficiency.compute)} of the FLOP/s, {efficiency.fixed_s * 1e3:.2f} ms fixed per call "
-            f"(fitted to published figures); {expected_words(committed().expected_for(kind, 1), kind)}"
+            f"(fitted to published figures); {expected_words(calibration_file.committed().expected_for(kind, 1), kind)}"
         )
     curve = ServiceCurve.deterministic(seconds, spec.shape(full)) if forecast else ceiling
     return ServiceSource(

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.analysis.roofline import calibration_file
 from benchmarks.analysis.serving.llm.engine_config import Engine
 from benchmarks.analysis.serving.llm.engine_step import EngineCurveStep, request_times
 from benchmarks.analysis.serving.llm.simulation import replay
@@ -270,7 +271,6 @@ def host_device(check: EngineCheck):
 def forecast_steps(check: EngineCheck):
     """setting name → the calibrated forecast's step on the host's measured ceilings (the GPUs' fitted efficiencies
     and fixed cost, unchanged), or None where the check measured no ceilings or its model is not in the registry."""
-    from benchmarks.analysis.roofline.forecast import committed
     from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
     from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
     from benchmarks.llm_models import find_model
@@ -279,7 +279,10 @@ def forecast_steps(check: EngineCheck):
     dtype = check.doc["engine"]["model_config"].get("torch_dtype", "bfloat16")
     if check.doc["ceilings"] is None or model is None or dtype not in check.doc["ceilings"]["matmul"]:
         return None
-    step = ForecastStep.of(RooflineStep(model, host_device(check), dtype), committed().efficiency("decode", dtype))
+    step = ForecastStep.of(
+        RooflineStep(model, host_device(check), dtype),
+        calibration_file.committed().efficiency("decode", dtype),
+    )
 
     def for_setting(name: str) -> _PooledForecast:
         return _PooledForecast(step, check.setting(name)["cache"]["blocks"] or 1)
