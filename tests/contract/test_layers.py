@@ -220,3 +220,14 @@ def test_a_class_name_found_by_grep_is_the_one_class_meant():
     assert len(defined) > 100  # the walk found the package
     twice = {name: where for name, where in defined.items() if len(where) > 1}
     assert not twice, twice
+
+
+def test_no_analysis_module_outgrows_one_job():
+    lines = {
+        str(path.relative_to(ROOT)): len(path.read_text().splitlines())
+        for path in (ROOT / "benchmarks" / "analysis").rglob("*.py")
+    }
+    assert len(lines) > 30
+    engine = {p: n for p, n in lines.items() if "/serving/llm/" in p}
+    assert engine and max(engine.values()) <= 500, sorted(engine.items(), key=lambda item: -item[1])[:3]
+    assert max(lines.values()) <= 600, sorted(lines.items(), key=lambda item: -item[1])[:3]
