@@ -587,10 +587,14 @@ def tuned_answer(request: Request, assumptions: dict[str, Any], progress: bool) 
                             expert_parallel=_expert_parallel(ceiling, tp))  # fmt: skip
         return ForecastStep.of(step, base.forecast) if isinstance(base, ForecastStep) else step
 
-    _progress(progress, f"the settings over {request.tune_gpus} GPUs", 0, 1)
+    def planned(done: int, total: int) -> None:
+        if progress:
+            print(f"planned {done} of {total} settings over {request.tune_gpus} GPUs", file=sys.stderr, flush=True)
+
     try:
         found: Tuning = tune(step_for, request.engine, request.prompt, request.output, request.budget,
-                             request.tune_gpus, n_requests=request.requests, seed=request.seed)  # fmt: skip
+                             request.tune_gpus, n_requests=request.requests, seed=request.seed,
+                             progress=planned)  # fmt: skip
     except Infeasible as exc:
         raise Refused(str(exc)) from None
     tuning = {"gpus": found.gpus, "tried": tuning_rows(found), "explanation": explain_tuning(found)}

@@ -4,7 +4,7 @@ and that a width whose weights leave no room is refused, not picked."""
 import pytest
 
 from benchmarks.analysis.serving.llm.engine_config import Engine
-from benchmarks.analysis.serving.llm.engine_tuning import explain_tuning, settings, tune, widths
+from benchmarks.analysis.serving.llm.engine_tuning import explain_tuning, rows, settings, tune, widths
 from benchmarks.analysis.serving.llm.planning import plan
 from benchmarks.analysis.serving.llm.request_lengths import Lengths
 from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
@@ -63,3 +63,18 @@ def test_a_width_too_narrow_for_the_weights_is_refused():
     narrow = [t for t in found.tried if t.setting.tensor_parallel == 1]
     assert narrow and all(t.refused and t.found is None for t in narrow)
     assert found.best is not None and found.best.setting.tensor_parallel == 2
+
+
+def test_the_answer_is_the_same_on_one_process_and_on_several():
+    def step_for(tp):
+        return RooflineStep(LLAMA_3_8B, H100, "bfloat16", tensor_parallel=tp)
+
+    ends = []
+
+    def on(workers):
+        return tune(step_for, Engine(), Lengths.fixed(500), Lengths.fixed(50), Budget(0.05), 2, n_requests=100,
+                    workers=workers, progress=lambda done, total: ends.append((done, total)))  # fmt: skip
+
+    one, several = on(1), on(2)
+    assert rows(one) == rows(several) and len(one.tried) == 8
+    assert ends[:8] == [(k, 8) for k in range(1, 9)] and ends[8:] == ends[:8]

@@ -12,7 +12,9 @@ same). Pure.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from benchmarks.analysis.serving.llm.engine_config import Engine, Infeasible
@@ -79,10 +81,16 @@ def tune(
     *,
     n_requests: int = 1000,
     seed: int = 0,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Tuning:
     """Every setting over `gpus` GPUs (`step_for(tp)` gives the step of a TP-wide engine), its plan and its tokens/s
-    per GPU. A width whose weights leave no room for one request's cache is tried and refused."""
-    tried, steps = [], {}
+    per GPU. A width whose weights leave no room for one request's cache is tried and refused. The settings are
+    planned on `workers` processes (every core for None); each plan is seeded alike, so the answer is the same on
+    any number of them. `progress(done, total)` is called as each plan ends."""
+    tried: list[Tried | None] = []
+    jobs: list[tuple[int, tuple]] = []
+    steps: dict[int, RooflineStep] = {}
     for s in settings(gpus, prompt.high + output.high):
         if s.tensor_parallel not in steps:
             steps[s.tensor_parallel] = step_for(s.tensor_parallel)
@@ -94,13 +102,33 @@ def tune(
             continue
         settings_here = dataclasses.replace(engine, chunked_prefill=s.chunked_prefill,
                                             max_batched_tokens=s.max_batched_tokens)  # fmt: skip
-        try:
-            found = plan(step, settings_here, prompt, output, budget, n_requests=n_requests, seed=seed)
-        except Infeasible as exc:
-            tried.append(Tried(s, None, None, str(exc)))
-            continue
-        tried.append(Tried(s, found, _per_gpu(found, s.tensor_parallel)))
-    return Tuning(budget, gpus, tuple(tried))
+        jobs.append((len(tried), (s, step, settings_here, prompt, output, budget, n_requests, seed)))
+        tried.append(None)
+    jobs.reverse()  # the widest engines run the most sequences and take longest: started first, they end together
+    count = min(workers or os.cpu_count() or 1, len(jobs))
+    if count <= 1:
+        for done, (index, job) in enumerate(jobs, 1):
+            tried[index] = _try(job)
+            if progress:
+                progress(done, len(jobs))
+    else:
+        with ProcessPoolExecutor(count) as pool:
+            pending = {pool.submit(_try, job): index for index, job in jobs}
+            for done, future in enumerate(as_completed(pending), 1):
+                tried[pending[future]] = future.result()
+                if progress:
+                    progress(done, len(jobs))
+    return Tuning(budget, gpus, tuple(t for t in tried if t is not None))
+
+
+def _try(job: tuple) -> Tried:
+    """One setting's plan (run in a worker process: a top-level function of picklable arguments)."""
+    s, step, engine, prompt, output, budget, n_requests, seed = job
+    try:
+        found = plan(step, engine, prompt, output, budget, n_requests=n_requests, seed=seed)
+    except Infeasible as exc:
+        return Tried(s, None, None, str(exc))
+    return Tried(s, found, _per_gpu(found, s.tensor_parallel))
 
 
 def _per_gpu(found: BudgetPlan | None, tensor_parallel: int) -> float | None:
