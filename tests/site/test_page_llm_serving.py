@@ -125,15 +125,45 @@ def test_the_budget_rate_is_the_steady_state_answer(page):
     assert "meets the budget up to about 40.16" not in said
 
 
-def test_the_llm_charts_say_they_draw_the_ceiling_and_what_the_command_answers():
+def _layers(spec: dict) -> list[dict]:
+    found = []
+    for part in spec.get("layer", []) + spec.get("hconcat", []):
+        found += [part, *_layers(part)]
+    return found
 
+
+def test_the_llm_charts_draw_the_forecast_with_its_band_and_the_ceiling_dashed():
     error = calibration_file.committed().expected_for("decode", 1)
     front, latency = llm_serving.predicted_front()[0], llm_serving.predicted_latencies()[0]
     for figure in (front, latency):
         subtitle = " ".join(figure.spec["title"]["subtitle"])
-        assert "ceiling" in subtitle and "answers with the forecast" in subtitle
+        assert "Forecast" in subtitle and "ceiling" in subtitle and "nothing measured" in subtitle
         assert f"±{error.median * 100:.0f} % median" in subtitle
         assert all(len(line) <= 120 for line in figure.spec["title"]["subtitle"])
+    front_layers = _layers(front.spec)
+    lines = [layer for layer in front_layers if layer.get("mark", {}).get("type") == "line"]
+    drawn = {row["drawn"] for layer in lines for row in layer["data"]["values"]}
+    assert drawn == {"forecast", "ceiling"}
+    assert any(
+        layer.get("mark", {}).get("type") == "rule" and "x2" in layer.get("encoding", {}) for layer in front_layers
+    )
+    latency_layers = _layers(latency.spec)
+    assert any(layer.get("mark", {}).get("type") == "area" for layer in latency_layers)
+    assert any(layer.get("mark", {}).get("strokeDash") == [1, 3] for layer in latency_layers)
+
+
+def test_the_forecast_front_is_below_its_ceiling_and_its_band_spans_the_median_error():
+    forecast, ceiling = llm_serving.fronts(), llm_serving.fronts(False)
+    for gpu, points in forecast.items():
+        top = {p.concurrency: p.result.tokens_per_s for p in ceiling[gpu]}
+        for p in points:
+            if p.concurrency in top:
+                assert p.result.tokens_per_s < top[p.concurrency], (gpu, p.concurrency)
+    low, high = llm_serving.published_span(llm_serving.decode_error())
+    m = llm_serving.decode_error()
+    assert low < 1 < high and 1 / low - 1 == pytest.approx(m) and 1 - 1 / high == pytest.approx(m)
+    for band in llm_serving.latency_band_rows():
+        assert band["fast_ms"] < band["slow_ms"]
 
 
 def test_the_notebooks_settings_table_names_options_the_command_takes():

@@ -1,6 +1,6 @@
 """The charts of the LLM-serving page: the front of total against per-user tokens per second, and the latencies
-against concurrency with the KV limit marked. Every point is a simulation on a datasheet roofline: nothing on
-them was measured, and each says so.
+against concurrency with the KV limit marked. Every point is a simulation on a step forecast from a datasheet
+roofline, drawn with its expected error, and the ceiling beside it: nothing on them was measured, and each says so.
 
 Pure Python (Altair builds JSON only): nothing here imports torch.
 """
@@ -69,23 +69,33 @@ def labelled_points(
     return [rows[i] for i in sorted(kept)]
 
 
+DRAWN = {"forecast": [1, 0], "ceiling": [5, 3]}  # the forecast solid, the datasheet roofline's ceiling dashed
+
+
 def front_chart(
-    rows: Sequence[dict[str, Any]], title: str, subtitle: Sequence[str], band: tuple[float, float] | None = None
+    rows: Sequence[dict[str, Any]],
+    title: str,
+    subtitle: Sequence[str],
+    band: tuple[float, float] | None = None,
+    ceiling_rows: Sequence[dict[str, Any]] = (),
 ) -> alt.LayerChart:
     """`rows` hold gpu, concurrency, total (tokens/s), per_user (tokens/s) and kv_full (the cache full at its
     peak): one line per GPU through its concurrencies, per-user rate on x, total on y, both log. With `band`
-    (low, high: shares of the roofline published systems reached), a faint segment through each point from the
-    low share to the high one: the same point slowed by each share, per user and in all alike."""
+    (low, high: the factors within which the expected error puts a point), a faint segment through each point from
+    the low factor to the high one, per user and in all alike. `ceiling_rows` (the same fields): each GPU's line
+    on the ceiling, dashed, without points."""
     gpus = list(dict.fromkeys(r["gpu"] for r in rows))
     color = alt.Color("gpu:N", title="GPU (datasheet)", scale=alt.Scale(domain=gpus, range=PALETTE[: len(gpus)]))
     low, high = band or (1.0, 1.0)
     spans = [{**r, "per_user_low": r["per_user"] * low, "total_low": r["total"] * low,
               "per_user_high": r["per_user"] * high, "total_high": r["total"] * high} for r in rows]  # fmt: skip
+    drawn = [{**r, "drawn": "forecast"} for r in rows] + [{**r, "drawn": "ceiling"} for r in ceiling_rows]
     x_title = ["tokens per second per user (1 / median time", "per output token, first token's wait left out)"]
-    x_domain = _domain([v for r in spans for v in (r["per_user_low"], r["per_user"])])
+    x_domain = _domain([v for r in spans for v in (r["per_user_low"], r["per_user_high"])]
+                       + [r["per_user"] for r in drawn])  # fmt: skip
     x_scale = alt.Scale(type="log", domain=x_domain, nice=False)
     y_title = "output tokens per second, all users"
-    y_domain = _domain([v for r in spans for v in (r["total_low"], r["total"])])
+    y_domain = _domain([v for r in spans for v in (r["total_low"], r["total_high"])] + [r["total"] for r in drawn])
     y_scale = alt.Scale(type="log", domain=y_domain, nice=False)
     x = alt.X("per_user:Q", title=x_title, scale=x_scale, axis=alt.Axis(format="~s", **SPACED))
     y = alt.Y("total:Q", title=y_title, scale=y_scale, axis=alt.Axis(format="~s", **SPACED))
@@ -97,7 +107,12 @@ def front_chart(
         alt.Tooltip("kv_peak:Q", title="KV cache at its peak", format=".0%"),
     ]
     base = alt.Chart(alt.Data(values=chart_rows(spans)))
-    line = base.mark_line(strokeWidth=2).encode(x=x, y=y, color=color, order="concurrency:Q", tooltip=tip)
+    dash = alt.StrokeDash("drawn:N", title="drawn", scale=alt.Scale(domain=list(DRAWN), range=list(DRAWN.values())))
+    line = (
+        alt.Chart(alt.Data(values=chart_rows(drawn)))
+        .mark_line(strokeWidth=2)
+        .encode(x=x, y=y, color=color, strokeDash=dash, order="concurrency:Q", tooltip=[alt.Tooltip("drawn:N"), *tip])
+    )
     points = base.mark_point(filled=True, size=50).encode(
         x=x,
         y=y,
@@ -128,11 +143,12 @@ def token_latency_chart(
     title: str,
     subtitle: Sequence[str],
     band_rows: Sequence[dict[str, Any]] = (),
+    ceiling_rows: Sequence[dict[str, Any]] = (),
 ) -> alt.HConcatChart:
     """Two panels against concurrency (log-log): time to first token, and time per output token, each at p50
     (solid) and p99 (dashed), one colour per `series`; a rule where the KV cache fills (`limit`). `band_rows`
-    (concurrency, fast_ms, slow_ms) shade, in the time-per-token panel, what the published systems' band of
-    shares of the roofline gives for a p50."""
+    (concurrency, fast_ms, slow_ms) shade, in the time-per-token panel, the span the expected error gives a p50.
+    `ceiling_rows` (series, concurrency, metric, ms): a p50 on the ceiling, a thin dotted line in its colour."""
     series = list(dict.fromkeys(r["series"] for r in rows))
     color = alt.Color("series:N", title="engine", scale=alt.Scale(domain=series, range=PALETTE[: len(series)]))
     dash = alt.StrokeDash("percentile:N", title="percentile", scale=alt.Scale(domain=list(DASH),
@@ -155,6 +171,10 @@ def token_latency_chart(
         line = base.mark_line(strokeWidth=2).encode(x=x, y=y, color=color, strokeDash=dash, tooltip=tip)
         dots = base.mark_point(filled=True, size=30).encode(x=x, y=y, color=color, tooltip=tip)
         layers = [line, dots]
+        ceiling = [r for r in ceiling_rows if r["metric"] == metric]
+        if ceiling:
+            thin = alt.Chart(alt.Data(values=chart_rows(ceiling))).mark_line(strokeWidth=1.2, strokeDash=[1, 3])
+            layers.append(thin.encode(x=x, y=y, color=color))
         if metric == "tpot_ms" and band_rows:
             shade = alt.Chart(alt.Data(values=chart_rows(list(band_rows)))).mark_area(opacity=0.15, color=LABEL_GREY)
             layers.insert(0, shade.encode(x=x, y=alt.Y("fast_ms:Q", title=words, scale=alt.Scale(type="log")),

@@ -67,27 +67,42 @@ class ChartedSetting:
         return kv_limit(self.step, self.engine, self.prompt, self.output)
 
 
-def setting(gpu: str, engine: Engine | None = None) -> ChartedSetting:
-    return ChartedSetting(gpu, RooflineStep(MODEL, find_gpu(gpu), DTYPE), Lengths.fixed(PROMPT), Lengths.fixed(OUTPUT),
-                   engine or Engine(cuda_graphs=True))  # fmt: skip
+def setting(gpu: str, engine: Engine | None = None, forecast: bool = True) -> ChartedSetting:
+    """One GPU's setting, on the forecast step (the roofline slowed by the decode efficiencies calibrated on
+    published figures, as `serve llm` answers) or on the ceiling's (`forecast=False`)."""
+    step = RooflineStep(MODEL, find_gpu(gpu), DTYPE)
+    if forecast:
+        step = ForecastStep.of(step, calibration_file.committed().efficiency("decode", DTYPE))
+    return ChartedSetting(gpu, step, Lengths.fixed(PROMPT), Lengths.fixed(OUTPUT), engine or Engine(cuda_graphs=True))
 
 
 @cache
-def fronts() -> dict[str, list[FrontPoint]]:
-    """Closed loops of each concurrency, prompts first, on each GPU."""
+def fronts(forecast: bool = True) -> dict[str, list[FrontPoint]]:
+    """Closed loops of each concurrency, prompts first, on each GPU (the forecast's, or the ceiling's)."""
     found = {}
     for gpu in GPUS:
-        s = setting(gpu)
+        s = setting(gpu, forecast=forecast)
         wanted = [c for c in CONCURRENCY if c <= 2 * s.limit] or [1]
         found[gpu] = front(s.step, s.engine, s.prompt, s.output, wanted, n_requests=REQUESTS)
     return found
 
 
 @cache
-def chunked_front() -> list[FrontPoint]:
-    s = setting(FOCUS, Engine(chunked_prefill=True, max_batched_tokens=CHUNK, cuda_graphs=True))
+def chunked_front(forecast: bool = True) -> list[FrontPoint]:
+    s = setting(FOCUS, Engine(chunked_prefill=True, max_batched_tokens=CHUNK, cuda_graphs=True), forecast)
     return front(s.step, s.engine, s.prompt, s.output, [c for c in CONCURRENCY if c <= 2 * s.limit],
                  n_requests=REQUESTS)  # fmt: skip
+
+
+def decode_error() -> float:
+    """The median |forecast ÷ published − 1| of the published decode figures on one GPU, cross-validated: the
+    half-width of the band the charts draw around the forecast."""
+    return calibration_file.committed().expected_for("decode", 1).median
+
+
+def published_span(error: float) -> tuple[float, float]:
+    """Where a published figure falls for a forecast rate of 1 when |forecast ÷ published − 1| ≤ `error`."""
+    return 1 / (1 + error), 1 / (1 - error)
 
 
 @cache
@@ -139,8 +154,8 @@ def answer_plan(gpu: str, chunked: bool, forecast: bool = True):
 
 def answer_setting(gpu: str, chunked: bool, forecast: bool = True):
     """One case's setting and the step it is planned on: the forecast's, or the bare roofline's."""
-    s = setting(gpu, Engine(chunked_prefill=True, max_batched_tokens=CHUNK) if chunked else None)
-    return s, ForecastStep.of(s.step, calibration_file.committed().efficiency("decode", DTYPE)) if forecast else s.step
+    s = setting(gpu, Engine(chunked_prefill=True, max_batched_tokens=CHUNK) if chunked else None, forecast)
+    return s, s.step
 
 
 def one_sequence_step_s(gpu: str, chunked: bool) -> float:
@@ -182,7 +197,7 @@ def answer_parts() -> list:
                 ),
                 " gives the same forecast for other lengths, GPUs and budgets (",
                 code("--ceiling"),
-                " the bare roofline, which the charts below draw).",
+                " the bare roofline, which the charts below draw dashed beside the forecast).",
             ]
         ),
     ]
@@ -223,7 +238,7 @@ def memory_and_step_time_by_gpu() -> list:
     decode step's time for one sequence and for a full cache."""
     rows = []
     for gpu in GPUS:
-        s = setting(gpu)
+        s = setting(gpu, forecast=False)
         step = s.step
         one = step.detail(step.decode_work(1, PROMPT + OUTPUT / 2)).seconds
         full = step.detail(step.decode_work(max(1, s.limit), PROMPT + OUTPUT / 2)).seconds
@@ -231,7 +246,7 @@ def memory_and_step_time_by_gpu() -> list:
             gpu, memory_cell(s.step.gpu), text.fmt_bytes(step.weight_bytes),
             f"{step.kv_blocks():,}", f"{s.limit:,}", _ms(one), _ms(full), _ms(step.fixed_s),
         ])  # fmt: skip
-    step = setting(FOCUS).step
+    step = setting(FOCUS, forecast=False).step
     return [
         Paragraph(
             [
@@ -265,7 +280,7 @@ def memory_and_step_time_by_gpu() -> list:
 # --------------------------------------------------------------------------- the front
 
 
-def front_rows() -> list[dict]:
+def front_rows(forecast: bool = True) -> list[dict]:
     return [
         {
             "gpu": gpu,
@@ -275,25 +290,29 @@ def front_rows() -> list[dict]:
             "kv_peak": p.result.kv_peak_share,
             "kv": "full" if p.result.kv_peak_share >= 0.99 else "room left",
         }
-        for gpu, points in fronts().items()
+        for gpu, points in fronts(forecast).items()
         for p in points
     ]
 
 
 def one_user_and_best_total_by_gpu() -> str:
-    """Per GPU: the rate one user gets, and the most tokens per second in all, at what concurrency."""
+    """Per GPU: the rate one user gets, and the most tokens per second in all, at what concurrency, in the forecast;
+    and the ceiling's most."""
     said = []
+    ceilings = fronts(False)
     for gpu, points in fronts().items():
         best = max(points, key=lambda p: p.result.tokens_per_s)
         alone = points[0].result
+        top = max(p.result.tokens_per_s for p in ceilings[gpu])
         said.append(
             f"on the {gpu} one user gets {alone.tokens_per_s_per_user:,.0f} tokens/s, and the most in all is "
             f"{best.result.tokens_per_s:,.0f} tokens/s at {best.concurrency} clients, "
             f"{best.result.tokens_per_s_per_user:,.0f} each while an answer streams and "
-            f"{best.result.tokens_per_s_per_user_with_first:,.0f} each counting the wait for the first token"
+            f"{best.result.tokens_per_s_per_user_with_first:,.0f} each counting the wait for the first token "
+            f"(the ceiling: {top:,.0f} in all)"
         )
     return (
-        "Predicted (datasheet roofline, the ceiling; prompts first): "
+        f"Forecast (±{percent(decode_error())} median; prompts first): "
         + "; ".join(said)
         + f". {PER_USER} Past the KV limit the total stops rising: more clients only wait for blocks."
     )
@@ -307,9 +326,9 @@ PER_USER = (
 
 
 def forecast_label() -> str:
-    """What the command answers beside the ceiling these charts draw: the forecast, with the decode kind's error."""
+    """What the charts draw: the forecast with its band, the ceiling dashed, and the error behind the band."""
     error = short_error("decode", {})
-    return f"serve llm: answers with the forecast, cross-validated on published decode figures: {error}"
+    return f"forecast solid, its band the median error ({error}, published decode figures), ceiling dashed"
 
 
 def predicted_front() -> list:
@@ -318,21 +337,23 @@ def predicted_front() -> list:
         front_rows(),
         f"Tokens per second in all against per user: {MODEL.name}, {DTYPE}",
         [
-            "Draws the ceiling: predicted from datasheet rooflines, not the calibrated forecast; nothing measured.",
+            "Forecast: the datasheet roofline slowed by efficiencies fitted to published figures; nothing measured.",
             f"Closed loops of 1–512 clients (up to twice the KV limit), {PROMPT:,}-token prompts, {OUTPUT}-token "
             "answers, prompts first;",
             forecast_label(),
         ],
-        None,
+        published_span(decode_error()),
+        front_rows(False),
     )
     return [
         figure(
             chart,
             "llm-serving-front",
-            f"Predicted front of {MODEL.name} on the L4, H100 SXM and H200",
+            f"Forecast front of {MODEL.name} on the L4, H100 SXM and H200",
             "Log-log chart, one line per GPU: output tokens per second of all users against tokens per second per "
-            "user, one point per number of concurrent clients, crosses where the KV cache is full. Datasheet "
-            "predictions from the continuous-batching simulator; nothing measured.",
+            "user, one point per number of concurrent clients, crosses where the KV cache is full; a faint segment "
+            "through each point spans the forecast's median error, and a dashed line per GPU is the datasheet "
+            "ceiling. Forecasts from the continuous-batching simulator; nothing measured.",
         ),
         Paragraph(one_user_and_best_total_by_gpu()),
     ]
@@ -341,15 +362,25 @@ def predicted_front() -> list:
 # --------------------------------------------------------------------------- latencies
 
 
-def latency_rows() -> list[dict]:
+def latency_rows(forecast: bool = True, percentiles: tuple[int, ...] = (50, 99)) -> list[dict]:
     rows = []
-    for series, points in ((PROMPTS_FIRST, fronts()[FOCUS]), (CHUNKED, chunked_front())):
+    for series, points in ((PROMPTS_FIRST, fronts(forecast)[FOCUS]), (CHUNKED, chunked_front(forecast))):
         for p in points:
             for metric, name in (("ttft_ms", "ttft"), ("tpot_ms", "tpot")):
-                for q in (50, 99):
+                for q in percentiles:
                     rows.append({"series": series, "concurrency": p.concurrency, "metric": metric,
                                  "percentile": f"p{q}", "ms": p.result.percentile(name, q) * 1e3})  # fmt: skip
     return rows
+
+
+def latency_band_rows() -> list[dict]:
+    """The span the decode error gives the prompts-first p50 time per output token of the forecast."""
+    fast, slow = published_span(decode_error())
+    return [
+        {"concurrency": r["concurrency"], "fast_ms": r["ms"] / slow, "slow_ms": r["ms"] / fast}
+        for r in latency_rows(percentiles=(50,))
+        if r["series"] == PROMPTS_FIRST and r["metric"] == "tpot_ms"
+    ]
 
 
 def why_time_per_token_rises() -> str:
@@ -358,7 +389,7 @@ def why_time_per_token_rises() -> str:
     context = PROMPT + OUTPUT / 2
     small, large = (s.step.detail(s.step.decode_work(b, context)) for b in (1, s.limit))
     return (
-        f"Why more running sequences raise the time per token (predicted, {FOCUS}): a decode step reads every "
+        f"Why more running sequences raise the time per token (forecast, {FOCUS}): a decode step reads every "
         f"weight once whatever the batch, and each sequence's own cache. With one sequence the matrix products take "
         f"{_ms(small.matmul_s)} ({small.matmul_bound}-bound) and the attention {_ms(small.attention_s)}; with "
         f"{s.limit} sequences the matrix products take {_ms(large.matmul_s)} ({large.matmul_bound}-bound) and the "
@@ -377,7 +408,7 @@ def what_chunked_prefill_changes() -> str:
     c = max(k for k in cut if k in whole and k <= 64)
     w, k = whole[c], cut[c]
     return (
-        f"Chunked prefill (predicted, {FOCUS}, {c} clients): the longest gap between two tokens falls from "
+        f"Chunked prefill (forecast, {FOCUS}, {c} clients): the longest gap between two tokens falls from "
         f"{_ms(float(w.itl_s.max()))} with prompts first to {_ms(float(k.itl_s.max()))} when prompts are cut into "
         f"pieces of at most {CHUNK:,} tokens that share steps with decoding, and the p99 time per output token "
         f"moves from {_ms(w.percentile('tpot', 99))} to {_ms(k.percentile('tpot', 99))}; the p50 time to first "
@@ -395,21 +426,24 @@ def predicted_latencies() -> list:
         s.limit,
         f"Time to first token and per output token against concurrency: {MODEL.name}, {DTYPE}, {FOCUS}",
         [
-            f"Draws the ceiling (the datasheet roofline), nothing measured. Closed loops, {PROMPT:,}-token prompts, "
-            f"{OUTPUT}-token answers;",
-            "solid p50, dashed p99; the dotted rule marks where the KV cache is full;",
-            forecast_label(),
+            "Forecast: the datasheet roofline slowed by efficiencies fitted to published figures; nothing measured.",
+            f"Closed loops, {PROMPT:,}-token prompts, {OUTPUT}-token answers; solid p50, dashed p99; dotted rule: "
+            "the KV cache full;",
+            f"shaded: the p50 time per token's median error ({short_error('decode', {})}); thin dotted: the "
+            "ceiling's p50",
         ],
-        [],
+        latency_band_rows(),
+        latency_rows(False, (50,)),
     )
     return [
         figure(
             chart,
             "llm-serving-latency",
-            f"Predicted latencies of {MODEL.name} on the {FOCUS} against concurrency",
+            f"Forecast latencies of {MODEL.name} on the {FOCUS} against concurrency",
             "Two log-log panels against the number of concurrent clients: time to first token and time per output "
             "token, at p50 and p99, for prompts first and for chunked prefill, with a rule where the KV cache is "
-            "full. Datasheet predictions from the continuous-batching simulator; nothing measured.",
+            "full, a shaded span of the forecast's median error around the p50 time per token, and the ceiling's "
+            "p50 as thin dotted lines. Forecasts from the continuous-batching simulator; nothing measured.",
         ),
         Paragraph(why_time_per_token_rises()),
         Paragraph(what_chunked_prefill_changes()),
@@ -461,7 +495,7 @@ def largest_concurrency_within_budget() -> list:
 def prefix_runs() -> list[tuple[float, Result]]:
     """Poisson arrivals on the focus GPU with a share of prompts beginning with one shared prefix, each run long
     enough to be steady (`simulate_steady`)."""
-    s = setting(FOCUS, Engine(cuda_graphs=True))
+    s = setting(FOCUS, Engine(cuda_graphs=True), forecast=False)
     found = []
     for share in PREFIX_SHARES:
         engine = Engine(cuda_graphs=True, prefix=SharedPrefix(PREFIX_TOKENS, share))
