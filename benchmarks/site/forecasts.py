@@ -6,7 +6,7 @@ Pure Python (no torch, no numpy).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchmarks.analysis.roofline import calibration_file
@@ -84,3 +84,23 @@ def chart_line(workload: str, params: Mapping[str, Any], dtype: str | None = Non
 
 def ceiling_chart_line() -> str:
     return "draws the ceiling: the datasheet roofline, no efficiency applied"
+
+
+def forecast_rows(points: Sequence[PredictedPoint], workload: str, params: Mapping[str, Any], dtype: str) -> list[dict]:
+    """Each predicted call's forecast in µs, at least its launches as the ceiling counts them (a call takes the longer
+    of its launches and its operations), and the span within which the kind's median error puts a published time:
+    forecast ÷ (1 ± median). Empty where no published figure of the kind is in the calibration."""
+    found = calibration_file.committed().expected_for(kind_of(workload, params), 1)
+    if found is None:
+        return []
+    rows = []
+    for p in points:
+        us = max(p.fixed_s, forecast_s(p, workload, dtype)) * 1e6
+        rows.append({"batch": p.batch, "us": us, "low_us": us / (1 + found.median), "high_us": us / (1 - found.median)})
+    return rows
+
+
+def band_chart_line(workload: str, params: Mapping[str, Any]) -> str:
+    """What a chart drawing the forecast with its band beside the ceiling draws, for its subtitle."""
+    kind = kind_of(workload, params)
+    return f"forecast solid, shaded within its median error ({short_error(workload, params)}, published {kind} figures)"

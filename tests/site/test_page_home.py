@@ -3,7 +3,10 @@
 import re
 from pathlib import Path
 
+import pytest
+
 from benchmarks.analysis.roofline import calibration_file
+from benchmarks.site.forecasts import forecast_rows
 from benchmarks.site.pages import home, methodology, reproduce, theory
 from benchmarks.site.placeholders import SITE_ROOT
 from tests.synthetic import make_run, site_data
@@ -37,9 +40,10 @@ def test_until_a_gpu_run_is_committed_home_answers_with_a_labelled_h100_predicti
         # the eager crossover as a range: the ReLUs' own traffic counted, or fused as the chart draws it
         assert "from about 2,197 rows" in answer and "to 2,831 (the ReLUs&#x27; bytes counted as fused" in answer
         assert "the floor of an empty kernel&#x27;s launch" in answer
-        # the chart draws the ceiling; the forecast beside it carries the matrix products' cross-validated error
+        # the chart draws the ceiling dashed and the forecast solid within the matrix products' cross-validated error
         error = calibration_file.committed().expected_for("GEMM", 1)
-        assert "draws the ceiling" in answer and "That is the ceiling; the forecast beside it" in answer
+        assert "forecast solid, shaded within its median error" in answer and "ceiling dashed" in answer
+        assert "That is the ceiling; the forecast beside it" in answer
         assert f"expected error ±{error.median * 100:.0f} % median, ±{error.p90 * 100:.0f} % at p90" in answer
         assert "launch overhead" in answer and "memory (weight read)" in answer and "compute" in answer
         assert "forums.developer.nvidia.com" in answer  # the launch cost is someone else's measurement, cited
@@ -107,3 +111,20 @@ def test_the_first_screen_says_what_the_site_covers():
     first = HOME_NOTEBOOK.read_text(encoding="utf-8").split("**The question.**", 1)[0]
     assert "**What this site covers.** Inference" in first and "Training:" in first
     assert all(f"]({page}/)" in first for page in ("serving", "llm_serving", "training"))
+
+
+def test_the_predicted_chart_draws_each_forecast_within_its_band_and_never_under_its_launches():
+    """Both panels: a forecast per ceiling point, inside its band, slower than the ceiling's operations and never
+    faster than the launches the ceiling counts."""
+    _, _, large, small = home.predicted_h100_curves()
+    m = calibration_file.committed().expected_for("GEMM", 1).median
+    for points, params in ((large, home.LARGE), (small, home.SMALL)):
+        rows = forecast_rows(points, "mlp", params, home.ANSWER_DTYPE)
+        assert [r["batch"] for r in rows] == [p.batch for p in points]
+        for row, point in zip(rows, points, strict=True):
+            assert row["low_us"] < row["us"] < row["high_us"]
+            assert row["us"] / row["low_us"] == pytest.approx(1 + m) and row["us"] / row["high_us"] == pytest.approx(
+                1 - m
+            )
+            assert row["us"] >= point.seconds * 1e6 * (1 - 1e-9)  # no efficiency above 1: never under the ceiling
+            assert row["us"] >= point.fixed_s * 1e6

@@ -1,5 +1,6 @@
 """The chart of a prediction: latency against batch from a device's ceilings, nothing measured, each
-stretch shaded by what bounds it (launch overhead, memory, compute).
+stretch shaded by what bounds it (launch overhead, memory, compute); the ceiling dashed, and where given the
+forecast solid with the span of its expected error.
 
 Pure Python (Altair builds JSON only): nothing here imports torch.
 """
@@ -27,6 +28,7 @@ from benchmarks.site.charts import (
 
 BOUND_WORDS = {OVERHEAD: "launch overhead", MEMORY: "memory (weight read)", COMPUTE: "compute"}
 BOUND_COLORS = {OVERHEAD: "#d95f02", MEMORY: "#1f77b4", COMPUTE: "#d62728"}
+FORECAST_COLOR = "#222222"  # the forecast's line and band, over the bounds' shades
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,7 @@ class PredictedPanel:
     points: Sequence[PredictedPoint]
     regions: Sequence[Region]
     marks: Sequence[tuple[float, str]]  # (batch, label) of the batches where the bound changes
+    forecast: Sequence[dict] = ()  # batch, us, low_us, high_us: the forecast and the span its expected error gives
 
 
 def _panel(panel: PredictedPanel, batches: Sequence[float]) -> alt.LayerChart:
@@ -78,7 +81,26 @@ def _panel(panel: PredictedPanel, batches: Sequence[float]) -> alt.LayerChart:
         )
     )
     rules = labelled_rules([{"batch": b, "label": label} for b, label in panel.marks], "batch")
-    return alt.layer(shade, line, *rules).properties(width=HEADLINE_PANEL, height=HEIGHT, title=panel.title)
+    layers = [shade, line]
+    if panel.forecast:
+        y = alt.Y("us:Q", title="predicted latency per call (µs)", scale=alt.Scale(type="log"))
+        told = alt.Chart(alt.Data(values=chart_rows(list(panel.forecast))))
+        band = told.mark_area(opacity=0.22, color=FORECAST_COLOR).encode(
+            x=x, y=alt.Y("low_us:Q", title="predicted latency per call (µs)", scale=alt.Scale(type="log")),
+            y2="high_us:Q",
+        )  # fmt: skip
+        solid = told.mark_line(strokeWidth=2.5, color=FORECAST_COLOR).encode(
+            x=x,
+            y=y,
+            tooltip=[
+                alt.Tooltip("batch:Q", format=",.0f"),
+                alt.Tooltip("us:Q", title="forecast µs", format=".3~g"),
+                alt.Tooltip("low_us:Q", title="within its median error from", format=".3~g"),
+                alt.Tooltip("high_us:Q", title="to", format=".3~g"),
+            ],
+        )
+        layers = [shade, band, line, solid]
+    return alt.layer(*layers, *rules).properties(width=HEADLINE_PANEL, height=HEIGHT, title=panel.title)
 
 
 def predicted_chart(panels: Sequence[PredictedPanel], title: str, subtitle: Sequence[str]) -> alt.HConcatChart:

@@ -15,7 +15,7 @@ from benchmarks.site import data as site_data
 from benchmarks.site.charts import SITE_ROOT
 from benchmarks.site.charts.predicted import PredictedPanel, mark_label, predicted_chart
 from benchmarks.site.data import SiteData
-from benchmarks.site.forecasts import ceiling_chart_line, efficiency_words, error_words
+from benchmarks.site.forecasts import band_chart_line, efficiency_words, error_words, forecast_rows
 from benchmarks.site.render import (
     Admonition,
     Bullets,
@@ -88,9 +88,11 @@ def predicted_answer_parts() -> list:
     ridge_marks = [(ridge, mark_label("ridge batch", ridge))] if ridge else []
     eager_marks = [(free_until, mark_label("launches overtaken", free_until))] if free_until else []
     panels = [
-        PredictedPanel(f"{MLP.shape(LARGE)}, roofline alone", large, regions(large), ridge_marks),
-        PredictedPanel(f"{MLP.shape(SMALL)}, eager ({launches} launches)", small, regions(small), eager_marks),
-    ]
+        PredictedPanel(f"{MLP.shape(LARGE)}, roofline alone", large, regions(large), ridge_marks,
+                       forecast_rows(large, "mlp", LARGE, ANSWER_DTYPE)),
+        PredictedPanel(f"{MLP.shape(SMALL)}, eager ({launches} launches)", small, regions(small), eager_marks,
+                       forecast_rows(small, "mlp", SMALL, ANSWER_DTYPE)),
+    ]  # fmt: skip
     rates = f"{text.fmt_rate(ceilings.flops_per_s, 'FLOP/s')} dense bf16, {text.fmt_rate(ceilings.bytes_per_s, 'B/s')}"
     launch = launch_cost_words()
     chart = predicted_chart(
@@ -98,20 +100,21 @@ def predicted_answer_parts() -> list:
         f"Predicted from the datasheet, not measured: {ANSWER_GPU.name}, bf16",
         [
             f"{rates} (datasheet) · eager launches at {launch} each (measured by others)",
-            ceiling_chart_line(),
+            f"{band_chart_line('mlp', LARGE)}; ceiling dashed",
         ],
     )
     figure = charts.figure(
         chart,
         "home-predicted",
         f"Predicted for an {ANSWER_GPU.name} in bf16, not measured",
-        f"Two log-log panels of predicted latency per call against batch size, shaded by what bounds it. Left: "
+        f"Two log-log panels of predicted latency per call against batch size, shaded by what bounds it, the "
+        "datasheet ceiling dashed and the forecast solid within the span of its median error. Left: "
         f"{MLP.shape(LARGE)} from the datasheet's roofline alone: flat while reading the weights takes longer than "
         f"the arithmetic, then growing with the batch past the ridge batch ≈ {text.fmt_batch(ridge)}. Right: the "
         f"article's {MLP.shape(SMALL)} called eagerly, its {launches} kernel launches costing more than its weight "
         "read until the arithmetic overtakes them",
-        "Predicted latency per call against batch, shaded by what bounds it: a large MLP on the roofline alone (left) "
-        "and the article's MLP called eagerly (right).",
+        "Predicted latency per call against batch, shaded by what bounds it, ceiling dashed and forecast solid: a "
+        "large MLP on the roofline alone (left) and the article's MLP called eagerly (right).",
     )
     return [figure, *prediction_paragraphs(ceilings, launches, large, small)]
 
