@@ -109,10 +109,16 @@ def test_the_calculator_draws_the_ceiling_and_the_forecast_with_its_expected_err
     page = calculator.build(site_data(empty=True))
     said = page.html("chart")
     error = calibration_file.committed().expected_for("GEMM", 1)
-    assert "The line is the ceiling, the forecast beside it: " in said
+    assert "The solid line is the forecast, the dashed one the ceiling: " in said
     assert f"expected error ±{error.median * 100:.0f} % median, ±{error.p90 * 100:.0f} % at p90" in said
     spec = json.dumps(page.sections["chart"][0].spec)
-    assert "forecast_ms" in spec and "dotted orange: the forecast" in spec
+    assert (
+        "forecast_ms" in spec
+        and "solid red: the forecast" in spec
+        and "dashed blue:" in spec
+        and "the ceiling, max(FLOPs" in spec
+    )
+    assert f'"error": {error.median}' in spec and "forecast_ms_low" in spec and '"type": "area"' in spec
 
 
 def test_the_title_names_the_chosen_device_dtype_and_mlp():

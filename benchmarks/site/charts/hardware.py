@@ -269,11 +269,11 @@ def calculator_chart(
         )
     ]
     subtitle = [
-        "solid: the ceiling, max(FLOPs ÷ peak, bytes ÷ bandwidth) per call, from the datasheet (a measured device:",
-        "from its run's ceilings), every layer's activations to memory · dotted orange: the forecast, the ceiling",
-        "divided by the share of its bound published matrix products reached (a measured device: its ceilings)",
-        "· grey dashed: the ridge batch · grey dotted: the ridge if activations stay in cache between layers",
-        "· dots: the device's measured depth-8 MLPs, if any",
+        "solid red: the forecast, the ceiling divided by the share of its bound published matrix products",
+        "reached, shaded within their median error (a measured device: its own ceilings, no band) · dashed blue:",
+        "the ceiling, max(FLOPs ÷ peak, bytes ÷ bandwidth) per call from the datasheet (a measured device: from its",
+        "run's ceilings), every layer's activations to memory · grey dashed: the ridge batch · grey dotted: the",
+        "ridge if activations stay in cache between layers · dots: the device's measured depth-8 MLPs, if any",
     ]
     return (
         alt.vconcat(*panels)
@@ -326,19 +326,25 @@ def _calculator_rates(gpus: Sequence[GPU], measured_devices: Sequence[dict[str, 
     """One row per (device, dtype): peak rate, bandwidth and element size, datasheet then measured."""
     rates = [
         {"gpu": gpu.name, "dtype": dtype, "peak": peak, "bandwidth": gpu.bandwidth, "size": BYTES_PER_ELEMENT[dtype],
-         **_etas(calibration_file.committed().efficiency("mlp", dtype))}
+         **_etas(calibration_file.committed().efficiency("mlp", dtype)), "error": _median_error()}
         for gpu in gpus
         for dtype, peak in gpu.peak_flops.items()
         if dtype in CALCULATOR_DTYPES
     ]  # fmt: skip
     rates += [  # a measured device's own ceilings: its forecast line is those ceilings
         {"gpu": d["name"], "dtype": dtype, "peak": peak, "bandwidth": bandwidth, "size": BYTES_PER_ELEMENT[dtype],
-         "eta_memory": 1.0, "eta_compute": 1.0}
+         "eta_memory": 1.0, "eta_compute": 1.0, "error": 0.0}
         for d in measured_devices
         for dtype, (peak, bandwidth) in d["rates"].items()
         if dtype in CALCULATOR_DTYPES
     ]  # fmt: skip
     return rates
+
+
+def _median_error() -> float:
+    """The matrix products' cross-validated median error: the half-width of the forecast's band (0 without one)."""
+    found = calibration_file.committed().expected_for("GEMM", 1)
+    return found.median if found is not None else 0.0
 
 
 def _etas(efficiency) -> dict[str, float]:
@@ -358,6 +364,12 @@ def _predicted(rates: list[dict[str, Any]]) -> alt.Chart:
         .transform_calculate(seconds=expressions["seconds"], forecast=expressions["forecast"])
         .transform_calculate(ms="datum.seconds * 1000", rows_per_s="datum.batch / datum.seconds")
         .transform_calculate(forecast_ms="datum.forecast * 1000", forecast_rows_per_s="datum.batch / datum.forecast")
+        .transform_calculate(  # where the median error puts a published figure: forecast ÷ (1 ± error)
+            forecast_ms_low="datum.forecast_ms / (1 + datum.error)",
+            forecast_ms_high="datum.forecast_ms / (1 - datum.error)",
+            forecast_rows_per_s_low="datum.forecast_rows_per_s * (1 - datum.error)",
+            forecast_rows_per_s_high="datum.forecast_rows_per_s * (1 + datum.error)",
+        )
     )
 
 
@@ -381,7 +393,7 @@ def _calculator_layers(
     """One panel's layers: the prediction, the ridge rule and its label, and the measured dots."""
     x = batch_axis(CALCULATOR_BATCHES)
     y = alt.Y(f"{field}:Q", title=y_title, scale=alt.Scale(type="log"))
-    line = predicted.mark_line(strokeWidth=2, color=PALETTE[0]).encode(
+    line = predicted.mark_line(strokeWidth=2, strokeDash=[6, 4], color=PALETTE[0]).encode(
         x=x,
         y=y,
         tooltip=[
@@ -390,7 +402,10 @@ def _calculator_layers(
             alt.Tooltip("rows_per_s:Q", title="rows/s", format=".4~s"),
         ],
     )
-    forecast = predicted.mark_line(strokeWidth=2, strokeDash=[2, 2], color=PALETTE[1]).encode(
+    band = predicted.mark_area(opacity=0.2, color=PALETTE[1]).encode(
+        x=x, y=alt.Y(f"forecast_{field}_low:Q", scale=alt.Scale(type="log")), y2=f"forecast_{field}_high:Q"
+    )
+    forecast = predicted.mark_line(strokeWidth=2.5, color=PALETTE[1]).encode(
         x=x,
         y=alt.Y(f"forecast_{field}:Q", scale=alt.Scale(type="log")),
         tooltip=[
@@ -414,7 +429,8 @@ def _calculator_layers(
                 fontSize=11, color=LABEL_GREY, angle=270,
             ).encode(x="batch:Q", y=alt.value(y), text="label:N")
         )  # fmt: skip
-    return [line, forecast, *rules, _measured_dots(measured, field)] if measured else [line, forecast, *rules]
+    drawn = [band, line, forecast, *rules]
+    return [*drawn, _measured_dots(measured, field)] if measured else drawn
 
 
 def _measured_dots(measured: list[dict[str, Any]], field: str) -> alt.Chart:

@@ -74,10 +74,11 @@ def band_sentence() -> list:
     """What the calculator draws, and the forecast beside it: the efficiencies fitted to published matrix products
     and the error they showed, cross-validated."""
     return [
-        strong("The line is the ceiling, the forecast beside it: "),
-        "the solid line is the ceiling (the datasheet roofline); the dotted line is the forecast, its memory-bound "
+        strong("The solid line is the forecast, the dashed one the ceiling: "),
+        "the dashed line is the ceiling (the datasheet roofline); the solid line is the forecast, its memory-bound "
         "work at the share of the bandwidth and its compute-bound work at the share of the FLOP/s that published "
-        f"matrix products reached ({efficiency_words('mlp', 'bfloat16')} in bfloat16); {error_words('mlp', {})}.",
+        f"matrix products reached ({efficiency_words('mlp', 'bfloat16')} in bfloat16), shaded within its median "
+        f"error; {error_words('mlp', {})}.",
     ]
 
 
