@@ -20,9 +20,13 @@ from benchmarks.analysis.roofline.forecast import (
     percent,
 )
 from benchmarks.analysis.roofline.predict import RidgeCount
+from benchmarks.analysis.serving.llm.engine_comparison import BELOW, compare, forecast_errors, forecast_steps
+from benchmarks.contract.engine_check import EngineCheck
+from benchmarks.contract.percentiles import nearest_rank
 from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.site import charts, text
 from benchmarks.site.charts.published import cross_validation_chart, published_chart
+from benchmarks.site.pages.engine_check import newest_check
 from benchmarks.site.render import Bullets, Details, Html, Page, Paragraph, Table, code, strong, tag
 
 TABLE_HEADERS = ["published by", "configuration", "published", "ceiling", "published ÷ ceiling", "breaks"]
@@ -66,14 +70,17 @@ DEPARTURES = {
 }
 
 
-def build(rows: Sequence[Measurement] | None = None, calibrated: Study | None = None) -> Page:
+def build(
+    rows: Sequence[Measurement] | None = None, calibrated: Study | None = None, engine: EngineCheck | None = None
+) -> Page:
     rows = read_published() if rows is None else list(rows)
     found = pc.checks(rows)
     calibrated = committed_study() if calibrated is None else calibrated
     share, cv = share_of_roofline_reached(found), cross_validation_numbers(calibrated)
+    engine = engine if engine is not None else newest_check()
     return Page(
         {
-            "accuracy": accuracy_parts(calibrated),
+            "accuracy": accuracy_parts(calibrated, engine),
             "comparison": [comparison_figure(found), Paragraph(summary_words(found))],
             "table": [
                 Details(
@@ -417,9 +424,29 @@ def not_compared(rows: Sequence[Measurement]) -> list:
     return [Bullets(items)] if items else []
 
 
-def accuracy_parts(study: Study) -> list:
+ENGINE_METRIC = "tpot_p50_ms"  # what the engine check's forecast row compares: vLLM's median time per output token
+
+
+def engine_row(check: EngineCheck | None) -> list | None:
+    """The same forecast on this project's CPU: the committed real-engine check's step, forecast from the host's
+    measured ceilings with the GPUs' fitted efficiencies, against the median time per output token vLLM measured at
+    each Poisson load below capacity; None without a check or a forecast."""
+    if check is None or (steps := forecast_steps(check)) is None:
+        return None
+    errors = forecast_errors(compare(check, steps), ENGINE_METRIC)
+    if not errors:
+        return None
+    within = sum(e <= 0.30 + 1e-9 for e in errors) / len(errors)
+    return [
+        "decode on this project's CPU: a real vLLM, measured (not fitted)", f"{len(errors)} loads",
+        percent(statistics.median(errors)), percent(nearest_rank(errors, 0.9)), percent(within), "–",
+    ]  # fmt: skip
+
+
+def accuracy_parts(study: Study, engine: EngineCheck | None = None) -> list:
     """The page's answer first: the forecast's leave-one-source-out error by kind of work, and how much of its
-    ceiling each kind's published systems reached, over the figures the fit may use."""
+    ceiling each kind's published systems reached, over the figures the fit may use; then the same forecast against
+    the real engine this project measured on its CPU, where a check is committed."""
     every = study.expected()
     if every is None:
         return [Paragraph("No published figure is committed, so the forecast's error cannot be checked.")]
@@ -442,8 +469,18 @@ def accuracy_parts(study: Study) -> list:
     caption = (
         "The forecast's error by kind of work, leave one source out, over the figures the fit may use; the ceiling "
         "reached is the published rate over the ceiling's (or the ceiling's time over the published one). GPUs, "
-        "precisions and software as each source ran them; nothing here was measured by this project"
+        "precisions and software as each source ran them, nothing measured by this project"
     )
+    mine = engine_row(engine)
+    if mine is not None:
+        rows.append(mine)
+        caption += (
+            f"; except the last row, this project's own measurement: the committed real-engine check ({engine.id}), "
+            "vLLM's CPU build on "
+            f"{engine.doc['host']['name']}, its median time per output token at each Poisson load below "
+            f"{percent(BELOW)} of capacity against the forecast from the host's measured one-thread ceilings with "
+            "the GPU figures' efficiencies and fixed cost unchanged (the page Checked against a real engine)"
+        )
     return [lead, Table(ACCURACY_HEADERS, rows, caption)]
 
 

@@ -405,8 +405,8 @@ def load_near(c: EngineComparison, setting: str, mix: str, share: float) -> Load
     return min(found, key=lambda x: (abs(x.rate_per_s - share * capacity), x.repeat))
 
 
-def forecast_error(c: EngineComparison, metric: str) -> float:
-    """The median |forecast ÷ measured − 1| of `metric` over the Poisson loads below BELOW of capacity."""
+def forecast_errors(c: EngineComparison, metric: str) -> list[float]:
+    """|forecast ÷ measured − 1| of `metric` at each Poisson load below BELOW of capacity, one per repeat."""
     errors = []
     for x in c.loads:
         capacity, _ = c.capacity(x.setting, x.mix)
@@ -414,6 +414,12 @@ def forecast_error(c: EngineComparison, metric: str) -> float:
             r = x.ratio(metric, "forecast")
             if math.isfinite(r):
                 errors.append(abs(r - 1))
+    return errors
+
+
+def forecast_error(c: EngineComparison, metric: str) -> float:
+    """The median |forecast ÷ measured − 1| of `metric` over the Poisson loads below BELOW of capacity."""
+    errors = forecast_errors(c, metric)
     return float(statistics.median(errors)) if errors else math.nan
 
 
