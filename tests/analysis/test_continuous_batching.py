@@ -327,3 +327,9 @@ def test_expert_parallel_steps_wait_for_the_busiest_gpu():
     assert "expert parallel: 4 whole experts on each of the 2 GPUs" in ep.describe()
     with pytest.raises(ValueError, match="needs a mixture of experts on at least 2 GPUs"):
         RooflineStep(mixtral, H100, "bfloat16", expert_parallel=True)
+
+
+def test_a_forecast_step_is_made_from_a_ceiling_step_only():
+    forecast = ForecastStep.of(step(), Efficiency(0.9, 0.6, 0.005))
+    with pytest.raises(TypeError, match="needs a ceiling step"):
+        ForecastStep.of(forecast, Efficiency(0.9, 0.6, 0.005))

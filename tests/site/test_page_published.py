@@ -213,5 +213,5 @@ def test_the_accuracy_table_ends_with_the_forecast_against_the_real_engine_measu
     row = published.engine_row(check)
     assert row[1] == f"{len(errors)} loads" and row[2] == percent(statistics.median(errors))
     said = plain(page.html("accuracy"))
-    assert "a real vLLM, measured (not fitted)" in said and check.id in said
+    assert "a real vLLM run on this CPU (not fitted)" in said and check.id in said
     assert said.index("every kind") < said.index("a real vLLM")

@@ -438,7 +438,7 @@ def engine_row(check: EngineCheck | None) -> list | None:
         return None
     within = sum(e <= 0.30 + 1e-9 for e in errors) / len(errors)
     return [
-        "decode on this project's CPU: a real vLLM, measured (not fitted)", f"{len(errors)} loads",
+        "decode, a real vLLM run on this CPU (not fitted)", f"{len(errors)} loads",
         percent(statistics.median(errors)), percent(nearest_rank(errors, 0.9)), percent(within), "–",
     ]  # fmt: skip
 

@@ -43,6 +43,8 @@ class ForecastStep(RooflineStep):
 
     @classmethod
     def of(cls, step: RooflineStep, efficiency: Efficiency) -> ForecastStep:
+        if isinstance(step, ForecastStep):  # it would divide by the efficiencies twice
+            raise TypeError("ForecastStep.of needs a ceiling step; this one is a forecast already")
         found = _copy(cls, step)
         found.forecast, found.ceiling_step = efficiency, step
         found.fixed_s, found.efficiency = efficiency.fixed_s, 1.0
