@@ -89,14 +89,17 @@ def ceiling_chart_line() -> str:
 def forecast_rows(points: Sequence[PredictedPoint], workload: str, params: Mapping[str, Any], dtype: str) -> list[dict]:
     """Each predicted call's forecast in µs, at least its launches as the ceiling counts them (a call takes the longer
     of its launches and its operations), and the span within which the kind's median error puts a published time:
-    forecast ÷ (1 ± median). Empty where no published figure of the kind is in the calibration."""
+    forecast ÷ (1 ± median). Where the launches set the time the span is none: that is a cited cost, not the
+    forecast. Empty where no published figure of the kind is in the calibration."""
     found = calibration_file.committed().expected_for(kind_of(workload, params), 1)
     if found is None:
         return []
     rows = []
     for p in points:
-        us = max(p.fixed_s, forecast_s(p, workload, dtype)) * 1e6
-        rows.append({"batch": p.batch, "us": us, "low_us": us / (1 + found.median), "high_us": us / (1 - found.median)})
+        operations = forecast_s(p, workload, dtype)
+        us = max(p.fixed_s, operations) * 1e6
+        error = found.median if operations >= p.fixed_s else 0.0
+        rows.append({"batch": p.batch, "us": us, "low_us": us / (1 + error), "high_us": us / (1 - error)})
     return rows
 
 
