@@ -133,9 +133,7 @@ class EngineLoop:
         """The step's time, from what it computes: each decoding sequence attends over its cache and its new token;
         a prompt piece attends causally over the positions before it and itself; a prompt it ends samples a token."""
         computed, target = self.computed, self.target
-        positions = 0.0
-        for i in decoders:
-            positions += computed[i] + 1
+        positions = float(sum(map(computed.__getitem__, decoders)) + len(decoders))  # exact: integers below 2**53
         logits = len(decoders)
         pf_tokens, pf_attended, pf_positions = 0, 0.0, 0.0
         for i, take in chunks:
@@ -171,12 +169,12 @@ class EngineLoop:
         now, itl, last = self.now, self.itl, self.last
         computed, emitted, outputs, target = self.computed, self.emitted, self.outputs, self.target
         finished: list[int] = []
+        itl.extend([now - last[i] for i in decoders])
         for i in decoders:
             computed[i] += 1
-            emitted[i] += 1
-            itl.append(now - last[i])
             last[i] = now
-            if emitted[i] >= outputs[i]:
+            emitted[i] = e = emitted[i] + 1
+            if e >= outputs[i]:
                 finished.append(i)
         for i, take in chunks:
             computed[i] += take

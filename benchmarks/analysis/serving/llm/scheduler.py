@@ -71,7 +71,8 @@ class PromptsFirst:
                 return [], chunks
         decoders = grow_caches(loop, decoders)
         if e.chunked_prefill:
-            budget = continue_prompts(loop, e.max_batched_tokens - len(decoders), chunks)
+            budget = continue_prompts(loop, e.max_batched_tokens - len(decoders), chunks,
+                                      len(loop.running) - len(decoders))  # fmt: skip
             admit(loop, budget, chunks, whole=False)
         return decoders, chunks
 
@@ -199,18 +200,23 @@ def admit_prefilled(loop: EngineState) -> None:
         loop.first[i] = loop.last[i] = loop.now
 
 
-def continue_prompts(loop: EngineState, budget: int, chunks: Chunks) -> int:
-    """With chunked prefill: the next piece of each prompt part-way through, oldest first, while the budget lasts.
-    Returns the budget left."""
-    computed, target, kv = loop.computed, loop.target, loop.kv
-    for i in loop.running:
+def continue_prompts(loop: EngineState, budget: int, chunks: Chunks, part_way: int) -> int:
+    """With chunked prefill: the next piece of each of the `part_way` running prompts part-way through, oldest first,
+    while the budget lasts. Returns the budget left."""
+    computed, target, kv, running = loop.computed, loop.target, loop.kv, loop.running
+    found: list[int] = []
+    j = len(running)
+    while len(found) < part_way:  # the newest sequences are the likeliest to be part-way: look from the end
+        j -= 1
+        if computed[running[j]] < target[running[j]]:
+            found.append(running[j])
+    for i in reversed(found):
         if budget <= 0:
             break
-        if computed[i] < target[i]:
-            take = kv.grow_for_chunk(i, computed[i], min(target[i] - computed[i], budget))
-            if take:
-                chunks.append((i, take))
-                budget -= take
+        take = kv.grow_for_chunk(i, computed[i], min(target[i] - computed[i], budget))
+        if take:
+            chunks.append((i, take))
+            budget -= take
     return budget
 
 
@@ -220,7 +226,7 @@ def grow_caches(loop: EngineState, decoders: list[int]) -> list[int]:
     kv, computed = loop.kv, loop.computed
     bt, held = kv.block_tokens, kv.held
     while True:
-        growing = [i for i in decoders if -(-(computed[i] + 1) // bt) > held[i]]
+        growing = [i for i in decoders if computed[i] >= held[i] * bt]  # the next token starts a block
         if len(growing) <= kv.free or not loop.running:
             break
         victim = loop.preempt_newest()
