@@ -523,6 +523,7 @@ def answer(request: Request, progress: bool = True) -> dict[str, Any]:
             "percentile": request.budget.percentile,
             "concurrency": found_plan.concurrency,
             "max_num_seqs": found_plan.max_num_seqs,
+            "missed_at_concurrency": found_plan.beyond_concurrency,  # the fewest clients found to miss (None: none)
             "rate_per_s": found_plan.rate_per_s,  # the largest rate that passed the steady-state check
             "rate_searched_per_s": found_plan.searched_per_s,  # the short search's, before that check
             "rate_failed_per_s": [f.rate_per_s for f in found_plan.failed],

@@ -14,8 +14,15 @@ def explain(found: BudgetPlan, rate_check: bool = True) -> str:
     the steady-state rate was checked (`rate_check_words`), for a page that folds it."""
     r, b = found.result, found.budget
     p = f"p{b.percentile:g}"
+    more = found.beyond_concurrency
+    short = more is not None and more > found.concurrency + 1  # the search stopped within 1/64 of the cap
+    meet = (
+        f"Up to about {found.concurrency:,} concurrent requests meet {b.describe()} ({more:,} miss it)"
+        if short
+        else f"Up to {found.concurrency} concurrent requests meet {b.describe()}"
+    )
     head = (
-        f"Up to {found.concurrency} concurrent requests meet {b.describe()}: set the running-sequence cap "
+        f"{meet}: set the running-sequence cap "
         f"(max_num_seqs) to {found.concurrency}. There the {p} time per output token is "
         f"{r.percentile('tpot', b.percentile) * 1e3:.1f} ms and the {p} time to first token "
         f"{r.percentile('ttft', b.percentile) * 1e3:,.0f} ms, for {r.tokens_per_s:,.0f} output tokens/s in all and "
@@ -32,13 +39,13 @@ def explain(found: BudgetPlan, rate_check: bool = True) -> str:
         )
     elif found.binds == "time-to-first-token":
         why = (
-            f" What binds is the time to first token: with {found.concurrency + 1} clients it reaches "
+            f" What binds is the time to first token: with {more:,} clients it reaches "
             f"{x.percentile('ttft', b.percentile) * 1e3:,.0f} ms at {p}, as new prompts wait behind others."
         )
     else:
         tpot, itl = x.percentile("tpot", b.percentile) * 1e3, x.percentile("itl", 50) * 1e3
         why = (
-            f" What binds is the time per output token: with {found.concurrency + 1} clients its {p} reaches "
+            f" What binds is the time per output token: with {more:,} clients its {p} reaches "
             f"{tpot:.1f} ms, while the median gap between two tokens is {itl:.1f} ms"
         )
         if isinstance(found.step, RooflineStep):

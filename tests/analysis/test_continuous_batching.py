@@ -9,7 +9,7 @@ from benchmarks.analysis.roofline.forecast import Efficiency
 from benchmarks.analysis.serving.llm.engine_config import Engine, Infeasible
 from benchmarks.analysis.serving.llm.engine_loop import EngineLoop
 from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
-from benchmarks.analysis.serving.llm.planning import front, largest_rate, pareto, plan
+from benchmarks.analysis.serving.llm.planning import CAP_RESOLUTION, front, largest_rate, pareto, plan
 from benchmarks.analysis.serving.llm.request_lengths import Lengths
 from benchmarks.analysis.serving.llm.roofline_step import KERNELS_PER_LAYER, LAYER_KERNELS, RooflineStep
 from benchmarks.analysis.serving.llm.run_result import Budget
@@ -172,6 +172,20 @@ def test_a_budget_is_met_at_the_largest_concurrency_found_and_missed_one_above()
     assert not budget.misses(found.result) and "tpot" in budget.misses(found.beyond)
     assert found.binds in ("step-time", "prefills")
     assert str(found.concurrency) in explain(found)
+
+
+def test_a_large_cap_is_searched_to_within_its_resolution_and_the_answer_says_so():
+    lengths = (Lengths.fixed(1000), Lengths.fixed(200))
+    budget = Budget(0.05)
+    found = plan(step(), Engine(), *lengths, budget, n_requests=100, find_rate=False)
+    assert found.concurrency >= 2 * CAP_RESOLUTION  # where the search may stop short of one client
+    more = found.beyond_concurrency
+    assert found.concurrency < more <= found.concurrency + found.concurrency // CAP_RESOLUTION
+    assert not budget.misses(found.result) and "tpot" in budget.misses(found.beyond)
+    said = explain(found)
+    if more > found.concurrency + 1:  # so it is here (378, then 382): the words say it is not one client short
+        assert f"Up to about {found.concurrency:,} concurrent requests" in said and f"({more:,} miss it)" in said
+    assert f"with {more:,} clients" in said
 
 
 def test_a_loose_budget_is_bound_by_the_kv_memory_and_an_impossible_one_by_nothing():

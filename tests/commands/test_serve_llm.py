@@ -23,6 +23,8 @@ def test_it_answers_with_the_runs_the_front_and_the_budget(capsys):
     assert budget["at"]["tpot_p99_ms"] <= 50 and budget["max_num_seqs"] == budget["concurrency"] > 1
     assert budget["binds"] in ("kv-memory", "step-time", "prefills", "time-to-first-token")
     assert str(budget["concurrency"]) in budget["explanation"]
+    missed = budget["missed_at_concurrency"]
+    assert missed is None if budget["binds"] == "kv-memory" else missed > budget["concurrency"]
 
 
 def test_the_table_marks_the_front_and_states_its_assumptions(capsys):

@@ -17,6 +17,11 @@ from benchmarks.analysis.serving.llm.simulation import MAX_REQUESTS, simulate
 from benchmarks.analysis.serving.llm.steady_state import Steady, steady_rate
 from benchmarks.analysis.serving.llm.step_model import StepModel
 
+# The bisection for the largest concurrency stops once a concurrency that meets the budget and one that misses it
+# are at most 1/CAP_RESOLUTION of the first apart (exact below 128): finer than the forecast step it simulates on
+# (whose expected error is ±14 % or more), and each run of thousands of clients costs most of a search.
+CAP_RESOLUTION = 64
+
 
 def kv_limit(step: StepModel, engine: Engine, prompt: Lengths, output: Lengths) -> int:
     """Sequences whose caches fit at once when each holds a mean prompt and a mean answer: beyond it, requests
@@ -84,7 +89,7 @@ class BudgetPlan:
     budget: Budget
     concurrency: int  # clients of a closed loop (and the running-sequence cap to set)
     result: Result  # at that concurrency
-    beyond: Result | None  # one client more (None: the KV limit stopped the search)
+    beyond: Result | None  # the fewest clients found to miss the budget (None: the KV limit stopped the search)
     kv_limit: int
     rate_per_s: float | None  # the largest Poisson rate meeting the budget with the cap set to `concurrency`
     rate_result: Result | None
@@ -93,6 +98,7 @@ class BudgetPlan:
     steady: Steady | None = None  # the check of `rate_per_s` at steady state (None: no rate searched)
     searched_per_s: float | None = None  # the short search's rate, before the steady-state check
     failed: tuple[Steady, ...] = ()  # the rates that failed the steady-state check, highest first
+    beyond_concurrency: int | None = None  # the clients of `beyond`: concurrency + 1 unless the search stopped short
 
     @property
     def max_num_seqs(self) -> int:
@@ -132,25 +138,29 @@ def plan(
             bad = trial
         else:
             good = trial
-    while bad is not None and bad - good > 1:
+    while bad is not None and bad - good > max(1, good // CAP_RESOLUTION):
         middle = (good + bad) // 2
         if budget.misses(run(middle)):
             bad = middle
         else:
             good = middle
-    beyond = run(good + 1) if bad is not None else None
+    beyond = cache[bad] if bad is not None else None
     binds = _binding(budget, cache[good], beyond)
     rate, rate_result = (None, None)
     if not find_rate:
-        return BudgetPlan(budget, good, cache[good], beyond, limit, rate, rate_result, binds, step)
+        return BudgetPlan(
+            budget, good, cache[good], beyond, limit, rate, rate_result, binds, step, beyond_concurrency=bad
+        )
     capped = _with_cap(engine, good)
     rate, rate_result = largest_rate(step, capped, prompt, output, budget, cache[good].requests_per_s,
                                      n_requests=n_requests, seed=seed)  # fmt: skip
     if rate is None:
-        return BudgetPlan(budget, good, cache[good], beyond, limit, rate, rate_result, binds, step)
+        return BudgetPlan(
+            budget, good, cache[good], beyond, limit, rate, rate_result, binds, step, beyond_concurrency=bad
+        )
     passed, failed = steady_rate(step, capped, prompt, output, budget, rate, n_requests=n_requests, seed=seed)
     return BudgetPlan(budget, good, cache[good], beyond, limit, passed.rate_per_s if passed else None,
-                passed.result if passed else None, binds, step, passed, rate, failed)  # fmt: skip
+                passed.result if passed else None, binds, step, passed, rate, failed, bad)  # fmt: skip
 
 
 def _with_cap(engine: Engine, cap: int) -> Engine:
