@@ -2,7 +2,9 @@
 leaving one source out, and write benchmarks/published/calibration.json, the file every forecast reads.
 
 Nothing is measured: the figures are the committed published ones (benchmarks/published/). The serving rows are
-simulated, so this needs numpy; it says so in one line where there is none.
+simulated, so this needs numpy; it says so in one line where there is none. Beside the published GPUs' errors it
+prints the same forecast's error against the real engine measured on this project's CPU (the newest committed
+engine check), which the fit never sees.
 """
 
 from __future__ import annotations
@@ -51,8 +53,28 @@ def run(args: argparse.Namespace) -> int:
     out.write_text(text, encoding="utf-8")
     for line in summary_lines(found):
         print(line)
+    engine = engine_line(found.calibration)
+    if engine:
+        print(engine)
     print(out)
     return 0
+
+
+def engine_line(calibration) -> str | None:
+    """The same forecast against the real engine measured on this project's CPU (the newest committed engine check),
+    beside the published GPUs' errors; None without such a check."""
+    from benchmarks.analysis.serving.llm.engine_comparison import ENGINE_METRIC, forecast_against_engine
+    from benchmarks.contract.engine_check import newest_engine_check
+
+    check = newest_engine_check()
+    found = None if check is None else forecast_against_engine(check, calibration)
+    if found is None:
+        return None
+    return (
+        f"decode on a real vLLM run on this project's CPU (engine check {found.check_id}, not fitted): {found.loads} "
+        f"Poisson loads, median |error| {percent(found.median)}, p90 {percent(found.p90)}, "
+        f"{percent(found.within_30)} within ±30 % ({ENGINE_METRIC}, the host's measured ceilings)"
+    )
 
 
 def summary_lines(found) -> list[str]:

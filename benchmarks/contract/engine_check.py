@@ -439,3 +439,14 @@ def read_engine_check(path: Path | str, *, layout: bool = True) -> EngineCheck:
     """Parse and validate one engine-check file, or raise ResultsError naming the file and the field. With `layout`,
     it must sit at `<host slug>/<id>.json`."""
     return ENGINE_CHECK_KIND.read(path, layout=layout)
+
+
+def newest_engine_check(directory: Path | None = None) -> EngineCheck | None:
+    """The check the site and `calibrate` show, read strictly: of the measurements (synthetic files never), the newest
+    complete one with a step curve; failing that, the newest with any loads."""
+    root = directory or DEFAULT_ENGINE_DIR
+    if not root.is_dir():
+        return None
+    found = [read_engine_check(p) for p in sorted(root.glob("*/*.json"))]
+    found = [c for c in found if not c.synthetic and c.loads and c.doc["step_curve"] is not None]
+    return max(found, key=lambda c: (c.complete, c.started, c.id), default=None)

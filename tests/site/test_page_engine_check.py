@@ -10,12 +10,12 @@ import pytest
 
 pytest.importorskip("altair", reason="the docs dependency group is not installed")
 
-from benchmarks.contract.engine_check import DEFAULT_ENGINE_DIR
+from benchmarks.contract.engine_check import DEFAULT_ENGINE_DIR, newest_engine_check
 from benchmarks.site.pages import engine_check
 
 
 def committed():
-    check = engine_check.newest_check()
+    check = newest_engine_check()
     if check is None:
         pytest.skip("no engine check is committed")
     return check
@@ -49,6 +49,6 @@ def test_a_synthetic_check_is_never_shown_and_none_says_how_to_measure(tmp_path)
     doc = json.loads(source.read_text())
     doc["run"]["synthetic"] = True
     copy.write_text(json.dumps(doc))
-    assert engine_check.newest_check(tmp_path) is None
+    assert newest_engine_check(tmp_path) is None
     assert tmp_path != DEFAULT_ENGINE_DIR
     shutil.rmtree(copy.parent)

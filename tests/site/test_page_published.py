@@ -202,14 +202,19 @@ def test_the_page_answers_how_accurate_first(page):
 def test_the_accuracy_table_ends_with_the_forecast_against_the_real_engine_measured_here(page):
     """Beside the GPU kinds: the same forecast on this project's CPU, from the committed engine check's loads."""
     from benchmarks.analysis.roofline.forecast import percent
-    from benchmarks.analysis.serving.llm.engine_comparison import compare, forecast_errors, forecast_steps
-    from benchmarks.site.pages.engine_check import newest_check
+    from benchmarks.analysis.serving.llm.engine_comparison import (
+        ENGINE_METRIC,
+        compare,
+        forecast_errors,
+        forecast_steps,
+    )
+    from benchmarks.contract.engine_check import newest_engine_check
 
     assert published.engine_row(None) is None
-    check = newest_check()
+    check = newest_engine_check()
     if check is None:
         pytest.skip("no real-engine check is committed")
-    errors = forecast_errors(compare(check, forecast_steps(check)), published.ENGINE_METRIC)
+    errors = forecast_errors(compare(check, forecast_steps(check)), ENGINE_METRIC)
     row = published.engine_row(check)
     assert row[1] == f"{len(errors)} loads" and row[2] == percent(statistics.median(errors))
     said = plain(page.html("accuracy"))

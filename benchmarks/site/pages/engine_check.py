@@ -30,7 +30,7 @@ from benchmarks.analysis.serving.llm.engine_comparison import (
     paused_loads,
     tails_by_pause,
 )
-from benchmarks.contract.engine_check import DEFAULT_ENGINE_DIR, EngineCheck, read_engine_check
+from benchmarks.contract.engine_check import EngineCheck, newest_engine_check
 from benchmarks.site import charts, text
 from benchmarks.site.charts.engine_check import METRIC_AXES, against_rate_chart, over_time_chart
 from benchmarks.site.render import Page, Paragraph, Table, code, drawing_from
@@ -53,19 +53,8 @@ ABBREVIATIONS = (
 )
 
 
-def newest_check(directory: Path | None = None) -> EngineCheck | None:
-    """The check the site shows, read strictly: of the measurements (synthetic files never), the newest complete one
-    with a step curve; failing that, the newest with any loads."""
-    root = directory or DEFAULT_ENGINE_DIR
-    if not root.is_dir():
-        return None
-    found = [read_engine_check(p) for p in sorted(root.glob("*/*.json"))]
-    found = [c for c in found if not c.synthetic and c.loads and c.doc["step_curve"] is not None]
-    return max(found, key=lambda c: (c.complete, c.started, c.id), default=None)
-
-
 def build(check: EngineCheck | None = None, directory: Path | None = None) -> Page:
-    check = check if check is not None else newest_check(directory)
+    check = check if check is not None else newest_engine_check(directory)
     if check is None:
         none = Paragraph(["No real-engine check is committed yet: ", code("nox -s engine-check"), " measures one."])
         return Page({k: [none] if k == "summary" else [] for k in SECTIONS})

@@ -20,13 +20,11 @@ from benchmarks.analysis.roofline.forecast import (
     percent,
 )
 from benchmarks.analysis.roofline.predict import RidgeCount
-from benchmarks.analysis.serving.llm.engine_comparison import BELOW, compare, forecast_errors, forecast_steps
-from benchmarks.contract.engine_check import EngineCheck
-from benchmarks.contract.percentiles import nearest_rank
+from benchmarks.analysis.serving.llm.engine_comparison import BELOW, forecast_against_engine
+from benchmarks.contract.engine_check import EngineCheck, newest_engine_check
 from benchmarks.gpus import BYTES_PER_ELEMENT, find_gpu
 from benchmarks.site import charts, text
 from benchmarks.site.charts.published import cross_validation_chart, published_chart
-from benchmarks.site.pages.engine_check import newest_check
 from benchmarks.site.render import Bullets, Details, Html, Page, Paragraph, Table, code, strong, tag
 
 TABLE_HEADERS = ["published by", "configuration", "published", "ceiling", "published ÷ ceiling", "breaks"]
@@ -77,7 +75,7 @@ def build(
     found = pc.checks(rows)
     calibrated = committed_study() if calibrated is None else calibrated
     share, cv = share_of_roofline_reached(found), cross_validation_numbers(calibrated)
-    engine = engine if engine is not None else newest_check()
+    engine = engine if engine is not None else newest_engine_check()
     return Page(
         {
             "accuracy": accuracy_parts(calibrated, engine),
@@ -424,22 +422,16 @@ def not_compared(rows: Sequence[Measurement]) -> list:
     return [Bullets(items)] if items else []
 
 
-ENGINE_METRIC = "tpot_p50_ms"  # what the engine check's forecast row compares: vLLM's median time per output token
-
-
 def engine_row(check: EngineCheck | None) -> list | None:
     """The same forecast on this project's CPU: the committed real-engine check's step, forecast from the host's
     measured ceilings with the GPUs' fitted efficiencies, against the median time per output token vLLM measured at
     each Poisson load below capacity; None without a check or a forecast."""
-    if check is None or (steps := forecast_steps(check)) is None:
+    found = None if check is None else forecast_against_engine(check)
+    if found is None:
         return None
-    errors = forecast_errors(compare(check, steps), ENGINE_METRIC)
-    if not errors:
-        return None
-    within = sum(e <= 0.30 + 1e-9 for e in errors) / len(errors)
     return [
-        "decode, a real vLLM run on this CPU (not fitted)", f"{len(errors)} loads",
-        percent(statistics.median(errors)), percent(nearest_rank(errors, 0.9)), percent(within), "–",
+        "decode, a real vLLM run on this CPU (not fitted)", f"{found.loads} loads", percent(found.median),
+        percent(found.p90), percent(found.within_30), "–",
     ]  # fmt: skip
 
 

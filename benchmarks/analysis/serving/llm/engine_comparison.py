@@ -25,11 +25,13 @@ from typing import Any
 import numpy as np
 
 from benchmarks.analysis.roofline import calibration_file
+from benchmarks.analysis.roofline.forecast import Calibration, family_of, precision_of
 from benchmarks.analysis.serving.llm.engine_config import Engine
 from benchmarks.analysis.serving.llm.engine_step import EngineCurveStep, request_times
 from benchmarks.analysis.serving.llm.simulation import replay
 from benchmarks.analysis.serving.llm.step_model import StepModel
 from benchmarks.contract.engine_check import EngineCheck
+from benchmarks.contract.percentiles import nearest_rank
 
 METRICS = ("ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p99_ms", "output_tokens_per_s")
 SCHEDULER = "vllm-v1"  # the rule of the vLLM these checks measure (its V1 engine, the only one since 0.11)
@@ -268,9 +270,10 @@ def host_device(check: EngineCheck):
                f"engine check {check.id}: measured ceilings")  # fmt: skip
 
 
-def forecast_steps(check: EngineCheck):
+def forecast_steps(check: EngineCheck, calibration: Calibration | None = None):
     """setting name → the calibrated forecast's step on the host's measured ceilings (the GPUs' fitted efficiencies
-    and fixed cost, unchanged), or None where the check measured no ceilings or its model is not in the registry."""
+    and fixed cost, unchanged: those of `calibration`, the committed ones by default), or None where the check
+    measured no ceilings or its model is not in the registry."""
     from benchmarks.analysis.serving.llm.forecast_step import ForecastStep
     from benchmarks.analysis.serving.llm.roofline_step import RooflineStep
     from benchmarks.llm_models import find_model
@@ -279,10 +282,11 @@ def forecast_steps(check: EngineCheck):
     dtype = check.doc["engine"]["model_config"].get("torch_dtype", "bfloat16")
     if check.doc["ceilings"] is None or model is None or dtype not in check.doc["ceilings"]["matmul"]:
         return None
-    step = ForecastStep.of(
-        RooflineStep(model, host_device(check), dtype),
-        calibration_file.committed().efficiency("decode", dtype),
-    )
+    if calibration is None:
+        efficiency = calibration_file.committed().efficiency("decode", dtype)
+    else:
+        efficiency = calibration.efficiency(family_of("decode"), precision_of(dtype))
+    step = ForecastStep.of(RooflineStep(model, host_device(check), dtype), efficiency)
 
     def for_setting(name: str) -> _PooledForecast:
         return _PooledForecast(step, check.setting(name)["cache"]["blocks"] or 1)
@@ -415,6 +419,35 @@ def forecast_errors(c: EngineComparison, metric: str) -> list[float]:
             if math.isfinite(r):
                 errors.append(abs(r - 1))
     return errors
+
+
+ENGINE_METRIC = "tpot_p50_ms"  # what the forecast is judged on against the engine: its median time per output token
+
+
+@dataclass(frozen=True)
+class ForecastAgainstEngine:
+    """The forecast's |forecast ÷ measured − 1| of ENGINE_METRIC over a check's Poisson loads below BELOW of capacity:
+    how many, the median, the 90th percentile (nearest rank) and the share within ±30 %."""
+
+    check_id: str
+    loads: int
+    median: float
+    p90: float
+    within_30: float
+
+
+def forecast_against_engine(check: EngineCheck, calibration: Calibration | None = None) -> ForecastAgainstEngine | None:
+    """The forecast (of `calibration`, the committed one by default) against the real engine's check; None without a
+    forecast of its step or a load to judge it on."""
+    steps = forecast_steps(check, calibration)
+    if steps is None:
+        return None
+    errors = forecast_errors(compare(check, steps), ENGINE_METRIC)
+    if not errors:
+        return None
+    within = sum(e <= 0.30 + 1e-9 for e in errors) / len(errors)
+    return ForecastAgainstEngine(check.id, len(errors), float(statistics.median(errors)), nearest_rank(errors, 0.9),
+                                 within)  # fmt: skip
 
 
 def forecast_error(c: EngineComparison, metric: str) -> float:
