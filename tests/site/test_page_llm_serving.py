@@ -182,7 +182,8 @@ def test_the_notebooks_settings_table_names_options_the_command_takes():
 
 def test_prefix_caching_and_disaggregation_are_labelled_simulated_and_show_their_effect(page):
     words = _plain(page.html("prefix_caching_and_disaggregation"))
-    assert words.count("Simulated") >= 2 and "nothing measured" in words and "bfloat16" in words
+    assert words.count("Simulated on the forecast") == 2 and "nothing measured" in words and "bfloat16" in words
+    assert llm_serving.forecast_error_words(1) in words and llm_serving.forecast_error_words(2) in words
     assert llm_serving.FOCUS in words and llm_serving.SPLIT_GPU in words
     runs = dict(llm_serving.prefix_runs())
     assert runs[0.9].prefilled_tokens < runs[0.5].prefilled_tokens < runs[0.0].prefilled_tokens
@@ -198,6 +199,20 @@ def test_the_reason_disaggregation_wins_is_said_only_when_the_streams_show_it():
     stalls = llm_serving.longest_gap_ratio(c.aggregated) > 2
     smooth = llm_serving.longest_gap_ratio(c.disaggregated.result) < 1.25
     assert bool(said) == (c.winner == "disaggregated" and stalls and smooth)
+
+
+def test_the_disaggregation_table_is_what_the_command_it_quotes_answers(page, capsys):
+    """The page prints the command beside the table: run as written (the forecast, as the page), it gives its rates."""
+    quoted = re.search(r"python -m benchmarks serve (llm:\S+ --gpu H200 [^<]*--disaggregate[^<]*?)</code>",
+                       page.html("prefix_caching_and_disaggregation"))  # fmt: skip
+    assert quoted, "the disaggregation command is not on the page"
+    assert serve_llm.main([*html_lib.unescape(quoted.group(1)).split(), "--json"]) == 0
+    import json
+
+    said = json.loads(capsys.readouterr().out)["comparison"]
+    c = llm_serving.split_comparison()
+    assert said["aggregated"]["rate_per_s"] == c.aggregated_rate
+    assert said["disaggregated"]["rate_per_s"] == c.disaggregated_rate
 
 
 @pytest.mark.slow
