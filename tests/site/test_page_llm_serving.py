@@ -180,9 +180,9 @@ def test_the_notebooks_settings_table_names_options_the_command_takes():
     assert "--max-num-seqs" in notebook and "max_num_tokens" in notebook and "--mem-fraction-static" in notebook
 
 
-def test_prefix_caching_and_disaggregation_are_labelled_simulated_and_show_their_effect(page):
+def test_prefix_caching_and_disaggregation_are_labelled_forecasts_and_show_their_effect(page):
     words = _plain(page.html("prefix_caching_and_disaggregation"))
-    assert words.count("Simulated on the forecast") == 2 and "nothing measured" in words and "bfloat16" in words
+    assert words.count("Forecast (") == 2 and "nothing measured" in words and "bfloat16" in words
     assert llm_serving.forecast_error_words(1) in words and llm_serving.forecast_error_words(2) in words
     assert llm_serving.FOCUS in words and llm_serving.SPLIT_GPU in words
     runs = dict(llm_serving.prefix_runs())

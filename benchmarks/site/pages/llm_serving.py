@@ -565,11 +565,11 @@ def why_split_wins(c: DeploymentComparison) -> str:
 
 
 def forecast_error_words(tensor_parallel: int) -> str:
-    """'decode ±14 %, prefill ±24 % median error on one GPU': what the forecast misses published figures by there."""
+    """'median error ±14 % decode, ±24 % prefill': what the forecast misses published figures by, on one GPU or split
+    over `tensor_parallel` > 1."""
     c = calibration_file.committed()
     decode, prefill = c.expected_for("decode", tensor_parallel), c.expected_for("prefill", tensor_parallel)
-    where = "on one GPU" if tensor_parallel == 1 else "split over GPUs"
-    return f"decode ±{percent(decode.median)}, prefill ±{percent(prefill.median)} median error {where}"
+    return f"median error ±{percent(decode.median)} decode, ±{percent(prefill.median)} prefill"
 
 
 def prefix_caching_and_disaggregation() -> list:
@@ -582,7 +582,7 @@ def prefix_caching_and_disaggregation() -> list:
     return [
         Paragraph(
             [
-                strong(f"Simulated on the forecast ({MODEL.name}, {DTYPE}, {FOCUS}; {forecast_error_words(1)}): "),
+                strong(f"Forecast ({MODEL.name}, {DTYPE}, {FOCUS}; {forecast_error_words(1)}): "),
                 f"{PROMPT:,}-token prompts and {OUTPUT}-token answers arriving at random at {PREFIX_RATE:g} "
                 f"requests/s, a share of them beginning with the same {PREFIX_TOKENS}-token prefix (a system prompt) "
                 "whose whole KV blocks the engine caches: a prompt that finds them is computed from after them, "
@@ -600,13 +600,12 @@ def prefix_caching_and_disaggregation() -> list:
                 "KV cache at peak",
             ],
             prefix_rows(),
-            f"Forecast for the {FOCUS}, {DTYPE}: the datasheet roofline slowed by efficiencies fitted to published "
-            "figures; nothing measured",
+            f"Forecast for the {FOCUS}, {DTYPE}; nothing measured",
         ),
         Paragraph(
             [
                 strong(
-                    f"Simulated on the forecast ({SPLIT_MODEL.name}, {DTYPE}, {SPLIT.gpus} × {SPLIT_GPU}; "
+                    f"Forecast ({SPLIT_MODEL.name}, {DTYPE}, {SPLIT.gpus} × {SPLIT_GPU}; "
                     f"{forecast_error_words(SPLIT_TP)}): "
                 ),
                 f"{SPLIT_LENGTHS[0]:,}-token prompts and {SPLIT_LENGTHS[1]}-token answers, the budget "
@@ -618,8 +617,7 @@ def prefix_caching_and_disaggregation() -> list:
         Table(
             ["deployment", "largest rate, requests/s", "output tokens/s per GPU", "TTFT p99", "TPOT p99"],
             split_rows(c),
-            f"Forecast for the {SPLIT_GPU}, {DTYPE}, tensor parallel {SPLIT_TP}: the datasheet roofline slowed by "
-            "efficiencies fitted to published figures; nothing measured",
+            f"Forecast for the {SPLIT_GPU}, {DTYPE}, tensor parallel {SPLIT_TP}; nothing measured",
         ),
         Paragraph(
             [
